@@ -1,0 +1,184 @@
+//! The elastic-agent allocator: the plugin's decision logic as a pure state machine.
+//!
+//! This module is written to be read on its own, without the simulator. It imports nothing
+//! from `crate::engine`, `crate::kube`, `crate::gocd` or `crate::world`; it speaks
+//!
+//! * the elastic-agent extension v5 messages ([`messages`]) that the GoCD server sends it,
+//! * the plugin's synchronous callbacks into the server ([`ServerApi`]: list, disable and
+//!   delete agents), which the real server serves in-process,
+//! * Kubernetes API calls ([`crate::resources::KubeRequest`]), which it *issues* and whose
+//!   answers come back later through [`Allocator::handle_kube`], so that handlers interleave
+//!   exactly as the real plugin's threads do.
+//!
+//! Three policies live side by side ([`Policy`]): `upstream` (the plugin's master branch),
+//! `pr355` (the agent-reuse pull request as proposed, defects included) and `safe` (reuse
+//! that keeps every invariant). `POLICIES.md` is their contract.
+//!
+//! Call order, for whoever drives an allocator:
+//! 1. `handle_request` for every create-agent, job-completion and server-ping; the request is
+//!    finished when its id appears in [`Outbox::finished`] (the server's thread is busy until
+//!    then);
+//! 2. `handle_kube` with the result of every call in [`Outbox::calls`], exactly once each;
+//! 3. `should_assign_work` synchronously, inside the agent's get-work.
+
+pub mod messages;
+pub mod pod_spec;
+pub mod settings;
+
+mod hash;
+mod pr355;
+mod safe;
+mod upstream;
+
+pub use hash::{canonical_config_hash, pr355_config_hash};
+pub use messages::{
+    AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest, JobCompletionRequest,
+    JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,
+};
+pub use settings::ClusterProfile;
+
+use crate::resources::{KubeRequest, KubeResult};
+
+/// Which allocator runs inside the plugin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Policy {
+    /// The plugin's master branch: one pod per job, no reuse.
+    Upstream,
+    /// Agent reuse as proposed in gocd/kubernetes-elastic-agents#355, defects included.
+    Pr355,
+    /// Our allocator: reuse that keeps every invariant.
+    Safe,
+}
+
+impl Policy {
+    /// Every policy, in the order reports list them.
+    pub const ALL: [Policy; 3] = [Policy::Upstream, Policy::Pr355, Policy::Safe];
+
+    /// The name used in scenarios, flags and report paths.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Upstream => "upstream",
+            Policy::Pr355 => "pr355",
+            Policy::Safe => "safe",
+        }
+    }
+
+    /// Parse a policy name; `None` for anything else.
+    pub fn from_name(name: &str) -> Option<Policy> {
+        Policy::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// Identifies one server→plugin request (one busy server thread), chosen by the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(pub u64);
+
+/// Identifies one Kubernetes call, chosen by the allocator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CallId(pub u64);
+
+/// A server→plugin request that may take Kubernetes round trips to finish.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PluginRequest {
+    CreateAgent(CreateAgentRequest),
+    JobCompletion(JobCompletionRequest),
+    ServerPing(ServerPingRequest),
+}
+
+/// The processor API the plugin calls back into the server with
+/// (`go.processor.elastic-agents.*`). Served synchronously, in-process, as in the real server.
+pub trait ServerApi {
+    /// Every elastic agent of this plugin, including Missing and LostContact ones.
+    fn list_agents(&mut self) -> Vec<AgentMetadata>;
+    /// Disable agents; unknown ids are skipped.
+    fn disable_agents(&mut self, agent_ids: &[String]);
+    /// Delete agents (soft delete, no validation: works even while Building).
+    fn delete_agents(&mut self, agent_ids: &[String]);
+}
+
+/// Something the allocator decided, for the trace and for violation reports ("what the
+/// allocator said each time it was asked").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// The job the decision is about, if any (`job_identifier.job_id`).
+    pub job_id: Option<u64>,
+    /// The pod the decision is about, if any.
+    pub pod: Option<String>,
+    /// A stable short code: `create`, `skip-limit`, `skip-existing`, `skip-reuse`, `claim`,
+    /// `assign-yes`, `assign-no`, `reap-unregistered`, `reap-idle`, `reap-missing`, …
+    pub code: &'static str,
+    /// One sentence, like the plugin's console log line.
+    pub text: String,
+}
+
+/// Everything an allocator asks of the world in one step. Drained by the caller after every
+/// call into the allocator.
+#[derive(Debug, Default)]
+pub struct Outbox {
+    /// Kubernetes calls to issue; answer each with `handle_kube`.
+    pub calls: Vec<(CallId, KubeRequest)>,
+    /// Requests that are done (their server thread is free again).
+    pub finished: Vec<RequestId>,
+    /// Decisions, in order.
+    pub decisions: Vec<Decision>,
+}
+
+impl Outbox {
+    /// True when nothing is waiting to be drained.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty() && self.finished.is_empty() && self.decisions.is_empty()
+    }
+
+    /// Record a decision.
+    pub fn decide(&mut self, job_id: Option<u64>, pod: Option<&str>, code: &'static str, text: String) {
+        self.decisions.push(Decision { job_id, pod: pod.map(str::to_owned), code, text });
+    }
+}
+
+/// The plugin's decision logic. One instance lives as long as one server process: a server
+/// crash drops it, and the restarted server builds a new one (nothing is persisted, as in the
+/// real plugin).
+pub trait Allocator {
+    /// Which policy this is.
+    fn policy(&self) -> Policy;
+
+    /// A create-agent, job-completion or server-ping request arrives.
+    fn handle_request(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        request: PluginRequest,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    );
+
+    /// The answer to one of this allocator's Kubernetes calls.
+    fn handle_kube(
+        &mut self,
+        now_ms: u64,
+        call: CallId,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    );
+
+    /// should-assign-work, answered synchronously inside an agent's get-work.
+    fn should_assign_work(
+        &mut self,
+        now_ms: u64,
+        request: &ShouldAssignWorkRequest,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) -> bool;
+}
+
+/// Build an allocator for one server process. `process_id` is drawn by the caller once per
+/// process start: pod names embed it (so names never repeat across restarts), and `pr355`
+/// uses it where the JVM's per-process randomness shows (`Map.of` iteration order).
+pub fn new_allocator(policy: Policy, process_id: u64) -> Box<dyn Allocator> {
+    match policy {
+        Policy::Upstream => Box::new(upstream::Upstream::new(process_id)),
+        Policy::Pr355 => Box::new(pr355::Pr355::new(process_id)),
+        Policy::Safe => Box::new(safe::Safe::new(process_id)),
+    }
+}

@@ -1,0 +1,47 @@
+//! Invariant monitors, fed by trace records (`INVARIANTS.md` is their contract).
+//!
+//! A monitor sees nothing but [`Record`]s and the scenario's bounds; it never reads model
+//! state. `always` monitors report at the record that broke them, `eventually` monitors at
+//! their deadline or at the end of the settle phase, `sometimes` monitors at the end of the
+//! run (as coverage, a failure only when the scenario requires them).
+
+use crate::trace::Record;
+use serde::Serialize;
+
+/// How an invariant is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Always,
+    Eventually,
+    Sometimes,
+}
+
+/// One broken invariant.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Violation {
+    /// Stable id from `INVARIANTS.md`, e.g. `job-wait-bound`.
+    pub id: &'static str,
+    pub kind: Kind,
+    /// Simulated time at which the invariant broke, in milliseconds.
+    pub at_ms: u64,
+    /// Objects involved: `job:17`, `pod:k8s-ea-…`, `agent:…`, `replica:2`, `module:gitops`.
+    pub objects: Vec<String>,
+    /// One sentence saying what went wrong.
+    pub message: String,
+    /// The last trace events touching those objects, oldest first, one line each.
+    pub context: Vec<String>,
+    /// True when the violation happened outside the fault budget (reported, labelled
+    /// expected, not a failure unless the scenario asks).
+    pub expected: bool,
+}
+
+/// One invariant monitor.
+pub trait Monitor {
+    /// The invariant id.
+    fn id(&self) -> &'static str;
+    /// Observe one record at `t_ms`; push violations to `out`.
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>);
+    /// The run ended at `t_ms` (end of the settle phase): judge eventually/sometimes.
+    fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>);
+}

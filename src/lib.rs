@@ -1,0 +1,24 @@
+//! elasticsim: a deterministic simulation and chaos-testing harness for Kubernetes elastic
+//! agents (the GoCD plugin's allocator) and lease-elected leader modules.
+//!
+//! Map of the code (arrows point down only):
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`resources`] | Kubernetes resource shapes and API calls (plain data) |
+//! | [`allocator`] | the real allocator: v5 messages, cluster profile, policies (pure logic) |
+//! | [`leader`] | the real leader election: lease elector, leader-module runner (pure logic) |
+//! | [`engine`] | simulated time, event queue, seeded RNG streams, nodes and epochs, network |
+//! | [`kube`] | the simulated Kubernetes API server and kubelets |
+//! | [`gocd`] | the simulated GoCD server and go-agent processes |
+//! | [`scenario`] | the scenario file: parse, validate, defaults |
+//! | [`trace`] | trace records, fingerprint, `trace.jsonl` |
+//! | [`check`] | invariant monitors fed by trace records |
+//! | [`world`] | one run: wires models, allocator, faults and monitors on the engine |
+//! | [`report`] | metrics, CSV, JSON and Markdown summaries |
+
+pub mod allocator;
+pub mod check;
+pub mod resources;
+pub mod scenario;
+pub mod trace;

@@ -1,0 +1,172 @@
+//! Kubernetes resource shapes and API calls, with no behaviour.
+//!
+//! This is the vocabulary shared by the allocator (which calls the API), the leader elector
+//! (which reads and writes Leases) and the simulated API server in `crate::kube` (which
+//! answers). It plays the role `k8s-openapi` plays for a real client: plain data, so the
+//! allocator and leader code never import the simulator.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Labels or annotations: ordered, so that iteration is deterministic.
+pub type StringMap = BTreeMap<String, String>;
+
+/// `status.phase` of a pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PodPhase {
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Unknown,
+}
+
+impl PodPhase {
+    /// The phase as Kubernetes prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodPhase::Pending => "Pending",
+            PodPhase::Running => "Running",
+            PodPhase::Succeeded => "Succeeded",
+            PodPhase::Failed => "Failed",
+            PodPhase::Unknown => "Unknown",
+        }
+    }
+}
+
+/// What a client asks for when it creates a pod (the plugin's pod spec, reduced to what the
+/// simulation needs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodTemplate {
+    /// `metadata.name`; the plugin picks it (`k8s-ea-<uuid>`).
+    pub name: String,
+    pub labels: StringMap,
+    pub annotations: StringMap,
+    /// Container image of the single agent container.
+    pub image: String,
+    /// Environment of the agent container (`GO_EA_*`).
+    pub env: StringMap,
+}
+
+/// A pod as the API server returns it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pod {
+    pub name: String,
+    /// Unique per pod object, even if a name is reused.
+    pub uid: u64,
+    pub labels: StringMap,
+    pub annotations: StringMap,
+    pub image: String,
+    pub env: StringMap,
+    pub phase: PodPhase,
+    /// `spec.nodeName` once scheduled.
+    pub node: Option<String>,
+    /// `metadata.creationTimestamp`, in simulated milliseconds.
+    pub created_ms: u64,
+    /// `metadata.resourceVersion`: bumped on every write to this pod.
+    pub resource_version: u64,
+    /// `status.containerStatuses[0].restartCount`.
+    pub restart_count: u32,
+    /// `status.containerStatuses[0].ready`.
+    pub ready: bool,
+}
+
+impl Pod {
+    /// A label value, if present.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels.get(key).map(String::as_str)
+    }
+
+    /// An annotation value, if present.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.get(key).map(String::as_str)
+    }
+}
+
+/// `coordination.k8s.io/v1` Lease spec.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseSpec {
+    /// Empty means released.
+    pub holder_identity: String,
+    pub lease_duration_seconds: u32,
+    /// Writer's clock, milliseconds (informational: client-go never trusts it).
+    pub acquire_time_ms: u64,
+    /// Writer's clock, milliseconds (informational).
+    pub renew_time_ms: u64,
+    pub lease_transitions: u32,
+}
+
+/// A Lease as the API server returns it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    pub name: String,
+    pub spec: LeaseSpec,
+    pub resource_version: u64,
+}
+
+/// One call to the Kubernetes API.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KubeRequest {
+    /// List pods whose labels include every pair of `selector`.
+    ListPods { selector: StringMap },
+    GetPod { name: String },
+    CreatePod { template: PodTemplate },
+    DeletePod { name: String },
+    /// Merge `set` into the annotations and remove `remove`. With `resource_version`, the write
+    /// is a compare-and-swap: it fails with `Conflict` if the pod changed since.
+    AnnotatePod {
+        name: String,
+        set: StringMap,
+        remove: Vec<String>,
+        resource_version: Option<u64>,
+    },
+    GetLease { name: String },
+    /// Fails with `Conflict` (AlreadyExists) if the Lease exists.
+    CreateLease { name: String, spec: LeaseSpec },
+    /// Fails with `Conflict` if `resource_version` is not the current one.
+    UpdateLease { name: String, spec: LeaseSpec, resource_version: u64 },
+    DeleteLease { name: String },
+}
+
+impl KubeRequest {
+    /// A short verb for traces: `list`, `get`, `create`, `delete`, `annotate`, …
+    pub fn verb(&self) -> &'static str {
+        match self {
+            KubeRequest::ListPods { .. } => "list-pods",
+            KubeRequest::GetPod { .. } => "get-pod",
+            KubeRequest::CreatePod { .. } => "create-pod",
+            KubeRequest::DeletePod { .. } => "delete-pod",
+            KubeRequest::AnnotatePod { .. } => "annotate-pod",
+            KubeRequest::GetLease { .. } => "get-lease",
+            KubeRequest::CreateLease { .. } => "create-lease",
+            KubeRequest::UpdateLease { .. } => "update-lease",
+            KubeRequest::DeleteLease { .. } => "delete-lease",
+        }
+    }
+}
+
+/// A successful answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KubeReply {
+    Pods(Vec<Pod>),
+    Pod(Pod),
+    Lease(Lease),
+    /// Delete succeeded.
+    Deleted,
+}
+
+/// A failed call, as a client sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KubeError {
+    /// 404.
+    NotFound,
+    /// 409: stale resourceVersion, or AlreadyExists on create.
+    Conflict,
+    /// 500 (injected error, or an outage in `error` mode).
+    ServerError,
+    /// No answer within the client's request timeout (partition, outage in `hang` mode).
+    Timeout,
+}
+
+/// The outcome of one call.
+pub type KubeResult = Result<KubeReply, KubeError>;
