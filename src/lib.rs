@@ -19,6 +19,13 @@
 
 pub mod allocator;
 pub mod check;
+pub mod cli;
+pub mod engine;
+pub mod gocd;
+pub mod kube;
+pub mod live;
 pub mod resources;
+pub mod run;
 pub mod scenario;
 pub mod trace;
+pub mod world;

@@ -1,0 +1,64 @@
+//! The `elasticsim` command line: flags, dispatch and exit codes (`OUTPUTS.md`).
+//!
+//! Exit codes: 0 every invariant held; 1 an invariant was violated; 2 bad input (scenario,
+//! trace or flags); 3 internal error (a bug in the harness).
+
+mod args;
+mod check;
+mod sim;
+
+pub use args::{Cli, Command};
+
+use std::fmt;
+
+/// How a command ended, other than success.
+#[derive(Debug)]
+pub enum Failure {
+    /// At least one invariant was violated (exit 1); the report says which.
+    Violated,
+    /// Bad input (exit 2): the message names file, line, column, key and what was expected.
+    Input(String),
+    /// A harness bug (exit 3).
+    Internal(String),
+}
+
+impl Failure {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Violated => 1,
+            Failure::Input(_) => 2,
+            Failure::Internal(_) => 3,
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Violated => write!(f, "invariants violated"),
+            Failure::Input(message) => write!(f, "error: {message}"),
+            Failure::Internal(message) => write!(
+                f,
+                "internal error (a bug in elasticsim): {message}\n\
+                 Please report it with the command line and the scenario file."
+            ),
+        }
+    }
+}
+
+impl From<crate::run::RunError> for Failure {
+    fn from(error: crate::run::RunError) -> Self {
+        match error {
+            crate::run::RunError::Input(message) => Failure::Input(message),
+            crate::run::RunError::Internal(message) => Failure::Internal(message),
+        }
+    }
+}
+
+/// Run one parsed command line.
+pub fn execute(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Sim(args) => sim::run(&args),
+        Command::Check { files } => check::run(&files),
+    }
+}

@@ -1,0 +1,95 @@
+//! `elasticsim sim`: one run with its report folder.
+
+use super::Failure;
+use super::args::SimArgs;
+use crate::allocator::Policy;
+use crate::live::wall::Stopwatch;
+use crate::run::{RunOutcome, run_scenario};
+use crate::scenario::Scenario;
+use crate::world::RunSettings;
+use std::path::{Path, PathBuf};
+
+/// Load and validate a scenario, printing warnings; errors are bad input (exit 2).
+pub(super) fn load(file: &Path) -> Result<Scenario, Failure> {
+    let loaded = crate::scenario::load(file).map_err(|e| Failure::Input(e.to_string()))?;
+    for warning in &loaded.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(loaded.scenario)
+}
+
+/// Run settings from the scenario and the flags.
+pub(super) fn settings(scenario: &Scenario, args: &SimArgs) -> Result<RunSettings, Failure> {
+    let mut settings = RunSettings::from_scenario(scenario).map_err(|e| Failure::Input(e.to_string()))?;
+    if let Some(seed) = args.seed {
+        settings.seed = seed;
+    }
+    if let Some(policy) = &args.policy {
+        settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
+    }
+    if let Some(variant) = &args.variant {
+        if scenario.leader.is_none() {
+            return Err(Failure::Input(format!(
+                "--variant {variant}: {} has no [leader] section",
+                args.file.display()
+            )));
+        }
+        settings.variant = Some(variant.clone());
+    }
+    Ok(settings)
+}
+
+/// The command that reproduces a run.
+pub(super) fn reproduce(file: &Path, settings: &RunSettings, scenario: &Scenario) -> String {
+    let mut command =
+        format!("cargo xtask sim {} --seed {} --policy {}", file.display(), settings.seed, settings.policy.name());
+    if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
+        command.push_str(&format!(" --variant {variant}"));
+    }
+    command
+}
+
+/// The default report folder of a run.
+pub(super) fn report_dir(scenario: &Scenario, settings: &RunSettings) -> PathBuf {
+    let mut dir = PathBuf::from("reports").join(&scenario.name).join(settings.policy.name());
+    if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
+        dir = dir.join(variant);
+    }
+    dir.join(format!("seed-{}", settings.seed))
+}
+
+/// One seed, timed, with its report written.
+pub(super) fn run_one(
+    file: &Path,
+    scenario: &Scenario,
+    settings: RunSettings,
+    out: Option<&Path>,
+    trace: bool,
+) -> Result<RunOutcome, Failure> {
+    let dir = out.map_or_else(|| report_dir(scenario, &settings), Path::to_path_buf);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Failure::Internal(format!("cannot create {}: {e}", dir.display())))?;
+    let trace_path = trace.then(|| dir.join("trace.jsonl"));
+    let command = reproduce(file, &settings, scenario);
+    let stopwatch = Stopwatch::start();
+    let mut outcome = run_scenario(scenario, settings, trace_path.as_deref(), command)?;
+    outcome.info.wall_s = stopwatch.seconds();
+    crate::report::write_run(&dir, &outcome.info, &outcome.collector)
+        .map_err(|e| Failure::Internal(format!("writing the report in {}: {e}", dir.display())))?;
+    Ok(outcome)
+}
+
+pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
+    let scenario = load(&args.file)?;
+    let settings = settings(&scenario, args)?;
+    let outcome = run_one(&args.file, &scenario, settings.clone(), args.out.as_deref(), args.trace)?;
+    let metrics = outcome.collector.metrics(&outcome.info);
+    if args.quiet {
+        println!("{} {}", outcome.info.verdict.to_uppercase(), outcome.info.fingerprint);
+    } else {
+        print!("{}", crate::report::terminal::summary(&outcome.info, &metrics));
+        let dir = args.out.clone().unwrap_or_else(|| report_dir(&scenario, &settings));
+        println!("report: {}", dir.display());
+    }
+    if outcome.passed() { Ok(()) } else { Err(Failure::Violated) }
+}

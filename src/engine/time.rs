@@ -1,0 +1,42 @@
+//! Simulated time: integer milliseconds since the start of the run.
+
+use std::fmt;
+
+/// A point in simulated time, in milliseconds since the run started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimTime(u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    pub const fn from_ms(ms: u64) -> SimTime {
+        SimTime(ms)
+    }
+
+    pub const fn as_ms(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds, for reports.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1000.0
+    }
+
+    /// `self + ms`, saturating (a timer at "never" stays at the end of time).
+    #[must_use]
+    pub const fn plus_ms(self, ms: u64) -> SimTime {
+        SimTime(self.0.saturating_add(ms))
+    }
+
+    /// Milliseconds from `earlier` to `self`; zero if `earlier` is later.
+    pub const fn since(self, earlier: SimTime) -> u64 {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:03}s", self.0 / 1000, self.0 % 1000)
+    }
+}

@@ -1,0 +1,59 @@
+//! What go-agents and the server say to each other over HTTP.
+
+/// A go-agent's HTTP request to the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentRequest {
+    /// Auto-register with the pod's one-time key.
+    Register { elastic_agent_id: String, uuid: u64, key: String, environment: Option<String> },
+    /// Liveness ping, every 5 s; reports the job being built, if any.
+    Ping { elastic_agent_id: String, uuid: u64, building: Option<u64> },
+    /// Ask for work.
+    GetWork { elastic_agent_id: String, uuid: u64 },
+    /// The job finished.
+    ReportCompleted { elastic_agent_id: String, uuid: u64, job: u64 },
+}
+
+impl AgentRequest {
+    pub fn kind(&self) -> RequestKind {
+        match self {
+            AgentRequest::Register { .. } => RequestKind::Register,
+            AgentRequest::Ping { .. } => RequestKind::Ping,
+            AgentRequest::GetWork { .. } => RequestKind::GetWork,
+            AgentRequest::ReportCompleted { .. } => RequestKind::ReportCompleted,
+        }
+    }
+}
+
+/// Which request a reply answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RequestKind {
+    Register,
+    Ping,
+    GetWork,
+    ReportCompleted,
+}
+
+/// The server's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerReply {
+    Registered,
+    /// HTTP 422 with the reason.
+    Refused(String),
+    Pong,
+    /// The server does not know this agent (deleted, or another uuid holds the id).
+    NotRegistered,
+    NoWork,
+    /// The agent is disabled.
+    Denied,
+    Work { job: u64, runtime_ms: u64 },
+    Ack,
+    /// No answer: server down, connection refused, or the request timed out.
+    Failed,
+}
+
+/// What a go-agent wants done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentAction {
+    Send(AgentRequest),
+    Timer { delay_ms: u64, timer: super::AgentTimer },
+}

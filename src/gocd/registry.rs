@@ -1,0 +1,50 @@
+//! The processor API the plugin calls back into (`go.processor.elastic-agents.*`), served from
+//! the server's agent registry.
+
+use super::database::AgentRecord;
+use crate::allocator::{AgentMetadata, AgentState, BuildState, ConfigState, ServerApi};
+use crate::trace::{AgentRuntime, Record};
+use std::collections::BTreeMap;
+
+/// The v5 agent metadata of a registered agent.
+pub(super) fn metadata(agent_id: &str, agent: &AgentRecord) -> AgentMetadata {
+    let (agent_state, build_state) = match agent.runtime {
+        AgentRuntime::Idle => (AgentState::Idle, BuildState::Idle),
+        AgentRuntime::Building => (AgentState::Building, BuildState::Building),
+        AgentRuntime::Missing => (AgentState::Missing, BuildState::Unknown),
+        AgentRuntime::LostContact => (AgentState::LostContact, BuildState::Unknown),
+    };
+    let config_state = if agent.enabled { ConfigState::Enabled } else { ConfigState::Disabled };
+    AgentMetadata { agent_id: agent_id.to_owned(), agent_state, build_state, config_state }
+}
+
+/// `ServerApi` over the registry; records what the plugin does to agents.
+pub(super) struct Registry<'a> {
+    pub(super) agents: &'a mut BTreeMap<String, AgentRecord>,
+    pub(super) records: &'a mut Vec<Record>,
+}
+
+impl ServerApi for Registry<'_> {
+    fn list_agents(&mut self) -> Vec<AgentMetadata> {
+        self.agents.iter().map(|(id, agent)| metadata(id, agent)).collect()
+    }
+
+    fn disable_agents(&mut self, agent_ids: &[String]) {
+        for id in agent_ids {
+            if let Some(agent) = self.agents.get_mut(id)
+                && agent.enabled
+            {
+                agent.enabled = false;
+                self.records.push(Record::AgentConfig { agent: id.clone(), enabled: false });
+            }
+        }
+    }
+
+    fn delete_agents(&mut self, agent_ids: &[String]) {
+        for id in agent_ids {
+            if self.agents.remove(id).is_some() {
+                self.records.push(Record::AgentDeleted { agent: id.clone() });
+            }
+        }
+    }
+}

@@ -1,0 +1,617 @@
+//! The GoCD server's elastic-agent behaviour (reference section b.6, timings b.7).
+
+use super::database::{AgentRecord, Database, Job, JobState};
+use super::protocol::{AgentRequest, ServerReply};
+use super::registry::{Registry, metadata};
+use crate::allocator::{
+    self, Allocator, CallId, ClusterProfile, CreateAgentRequest, JobCompletionRequest,
+    JobIdentifier, Outbox, PluginRequest, Policy, RequestId, ServerPingRequest,
+    ShouldAssignWorkRequest,
+};
+use crate::resources::{KubeRequest, KubeResult, StringMap};
+use crate::trace::{AgentRuntime, Record};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Delay of the first assignment tick and the first server-ping after a start.
+const FIRST_TICK_MS: u64 = 10_000;
+/// Agent liveness is refreshed every 5 s.
+const AGENT_REFRESH_MS: u64 = 5_000;
+/// Create-agent messages live `job_starvation_timeout` minus this in the queue.
+const CREATE_AGENT_TTL_MARGIN_MS: u64 = 10_000;
+
+/// `[server]` settings plus the plugin under test.
+#[derive(Clone, Debug)]
+pub struct ServerSettings {
+    pub job_starvation_timeout_ms: u64,
+    pub server_ping_interval_ms: u64,
+    pub assignment_interval_ms: u64,
+    pub agent_connection_timeout_ms: u64,
+    pub hung_job_check_interval_ms: u64,
+    pub auto_register_key_ttl_ms: u64,
+    pub create_agent_threads: u32,
+    pub policy: Policy,
+    pub cluster_profile: ClusterProfile,
+}
+
+/// A server timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTimer {
+    Assignment,
+    Ping,
+    HungCheck,
+    AgentRefresh,
+}
+
+/// What the server wants done after one step.
+#[derive(Debug, Default)]
+pub struct ServerOut {
+    pub records: Vec<Record>,
+    pub kube_calls: Vec<(CallId, KubeRequest)>,
+    /// `(delay_ms, timer)` in the current process epoch.
+    pub timers: Vec<(u64, ServerTimer)>,
+}
+
+enum Pending {
+    CreateAgent,
+    JobCompletion,
+    Ping,
+}
+
+struct Queued {
+    request: u64,
+    job: u64,
+    queued_ms: u64,
+    body: CreateAgentRequest,
+}
+
+/// In-process state: lost when the server process dies.
+struct Memory {
+    allocator: Box<dyn Allocator>,
+    /// Scheduled jobs as of the last assignment tick, oldest first.
+    job_plans: Vec<u64>,
+    /// Last create-agent per job (`jobCreationTimeMap`).
+    last_try_ms: BTreeMap<u64, u64>,
+    /// Ephemeral auto-register keys and their expiry.
+    keys: BTreeMap<String, u64>,
+    queue: VecDeque<Queued>,
+    threads_busy: u32,
+    pending: BTreeMap<u64, Pending>,
+    ping_running: bool,
+    next_request: u64,
+    process_id: u64,
+}
+
+/// The GoCD server.
+pub struct Server {
+    pub settings: ServerSettings,
+    pub db: Database,
+    memory: Option<Memory>,
+    /// Elastic profile properties by profile name.
+    profiles: BTreeMap<String, StringMap>,
+    cluster_properties: StringMap,
+    dispatching: bool,
+}
+
+impl Server {
+    pub fn new(settings: ServerSettings, profiles: BTreeMap<String, StringMap>) -> Server {
+        let cluster_properties = settings.cluster_profile.to_properties();
+        Server { settings, db: Database::default(), memory: None, profiles, cluster_properties, dispatching: false }
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.memory.is_some()
+    }
+
+    /// Elastic profile properties of `profile`.
+    pub fn profile(&self, profile: &str) -> &StringMap {
+        self.profiles.get(profile).expect("scenario validation rejects unknown profiles")
+    }
+
+    /// The process starts (first boot or restart): agents loaded from the database are
+    /// Missing until they ping; scheduling memory, keys and the plugin start empty.
+    pub fn start(&mut self, now_ms: u64, process_id: u64, out: &mut ServerOut) {
+        assert!(self.memory.is_none(), "start of a running server");
+        self.memory = Some(Memory {
+            allocator: allocator::new_allocator(self.settings.policy, process_id),
+            job_plans: Vec::new(),
+            last_try_ms: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            queue: VecDeque::new(),
+            threads_busy: 0,
+            pending: BTreeMap::new(),
+            ping_running: false,
+            next_request: 0,
+            process_id,
+        });
+        out.records.push(Record::ServerStarted);
+        for (id, agent) in &mut self.db.agents {
+            agent.last_heard_ms = now_ms;
+            if agent.runtime != AgentRuntime::Missing {
+                agent.runtime = AgentRuntime::Missing;
+                out.records.push(Record::AgentState { agent: id.clone(), state: AgentRuntime::Missing });
+            }
+        }
+        out.timers.push((FIRST_TICK_MS, ServerTimer::Assignment));
+        out.timers.push((FIRST_TICK_MS, ServerTimer::Ping));
+        out.timers.push((self.settings.hung_job_check_interval_ms, ServerTimer::HungCheck));
+        out.timers.push((AGENT_REFRESH_MS, ServerTimer::AgentRefresh));
+    }
+
+    /// The process dies: everything in memory is gone; the database stays.
+    pub fn crash(&mut self, out: &mut ServerOut) {
+        assert!(self.memory.take().is_some(), "crash of a stopped server");
+        self.dispatching = false;
+        out.records.push(Record::ServerStopped);
+    }
+
+    /// The process id of the running server (pod names embed it).
+    pub fn process_id(&self) -> Option<u64> {
+        self.memory.as_ref().map(|m| m.process_id)
+    }
+
+    /// Harness identity of a job's config: its elastic profile properties and environment
+    /// (the cluster profile is fixed within a run).
+    pub fn config_identity(&self, profile: &str, environment: Option<&str>) -> String {
+        crate::world::config_identity(self.profile(profile), environment)
+    }
+
+    /// Edit an elastic profile; returns its new identity.
+    pub fn edit_profile(&mut self, profile: &str, set: &BTreeMap<String, String>) {
+        let properties = self.profiles.get_mut(profile).expect("validated profile name");
+        for (key, value) in set {
+            properties.insert(profile_key(key).to_owned(), value.clone());
+        }
+    }
+
+    /// A pipeline triggers a job (a new logical job, or a reschedule of `logical`).
+    pub fn schedule_job(
+        &mut self,
+        now_ms: u64,
+        logical: Option<u64>,
+        profile: &str,
+        environment: Option<String>,
+        runtime_ms: u64,
+        out: &mut ServerOut,
+    ) -> u64 {
+        let id = self.db.next_job_id();
+        let logical = logical.unwrap_or_else(|| self.db.next_logical());
+        let config = self.config_identity(profile, environment.as_deref());
+        out.records.push(Record::JobScheduled {
+            job: id,
+            logical,
+            profile: profile.to_owned(),
+            environment: environment.clone(),
+            config,
+        });
+        let job = Job {
+            id,
+            logical,
+            profile: profile.to_owned(),
+            environment,
+            runtime_ms,
+            state: JobState::Scheduled,
+            agent: None,
+            scheduled_ms: now_ms,
+        };
+        self.db.jobs.insert(id, job);
+        id
+    }
+
+    /// A timer of the current process fired.
+    pub fn handle_timer(&mut self, now_ms: u64, timer: ServerTimer, out: &mut ServerOut) {
+        assert!(self.memory.is_some(), "timer of a stopped server");
+        match timer {
+            ServerTimer::Assignment => {
+                self.assignment_tick(now_ms, out);
+                out.timers.push((self.settings.assignment_interval_ms, timer));
+            }
+            ServerTimer::Ping => {
+                self.server_ping(now_ms, out);
+                out.timers.push((self.settings.server_ping_interval_ms, timer));
+            }
+            ServerTimer::HungCheck => {
+                self.reschedule_hung_jobs(now_ms, out);
+                out.timers.push((self.settings.hung_job_check_interval_ms, timer));
+            }
+            ServerTimer::AgentRefresh => {
+                self.refresh_agents(now_ms, out);
+                out.timers.push((AGENT_REFRESH_MS, timer));
+            }
+        }
+    }
+
+    fn job_identifier(job: &Job) -> JobIdentifier {
+        JobIdentifier {
+            pipeline_name: format!("pipeline-{}", job.logical),
+            pipeline_label: job.logical.to_string(),
+            pipeline_counter: 1,
+            stage_name: "build".to_owned(),
+            stage_counter: "1".to_owned(),
+            job_name: format!("job-{}", job.profile),
+            job_id: job.id,
+        }
+    }
+
+    /// `BuildAssignmentService.onTimer` → `createAgentsFor(old, new)`.
+    fn assignment_tick(&mut self, now_ms: u64, out: &mut ServerOut) {
+        let mut plan: Vec<&Job> =
+            self.db.jobs.values().filter(|j| j.state == JobState::Scheduled).collect();
+        plan.sort_by_key(|j| (j.scheduled_ms, j.id));
+        let new_plan: Vec<u64> = plan.iter().map(|j| j.id).collect();
+        let memory = self.memory.as_mut().expect("checked by caller");
+        let old: BTreeSet<u64> = memory.job_plans.iter().copied().collect();
+        let starvation = self.settings.job_starvation_timeout_ms;
+        for job in plan {
+            let starving = memory.last_try_ms.get(&job.id).is_some_and(|t| now_ms - t >= starvation);
+            if old.contains(&job.id) && !starving {
+                continue;
+            }
+            memory.last_try_ms.insert(job.id, now_ms);
+            memory.next_request += 1;
+            let request = memory.next_request;
+            let key = format!("key-{:08x}-{request}", memory.process_id & 0xffff_ffff);
+            memory.keys.insert(key.clone(), now_ms + self.settings.auto_register_key_ttl_ms);
+            let body = CreateAgentRequest {
+                auto_register_key: key,
+                elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
+                cluster_profile_properties: self.cluster_properties.clone(),
+                environment: job.environment.clone(),
+                job_identifier: Self::job_identifier(job),
+            };
+            memory.queue.push_back(Queued { request, job: job.id, queued_ms: now_ms, body });
+            out.records.push(Record::CreateAgentQueued { job: job.id, request });
+        }
+        memory.job_plans = new_plan;
+        self.dispatch_creates(now_ms, out);
+    }
+
+    /// Hand queued create-agent messages to free plugin threads; drop expired ones.
+    fn dispatch_creates(&mut self, now_ms: u64, out: &mut ServerOut) {
+        if self.dispatching {
+            return;
+        }
+        self.dispatching = true;
+        let ttl = self.settings.job_starvation_timeout_ms.saturating_sub(CREATE_AGENT_TTL_MARGIN_MS);
+        loop {
+            let Some(memory) = self.memory.as_mut() else { break };
+            if memory.threads_busy >= self.settings.create_agent_threads {
+                break;
+            }
+            let Some(queued) = memory.queue.pop_front() else { break };
+            if now_ms - queued.queued_ms > ttl {
+                out.records.push(Record::CreateAgentExpired { job: queued.job, request: queued.request });
+                continue;
+            }
+            memory.threads_busy += 1;
+            memory.pending.insert(queued.request, Pending::CreateAgent);
+            out.records.push(Record::CreateAgentStarted { job: queued.job, request: queued.request });
+            let request = PluginRequest::CreateAgent(queued.body);
+            self.call_plugin(now_ms, out, |allocator, api, outbox| {
+                allocator.handle_request(now_ms, RequestId(queued.request), request, api, outbox);
+            });
+        }
+        self.dispatching = false;
+    }
+
+    /// Run `f` against the allocator with the registry as its `ServerApi`, then apply the
+    /// outbox: calls go out, decisions become records, finished requests free their thread.
+    fn call_plugin<T>(
+        &mut self,
+        _now_ms: u64,
+        out: &mut ServerOut,
+        f: impl FnOnce(&mut dyn Allocator, &mut Registry<'_>, &mut Outbox) -> T,
+    ) -> T {
+        let Server { db, memory, .. } = self;
+        let memory = memory.as_mut().expect("plugin called on a stopped server");
+        let mut outbox = Outbox::default();
+        let mut registry = Registry { agents: &mut db.agents, records: &mut out.records };
+        let result = f(memory.allocator.as_mut(), &mut registry, &mut outbox);
+        out.kube_calls.extend(outbox.calls);
+        for decision in outbox.decisions {
+            out.records.push(Record::Decision {
+                job: decision.job_id,
+                pod: decision.pod,
+                code: decision.code.to_owned(),
+                text: decision.text,
+            });
+        }
+        for RequestId(id) in outbox.finished {
+            match memory.pending.remove(&id) {
+                Some(Pending::CreateAgent) => {
+                    assert!(memory.threads_busy > 0, "thread accounting");
+                    memory.threads_busy -= 1;
+                }
+                Some(Pending::Ping) => memory.ping_running = false,
+                Some(Pending::JobCompletion) => {}
+                None => panic!("allocator finished request {id} twice or never got it"),
+            }
+            out.records.push(Record::PluginRequestDone { request: id });
+        }
+        result
+    }
+
+    /// The answer to one of the allocator's Kubernetes calls.
+    pub fn handle_kube(&mut self, now_ms: u64, call: CallId, result: KubeResult, out: &mut ServerOut) {
+        self.call_plugin(now_ms, out, |allocator, api, outbox| {
+            allocator.handle_kube(now_ms, call, result, api, outbox);
+        });
+        self.dispatch_creates(now_ms, out);
+    }
+
+    fn server_ping(&mut self, now_ms: u64, out: &mut ServerOut) {
+        let memory = self.memory.as_mut().expect("checked by caller");
+        if memory.ping_running {
+            // The single server-ping thread is still busy; this message would expire.
+            return;
+        }
+        memory.ping_running = true;
+        memory.next_request += 1;
+        let id = memory.next_request;
+        memory.pending.insert(id, Pending::Ping);
+        out.records.push(Record::ServerPing);
+        let request = PluginRequest::ServerPing(ServerPingRequest {
+            all_cluster_profile_properties: vec![self.cluster_properties.clone()],
+        });
+        self.call_plugin(now_ms, out, |allocator, api, outbox| {
+            allocator.handle_request(now_ms, RequestId(id), request, api, outbox);
+        });
+        self.dispatch_creates(now_ms, out);
+    }
+
+    fn live_agents(&self) -> BTreeSet<&str> {
+        self.db
+            .agents
+            .iter()
+            .filter(|(_, a)| a.runtime != AgentRuntime::LostContact)
+            .map(|(id, _)| id.as_str())
+            .collect()
+    }
+
+    /// `ScheduleService.rescheduleHungJobs`: assigned jobs whose agent is gone or lost.
+    fn reschedule_hung_jobs(&mut self, now_ms: u64, out: &mut ServerOut) {
+        let live = self.live_agents();
+        if live.is_empty() {
+            return;
+        }
+        let hung: Vec<u64> = self
+            .db
+            .jobs
+            .values()
+            .filter(|j| j.state == JobState::Assigned)
+            .filter(|j| !j.agent.as_deref().is_some_and(|a| live.contains(a)))
+            .map(|j| j.id)
+            .collect();
+        for job in hung {
+            self.reschedule(now_ms, job, "hung: its agent is gone or lost contact", out);
+        }
+    }
+
+    /// Reschedule `job` as a new instance of the same logical job.
+    fn reschedule(&mut self, now_ms: u64, job: u64, reason: &str, out: &mut ServerOut) {
+        let old = self.db.jobs.get_mut(&job).expect("rescheduling a known job");
+        assert_eq!(old.state, JobState::Assigned, "only assigned jobs are rescheduled");
+        old.state = JobState::Rescheduled;
+        let (logical, profile, environment, runtime_ms) =
+            (old.logical, old.profile.clone(), old.environment.clone(), old.runtime_ms);
+        if let Some(agent) = old.agent.clone()
+            && let Some(record) = self.db.agents.get_mut(&agent)
+            && record.job == Some(job)
+        {
+            record.job = None;
+        }
+        let new_job = self.db.next_job_id();
+        out.records.push(Record::JobRescheduled { job, new_job, reason: reason.to_owned() });
+        let config = self.config_identity(&profile, environment.as_deref());
+        out.records.push(Record::JobScheduled {
+            job: new_job,
+            logical,
+            profile: profile.clone(),
+            environment: environment.clone(),
+            config,
+        });
+        let new = Job {
+            id: new_job,
+            logical,
+            profile,
+            environment,
+            runtime_ms,
+            state: JobState::Scheduled,
+            agent: None,
+            scheduled_ms: now_ms,
+        };
+        self.db.jobs.insert(new_job, new);
+    }
+
+    fn refresh_agents(&mut self, now_ms: u64, out: &mut ServerOut) {
+        let timeout = self.settings.agent_connection_timeout_ms;
+        for (id, agent) in &mut self.db.agents {
+            if agent.runtime != AgentRuntime::LostContact && now_ms - agent.last_heard_ms > timeout {
+                agent.runtime = AgentRuntime::LostContact;
+                out.records.push(Record::AgentState { agent: id.clone(), state: AgentRuntime::LostContact });
+            }
+        }
+    }
+
+    /// An agent's HTTP request arrives. The caller only delivers it while the server is up.
+    pub fn handle_agent(&mut self, now_ms: u64, request: AgentRequest, out: &mut ServerOut) -> ServerReply {
+        assert!(self.memory.is_some(), "agent request to a stopped server");
+        match request {
+            AgentRequest::Register { elastic_agent_id, uuid, key, environment } => {
+                self.register(now_ms, elastic_agent_id, uuid, &key, environment, out)
+            }
+            AgentRequest::Ping { elastic_agent_id, uuid, building } => {
+                self.ping(now_ms, &elastic_agent_id, uuid, building, out)
+            }
+            AgentRequest::GetWork { elastic_agent_id, uuid } => {
+                self.get_work(now_ms, &elastic_agent_id, uuid, out)
+            }
+            AgentRequest::ReportCompleted { elastic_agent_id, uuid, job } => {
+                self.completed(now_ms, &elastic_agent_id, uuid, job, out)
+            }
+        }
+    }
+
+    /// `AgentRegistrationController`: the key is validated and revoked (single use,
+    /// expiring, in-memory), then a duplicate elastic agent id is refused.
+    fn register(
+        &mut self,
+        now_ms: u64,
+        agent: String,
+        uuid: u64,
+        key: &str,
+        environment: Option<String>,
+        out: &mut ServerOut,
+    ) -> ServerReply {
+        let memory = self.memory.as_mut().expect("checked by caller");
+        let key_valid = memory.keys.remove(key).is_some_and(|expiry| now_ms <= expiry);
+        let refusal = if !key_valid {
+            Some("auto-register key is unknown, used or expired")
+        } else if self.db.agents.contains_key(&agent) {
+            Some("an agent with this elastic agent id is already registered")
+        } else {
+            None
+        };
+        if let Some(reason) = refusal {
+            out.records.push(Record::AgentRegistrationRefused { agent, uuid, reason: reason.to_owned() });
+            return ServerReply::Refused(reason.to_owned());
+        }
+        let record = AgentRecord {
+            uuid,
+            environment,
+            enabled: true,
+            runtime: AgentRuntime::Idle,
+            last_heard_ms: now_ms,
+            job: None,
+        };
+        self.db.agents.insert(agent.clone(), record);
+        out.records.push(Record::AgentRegistered { agent, uuid });
+        ServerReply::Registered
+    }
+
+    fn ping(&mut self, now_ms: u64, id: &str, uuid: u64, building: Option<u64>, out: &mut ServerOut) -> ServerReply {
+        let Some(agent) = self.db.agents.get_mut(id).filter(|a| a.uuid == uuid) else {
+            return ServerReply::NotRegistered;
+        };
+        agent.last_heard_ms = now_ms;
+        let runtime = if building.is_some() || agent.job.is_some() {
+            AgentRuntime::Building
+        } else {
+            AgentRuntime::Idle
+        };
+        if agent.runtime != runtime {
+            agent.runtime = runtime;
+            out.records.push(Record::AgentState { agent: id.to_owned(), state: runtime });
+        }
+        ServerReply::Pong
+    }
+
+    /// `BuildAssignmentService.assignWorkToAgent`.
+    fn get_work(&mut self, now_ms: u64, id: &str, uuid: u64, out: &mut ServerOut) -> ServerReply {
+        let Some(agent) = self.db.agents.get(id).filter(|a| a.uuid == uuid) else {
+            return ServerReply::NotRegistered;
+        };
+        if !agent.enabled {
+            return ServerReply::Denied;
+        }
+        if let Some(job) = agent.job
+            && self.db.jobs.get(&job).is_some_and(|j| j.state == JobState::Assigned)
+        {
+            self.reschedule(now_ms, job, "abandoned: its agent asked for new work", out);
+        }
+        let environment = self.db.agents[id].environment.clone();
+        let candidates: Vec<u64> = self.memory.as_ref().expect("checked").job_plans.clone();
+        for job_id in candidates {
+            let job = &self.db.jobs[&job_id];
+            if job.state != JobState::Scheduled || job.environment != environment {
+                continue;
+            }
+            let request = ShouldAssignWorkRequest {
+                agent: metadata(id, &self.db.agents[id]),
+                environment: job.environment.clone(),
+                elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
+                cluster_profile_properties: self.cluster_properties.clone(),
+                job_identifier: Self::job_identifier(job),
+            };
+            let answer = self.call_plugin(now_ms, out, |allocator, api, outbox| {
+                allocator.should_assign_work(now_ms, &request, api, outbox)
+            });
+            out.records.push(Record::ShouldAssignWork { agent: id.to_owned(), job: job_id, answer });
+            // The plugin may have disabled or deleted this agent while answering.
+            let Some(agent) = self.db.agents.get(id).filter(|a| a.uuid == uuid && a.enabled) else {
+                return ServerReply::NoWork;
+            };
+            if answer {
+                let _ = agent;
+                return self.assign(job_id, id, out);
+            }
+        }
+        self.dispatch_creates(now_ms, out);
+        ServerReply::NoWork
+    }
+
+    fn assign(&mut self, job_id: u64, agent_id: &str, out: &mut ServerOut) -> ServerReply {
+        let job = self.db.jobs.get_mut(&job_id).expect("candidate job exists");
+        job.state = JobState::Assigned;
+        job.agent = Some(agent_id.to_owned());
+        let (profile, environment, runtime_ms) = (job.profile.clone(), job.environment.clone(), job.runtime_ms);
+        let memory = self.memory.as_mut().expect("checked");
+        memory.job_plans.retain(|j| *j != job_id);
+        let agent = self.db.agents.get_mut(agent_id).expect("checked by caller");
+        agent.job = Some(job_id);
+        let config = self.config_identity(&profile, environment.as_deref());
+        out.records.push(Record::JobAssigned { job: job_id, agent: agent_id.to_owned(), config });
+        let agent = self.db.agents.get_mut(agent_id).expect("checked by caller");
+        if agent.runtime != AgentRuntime::Building {
+            agent.runtime = AgentRuntime::Building;
+            out.records.push(Record::AgentState { agent: agent_id.to_owned(), state: AgentRuntime::Building });
+        }
+        ServerReply::Work { job: job_id, runtime_ms }
+    }
+
+    fn completed(&mut self, now_ms: u64, id: &str, uuid: u64, job_id: u64, out: &mut ServerOut) -> ServerReply {
+        let Some(agent) = self.db.agents.get_mut(id).filter(|a| a.uuid == uuid) else {
+            return ServerReply::NotRegistered;
+        };
+        agent.last_heard_ms = now_ms;
+        if agent.job == Some(job_id) {
+            agent.job = None;
+        }
+        if agent.runtime != AgentRuntime::Idle && agent.job.is_none() {
+            agent.runtime = AgentRuntime::Idle;
+            out.records.push(Record::AgentState { agent: id.to_owned(), state: AgentRuntime::Idle });
+        }
+        let Some(job) = self.db.jobs.get_mut(&job_id) else { return ServerReply::Ack };
+        if job.state != JobState::Assigned || job.agent.as_deref() != Some(id) {
+            return ServerReply::Ack;
+        }
+        job.state = JobState::Completed;
+        out.records.push(Record::JobCompleted { job: job_id, agent: id.to_owned() });
+        let job = job.clone();
+        let memory = self.memory.as_mut().expect("checked");
+        memory.last_try_ms.remove(&job_id);
+        memory.next_request += 1;
+        let request_id = memory.next_request;
+        memory.pending.insert(request_id, Pending::JobCompletion);
+        let request = PluginRequest::JobCompletion(JobCompletionRequest {
+            elastic_agent_id: id.to_owned(),
+            job_identifier: Self::job_identifier(&job),
+            elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
+            cluster_profile_properties: self.cluster_properties.clone(),
+        });
+        self.call_plugin(now_ms, out, |allocator, api, outbox| {
+            allocator.handle_request(now_ms, RequestId(request_id), request, api, outbox);
+        });
+        self.dispatch_creates(now_ms, out);
+        ServerReply::Ack
+    }
+}
+
+/// Scenario profile keys (`image`, `cpu`, `memory`) as elastic profile property names.
+pub fn profile_key(key: &str) -> &str {
+    match key {
+        "image" => "Image",
+        "cpu" => "MaxCPU",
+        "memory" => "MaxMemory",
+        other => other,
+    }
+}

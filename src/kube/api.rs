@@ -1,0 +1,259 @@
+//! The API server's store and request handling.
+
+use super::{KubeEffects, KubeSettings};
+use crate::engine::{SimTime, Stream};
+use crate::resources::{
+    KubeError, KubeReply, KubeRequest, KubeResult, Lease, LeaseSpec, Pod, PodPhase, StringMap,
+};
+use crate::trace::{Actor, Record};
+use std::collections::{BTreeMap, VecDeque};
+
+/// A Kubernetes node: a name and a number of pod slots.
+#[derive(Debug)]
+pub(super) struct Node {
+    pub(super) name: String,
+    pub(super) alive: bool,
+    pub(super) used: u32,
+}
+
+/// Per-pod kubelet state that the API does not show.
+#[derive(Debug)]
+pub(super) struct PodState {
+    pub(super) pod: Pod,
+    pub(super) container_running: bool,
+    pub(super) backoff_ms: u64,
+    /// The pod was scheduled and its start-up delay has passed at least once.
+    pub(super) started: bool,
+    /// `PodUnschedulable` was already recorded for this pod.
+    pub(super) reported_unschedulable: bool,
+}
+
+/// The simulated API server and kubelets.
+pub struct KubeApi {
+    pub(super) settings: KubeSettings,
+    pub(super) pods: BTreeMap<String, PodState>,
+    pub(super) uid_to_name: BTreeMap<u64, String>,
+    pub(super) nodes: Vec<Node>,
+    /// Pods waiting for a free slot, oldest first.
+    pub(super) unscheduled: VecDeque<String>,
+    leases: BTreeMap<String, Lease>,
+    resource_version: u64,
+    next_uid: u64,
+}
+
+impl KubeApi {
+    pub fn new(settings: KubeSettings) -> KubeApi {
+        let nodes = (0..settings.nodes)
+            .map(|i| Node { name: format!("node-{i}"), alive: true, used: 0 })
+            .collect();
+        KubeApi {
+            settings,
+            pods: BTreeMap::new(),
+            uid_to_name: BTreeMap::new(),
+            nodes,
+            unscheduled: VecDeque::new(),
+            leases: BTreeMap::new(),
+            resource_version: 0,
+            next_uid: 1,
+        }
+    }
+
+    pub(super) fn bump(&mut self) -> u64 {
+        self.resource_version += 1;
+        self.resource_version
+    }
+
+    /// Every pod, by name.
+    pub fn pods(&self) -> impl Iterator<Item = &Pod> {
+        self.pods.values().map(|state| &state.pod)
+    }
+
+    /// One pod by name.
+    pub fn pod(&self, name: &str) -> Option<&Pod> {
+        self.pods.get(name).map(|state| &state.pod)
+    }
+
+    /// A pod's name from its uid.
+    pub fn pod_name(&self, uid: u64) -> Option<&str> {
+        self.uid_to_name.get(&uid).map(String::as_str)
+    }
+
+    /// True while the pod's agent container is running.
+    pub fn container_running(&self, name: &str) -> bool {
+        self.pods.get(name).is_some_and(|state| state.container_running)
+    }
+
+    /// The current Lease, if any.
+    pub fn lease(&self, name: &str) -> Option<&Lease> {
+        self.leases.get(name)
+    }
+
+    /// Answer one API call from `actor`.
+    pub fn serve(
+        &mut self,
+        now: SimTime,
+        actor: Actor,
+        request: KubeRequest,
+        kubelet_random: &mut Stream,
+        fx: &mut KubeEffects,
+    ) -> KubeResult {
+        match request {
+            KubeRequest::ListPods { selector } => Ok(KubeReply::Pods(
+                self.pods
+                    .values()
+                    .filter(|s| selector.iter().all(|(k, v)| s.pod.labels.get(k) == Some(v)))
+                    .map(|s| s.pod.clone())
+                    .collect(),
+            )),
+            KubeRequest::GetPod { name } => {
+                self.pods.get(&name).map(|s| KubeReply::Pod(s.pod.clone())).ok_or(KubeError::NotFound)
+            }
+            KubeRequest::CreatePod { template } => {
+                if self.pods.contains_key(&template.name) {
+                    return Err(KubeError::Conflict);
+                }
+                let uid = self.next_uid;
+                self.next_uid += 1;
+                let rv = self.bump();
+                let pod = Pod {
+                    name: template.name.clone(),
+                    uid,
+                    labels: template.labels,
+                    annotations: template.annotations,
+                    image: template.image,
+                    env: template.env,
+                    phase: PodPhase::Pending,
+                    node: None,
+                    created_ms: now.as_ms(),
+                    resource_version: rv,
+                    restart_count: 0,
+                    ready: false,
+                };
+                self.uid_to_name.insert(uid, pod.name.clone());
+                let reply = pod.clone();
+                let state =
+                    PodState {
+                    pod,
+                    container_running: false,
+                    backoff_ms: 0,
+                    started: false,
+                    reported_unschedulable: false,
+                };
+                self.pods.insert(template.name.clone(), state);
+                fx.records.push(Record::PodCreated {
+                    pod: template.name.clone(),
+                    job_label: reply
+                        .label(crate::allocator::pod_spec::keys::JOB_ID)
+                        .and_then(|v| v.parse().ok()),
+                    config: crate::world::config_identity_of_pod(&reply),
+                    by: actor,
+                });
+                self.unscheduled.push_back(template.name);
+                self.schedule_pending(now, kubelet_random, fx);
+                Ok(KubeReply::Pod(reply))
+            }
+            KubeRequest::DeletePod { name } => {
+                if self.remove_pod(now, &name, actor, kubelet_random, fx) {
+                    Ok(KubeReply::Deleted)
+                } else {
+                    Err(KubeError::NotFound)
+                }
+            }
+            KubeRequest::AnnotatePod { name, set, remove, resource_version } => {
+                self.annotate(&name, set, &remove, resource_version)
+            }
+            KubeRequest::GetLease { name } => {
+                self.leases.get(&name).cloned().map(KubeReply::Lease).ok_or(KubeError::NotFound)
+            }
+            KubeRequest::CreateLease { name, spec } => self.create_lease(actor, name, spec, fx),
+            KubeRequest::UpdateLease { name, spec, resource_version } => {
+                self.update_lease(actor, name, spec, resource_version, fx)
+            }
+            KubeRequest::DeleteLease { name } => self.delete_lease(actor, &name, fx),
+        }
+    }
+
+    fn annotate(
+        &mut self,
+        name: &str,
+        set: StringMap,
+        remove: &[String],
+        resource_version: Option<u64>,
+    ) -> KubeResult {
+        let current = self.pods.get(name).ok_or(KubeError::NotFound)?.pod.resource_version;
+        if resource_version.is_some_and(|rv| rv != current) {
+            return Err(KubeError::Conflict);
+        }
+        let rv = self.bump();
+        let state = self.pods.get_mut(name).expect("checked above");
+        state.pod.annotations.extend(set);
+        for key in remove {
+            state.pod.annotations.remove(key);
+        }
+        state.pod.resource_version = rv;
+        Ok(KubeReply::Pod(state.pod.clone()))
+    }
+
+    fn create_lease(
+        &mut self,
+        actor: Actor,
+        name: String,
+        spec: LeaseSpec,
+        fx: &mut KubeEffects,
+    ) -> KubeResult {
+        if self.leases.contains_key(&name) {
+            return Err(KubeError::Conflict);
+        }
+        let rv = self.bump();
+        fx.records.push(lease_record(actor, "create", &spec, None, None, rv));
+        let lease = Lease { name: name.clone(), spec, resource_version: rv };
+        self.leases.insert(name, lease.clone());
+        Ok(KubeReply::Lease(lease))
+    }
+
+    fn update_lease(
+        &mut self,
+        actor: Actor,
+        name: String,
+        spec: LeaseSpec,
+        resource_version: u64,
+        fx: &mut KubeEffects,
+    ) -> KubeResult {
+        let current = self.leases.get(&name).ok_or(KubeError::NotFound)?.resource_version;
+        if current != resource_version {
+            return Err(KubeError::Conflict);
+        }
+        let rv = self.bump();
+        fx.records.push(lease_record(actor, "update", &spec, Some(current), Some(resource_version), rv));
+        let lease = Lease { name: name.clone(), spec, resource_version: rv };
+        self.leases.insert(name, lease.clone());
+        Ok(KubeReply::Lease(lease))
+    }
+
+    fn delete_lease(&mut self, actor: Actor, name: &str, fx: &mut KubeEffects) -> KubeResult {
+        let old = self.leases.remove(name).ok_or(KubeError::NotFound)?;
+        let rv = self.bump();
+        let spec = LeaseSpec { lease_transitions: old.spec.lease_transitions, ..LeaseSpec::default() };
+        fx.records.push(lease_record(actor, "delete", &spec, Some(old.resource_version), None, rv));
+        Ok(KubeReply::Deleted)
+    }
+}
+
+fn lease_record(
+    actor: Actor,
+    verb: &str,
+    spec: &LeaseSpec,
+    rv_current: Option<u64>,
+    rv_sent: Option<u64>,
+    rv_new: u64,
+) -> Record {
+    Record::LeaseWritten {
+        by: actor,
+        verb: verb.to_owned(),
+        holder: spec.holder_identity.clone(),
+        transitions: spec.lease_transitions,
+        rv_current,
+        rv_sent,
+        rv_new,
+    }
+}

@@ -1,0 +1,47 @@
+//! The simulated Kubernetes API server and its kubelets.
+//!
+//! [`KubeApi`] answers [`KubeRequest`]s against an in-memory store (pods, Leases) with a
+//! resourceVersion bumped on every write, and runs the pod lifecycle a kubelet would: schedule
+//! on a node with a free slot (else stay Pending, Unschedulable), start after a start-up delay,
+//! restart a dead container with doubling back-off (restartPolicy Always). Latency, errors,
+//! partitions and outages are the caller's business (they depend on the network, not on the
+//! store). It is a sans-IO component: time and randomness are passed in, and everything it
+//! wants done later comes back as [`KubeEffects`].
+
+mod api;
+mod kubelet;
+
+pub use api::KubeApi;
+
+use crate::engine::SimTime;
+use crate::trace::Record;
+
+/// Settings from `[cluster]`.
+#[derive(Clone, Debug)]
+pub struct KubeSettings {
+    pub nodes: u32,
+    pub pods_per_node: u32,
+    pub pod_startup_ms: (u64, u64),
+    pub container_restart_backoff_ms: u64,
+}
+
+/// A kubelet timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KubeTimer {
+    /// Image pulled and container started: the pod goes Running.
+    PodStarted { uid: u64 },
+    /// Back-off over: the kubelet restarts the dead container.
+    ContainerRestart { uid: u64 },
+}
+
+/// What the API server and kubelets want done: timers, agent processes started or killed,
+/// and trace records.
+#[derive(Debug, Default)]
+pub struct KubeEffects {
+    pub timers: Vec<(SimTime, KubeTimer)>,
+    /// A container started in pod `uid` (name): start its agent process.
+    pub agent_started: Vec<(u64, String)>,
+    /// The container of pod `uid` died or the pod is gone: kill its agent process.
+    pub agent_killed: Vec<u64>,
+    pub records: Vec<Record>,
+}

@@ -1,0 +1,21 @@
+//! Wall-clock timing of whole runs. Only the CLI and benchmarks use it, around a run — never
+//! inside one (the simulation's time is `engine::SimTime`).
+
+/// A started wall-clock stopwatch.
+pub struct Stopwatch {
+    // Reading the real clock is the point of this type; it never feeds a simulation.
+    #[allow(clippy::disallowed_methods)]
+    started: std::time::Instant,
+}
+
+impl Stopwatch {
+    #[allow(clippy::disallowed_methods)] // Wall time of a whole run, measured outside it.
+    pub fn start() -> Stopwatch {
+        Stopwatch { started: std::time::Instant::now() }
+    }
+
+    /// Seconds since `start`.
+    pub fn seconds(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+}

@@ -1,0 +1,168 @@
+//! One simulation run, end to end: world → fingerprint, monitors, metrics, `trace.jsonl`.
+
+use crate::allocator::Policy;
+use crate::check::{Bounds, Checker, Kind, Violation};
+use crate::report::{Collector, RunInfo, classify};
+use crate::scenario::Scenario;
+use crate::trace::{Fingerprint, JsonlWriter, Record};
+use crate::world::{RunSettings, Sink, World, WorldError};
+use std::path::Path;
+
+/// The result of one run. `info.wall_s` is left at zero: wall time is measured by the caller,
+/// outside the simulation.
+pub struct RunOutcome {
+    pub info: RunInfo,
+    pub collector: Collector,
+}
+
+impl RunOutcome {
+    /// True if no failing violation was found.
+    pub fn passed(&self) -> bool {
+        self.info.verdict == "pass"
+    }
+
+    /// Ids of the failing violations, sorted, without repeats.
+    pub fn violated_ids(&self) -> Vec<&'static str> {
+        let mut ids: Vec<&'static str> = self.info.violations.iter().map(|v| v.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+}
+
+/// Why a run could not produce a verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The scenario asks for something this build cannot do (exit 2).
+    #[error("{0}")]
+    Input(String),
+    /// A harness bound broke or an output could not be written (exit 3).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<WorldError> for RunError {
+    fn from(error: WorldError) -> Self {
+        match error {
+            WorldError::Input(message) => RunError::Input(message),
+            WorldError::Bound(message) => RunError::Internal(message),
+        }
+    }
+}
+
+/// True when the run's policy reuses agents.
+pub fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
+    policy != Policy::Upstream && scenario.plugin.enable_agent_reuse
+}
+
+struct Observers {
+    fingerprint: Fingerprint,
+    checker: Checker,
+    collector: Collector,
+    trace: Option<JsonlWriter>,
+    trace_error: Option<std::io::Error>,
+    records: u64,
+}
+
+impl Sink for Observers {
+    fn record(&mut self, t_ms: u64, node: &str, record: &Record) {
+        self.records += 1;
+        self.fingerprint.add(t_ms, node, record);
+        self.checker.observe(t_ms, record);
+        self.collector.observe(t_ms, record);
+        if let Some(writer) = &mut self.trace
+            && let Err(error) = writer.write(t_ms, node, record)
+        {
+            self.trace_error.get_or_insert(error);
+        }
+    }
+}
+
+/// Run `scenario` under `settings`; with `trace_path`, also write `trace.jsonl` there.
+/// `reproduce` is the command line that reruns exactly this run.
+pub fn run_scenario(
+    scenario: &Scenario,
+    settings: RunSettings,
+    trace_path: Option<&Path>,
+    reproduce: String,
+) -> Result<RunOutcome, RunError> {
+    let policy = settings.policy;
+    let seed = settings.seed;
+    let variant = settings.variant.clone();
+    let bounds = Bounds::from_scenario(scenario, reuse_enabled(scenario, policy));
+    let checker = Checker::new(&bounds, &scenario.invariants.disable, Vec::new());
+    let trace = match trace_path {
+        Some(path) => Some(JsonlWriter::create(path).map_err(|e| {
+            RunError::Internal(format!("cannot create {}: {e}", path.display()))
+        })?),
+        None => None,
+    };
+    let mut observers = Observers {
+        fingerprint: Fingerprint::default(),
+        checker,
+        collector: Collector::new(),
+        trace,
+        trace_error: None,
+        records: 0,
+    };
+    let mut world = World::new(scenario.clone(), settings)?;
+    world.run(&mut observers)?;
+    let end_ms = world.now().as_ms();
+    let all = observers.checker.finish(end_ms);
+    if let Some(error) = observers.trace_error {
+        return Err(RunError::Internal(format!("writing trace.jsonl failed: {error}")));
+    }
+    if let Some(writer) = observers.trace {
+        writer.finish().map_err(|e| RunError::Internal(format!("finishing trace.jsonl: {e}")))?;
+    }
+    let (violations, expected, sometimes) = split_violations(scenario, &observers.checker, all);
+    let (verdict, class) = classify(&violations);
+    let info = RunInfo {
+        scenario: scenario.name.clone(),
+        seed,
+        policy: policy.name().to_owned(),
+        variant: scenario.leader.as_ref().and(variant),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        verdict: verdict.to_owned(),
+        failure_class: class.map(str::to_owned),
+        fingerprint: observers.fingerprint.hex(),
+        events: world.events(),
+        sim_ms: end_ms,
+        wall_s: 0.0,
+        reproduce,
+        violations,
+        expected_violations: expected,
+        sometimes,
+        drawn: Vec::new(),
+        max_job_wait_ms: scenario.invariants.max_job_wait_ms,
+    };
+    Ok(RunOutcome { info, collector: observers.collector })
+}
+
+type Split = (Vec<Violation>, Vec<Violation>, Vec<(String, bool)>);
+
+/// Failing violations, expected ones (outside the fault budget), and `sometimes` coverage.
+/// A `sometimes` invariant fails the run only if the scenario requires it.
+fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>) -> Split {
+    let mut failing = Vec::new();
+    let mut expected = Vec::new();
+    let mut missed = Vec::new();
+    for violation in all {
+        if violation.expected {
+            expected.push(violation);
+        } else if violation.kind == Kind::Sometimes {
+            missed.push(violation.id);
+            if scenario.invariants.require.iter().any(|id| id == violation.id) {
+                failing.push(violation);
+            }
+        } else {
+            failing.push(violation);
+        }
+    }
+    let sometimes = checker
+        .sometimes_ids()
+        .into_iter()
+        .map(|id| (id.to_owned(), !missed.contains(&id)))
+        .collect();
+    (failing, expected, sometimes)
+}

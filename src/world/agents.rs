@@ -1,0 +1,119 @@
+//! go-agent processes: started and killed with their pod's container, talking to the server
+//! over the agents↔gocd link.
+
+use super::Sink;
+use super::build::{AgentProcess, World, groups};
+use super::events::Event;
+use crate::allocator::pod_spec::keys;
+use crate::engine::SimTime;
+use crate::gocd::{AgentAction, AgentRequest, AgentTimer, GoAgent, RequestKind, ServerOut, ServerReply};
+
+/// One-way latency between an agent and the server.
+const AGENT_LATENCY_MS: (u64, u64) = (1, 5);
+/// A request to a stopped server is refused at once.
+const AGENT_REFUSED_MS: u64 = 1_000;
+/// A request lost in a partition fails after the agent's HTTP timeout.
+const AGENT_HTTP_TIMEOUT_MS: u64 = 30_000;
+
+impl World {
+    /// The container of pod `uid` started: its go-agent process starts with the pod's
+    /// auto-register environment and a fresh uuid.
+    pub(super) fn start_agent(&mut self, now: SimTime, uid: u64, name: &str, sink: &mut dyn Sink) {
+        let pod = self.kube.pod(name).expect("a started container belongs to a pod");
+        let key = pod.env.get(keys::ENV_AUTO_REGISTER_KEY).cloned().unwrap_or_default();
+        let elastic_agent_id =
+            pod.env.get(keys::ENV_ELASTIC_AGENT_ID).cloned().unwrap_or_else(|| name.to_owned());
+        let environment = pod.env.get(keys::ENV_AUTO_REGISTER_ENVIRONMENT).cloned();
+        let uuid = self.random_agents.next_u64();
+        let incarnation = self.incarnations.entry(uid).or_insert(0);
+        *incarnation += 1;
+        let incarnation = *incarnation;
+        let mut agent = GoAgent::new(elastic_agent_id, uuid, key, environment);
+        let mut actions = Vec::new();
+        agent.start(&mut actions);
+        self.agents.insert(uid, AgentProcess { incarnation, agent });
+        self.apply_agent(now, uid, incarnation, actions, sink);
+    }
+
+    /// The container died or the pod is gone: the process and everything addressed to it go.
+    pub(super) fn kill_agent(&mut self, uid: u64) {
+        self.agents.remove(&uid);
+        *self.incarnations.entry(uid).or_insert(0) += 1;
+    }
+
+    fn current(&self, uid: u64, incarnation: u32) -> bool {
+        self.agents.get(&uid).is_some_and(|p| p.incarnation == incarnation)
+    }
+
+    pub(super) fn agent_timer(&mut self, now: SimTime, uid: u64, incarnation: u32, timer: AgentTimer, sink: &mut dyn Sink) {
+        if !self.current(uid, incarnation) {
+            return;
+        }
+        let mut actions = Vec::new();
+        self.agents.get_mut(&uid).expect("current").agent.handle_timer(timer, &mut actions);
+        self.apply_agent(now, uid, incarnation, actions, sink);
+    }
+
+    pub(super) fn agent_reply(
+        &mut self,
+        now: SimTime,
+        uid: u64,
+        incarnation: u32,
+        kind: RequestKind,
+        reply: ServerReply,
+        sink: &mut dyn Sink,
+    ) {
+        if !self.current(uid, incarnation) {
+            return;
+        }
+        let mut actions = Vec::new();
+        self.agents.get_mut(&uid).expect("current").agent.handle_reply(kind, reply, &mut actions);
+        self.apply_agent(now, uid, incarnation, actions, sink);
+    }
+
+    fn apply_agent(&mut self, now: SimTime, uid: u64, incarnation: u32, actions: Vec<AgentAction>, _sink: &mut dyn Sink) {
+        for action in actions {
+            match action {
+                AgentAction::Timer { delay_ms, timer } => {
+                    self.queue.push(now.plus_ms(delay_ms), Event::AgentTimer { uid, incarnation, timer });
+                }
+                AgentAction::Send(request) => self.send_agent_request(now, uid, incarnation, request),
+            }
+        }
+    }
+
+    fn send_agent_request(&mut self, now: SimTime, uid: u64, incarnation: u32, request: AgentRequest) {
+        let kind = request.kind();
+        if !self.server.is_up() {
+            let event = Event::AgentReply { uid, incarnation, kind, reply: ServerReply::Failed };
+            self.queue.push(now.plus_ms(AGENT_REFUSED_MS), event);
+        } else if !self.partitions.connected(groups::AGENTS, groups::GOCD) {
+            let event = Event::AgentReply { uid, incarnation, kind, reply: ServerReply::Failed };
+            self.queue.push(now.plus_ms(AGENT_HTTP_TIMEOUT_MS), event);
+        } else {
+            let latency = self.random_network.range_inclusive(AGENT_LATENCY_MS.0, AGENT_LATENCY_MS.1);
+            self.queue.push(now.plus_ms(latency), Event::AgentArrive { uid, incarnation, request });
+        }
+    }
+
+    pub(super) fn agent_arrive(
+        &mut self,
+        now: SimTime,
+        uid: u64,
+        incarnation: u32,
+        request: AgentRequest,
+        sink: &mut dyn Sink,
+    ) {
+        let kind = request.kind();
+        let reply = if self.server.is_up() {
+            let mut out = ServerOut::default();
+            let reply = self.server.handle_agent(now.as_ms(), request, &mut out);
+            self.apply_server(now, out, sink);
+            reply
+        } else {
+            ServerReply::Failed
+        };
+        let latency = self.random_network.range_inclusive(AGENT_LATENCY_MS.0, AGENT_LATENCY_MS.1);
+        self.queue.push(now.plus_ms(latency), Event::AgentReply { uid, incarnation, kind, reply });
+    }
+}

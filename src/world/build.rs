@@ -1,0 +1,289 @@
+//! Building a world from a scenario and a seed.
+
+use super::events::Event;
+use crate::allocator::{ClusterProfile, Policy};
+use crate::engine::{GroupMask, Nodes, NodeId, Partitions, Queue, SimTime, Stream, StreamId};
+use crate::gocd::{GoAgent, Server, ServerSettings};
+use crate::kube::{KubeApi, KubeSettings};
+use crate::resources::{KubeRequest, KubeResult, StringMap};
+use crate::scenario::{JobSource, OutageMode, Range, Scenario};
+use std::collections::BTreeMap;
+
+/// Run-level choices that override the scenario.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    pub seed: u64,
+    pub policy: Policy,
+    pub variant: Option<String>,
+    /// A run that pops more events than this ends as a harness failure, never a hang.
+    pub events_max: u64,
+    /// Timeline sample interval.
+    pub sample_interval_ms: u64,
+}
+
+impl RunSettings {
+    /// The scenario's own seed, policy and variant.
+    pub fn from_scenario(scenario: &Scenario) -> Result<RunSettings, WorldError> {
+        let policy = Policy::from_name(&scenario.plugin.policy)
+            .ok_or_else(|| WorldError::Input(format!("unknown policy {:?}", scenario.plugin.policy)))?;
+        let total_ms = scenario.duration_ms + scenario.settle_ms;
+        Ok(RunSettings {
+            seed: scenario.seed,
+            policy,
+            variant: scenario.leader.as_ref().map(|l| l.variant.clone()),
+            events_max: 500_000_000,
+            sample_interval_ms: (total_ms / 720).clamp(1_000, 60_000),
+        })
+    }
+}
+
+/// Why a world could not be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    /// The scenario asks for something this build cannot do.
+    #[error("{0}")]
+    Input(String),
+    /// The run broke one of its own bounds (a harness bug or a livelock).
+    #[error("{0}")]
+    Bound(String),
+}
+
+/// One planned job arrival.
+#[derive(Clone, Debug)]
+pub(super) struct Arrival {
+    pub(super) at_ms: u64,
+    pub(super) profile: String,
+    pub(super) runtime_ms: u64,
+}
+
+/// Who issued a Kubernetes call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Client {
+    /// The plugin inside the server process of this epoch.
+    Plugin { epoch: crate::engine::Epoch },
+}
+
+/// A Kubernetes call in flight.
+pub(super) struct PendingCall {
+    pub(super) client: Client,
+    pub(super) local: crate::allocator::CallId,
+    pub(super) request: Option<KubeRequest>,
+    pub(super) result: Option<KubeResult>,
+    pub(super) done: bool,
+}
+
+/// A go-agent process in a pod's container.
+pub(super) struct AgentProcess {
+    pub(super) incarnation: u32,
+    pub(super) agent: GoAgent,
+}
+
+/// Node-group bits for partitions.
+pub(super) mod groups {
+    use crate::engine::GroupMask;
+    pub const GOCD: GroupMask = GroupMask(1);
+    pub const KUBE_API: GroupMask = GroupMask(2);
+    pub const AGENTS: GroupMask = GroupMask(4);
+    pub const REPLICAS: GroupMask = GroupMask(8);
+    /// `replica-N` is bit 16 + N.
+    pub fn replica(index: u32) -> GroupMask {
+        GroupMask(1 << (16 + index.min(40)))
+    }
+}
+
+/// Everything one run needs.
+pub struct World {
+    pub(super) scenario: Scenario,
+    pub(super) settings: RunSettings,
+    pub(super) queue: Queue<Event>,
+    pub(super) nodes: Nodes,
+    pub(super) gocd: NodeId,
+    pub(super) partitions: Partitions,
+    pub(super) outage: Option<OutageMode>,
+    /// Calls held by an API outage in `hang` mode, answered when it ends.
+    pub(super) held: Vec<u64>,
+    pub(super) server: Server,
+    pub(super) kube: KubeApi,
+    pub(super) agents: BTreeMap<u64, AgentProcess>,
+    pub(super) incarnations: BTreeMap<u64, u32>,
+    pub(super) calls: BTreeMap<u64, PendingCall>,
+    pub(super) next_call: u64,
+    pub(super) arrivals: Vec<Arrival>,
+    /// Arrivals that came while the server was down, scheduled at its restart.
+    pub(super) deferred: Vec<usize>,
+    /// Active fault intervals by fault index, for `FaultEnded` at the end of the safety phase.
+    pub(super) active_faults: BTreeMap<usize, String>,
+    pub(super) safety_over: bool,
+    pub(super) ended: bool,
+    pub(super) random_network: Stream,
+    pub(super) random_kubelet: Stream,
+    pub(super) random_faults: Stream,
+    pub(super) random_server: Stream,
+    pub(super) random_agents: Stream,
+    pub(super) random_api: Stream,
+}
+
+impl World {
+    /// Build the world for `scenario` under `settings`. Nothing runs yet.
+    pub fn new(scenario: Scenario, settings: RunSettings) -> Result<World, WorldError> {
+        let seed = settings.seed;
+        let mut random_workload = Stream::new(seed, StreamId::Workload);
+        let arrivals = plan_arrivals(&scenario, &mut random_workload)?;
+        let mut nodes = Nodes::default();
+        let gocd = nodes.add();
+        let kube = KubeApi::new(KubeSettings {
+            nodes: scenario.cluster.nodes,
+            pods_per_node: scenario.cluster.pods_per_node,
+            pod_startup_ms: (scenario.cluster.pod_startup.min_ms, scenario.cluster.pod_startup.max_ms),
+            container_restart_backoff_ms: scenario.cluster.container_restart_backoff_ms,
+        });
+        let plugin = &scenario.plugin;
+        let cluster_profile = ClusterProfile {
+            auto_register_timeout_ms: plugin.auto_register_timeout_ms,
+            pending_pods_count: plugin.pending_pods_count,
+            cluster_request_timeout_ms: plugin.cluster_request_timeout_ms,
+            enable_agent_reuse: plugin.enable_agent_reuse,
+            idle_timeout_ms: plugin.idle_timeout_ms,
+            max_pods: plugin.max_pods,
+            ..ClusterProfile::default()
+        };
+        let s = &scenario.server;
+        let server_settings = ServerSettings {
+            job_starvation_timeout_ms: s.job_starvation_timeout_ms,
+            server_ping_interval_ms: s.server_ping_interval_ms,
+            assignment_interval_ms: s.assignment_interval_ms,
+            agent_connection_timeout_ms: s.agent_connection_timeout_ms,
+            hung_job_check_interval_ms: s.hung_job_check_interval_ms,
+            auto_register_key_ttl_ms: s.auto_register_key_ttl_ms,
+            create_agent_threads: s.create_agent_threads,
+            policy: settings.policy,
+            cluster_profile,
+        };
+        let profiles = scenario
+            .profiles
+            .iter()
+            .map(|p| (p.name.clone(), profile_properties(p)))
+            .collect();
+        Ok(World {
+            server: Server::new(server_settings, profiles),
+            kube,
+            queue: Queue::default(),
+            nodes,
+            gocd,
+            partitions: Partitions::default(),
+            outage: None,
+            held: Vec::new(),
+            agents: BTreeMap::new(),
+            incarnations: BTreeMap::new(),
+            calls: BTreeMap::new(),
+            next_call: 0,
+            arrivals,
+            deferred: Vec::new(),
+            active_faults: BTreeMap::new(),
+            safety_over: false,
+            ended: false,
+            random_network: Stream::new(seed, StreamId::Network),
+            random_kubelet: Stream::new(seed, StreamId::Kubelet),
+            random_faults: Stream::new(seed, StreamId::Faults),
+            random_server: Stream::new(seed, StreamId::Server),
+            random_agents: Stream::new(seed, StreamId::Agents),
+            random_api: Stream::new(seed, StreamId::KubeApi),
+            scenario,
+            settings,
+        })
+    }
+
+    /// The scenario being run.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// Events popped so far.
+    pub fn events(&self) -> u64 {
+        self.queue.popped_count()
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    /// Job arrivals planned from `[[jobs]]`: (at_ms, profile, runtime_ms).
+    pub fn planned_arrivals(&self) -> Vec<(u64, String, u64)> {
+        self.arrivals.iter().map(|a| (a.at_ms, a.profile.clone(), a.runtime_ms)).collect()
+    }
+}
+
+/// The elastic profile properties the server sends for a scenario profile.
+pub(super) fn profile_properties(profile: &crate::scenario::Profile) -> StringMap {
+    let mut properties = StringMap::new();
+    properties.insert("PodSpecType".to_owned(), "properties".to_owned());
+    properties.insert("Image".to_owned(), profile.image.clone());
+    properties.insert("MaxCPU".to_owned(), profile.cpu.clone());
+    properties.insert("MaxMemory".to_owned(), profile.memory.clone());
+    properties
+}
+
+/// Draw a duration from a range.
+pub(super) fn draw(random: &mut Stream, range: Range) -> u64 {
+    random.range_inclusive(range.min_ms, range.max_ms)
+}
+
+/// Every `[[jobs]]` arrival in the safety phase, from the workload stream only, sorted by
+/// time (ties keep generator order).
+fn plan_arrivals(scenario: &Scenario, random: &mut Stream) -> Result<Vec<Arrival>, WorldError> {
+    let mut arrivals = Vec::new();
+    for source in &scenario.jobs {
+        match source {
+            JobSource::Burst { at_ms, count, spread_ms, profile, runtime } => {
+                burst(&mut arrivals, random, *at_ms, *count, *spread_ms, profile, *runtime);
+            }
+            JobSource::Poisson { from_ms, until_ms, per_minute, profile, runtime } => {
+                let mean_ms = 60_000.0 / per_minute;
+                let mut t = *from_ms;
+                loop {
+                    t = t.saturating_add(random.exponential_ms(mean_ms));
+                    if t >= *until_ms {
+                        break;
+                    }
+                    let runtime_ms = draw(random, *runtime);
+                    arrivals.push(Arrival { at_ms: t, profile: profile.clone(), runtime_ms });
+                }
+            }
+            JobSource::Single { at_ms, profile, runtime_ms } => {
+                arrivals.push(Arrival { at_ms: *at_ms, profile: profile.clone(), runtime_ms: *runtime_ms });
+            }
+            JobSource::Trace { file } => {
+                return Err(WorldError::Input(format!(
+                    "[[jobs]] kind = \"trace\" ({}) needs replay mode, which this build does not have yet",
+                    file.display()
+                )));
+            }
+        }
+    }
+    arrivals.retain(|a| a.at_ms < scenario.duration_ms);
+    arrivals.sort_by_key(|a| a.at_ms);
+    Ok(arrivals)
+}
+
+/// `count` jobs uniformly within `spread_ms` after `at_ms`.
+pub(super) fn burst(
+    arrivals: &mut Vec<Arrival>,
+    random: &mut Stream,
+    at_ms: u64,
+    count: u32,
+    spread_ms: u64,
+    profile: &str,
+    runtime: Range,
+) {
+    for _ in 0..count {
+        let offset = random.range_inclusive(0, spread_ms);
+        let runtime_ms = draw(random, runtime);
+        arrivals.push(Arrival { at_ms: at_ms + offset, profile: profile.to_owned(), runtime_ms });
+    }
+}
+
+#[allow(dead_code)]
+pub(super) fn mask_union(masks: &[GroupMask]) -> GroupMask {
+    masks.iter().fold(GroupMask(0), |a, b| a.union(*b))
+}

@@ -1,0 +1,34 @@
+//! The world's event vocabulary.
+
+use crate::engine::Epoch;
+use crate::gocd::{AgentRequest, AgentTimer, RequestKind, ServerReply, ServerTimer};
+use crate::kube::KubeTimer;
+
+/// Everything that can happen at an instant.
+#[derive(Debug)]
+pub(super) enum Event {
+    /// A workload job arrives (index into the arrivals table).
+    Arrival { index: usize },
+    /// A server timer of process `epoch`.
+    Server { epoch: Epoch, timer: ServerTimer },
+    /// The crashed server process comes back.
+    ServerRestart,
+    /// A Kubernetes call reaches the API server.
+    KubeArrive { call: u64 },
+    /// Its answer reaches the client.
+    KubeReturn { call: u64 },
+    /// The client gives up waiting.
+    KubeTimeout { call: u64 },
+    Kubelet(KubeTimer),
+    /// A go-agent timer of one container incarnation.
+    AgentTimer { uid: u64, incarnation: u32, timer: AgentTimer },
+    /// A go-agent request reaches the server.
+    AgentArrive { uid: u64, incarnation: u32, request: AgentRequest },
+    /// The server's answer (or a failure) reaches the go-agent.
+    AgentReply { uid: u64, incarnation: u32, kind: RequestKind, reply: ServerReply },
+    FaultStart { index: usize },
+    FaultEnd { index: usize },
+    Sample,
+    SafetyEnd,
+    End,
+}

@@ -1,0 +1,191 @@
+//! Fault injection. Each fault is modelled as the real system behaves (reference b.6, c.2):
+//! what it may break, and why the system must survive it, is in `SCENARIO-FORMAT.md`.
+
+use super::Sink;
+use super::build::{World, burst, groups};
+use super::events::Event;
+use super::run::node;
+use crate::engine::{GroupMask, SimTime};
+use crate::gocd::ServerOut;
+use crate::kube::KubeEffects;
+use crate::resources::PodPhase;
+use crate::scenario::{FaultKind, PodTarget};
+use crate::trace::{AgentRuntime, Record};
+
+impl World {
+    pub(super) fn fault_start(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
+        if self.safety_over {
+            return;
+        }
+        let kind = self.scenario.faults[index].kind.clone();
+        let name = kind.name();
+        let (target, lasting_ms) = match &kind {
+            FaultKind::ServerCrash { downtime_ms } => {
+                if !self.server.is_up() {
+                    return;
+                }
+                let mut out = ServerOut::default();
+                self.server.crash(&mut out);
+                self.nodes.crash(self.gocd);
+                self.apply_server(now, out, sink);
+                self.queue.push(now.plus_ms(*downtime_ms), Event::ServerRestart);
+                ("gocd".to_owned(), Some(*downtime_ms))
+            }
+            FaultKind::PodDelete { target, count } => {
+                let pods = self.pick_pods(*target, *count);
+                let mut fx = KubeEffects::default();
+                for pod in &pods {
+                    self.kube.delete_pod_external(now, pod, &mut self.random_kubelet, &mut fx);
+                }
+                self.apply_kube(now, fx, sink);
+                (pods.join(","), None)
+            }
+            FaultKind::ContainerRestart { target, count } => {
+                let pods: Vec<String> = self
+                    .pick_pods(*target, u32::MAX)
+                    .into_iter()
+                    .filter(|p| self.kube.container_running(p))
+                    .collect();
+                let pods = self.choose(pods, *count);
+                let mut fx = KubeEffects::default();
+                for pod in &pods {
+                    self.kube.kill_container(now, pod, &mut fx);
+                }
+                self.apply_kube(now, fx, sink);
+                (pods.join(","), None)
+            }
+            FaultKind::Partition { between, for_ms } => {
+                let a = self.group_mask(&between[0]);
+                let b = self.group_mask(&between[1]);
+                self.partitions.start(index as u32, a, b);
+                (format!("{}|{}", between[0], between[1]), Some(*for_ms))
+            }
+            FaultKind::ApiOutage { for_ms, mode } => {
+                self.outage = Some(*mode);
+                let mode = match mode {
+                    crate::scenario::OutageMode::Error => "error",
+                    crate::scenario::OutageMode::Hang => "hang",
+                };
+                (mode.to_owned(), Some(*for_ms))
+            }
+            FaultKind::ProfileEdit { profile, set } => {
+                self.server.edit_profile(profile, set);
+                let environment = self.profile_environment(profile);
+                let config = self.server.config_identity(profile, environment.as_deref());
+                let record = Record::ProfileEdited { profile: profile.clone(), config };
+                self.emit(sink, node::GOCD, record);
+                (profile.clone(), None)
+            }
+            FaultKind::NodeLoss { count } => {
+                let mut fx = KubeEffects::default();
+                let mut lost = Vec::new();
+                for _ in 0..*count {
+                    if let Some(node) = self.kube.lose_node(now, &mut self.random_faults, &mut fx) {
+                        lost.push(node);
+                    }
+                }
+                self.apply_kube(now, fx, sink);
+                (lost.join(","), None)
+            }
+            FaultKind::Burst { count, spread_ms, profile, runtime } => {
+                let mut planned = Vec::new();
+                burst(&mut planned, &mut self.random_faults, now.as_ms(), *count, *spread_ms, profile, *runtime);
+                for arrival in planned {
+                    let at = SimTime::from_ms(arrival.at_ms);
+                    self.arrivals.push(arrival);
+                    self.queue.push(at, Event::Arrival { index: self.arrivals.len() - 1 });
+                }
+                (format!("{count} jobs of {profile}"), None)
+            }
+            other => {
+                // Leader faults need replicas; without them there is nothing to break.
+                (format!("{} (no effect without replicas)", other.name()), None)
+            }
+        };
+        self.emit(sink, node::HARNESS, Record::FaultStarted { index: index as u32, fault: name.to_owned(), target });
+        match lasting_ms {
+            Some(ms) => {
+                self.active_faults.insert(index, name.to_owned());
+                if !matches!(kind, FaultKind::ServerCrash { .. }) {
+                    self.queue.push(now.plus_ms(ms), Event::FaultEnd { index });
+                }
+            }
+            None => {
+                let record = Record::FaultEnded { index: index as u32, fault: name.to_owned() };
+                self.emit(sink, node::HARNESS, record);
+            }
+        }
+    }
+
+    /// A lasting fault ends (also called for every active fault at the end of the safety
+    /// phase, and when a crashed server restarts).
+    pub(super) fn fault_end(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
+        let Some(name) = self.active_faults.remove(&index) else { return };
+        match &self.scenario.faults[index].kind {
+            FaultKind::Partition { .. } => self.partitions.heal(index as u32),
+            FaultKind::ApiOutage { .. } => self.end_outage(now, sink),
+            FaultKind::ServerCrash { .. } => {}
+            _ => {}
+        }
+        self.emit(sink, node::HARNESS, Record::FaultEnded { index: index as u32, fault: name });
+    }
+
+    /// Called when the server restarts: its crash fault ends.
+    pub(super) fn end_server_crash_faults(&mut self, now: SimTime, sink: &mut dyn Sink) {
+        let crashes: Vec<usize> = self
+            .active_faults
+            .keys()
+            .copied()
+            .filter(|i| matches!(self.scenario.faults[*i].kind, FaultKind::ServerCrash { .. }))
+            .collect();
+        for index in crashes {
+            self.fault_end(now, index, sink);
+        }
+    }
+
+    fn profile_environment(&self, profile: &str) -> Option<String> {
+        self.scenario.profiles.iter().find(|p| p.name == profile).and_then(|p| p.environment.clone())
+    }
+
+    fn group_mask(&self, group: &str) -> GroupMask {
+        match group {
+            "gocd" => groups::GOCD,
+            "kube-api" => groups::KUBE_API,
+            "agents" => groups::AGENTS,
+            "replicas" | "leader" => groups::REPLICAS,
+            other => other
+                .strip_prefix("replica-")
+                .and_then(|n| n.parse().ok())
+                .map_or(GroupMask(0), groups::replica),
+        }
+    }
+
+    /// Pods matching `target`, sorted by name, `count` of them chosen at random.
+    fn pick_pods(&mut self, target: PodTarget, count: u32) -> Vec<String> {
+        let candidates: Vec<String> = self
+            .kube
+            .pods()
+            .filter(|pod| {
+                let agent = self.server.db.agents.get(&pod.name);
+                match target {
+                    PodTarget::Any => true,
+                    PodTarget::Pending => pod.phase == PodPhase::Pending,
+                    PodTarget::Idle => agent.is_some_and(|a| a.runtime == AgentRuntime::Idle),
+                    PodTarget::Busy => agent.is_some_and(|a| a.runtime == AgentRuntime::Building),
+                }
+            })
+            .map(|pod| pod.name.clone())
+            .collect();
+        self.choose(candidates, count)
+    }
+
+    fn choose(&mut self, mut candidates: Vec<String>, count: u32) -> Vec<String> {
+        let mut chosen = Vec::new();
+        while chosen.len() < count as usize && !candidates.is_empty() {
+            let index = self.random_faults.below(candidates.len() as u64) as usize;
+            chosen.push(candidates.swap_remove(index));
+        }
+        chosen.sort();
+        chosen
+    }
+}

@@ -1,0 +1,22 @@
+//! One run: the models, the allocator, faults and the leader replicas wired on the engine.
+//!
+//! [`World::run`] pops events until the end of the settle phase and hands every trace record
+//! to a sink (fingerprint, monitors, metrics, `trace.jsonl` — see `crate::run`). The world
+//! owns routing only: which node a message goes to, its latency, whether a partition or outage
+//! drops or holds it, and whether its target's epoch is still current.
+
+mod agents;
+mod build;
+mod calls;
+mod events;
+mod faults;
+mod identity;
+mod run;
+
+pub use build::{RunSettings, World, WorldError};
+pub use identity::{config_identity, config_identity_of_pod};
+
+/// Receives every trace record of a run, in order.
+pub trait Sink {
+    fn record(&mut self, t_ms: u64, node: &str, record: &crate::trace::Record);
+}

@@ -1,0 +1,181 @@
+//! The event loop.
+
+use super::Sink;
+use super::build::{World, WorldError};
+use super::events::Event;
+use crate::engine::SimTime;
+use crate::gocd::ServerOut;
+use crate::kube::KubeEffects;
+use crate::trace::Record;
+
+/// Node names used in the trace.
+pub(super) mod node {
+    pub const GOCD: &str = "gocd";
+    pub const KUBE_API: &str = "kube-api";
+    pub const AGENTS: &str = "agents";
+    pub const HARNESS: &str = "harness";
+}
+
+impl World {
+    /// Run to the end of the settle phase, handing every record to `sink`.
+    pub fn run(&mut self, sink: &mut dyn Sink) -> Result<(), WorldError> {
+        assert!(!self.ended, "a world runs once");
+        self.start(sink);
+        while let Some((now, event)) = self.queue.pop() {
+            if self.queue.popped_count() > self.settings.events_max {
+                return Err(WorldError::Bound(format!(
+                    "the run passed events_max = {} at t = {now}; a model is looping",
+                    self.settings.events_max
+                )));
+            }
+            self.dispatch(now, event, sink);
+            if self.ended {
+                break;
+            }
+        }
+        assert!(self.ended, "the queue ran dry before the end event");
+        Ok(())
+    }
+
+    fn start(&mut self, sink: &mut dyn Sink) {
+        let mut out = ServerOut::default();
+        let process_id = self.random_server.next_u64();
+        self.server.start(0, process_id, &mut out);
+        self.apply_server(SimTime::ZERO, out, sink);
+        for index in 0..self.arrivals.len() {
+            self.queue.push(SimTime::from_ms(self.arrivals[index].at_ms), Event::Arrival { index });
+        }
+        for index in 0..self.scenario.faults.len() {
+            let at_ms = self.scenario.faults[index].at_ms;
+            if at_ms < self.scenario.duration_ms {
+                self.queue.push(SimTime::from_ms(at_ms), Event::FaultStart { index });
+            }
+        }
+        self.queue.push(SimTime::ZERO, Event::Sample);
+        self.queue.push(SimTime::from_ms(self.scenario.duration_ms), Event::SafetyEnd);
+        let end = self.scenario.duration_ms + self.scenario.settle_ms;
+        self.queue.push(SimTime::from_ms(end), Event::End);
+    }
+
+    pub(super) fn emit(&mut self, sink: &mut dyn Sink, node: &str, record: Record) {
+        sink.record(self.queue.now().as_ms(), node, &record);
+    }
+
+    fn dispatch(&mut self, now: SimTime, event: Event, sink: &mut dyn Sink) {
+        match event {
+            Event::Arrival { index } => self.arrive(now, index, sink),
+            Event::Server { epoch, timer } => {
+                if self.nodes.is_current(self.gocd, epoch) {
+                    let mut out = ServerOut::default();
+                    self.server.handle_timer(now.as_ms(), timer, &mut out);
+                    self.apply_server(now, out, sink);
+                }
+            }
+            Event::ServerRestart => self.restart_server(now, sink),
+            Event::KubeArrive { call } => self.kube_arrive(now, call, sink),
+            Event::KubeReturn { call } => self.kube_return(now, call, sink),
+            Event::KubeTimeout { call } => self.kube_timeout(now, call, sink),
+            Event::Kubelet(timer) => {
+                let mut fx = KubeEffects::default();
+                self.kube.handle_timer(now, timer, &mut fx);
+                self.apply_kube(now, fx, sink);
+            }
+            Event::AgentTimer { uid, incarnation, timer } => {
+                self.agent_timer(now, uid, incarnation, timer, sink);
+            }
+            Event::AgentArrive { uid, incarnation, request } => {
+                self.agent_arrive(now, uid, incarnation, request, sink);
+            }
+            Event::AgentReply { uid, incarnation, kind, reply } => {
+                self.agent_reply(now, uid, incarnation, kind, reply, sink);
+            }
+            Event::FaultStart { index } => self.fault_start(now, index, sink),
+            Event::FaultEnd { index } => self.fault_end(now, index, sink),
+            Event::Sample => {
+                self.emit(sink, node::HARNESS, Record::Sample);
+                self.queue.push_after(self.settings.sample_interval_ms, Event::Sample);
+            }
+            Event::SafetyEnd => self.end_safety_phase(now, sink),
+            Event::End => {
+                self.emit(sink, node::HARNESS, Record::RunEnded);
+                self.ended = true;
+            }
+        }
+    }
+
+    fn arrive(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
+        if !self.server.is_up() {
+            self.deferred.push(index);
+            return;
+        }
+        let arrival = self.arrivals[index].clone();
+        let environment = self
+            .scenario
+            .profiles
+            .iter()
+            .find(|p| p.name == arrival.profile)
+            .and_then(|p| p.environment.clone());
+        let mut out = ServerOut::default();
+        self.server.schedule_job(now.as_ms(), None, &arrival.profile, environment, arrival.runtime_ms, &mut out);
+        self.apply_server(now, out, sink);
+    }
+
+    /// Apply what the server asked for: records, Kubernetes calls, timers.
+    pub(super) fn apply_server(&mut self, now: SimTime, out: ServerOut, sink: &mut dyn Sink) {
+        for record in out.records {
+            self.emit(sink, node::GOCD, record);
+        }
+        let epoch = self.nodes.epoch(self.gocd);
+        for (delay_ms, timer) in out.timers {
+            self.queue.push(now.plus_ms(delay_ms), Event::Server { epoch, timer });
+        }
+        for (local, request) in out.kube_calls {
+            self.send_plugin_call(now, epoch, local, request);
+        }
+    }
+
+    /// Apply what the API server and kubelets asked for.
+    pub(super) fn apply_kube(&mut self, now: SimTime, fx: KubeEffects, sink: &mut dyn Sink) {
+        for record in fx.records {
+            self.emit(sink, node::KUBE_API, record);
+        }
+        for (at, timer) in fx.timers {
+            self.queue.push(at, Event::Kubelet(timer));
+        }
+        for uid in fx.agent_killed {
+            self.kill_agent(uid);
+        }
+        for (uid, name) in fx.agent_started {
+            self.start_agent(now, uid, &name, sink);
+        }
+    }
+
+    fn restart_server(&mut self, now: SimTime, sink: &mut dyn Sink) {
+        if self.server.is_up() {
+            return;
+        }
+        self.nodes.restart(self.gocd);
+        let process_id = self.random_server.next_u64();
+        let mut out = ServerOut::default();
+        self.server.start(now.as_ms(), process_id, &mut out);
+        self.apply_server(now, out, sink);
+        self.end_server_crash_faults(now, sink);
+        for index in std::mem::take(&mut self.deferred) {
+            self.queue.push(now, Event::Arrival { index });
+        }
+    }
+
+    /// `duration` reached: faults end (partitions heal, outages end, crashed processes come
+    /// back) and no new jobs or faults start; the liveness phase begins.
+    fn end_safety_phase(&mut self, now: SimTime, sink: &mut dyn Sink) {
+        self.safety_over = true;
+        let active: Vec<usize> = self.active_faults.keys().copied().collect();
+        for index in active {
+            self.fault_end(now, index, sink);
+        }
+        self.partitions.heal_all();
+        self.end_outage(now, sink);
+        self.restart_server(now, sink);
+        self.emit(sink, node::HARNESS, Record::SafetyPhaseEnded);
+    }
+}
