@@ -78,6 +78,25 @@ fn shift<S: Copy + PartialEq>(
     }
 }
 
+/// Apply `change` to a pod, booking its busy/idle clock first and moving the gauges. A free
+/// function so callers can hold a job row while updating pods.
+fn update_pod(
+    pods: &mut BTreeMap<String, PodRow>,
+    gauges: &mut Gauges,
+    t_ms: u64,
+    pod: &str,
+    change: impl FnOnce(&mut PodRow),
+) {
+    let Some(row) = pods.get_mut(pod) else {
+        return;
+    };
+    let (phase_before, activity_before) = (row.phase, row.activity());
+    row.close_segment(t_ms);
+    change(row);
+    shift(gauges, Gauges::pod, phase_before, row.phase);
+    shift(gauges, Gauges::agent, activity_before, row.activity());
+}
+
 /// Builds report rows and metric inputs from trace records only.
 #[derive(Clone, Debug, Default)]
 pub struct Collector {
@@ -117,7 +136,12 @@ impl Collector {
             }
             Record::JobAssigned { job, agent, .. } => self.job_assigned(t_ms, *job, agent),
             Record::JobCompleted { job, agent } => {
-                *self.agent_jobs_completed.entry(agent.clone()).or_insert(0) += 1;
+                // Look up before inserting: the name is cloned once per agent, not per job.
+                if let Some(completed) = self.agent_jobs_completed.get_mut(agent) {
+                    *completed += 1;
+                } else {
+                    self.agent_jobs_completed.insert(agent.clone(), 1);
+                }
                 self.job_finished(t_ms, *job, JobOutcome::Completed);
             }
             Record::JobRescheduled { job, .. } => {
@@ -241,10 +265,10 @@ impl Collector {
             }
             shift(&mut self.gauges, Gauges::job, before, outcome);
         }
-        let Some(agent) = row.agent_id.clone() else {
+        let Some(agent) = row.agent_id.as_deref() else {
             return;
         };
-        self.update_pod(t_ms, &agent, |pod| {
+        update_pod(&mut self.pods, &mut self.gauges, t_ms, agent, |pod| {
             if pod.current_job == Some(job) {
                 pod.current_job = None;
             }
@@ -266,21 +290,8 @@ impl Collector {
         self.gauges.pods_pending += 1;
     }
 
-    /// Apply `change` to a pod, booking its busy/idle clock first and moving the gauges.
     fn update_pod(&mut self, t_ms: u64, pod: &str, change: impl FnOnce(&mut PodRow)) {
-        let Some(row) = self.pods.get_mut(pod) else {
-            return;
-        };
-        let (phase_before, activity_before) = (row.phase, row.activity());
-        row.close_segment(t_ms);
-        change(row);
-        shift(&mut self.gauges, Gauges::pod, phase_before, row.phase);
-        shift(
-            &mut self.gauges,
-            Gauges::agent,
-            activity_before,
-            row.activity(),
-        );
+        update_pod(&mut self.pods, &mut self.gauges, t_ms, pod, change);
     }
 
     fn fault_started(&mut self, t_ms: u64, index: u32, fault: &str, target: &str) {
