@@ -24,6 +24,7 @@ pub mod engine;
 pub mod gocd;
 pub mod kube;
 pub mod live;
+pub mod report;
 pub mod resources;
 pub mod run;
 pub mod scenario;

@@ -1,0 +1,60 @@
+//! What the caller knows about a run that records do not say: identity, verdict, timing,
+//! violations and the reproduce command.
+
+use crate::check::{Kind, Violation};
+use serde::Serialize;
+
+/// Everything about a run besides the collector's rows. Filled by the run driver.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunInfo {
+    /// Scenario name (the `name` key of the scenario file).
+    pub scenario: String,
+    pub seed: u64,
+    pub policy: String,
+    /// Leader-election variant, when the scenario has a `[leader]` section.
+    pub variant: Option<String>,
+    /// Binary version (`CARGO_PKG_VERSION`).
+    pub version: String,
+    /// `"pass"` or `"fail"`.
+    pub verdict: String,
+    /// `None`, `"safety"`, `"liveness"` or `"both"` (see [`classify`]).
+    pub failure_class: Option<String>,
+    /// Hex SHA-256 of the trace.
+    pub fingerprint: String,
+    /// Records processed.
+    pub events: u64,
+    /// Simulated time at the end of the run.
+    pub sim_ms: u64,
+    /// Wall-clock seconds the run took (measured by the caller, outside the simulation).
+    pub wall_s: f64,
+    /// The exact command that reproduces this run.
+    pub reproduce: String,
+    /// Violations that make the run fail.
+    pub violations: Vec<Violation>,
+    /// Violations outside the fault budget: reported, labelled expected, not failures.
+    pub expected_violations: Vec<Violation>,
+    /// Coverage of `sometimes` invariants: (id, whether it happened).
+    pub sometimes: Vec<(String, bool)>,
+    /// What the swarm drew for this seed (empty without swarm).
+    pub drawn: Vec<String>,
+    /// The scenario's `max_job_wait` bound.
+    pub max_job_wait_ms: u64,
+}
+
+/// Verdict and failure class for a run's failing violations: `("pass", None)` when there are
+/// none; otherwise `"fail"` with `"safety"` (only `always` invariants broke), `"liveness"`
+/// (only `eventually`/required `sometimes`) or `"both"`.
+pub fn classify(violations: &[Violation]) -> (&'static str, Option<&'static str>) {
+    let safety = violations
+        .iter()
+        .any(|violation| violation.kind == Kind::Always);
+    let liveness = violations
+        .iter()
+        .any(|violation| violation.kind != Kind::Always);
+    match (safety, liveness) {
+        (false, false) => ("pass", None),
+        (true, false) => ("fail", Some("safety")),
+        (false, true) => ("fail", Some("liveness")),
+        (true, true) => ("fail", Some("both")),
+    }
+}

@@ -1,0 +1,196 @@
+//! Leadership as the replicas' runners saw it: who leads, how long nobody led, how long two
+//! replicas acted at once, and how long each failover took.
+//!
+//! Rules (the integrator and the reader of `summary.json` rely on them):
+//! - The clocks start at the first leader-election record of the run, so a run without a
+//!   `[leader]` section reports zero for every leader metric.
+//! - A replica leads from its `LeadingStarted` until its `LeadingStopped` or `ReplicaStopped`
+//!   (a crashed process leads nothing).
+//! - A replica acts while at least one of its modules runs (`ModuleStarted` minus
+//!   `ModuleStopped`, per replica; `ReplicaStopped` stops them all).
+//! - `leader_changes` counts every `LeadingStarted` (every term a runner started, including the
+//!   first and re-elections of the same replica); `failovers` counts those whose replica
+//!   differs from the previous `LeadingStarted`'s replica.
+//! - A failover's duration runs from when the previous leader stopped leading (its
+//!   `LeadingStopped` or `ReplicaStopped`) to the new `LeadingStarted`. If the previous leader
+//!   had not stopped by then (paused, partitioned), it runs from that leader's last `LeaseHeld`
+//!   (its last successful Lease write), or else from its `LeadingStarted`. Overlaps count as 0.
+
+use crate::trace::{Actor, Record};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct LeaderTracker {
+    /// Start of the clocks; `None` until the first leader-election record.
+    clock_since_ms: Option<u64>,
+    replicas_seen: BTreeSet<u32>,
+    leading: BTreeSet<u32>,
+    modules_running: BTreeMap<u32, u32>,
+    replicas_acting: usize,
+    no_leader_closed_ms: u64,
+    two_acting_closed_ms: u64,
+    previous_leader: Option<u32>,
+    leading_started_ms: BTreeMap<u32, u64>,
+    leading_stopped_ms: BTreeMap<u32, u64>,
+    lease_held_ms: BTreeMap<u32, u64>,
+    pub(super) leader_changes: u64,
+    pub(super) failover_durations_ms: Vec<u64>,
+}
+
+/// The replica a leader-election record is about, or `None` for other records.
+fn replica_of(record: &Record) -> Option<u32> {
+    match record {
+        Record::ElectionStarted { replica }
+        | Record::ElectionStopped { replica }
+        | Record::LeaseHeld { replica, .. }
+        | Record::LeadingStarted { replica, .. }
+        | Record::LeadingStopped { replica, .. }
+        | Record::ModuleStarted { replica, .. }
+        | Record::ModuleStopped { replica, .. }
+        | Record::ModuleConfig { replica, .. }
+        | Record::ModuleAction { replica, .. }
+        | Record::ReplicaStopped { replica }
+        | Record::ReplicaStarted { replica }
+        | Record::ReplicaPaused { replica }
+        | Record::ReplicaResumed { replica } => Some(*replica),
+        Record::LeaseWritten {
+            by: Actor::Replica(replica),
+            ..
+        } => Some(*replica),
+        _ => None,
+    }
+}
+
+impl LeaderTracker {
+    pub(super) fn observe(&mut self, t_ms: u64, record: &Record) {
+        let is_lease_write = matches!(record, Record::LeaseWritten { .. });
+        let Some(replica) = replica_of(record) else {
+            if is_lease_write {
+                // A third party wrote the Lease: leader records exist from now on.
+                self.advance_clocks(t_ms);
+            }
+            return;
+        };
+        self.advance_clocks(t_ms);
+        self.replicas_seen.insert(replica);
+        match record {
+            Record::LeaseHeld { .. } => {
+                self.lease_held_ms.insert(replica, t_ms);
+            }
+            Record::LeadingStarted { .. } => self.leading_started(t_ms, replica),
+            Record::LeadingStopped { .. } => self.leading_stopped(t_ms, replica),
+            Record::ModuleStarted { .. } => {
+                let running = self.modules_running.entry(replica).or_insert(0);
+                *running += 1;
+                if *running == 1 {
+                    self.replicas_acting += 1;
+                }
+            }
+            Record::ModuleStopped { .. } => {
+                if let Some(running) = self.modules_running.get_mut(&replica)
+                    && *running > 0
+                {
+                    *running -= 1;
+                    if *running == 0 {
+                        self.replicas_acting -= 1;
+                    }
+                }
+            }
+            Record::ReplicaStopped { .. } => {
+                self.leading_stopped(t_ms, replica);
+                if self
+                    .modules_running
+                    .insert(replica, 0)
+                    .is_some_and(|running| running > 0)
+                {
+                    self.replicas_acting -= 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Book the time since the last leader record to the no-leader and two-acting clocks.
+    fn advance_clocks(&mut self, t_ms: u64) {
+        let since_ms = *self.clock_since_ms.get_or_insert(t_ms);
+        let elapsed_ms = t_ms.saturating_sub(since_ms);
+        if self.leading.is_empty() {
+            self.no_leader_closed_ms += elapsed_ms;
+        }
+        if self.replicas_acting >= 2 {
+            self.two_acting_closed_ms += elapsed_ms;
+        }
+        self.clock_since_ms = Some(since_ms.max(t_ms));
+    }
+
+    fn leading_started(&mut self, t_ms: u64, replica: u32) {
+        self.leader_changes += 1;
+        if let Some(previous) = self.previous_leader
+            && previous != replica
+        {
+            let reference_ms = self
+                .leading_stopped_ms
+                .get(&previous)
+                .or_else(|| self.lease_held_ms.get(&previous))
+                .or_else(|| self.leading_started_ms.get(&previous))
+                .copied()
+                .unwrap_or(t_ms);
+            self.failover_durations_ms
+                .push(t_ms.saturating_sub(reference_ms));
+        }
+        self.previous_leader = Some(replica);
+        self.leading.insert(replica);
+        self.leading_started_ms.insert(replica, t_ms);
+        self.leading_stopped_ms.remove(&replica);
+    }
+
+    fn leading_stopped(&mut self, t_ms: u64, replica: u32) {
+        if self.leading.remove(&replica) {
+            self.leading_stopped_ms.insert(replica, t_ms);
+        }
+    }
+
+    /// Replicas currently leading, ascending.
+    pub(super) fn leaders(&self) -> Vec<u32> {
+        self.leading.iter().copied().collect()
+    }
+
+    /// Every replica any leader-election record named, ascending.
+    pub(super) fn replicas_seen(&self) -> &BTreeSet<u32> {
+        &self.replicas_seen
+    }
+
+    /// True once any leader-election record was seen.
+    pub(super) fn has_records(&self) -> bool {
+        self.clock_since_ms.is_some()
+    }
+
+    pub(super) fn failovers(&self) -> u64 {
+        self.failover_durations_ms.len() as u64
+    }
+
+    fn open_ms(&self, end_ms: u64) -> u64 {
+        self.clock_since_ms
+            .map_or(0, |since_ms| end_ms.saturating_sub(since_ms))
+    }
+
+    /// Time with no replica leading, up to `end_ms`.
+    pub(super) fn no_leader_ms(&self, end_ms: u64) -> u64 {
+        let open_ms = if self.leading.is_empty() {
+            self.open_ms(end_ms)
+        } else {
+            0
+        };
+        self.no_leader_closed_ms + open_ms
+    }
+
+    /// Time with two or more replicas running modules, up to `end_ms`.
+    pub(super) fn two_acting_ms(&self, end_ms: u64) -> u64 {
+        let open_ms = if self.replicas_acting >= 2 {
+            self.open_ms(end_ms)
+        } else {
+            0
+        };
+        self.two_acting_closed_ms + open_ms
+    }
+}

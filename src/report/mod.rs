@@ -1,0 +1,76 @@
+//! Run reports: metrics, CSV tables, `summary.json`, `summary.md` and the terminal summary
+//! (`OUTPUTS.md` is the contract).
+//!
+//! Map:
+//!
+//! | file | owns |
+//! |---|---|
+//! | `collector.rs` | [`Collector`]: folds trace records into rows and counters |
+//! | `rows.rs` | the rows of the CSV tables |
+//! | `leader.rs` | leadership clocks and failover rules |
+//! | `metrics.rs` | [`Metrics`] and the percentile rule |
+//! | `tables.rs` | `jobs.csv`, `pods.csv`, `timeline.csv`, `faults.csv` |
+//! | `summary.rs` | `summary.json`, `summary.md` |
+//! | `terminal.rs` | the post-run terminal summary |
+//! | `info.rs` | [`RunInfo`]: what the caller knows about a run |
+//! | `atomic.rs` | temp-file-and-rename writes |
+//!
+//! Use: feed every record to [`Collector::observe`] as the run goes, then build a
+//! [`RunInfo`], call [`write_run`] and print [`terminal::summary`].
+
+pub mod atomic;
+mod collector;
+pub mod format;
+mod info;
+mod leader;
+mod metrics;
+mod rows;
+pub mod summary;
+pub mod tables;
+pub mod terminal;
+
+#[cfg(test)]
+mod tests;
+
+pub use collector::Collector;
+pub use info::{RunInfo, classify};
+pub use metrics::{Metrics, percentile_nearest_rank};
+pub use rows::{FaultRow, JobOutcome, JobRow, PodRow, TimelineRow};
+
+use std::io;
+use std::path::Path;
+
+/// The files [`write_run`] writes into a report folder.
+pub const REPORT_FILES: [&str; 6] = [
+    "summary.json",
+    "summary.md",
+    "jobs.csv",
+    "pods.csv",
+    "timeline.csv",
+    "faults.csv",
+];
+
+/// Create `dir` and write the whole report into it, each file atomically. Tables come first
+/// and `summary.json` last, so a folder with a `summary.json` has all its tables.
+pub fn write_run(dir: &Path, info: &RunInfo, collector: &Collector) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let metrics = collector.metrics(info);
+    atomic::write_with(&dir.join("jobs.csv"), |out| {
+        tables::write_jobs(out, collector)
+    })?;
+    atomic::write_with(&dir.join("pods.csv"), |out| {
+        tables::write_pods(out, collector)
+    })?;
+    atomic::write_with(&dir.join("timeline.csv"), |out| {
+        tables::write_timeline(out, collector)
+    })?;
+    atomic::write_with(&dir.join("faults.csv"), |out| {
+        tables::write_faults(out, collector)
+    })?;
+    let markdown = summary::summary_markdown(info, &metrics);
+    atomic::write_file(&dir.join("summary.md"), markdown.as_bytes())?;
+    atomic::write_file(
+        &dir.join("summary.json"),
+        &summary::summary_json(info, &metrics),
+    )
+}

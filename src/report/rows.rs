@@ -1,0 +1,204 @@
+//! The rows the collector keeps: one per job instance, pod, sample and fault. They are plain
+//! data; the CSV tables and metrics are computed from them when the run ends.
+
+use crate::trace::Actor;
+
+/// Where a job instance ended up (or is, if the run ended first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum JobOutcome {
+    Waiting,
+    Building,
+    Completed,
+    Rescheduled,
+    Cancelled,
+}
+
+impl JobOutcome {
+    /// The word used in `jobs.csv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobOutcome::Waiting => "waiting",
+            JobOutcome::Building => "building",
+            JobOutcome::Completed => "completed",
+            JobOutcome::Rescheduled => "rescheduled",
+            JobOutcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One job instance (`jobs.csv`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobRow {
+    pub job_id: u64,
+    pub logical_job: u64,
+    pub profile: String,
+    pub environment: Option<String>,
+    pub scheduled_at_ms: u64,
+    pub assigned_at_ms: Option<u64>,
+    pub completed_at_ms: Option<u64>,
+    pub agent_id: Option<String>,
+    /// True when the agent had completed a job before this one was assigned to it.
+    pub pod_reused: bool,
+    pub outcome: JobOutcome,
+}
+
+impl JobRow {
+    /// Time from scheduling to assignment; `None` while unassigned.
+    pub fn wait_ms(&self) -> Option<u64> {
+        self.assigned_at_ms
+            .map(|assigned_at_ms| assigned_at_ms.saturating_sub(self.scheduled_at_ms))
+    }
+}
+
+/// A pod's lifecycle as Kubernetes sees it, for the timeline gauges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PodPhase {
+    Pending,
+    Running,
+    /// Succeeded or Failed but not yet removed from the API server.
+    Finished,
+    Deleted,
+}
+
+/// What the pod's agent is doing, for the timeline gauges and the busy/idle clocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AgentActivity {
+    /// Not registered (or deregistered) and not building.
+    Absent,
+    Idle,
+    Building,
+}
+
+/// One pod (`pods.csv`), with the clocks that measure its agent's busy and idle time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PodRow {
+    pub pod: String,
+    pub config_hash: String,
+    pub created_at_ms: u64,
+    pub running_at_ms: Option<u64>,
+    pub registered_at_ms: Option<u64>,
+    pub deleted_at_ms: Option<u64>,
+    pub deleted_by: Option<Actor>,
+    /// Job instances assigned to this pod's agent.
+    pub jobs_run: u64,
+    pub(super) phase: PodPhase,
+    pub(super) registered: bool,
+    pub(super) current_job: Option<u64>,
+    /// Start of the current busy or idle segment.
+    pub(super) segment_since_ms: u64,
+    pub(super) busy_closed_ms: u64,
+    pub(super) idle_closed_ms: u64,
+}
+
+impl PodRow {
+    pub(super) fn created(pod: &str, config: &str, t_ms: u64) -> PodRow {
+        PodRow {
+            pod: pod.to_owned(),
+            config_hash: config.to_owned(),
+            created_at_ms: t_ms,
+            running_at_ms: None,
+            registered_at_ms: None,
+            deleted_at_ms: None,
+            deleted_by: None,
+            jobs_run: 0,
+            phase: PodPhase::Pending,
+            registered: false,
+            current_job: None,
+            segment_since_ms: t_ms,
+            busy_closed_ms: 0,
+            idle_closed_ms: 0,
+        }
+    }
+
+    pub(super) fn activity(&self) -> AgentActivity {
+        if self.phase == PodPhase::Deleted {
+            AgentActivity::Absent
+        } else if self.current_job.is_some() {
+            AgentActivity::Building
+        } else if self.registered {
+            AgentActivity::Idle
+        } else {
+            AgentActivity::Absent
+        }
+    }
+
+    /// Book the time since the segment started to busy or idle, and start a new segment at
+    /// `t_ms`. Called before every change that may alter [`PodRow::activity`].
+    pub(super) fn close_segment(&mut self, t_ms: u64) {
+        let elapsed_ms = t_ms.saturating_sub(self.segment_since_ms);
+        match self.activity() {
+            AgentActivity::Building => self.busy_closed_ms += elapsed_ms,
+            AgentActivity::Idle => self.idle_closed_ms += elapsed_ms,
+            AgentActivity::Absent => {}
+        }
+        self.segment_since_ms = self.segment_since_ms.max(t_ms);
+    }
+
+    fn open_segment_ms(&self, activity: AgentActivity, end_ms: u64) -> u64 {
+        if self.activity() == activity {
+            end_ms.saturating_sub(self.segment_since_ms)
+        } else {
+            0
+        }
+    }
+
+    /// Time the agent spent building, counting an open job up to `end_ms`.
+    pub fn busy_ms(&self, end_ms: u64) -> u64 {
+        self.busy_closed_ms + self.open_segment_ms(AgentActivity::Building, end_ms)
+    }
+
+    /// Time the agent was registered and not building, up to deletion or `end_ms`.
+    pub fn idle_ms(&self, end_ms: u64) -> u64 {
+        self.idle_closed_ms + self.open_segment_ms(AgentActivity::Idle, end_ms)
+    }
+
+    /// Time from creation until Running, deletion or `end_ms`, whichever came first.
+    pub fn pending_ms(&self, end_ms: u64) -> u64 {
+        let pending_until_ms = self.running_at_ms.or(self.deleted_at_ms).unwrap_or(end_ms);
+        pending_until_ms.saturating_sub(self.created_at_ms)
+    }
+}
+
+/// One `Record::Sample` (`timeline.csv`): the gauges at that instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimelineRow {
+    pub t_ms: u64,
+    pub jobs_waiting: u64,
+    pub jobs_building: u64,
+    pub pods_pending: u64,
+    pub pods_running: u64,
+    pub agents_idle: u64,
+    pub agents_building: u64,
+    /// Assignments so far, and how many of them went to an agent that had completed a job.
+    pub jobs_assigned: u64,
+    pub jobs_assigned_reused: u64,
+    /// Replicas whose runner believed it led at that instant, ascending.
+    pub leaders: Vec<u32>,
+}
+
+impl TimelineRow {
+    /// Reuse ratio so far: 0 before the first assignment.
+    pub fn reuse_ratio(&self) -> f64 {
+        ratio(self.jobs_assigned_reused, self.jobs_assigned)
+    }
+}
+
+/// One fault (`faults.csv`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultRow {
+    pub index: u32,
+    pub at_ms: u64,
+    /// `None` while the fault has not ended (and is not instantaneous).
+    pub until_ms: Option<u64>,
+    pub kind: String,
+    pub target: String,
+}
+
+/// `numerator / denominator`, or 0 when there is nothing to divide (so no NaN reaches JSON).
+pub fn ratio(numerator: u64, denominator: u64) -> f64 {
+    if denominator == 0 {
+        0.0
+    } else {
+        numerator as f64 / denominator as f64
+    }
+}

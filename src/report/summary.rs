@@ -1,0 +1,205 @@
+//! `summary.json` (for machines; keys per `OUTPUTS.md`) and `summary.md` (for people: verdict
+//! first, then metrics, then each violation with its context, then the reproduce command).
+
+use super::RunInfo;
+use super::format::{duration_text, number_text, seconds_text};
+use super::metrics::{Metrics, seconds};
+use crate::check::{Kind, Violation};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+#[derive(Serialize)]
+struct ViolationJson<'a> {
+    id: &'a str,
+    kind: Kind,
+    at_s: f64,
+    objects: &'a [String],
+    message: &'a str,
+    context: &'a [String],
+    expected: bool,
+}
+
+impl<'a> ViolationJson<'a> {
+    fn from(violation: &'a Violation) -> ViolationJson<'a> {
+        ViolationJson {
+            id: violation.id,
+            kind: violation.kind,
+            at_s: seconds(violation.at_ms),
+            objects: &violation.objects,
+            message: &violation.message,
+            context: &violation.context,
+            expected: violation.expected,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct SometimesJson<'a> {
+    id: &'a str,
+    hit: bool,
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    scenario: &'a str,
+    seed: u64,
+    policy: &'a str,
+    variant: Option<&'a str>,
+    version: &'a str,
+    verdict: &'a str,
+    failure_class: Option<&'a str>,
+    fingerprint: &'a str,
+    events: u64,
+    sim_s: f64,
+    wall_s: f64,
+    max_job_wait_s: f64,
+    metrics: &'a Metrics,
+    violations: Vec<ViolationJson<'a>>,
+    expected_violations: Vec<ViolationJson<'a>>,
+    sometimes: Vec<SometimesJson<'a>>,
+    drawn: &'a [String],
+    reproduce: &'a str,
+}
+
+/// `summary.json`, pretty-printed, ending with a newline.
+pub fn summary_json(info: &RunInfo, metrics: &Metrics) -> Vec<u8> {
+    let summary = SummaryJson {
+        scenario: &info.scenario,
+        seed: info.seed,
+        policy: &info.policy,
+        variant: info.variant.as_deref(),
+        version: &info.version,
+        verdict: &info.verdict,
+        failure_class: info.failure_class.as_deref(),
+        fingerprint: &info.fingerprint,
+        events: info.events,
+        sim_s: seconds(info.sim_ms),
+        wall_s: info.wall_s,
+        max_job_wait_s: seconds(info.max_job_wait_ms),
+        metrics,
+        violations: info.violations.iter().map(ViolationJson::from).collect(),
+        expected_violations: info
+            .expected_violations
+            .iter()
+            .map(ViolationJson::from)
+            .collect(),
+        sometimes: info
+            .sometimes
+            .iter()
+            .map(|(id, hit)| SometimesJson { id, hit: *hit })
+            .collect(),
+        drawn: &info.drawn,
+        reproduce: &info.reproduce,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&summary)
+        .expect("the summary has string keys and finite numbers only");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// `PASS burst (policy upstream, seed 7)`: the verdict line shared by the Markdown and
+/// terminal summaries.
+pub fn verdict_line(info: &RunInfo) -> String {
+    let verdict = if info.verdict == "pass" {
+        "PASS"
+    } else {
+        "FAIL"
+    };
+    let variant = info
+        .variant
+        .as_deref()
+        .map(|variant| format!(", variant {variant}"));
+    format!(
+        "{verdict} {} (policy {}{}, seed {})",
+        info.scenario,
+        info.policy,
+        variant.unwrap_or_default(),
+        info.seed
+    )
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Always => "always",
+        Kind::Eventually => "eventually",
+        Kind::Sometimes => "sometimes",
+    }
+}
+
+fn write_violation_markdown(out: &mut String, violation: &Violation) {
+    let objects: Vec<String> = violation
+        .objects
+        .iter()
+        .map(|object| format!("`{object}`"))
+        .collect();
+    // Writing to a String cannot fail, so the fmt::Result of each writeln! is always Ok.
+    let _ = writeln!(
+        out,
+        "### `{}` ({}) at {}s\n",
+        violation.id,
+        kind_name(violation.kind),
+        seconds_text(violation.at_ms)
+    );
+    let _ = writeln!(out, "{}\n", violation.message);
+    if !objects.is_empty() {
+        let _ = writeln!(out, "Objects: {}\n", objects.join(", "));
+    }
+    if !violation.context.is_empty() {
+        let _ = writeln!(out, "```\n{}\n```\n", violation.context.join("\n"));
+    }
+}
+
+/// `summary.md`.
+pub fn summary_markdown(info: &RunInfo, metrics: &Metrics) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail, so the fmt::Result of each writeln! is always Ok.
+    let _ = writeln!(out, "# {}\n", verdict_line(info));
+    if let Some(class) = &info.failure_class {
+        let _ = writeln!(out, "Failure class: **{class}**\n");
+    }
+    let _ = writeln!(
+        out,
+        "Version {} · {} events · {} simulated in {} wall · max job wait {}\n",
+        info.version,
+        info.events,
+        duration_text(seconds(info.sim_ms)),
+        duration_text(info.wall_s),
+        duration_text(seconds(info.max_job_wait_ms)),
+    );
+    if !info.drawn.is_empty() {
+        let _ = writeln!(out, "Swarm drew: {}\n", info.drawn.join(", "));
+    }
+    let _ = writeln!(out, "## Metrics\n\n| metric | value |\n|---|---:|");
+    for (name, value) in metrics.entries() {
+        let _ = writeln!(out, "| {name} | {} |", number_text(value));
+    }
+    let _ = writeln!(out, "\n## Violations\n");
+    if info.violations.is_empty() {
+        let _ = writeln!(out, "None: every invariant held.\n");
+    }
+    info.violations
+        .iter()
+        .for_each(|violation| write_violation_markdown(&mut out, violation));
+    if !info.expected_violations.is_empty() {
+        let _ = writeln!(out, "## Expected violations (outside the fault budget)\n");
+        for violation in &info.expected_violations {
+            write_violation_markdown(&mut out, violation);
+        }
+    }
+    if !info.sometimes.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Coverage (`sometimes` invariants)\n\n| invariant | hit |\n|---|---|"
+        );
+        for (id, hit) in &info.sometimes {
+            let _ = writeln!(out, "| {id} | {} |", if *hit { "yes" } else { "no" });
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "## Reproduce\n\n```\n{}\n```\n\nFingerprint `{}`",
+        info.reproduce, info.fingerprint
+    );
+    out
+}

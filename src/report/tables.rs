@@ -1,0 +1,147 @@
+//! The CSV tables of a report folder: `jobs.csv`, `pods.csv`, `timeline.csv`, `faults.csv`
+//! (`OUTPUTS.md` § Report folder gives the columns). Unknown values are empty cells.
+
+use super::collector::Collector;
+use super::format::{actor_text, optional_seconds_text, ratio_text, seconds_text};
+use std::io::{self, Write};
+
+pub const JOBS_HEADER: [&str; 11] = [
+    "job_id",
+    "logical_job",
+    "profile",
+    "environment",
+    "scheduled_at_s",
+    "assigned_at_s",
+    "completed_at_s",
+    "wait_s",
+    "agent_id",
+    "pod_reused",
+    "outcome",
+];
+
+pub const PODS_HEADER: [&str; 10] = [
+    "pod",
+    "config_hash",
+    "created_at_s",
+    "running_at_s",
+    "registered_at_s",
+    "deleted_at_s",
+    "deleted_by",
+    "jobs_run",
+    "busy_s",
+    "idle_s",
+];
+
+/// The fixed columns of `timeline.csv`; one `leading_<i>` column per replica follows.
+pub const TIMELINE_HEADER: [&str; 9] = [
+    "t_s",
+    "jobs_waiting",
+    "jobs_building",
+    "pods_pending",
+    "pods_running",
+    "agents_idle",
+    "agents_building",
+    "reuse_ratio",
+    "leader",
+];
+
+pub const FAULTS_HEADER: [&str; 4] = ["at_s", "until_s", "kind", "target"];
+
+fn finish(mut writer: csv::Writer<&mut dyn Write>) -> io::Result<()> {
+    writer.flush()
+}
+
+/// One row per job instance, by job id.
+pub fn write_jobs(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
+    writer.write_record(JOBS_HEADER)?;
+    for row in collector.jobs() {
+        writer.write_record([
+            row.job_id.to_string(),
+            row.logical_job.to_string(),
+            row.profile.clone(),
+            row.environment.clone().unwrap_or_default(),
+            seconds_text(row.scheduled_at_ms),
+            optional_seconds_text(row.assigned_at_ms),
+            optional_seconds_text(row.completed_at_ms),
+            optional_seconds_text(row.wait_ms()),
+            row.agent_id.clone().unwrap_or_default(),
+            row.pod_reused.to_string(),
+            row.outcome.name().to_owned(),
+        ])?;
+    }
+    finish(writer)
+}
+
+/// One row per pod, by pod name; busy and idle time count up to the end of the run.
+pub fn write_pods(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+    let end_ms = collector.end_ms();
+    let mut writer = csv::Writer::from_writer(out);
+    writer.write_record(PODS_HEADER)?;
+    for row in collector.pods() {
+        writer.write_record([
+            row.pod.clone(),
+            row.config_hash.clone(),
+            seconds_text(row.created_at_ms),
+            optional_seconds_text(row.running_at_ms),
+            optional_seconds_text(row.registered_at_ms),
+            optional_seconds_text(row.deleted_at_ms),
+            row.deleted_by.map(actor_text).unwrap_or_default(),
+            row.jobs_run.to_string(),
+            seconds_text(row.busy_ms(end_ms)),
+            seconds_text(row.idle_ms(end_ms)),
+        ])?;
+    }
+    finish(writer)
+}
+
+/// One row per sample. `leader` lists the leading replicas joined by `;` (empty when none
+/// leads); `leading_<i>` is 1 while replica i leads, for every replica seen in the run.
+pub fn write_timeline(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+    let replicas: Vec<u32> = collector.replicas_seen().iter().copied().collect();
+    let mut writer = csv::Writer::from_writer(out);
+    let mut header: Vec<String> = TIMELINE_HEADER
+        .iter()
+        .map(|name| name.to_string())
+        .collect();
+    header.extend(replicas.iter().map(|replica| format!("leading_{replica}")));
+    writer.write_record(&header)?;
+    let mut record = Vec::with_capacity(header.len());
+    for row in collector.timeline() {
+        record.clear();
+        record.extend([
+            seconds_text(row.t_ms),
+            row.jobs_waiting.to_string(),
+            row.jobs_building.to_string(),
+            row.pods_pending.to_string(),
+            row.pods_running.to_string(),
+            row.agents_idle.to_string(),
+            row.agents_building.to_string(),
+            ratio_text(row.reuse_ratio()),
+        ]);
+        let leaders: Vec<String> = row.leaders.iter().map(u32::to_string).collect();
+        record.push(leaders.join(";"));
+        for replica in &replicas {
+            let leading = row.leaders.binary_search(replica).is_ok();
+            record.push(if leading { "1" } else { "0" }.to_owned());
+        }
+        writer.write_record(&record)?;
+    }
+    finish(writer)
+}
+
+/// One row per fault start, in start order. `until_s` is empty for a fault that never
+/// ended and equals `at_s` for an instantaneous one.
+pub fn write_faults(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
+    writer.write_record(FAULTS_HEADER)?;
+    for row in collector.faults() {
+        writer.write_record([
+            seconds_text(row.at_ms),
+            optional_seconds_text(row.until_ms),
+            row.kind.clone(),
+            row.target.clone(),
+        ])?;
+    }
+    finish(writer)
+}

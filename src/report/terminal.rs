@@ -1,0 +1,118 @@
+//! What the CLI prints after a run: the verdict first, key metrics on a few aligned lines,
+//! each violation on one line, then the fingerprint and the reproduce command. Plain text.
+
+use super::RunInfo;
+use super::format::{duration_text, number_text, seconds_text};
+use super::metrics::Metrics;
+use super::summary::verdict_line;
+use crate::check::Violation;
+use std::fmt::Write as _;
+
+/// `job-wait-bound at 301.5s: job 17 waited 5m01s … [job:17]`.
+pub fn violation_line(violation: &Violation) -> String {
+    format!(
+        "{} at {}s: {} [{}]",
+        violation.id,
+        seconds_text(violation.at_ms),
+        violation.message,
+        violation.objects.join(", ")
+    )
+}
+
+/// Events per second for people: `2.1M`, `35.2k`, `812`.
+fn rate_text(per_s: f64) -> String {
+    if per_s >= 1e6 {
+        format!("{:.1}M", per_s / 1e6)
+    } else if per_s >= 1e3 {
+        format!("{:.1}k", per_s / 1e3)
+    } else {
+        format!("{per_s:.0}")
+    }
+}
+
+fn metric_lines(out: &mut String, info: &RunInfo, metrics: &Metrics) {
+    let m = metrics;
+    // Writing to a String cannot fail, so the fmt::Result of each writeln! is always Ok.
+    let _ = writeln!(
+        out,
+        "  jobs         {} total, {} completed ({} instances)",
+        m.jobs_total, m.jobs_completed, m.job_instances
+    );
+    let _ = writeln!(
+        out,
+        "  waits        p50 {}  p95 {}  max {}  (bound {})",
+        duration_text(m.wait_s_p50),
+        duration_text(m.wait_s_p95),
+        duration_text(m.wait_s_max),
+        duration_text(info.max_job_wait_ms as f64 / 1000.0)
+    );
+    let _ = writeln!(
+        out,
+        "  pods         {} created, {} per job, reuse ratio {}",
+        m.pods_created,
+        number_text(m.pods_per_job),
+        number_text(m.reuse_ratio)
+    );
+    let _ = writeln!(
+        out,
+        "  pod-seconds  busy {}  idle {}  pending {}",
+        number_text(m.pod_seconds_busy),
+        number_text(m.pod_seconds_idle),
+        number_text(m.pod_seconds_pending)
+    );
+    if m.leader_changes > 0 || m.no_leader_s > 0.0 {
+        let _ = writeln!(
+            out,
+            "  leadership   {} failovers (max {}), no leader {}, two acting {}",
+            m.failovers,
+            duration_text(m.failover_s_max),
+            duration_text(m.no_leader_s),
+            duration_text(m.two_acting_s)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  events       {} in {} wall, {} events/s, compression {}x",
+        m.events,
+        duration_text(m.wall_s),
+        rate_text(m.events_per_s),
+        number_text(m.compression.round())
+    );
+}
+
+/// The post-run summary.
+pub fn summary(info: &RunInfo, metrics: &Metrics) -> String {
+    let mut out = verdict_line(info);
+    if let Some(class) = &info.failure_class {
+        let _ = write!(out, " [{class}]");
+    }
+    out.push('\n');
+    metric_lines(&mut out, info, metrics);
+    // Writing to a String cannot fail, so the fmt::Result of each writeln! is always Ok.
+    if !info.violations.is_empty() {
+        let _ = writeln!(out, "violations:");
+        for violation in &info.violations {
+            let _ = writeln!(out, "  {}", violation_line(violation));
+        }
+    }
+    if !info.expected_violations.is_empty() {
+        let _ = writeln!(out, "expected (outside the fault budget, not failures):");
+        for violation in &info.expected_violations {
+            let _ = writeln!(out, "  {}", violation_line(violation));
+        }
+    }
+    if !info.sometimes.is_empty() {
+        let coverage: Vec<String> = info
+            .sometimes
+            .iter()
+            .map(|(id, hit)| format!("{id} {}", if *hit { "hit" } else { "missed" }))
+            .collect();
+        let _ = writeln!(out, "sometimes: {}", coverage.join(", "));
+    }
+    if !info.drawn.is_empty() {
+        let _ = writeln!(out, "swarm drew: {}", info.drawn.join(", "));
+    }
+    let _ = writeln!(out, "fingerprint {}", info.fingerprint);
+    let _ = writeln!(out, "reproduce: {}", info.reproduce);
+    out
+}
