@@ -45,3 +45,43 @@ pub trait Monitor {
     /// The run ended at `t_ms` (end of the settle phase): judge eventually/sometimes.
     fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>);
 }
+
+impl Violation {
+    /// A violation with no context yet (the [`Checker`] fills it) that is not expected.
+    pub fn new(
+        id: &'static str,
+        kind: Kind,
+        at_ms: u64,
+        objects: Vec<String>,
+        message: String,
+    ) -> Violation {
+        Violation {
+            id,
+            kind,
+            at_ms,
+            objects,
+            message,
+            context: Vec::new(),
+            expected: false,
+        }
+    }
+}
+
+mod agents;
+mod bounds;
+mod checker;
+mod context;
+mod deadlines;
+mod jobs;
+mod pods;
+mod reuse;
+#[cfg(test)]
+mod tests;
+
+pub use agents::{NoCrossConfigReuse, NoKillWhileBuilding, NoWorkToDisabled, OneJobPerAgent};
+pub use bounds::Bounds;
+pub use checker::Checker;
+pub use context::{CONTEXT_LINES_MAX, RING_RECORDS_MAX, Ring, format_line};
+pub use jobs::{AllJobsComplete, JobWaitBound, NoLostJob};
+pub use pods::{NoOrphanPods, OnePodPerJob, PendingLimit};
+pub use reuse::{IdleTimeout, RestartRecovers, ReuseHappens};

@@ -1,0 +1,235 @@
+//! Agent monitors: `no-cross-config-reuse`, `one-job-per-agent`, `no-work-to-disabled`,
+//! `no-kill-while-building`.
+
+use super::{Kind, Monitor, Violation};
+use crate::trace::{Actor, Record};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Which agent builds which job: an agent builds from `JobAssigned` until the job's
+/// `JobCompleted`, `JobRescheduled` or `JobCancelled`.
+#[derive(Debug, Default)]
+pub(crate) struct Assignments {
+    job_of_agent: BTreeMap<String, u64>,
+    agent_of_job: BTreeMap<u64, String>,
+}
+
+impl Assignments {
+    /// The job `agent` is building, if any.
+    pub(crate) fn job_of(&self, agent: &str) -> Option<u64> {
+        self.job_of_agent.get(agent).copied()
+    }
+
+    /// The agent building `job`, if any.
+    pub(crate) fn agent_of(&self, job: u64) -> Option<&str> {
+        self.agent_of_job.get(&job).map(String::as_str)
+    }
+
+    /// Follow one record.
+    pub(crate) fn observe(&mut self, record: &Record) {
+        match record {
+            Record::JobAssigned { job, agent, .. } => {
+                self.job_of_agent.insert(agent.clone(), *job);
+                self.agent_of_job.insert(*job, agent.clone());
+            }
+            Record::JobCompleted { job, .. }
+            | Record::JobRescheduled { job, .. }
+            | Record::JobCancelled { job } => {
+                if let Some(agent) = self.agent_of_job.remove(job)
+                    && self.job_of_agent.get(&agent) == Some(job)
+                {
+                    self.job_of_agent.remove(&agent);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `no-cross-config-reuse`: every `JobAssigned.config` equals the config its agent's pod was
+/// created with. Reported once per agent.
+#[derive(Debug, Default)]
+pub struct NoCrossConfigReuse {
+    pod_config: BTreeMap<String, String>,
+    reported: BTreeSet<String>,
+}
+
+impl Monitor for NoCrossConfigReuse {
+    fn id(&self) -> &'static str {
+        "no-cross-config-reuse"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        match record {
+            Record::PodCreated { pod, config, .. } => {
+                self.pod_config.insert(pod.clone(), config.clone());
+            }
+            Record::JobAssigned { job, agent, config } => {
+                let Some(pod_config) = self.pod_config.get(agent) else {
+                    return;
+                };
+                if pod_config != config && self.reported.insert(agent.clone()) {
+                    let message = format!(
+                        "job {job} with config {config} was assigned to agent {agent}, whose pod \
+                         was created for config {pod_config}"
+                    );
+                    let objects = vec![format!("agent:{agent}"), format!("job:{job}")];
+                    out.push(Violation::new(
+                        self.id(),
+                        Kind::Always,
+                        t_ms,
+                        objects,
+                        message,
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
+
+/// `one-job-per-agent`: an agent never builds two jobs at once and a job instance is never on
+/// two agents. Reported once per agent and once per job.
+#[derive(Debug, Default)]
+pub struct OneJobPerAgent {
+    assignments: Assignments,
+    reported_agents: BTreeSet<String>,
+    reported_jobs: BTreeSet<u64>,
+}
+
+impl Monitor for OneJobPerAgent {
+    fn id(&self) -> &'static str {
+        "one-job-per-agent"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        if let Record::JobAssigned { job, agent, .. } = record {
+            if let Some(building) = self.assignments.job_of(agent)
+                && building != *job
+                && self.reported_agents.insert(agent.clone())
+            {
+                let message =
+                    format!("agent {agent} was assigned job {job} while building job {building}");
+                let objects = vec![
+                    format!("agent:{agent}"),
+                    format!("job:{building}"),
+                    format!("job:{job}"),
+                ];
+                out.push(Violation::new(
+                    self.id(),
+                    Kind::Always,
+                    t_ms,
+                    objects,
+                    message,
+                ));
+            }
+            if let Some(other) = self.assignments.agent_of(*job)
+                && other != agent
+                && self.reported_jobs.insert(*job)
+            {
+                let message =
+                    format!("job {job} was assigned to agent {agent} while on agent {other}");
+                let objects = vec![
+                    format!("job:{job}"),
+                    format!("agent:{other}"),
+                    format!("agent:{agent}"),
+                ];
+                out.push(Violation::new(
+                    self.id(),
+                    Kind::Always,
+                    t_ms,
+                    objects,
+                    message,
+                ));
+            }
+        }
+        self.assignments.observe(record);
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
+
+/// `no-work-to-disabled`: an agent disabled by `AgentConfig{enabled: false}` (until enabled
+/// again or deleted) is never assigned a job. Reported once per agent.
+#[derive(Debug, Default)]
+pub struct NoWorkToDisabled {
+    disabled: BTreeSet<String>,
+    reported: BTreeSet<String>,
+}
+
+impl Monitor for NoWorkToDisabled {
+    fn id(&self) -> &'static str {
+        "no-work-to-disabled"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        match record {
+            Record::AgentConfig {
+                agent,
+                enabled: false,
+            } => {
+                self.disabled.insert(agent.clone());
+            }
+            Record::AgentConfig {
+                agent,
+                enabled: true,
+            }
+            | Record::AgentDeleted { agent } => {
+                self.disabled.remove(agent);
+            }
+            Record::JobAssigned { job, agent, .. }
+                if self.disabled.contains(agent) && self.reported.insert(agent.clone()) =>
+            {
+                let message = format!("job {job} was assigned to disabled agent {agent}");
+                let objects = vec![format!("agent:{agent}"), format!("job:{job}")];
+                out.push(Violation::new(
+                    self.id(),
+                    Kind::Always,
+                    t_ms,
+                    objects,
+                    message,
+                ));
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
+
+/// `no-kill-while-building`: the allocator never deletes a pod whose agent is building a job
+/// (the completion is recorded before the delete, so a delete after it is fine).
+#[derive(Debug, Default)]
+pub struct NoKillWhileBuilding {
+    assignments: Assignments,
+}
+
+impl Monitor for NoKillWhileBuilding {
+    fn id(&self) -> &'static str {
+        "no-kill-while-building"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        if let Record::PodDeleted {
+            pod,
+            by: Actor::Allocator,
+        } = record
+            && let Some(job) = self.assignments.job_of(pod)
+        {
+            let message =
+                format!("the allocator deleted pod {pod} while its agent was building job {job}");
+            let objects = vec![format!("pod:{pod}"), format!("job:{job}")];
+            out.push(Violation::new(
+                self.id(),
+                Kind::Always,
+                t_ms,
+                objects,
+                message,
+            ));
+        }
+        self.assignments.observe(record);
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}

@@ -1,0 +1,51 @@
+//! The numbers the elastic-agent monitors judge against, taken from the scenario.
+
+use crate::scenario::model::Scenario;
+
+/// Bounds for the elastic-agent monitors (`INVARIANTS.md` names: ART, PING, IDLE, LOST).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// `[invariants] max_job_wait`: a scheduled job instance must be assigned within this.
+    pub max_job_wait_ms: u64,
+    /// `[plugin] pending_pods_count`: pods not Running when the allocator creates one must
+    /// number fewer than this.
+    pub pending_pods_count: u32,
+    /// ART: a pod must register (or be deleted) within ART + PING of its creation.
+    pub auto_register_timeout_ms: u64,
+    /// PING: the server's ping period, the slack every plugin-side timeout is allowed.
+    pub server_ping_interval_ms: u64,
+    /// IDLE: an idle reusable pod lives at least this long, and at most IDLE + PING.
+    pub idle_timeout_ms: u64,
+    /// LOST: the server's agent connection timeout (kept for monitors that judge lost agents).
+    pub agent_connection_timeout_ms: u64,
+    /// True only when the policy reuses agents and reuse is switched on (the world decides).
+    /// It turns `idle-timeout` and `reuse-happens` on and `one-pod-per-job` off.
+    pub reuse_enabled: bool,
+}
+
+impl Bounds {
+    /// The bounds of `scenario`; `reuse_enabled` is the world's judgement of the policy.
+    pub fn from_scenario(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
+        Bounds {
+            max_job_wait_ms: scenario.invariants.max_job_wait_ms,
+            pending_pods_count: scenario.plugin.pending_pods_count,
+            auto_register_timeout_ms: scenario.plugin.auto_register_timeout_ms,
+            server_ping_interval_ms: scenario.server.server_ping_interval_ms,
+            idle_timeout_ms: scenario.plugin.idle_timeout_ms,
+            agent_connection_timeout_ms: scenario.server.agent_connection_timeout_ms,
+            reuse_enabled,
+        }
+    }
+
+    /// ART + PING: how long a pod may stay unregistered.
+    pub fn registration_deadline_ms(&self) -> u64 {
+        self.auto_register_timeout_ms
+            .saturating_add(self.server_ping_interval_ms)
+    }
+
+    /// IDLE + PING: how long an idle reusable pod may live.
+    pub fn idle_deadline_ms(&self) -> u64 {
+        self.idle_timeout_ms
+            .saturating_add(self.server_ping_interval_ms)
+    }
+}

@@ -1,0 +1,143 @@
+//! The aggregator: owns the monitors, feeds them every record, dedups their violations and
+//! gives each one its context lines.
+
+use super::agents::{NoCrossConfigReuse, NoKillWhileBuilding, NoWorkToDisabled, OneJobPerAgent};
+use super::bounds::Bounds;
+use super::context::Ring;
+use super::jobs::{AllJobsComplete, JobWaitBound, NoLostJob};
+use super::pods::{NoOrphanPods, OnePodPerJob, PendingLimit};
+use super::reuse::{IdleTimeout, RestartRecovers, ReuseHappens};
+use super::{Monitor, Violation};
+use crate::trace::Record;
+use std::collections::BTreeSet;
+
+/// Every elastic-agent invariant id, in `INVARIANTS.md` order.
+const ELASTIC_AGENT_IDS: [&str; 13] = [
+    "job-wait-bound",
+    "no-cross-config-reuse",
+    "one-job-per-agent",
+    "no-work-to-disabled",
+    "pending-limit",
+    "one-pod-per-job",
+    "no-kill-while-building",
+    "idle-timeout",
+    "no-orphan-pods",
+    "all-jobs-complete",
+    "no-lost-job",
+    "reuse-happens",
+    "restart-recovers",
+];
+
+/// Runs the invariant monitors over one run's records.
+///
+/// Call [`Checker::observe`] for every record in order, then [`Checker::finish`] once at the
+/// end of the settle phase. Each (id, objects) pair is reported at most once.
+pub struct Checker {
+    monitors: Vec<Box<dyn Monitor>>,
+    ring: Ring,
+    violations: Vec<Violation>,
+    reported: BTreeSet<(&'static str, Vec<String>)>,
+    /// Scratch buffer the monitors push into, reused across records.
+    fresh: Vec<Violation>,
+    last_ms: u64,
+    finished: bool,
+}
+
+impl Checker {
+    /// The elastic-agent monitors that apply under `bounds` (reuse turns `idle-timeout` and
+    /// `reuse-happens` on and `one-pod-per-job` off), plus `extra` monitors (leader election),
+    /// minus every monitor whose id is in `disabled`.
+    pub fn new(bounds: &Bounds, disabled: &[String], extra: Vec<Box<dyn Monitor>>) -> Checker {
+        let mut monitors: Vec<Box<dyn Monitor>> = vec![
+            Box::new(JobWaitBound::new(bounds.max_job_wait_ms)),
+            Box::new(NoCrossConfigReuse::default()),
+            Box::new(OneJobPerAgent::default()),
+            Box::new(NoWorkToDisabled::default()),
+            Box::new(PendingLimit::new(bounds.pending_pods_count)),
+            Box::new(NoKillWhileBuilding::default()),
+            Box::new(NoOrphanPods::new(bounds.registration_deadline_ms())),
+            Box::new(AllJobsComplete::default()),
+            Box::new(NoLostJob::default()),
+            Box::new(RestartRecovers::default()),
+        ];
+        if bounds.reuse_enabled {
+            let idle = IdleTimeout::new(bounds.idle_timeout_ms, bounds.idle_deadline_ms());
+            monitors.push(Box::new(idle));
+            monitors.push(Box::new(ReuseHappens::default()));
+        } else {
+            monitors.push(Box::new(OnePodPerJob::default()));
+        }
+        monitors.extend(extra);
+        monitors.retain(|monitor| !disabled.iter().any(|id| id == monitor.id()));
+        Checker {
+            monitors,
+            ring: Ring::default(),
+            violations: Vec::new(),
+            reported: BTreeSet::new(),
+            fresh: Vec::new(),
+            last_ms: 0,
+            finished: false,
+        }
+    }
+
+    /// Every elastic-agent invariant id (leader-election ids live with their monitors).
+    pub fn ids() -> &'static [&'static str] {
+        &ELASTIC_AGENT_IDS
+    }
+
+    /// The ids of the monitors this checker runs, in the order they run.
+    pub fn active_ids(&self) -> Vec<&'static str> {
+        self.monitors.iter().map(|monitor| monitor.id()).collect()
+    }
+
+    /// Feed one record at `t_ms`. Times never decrease.
+    pub fn observe(&mut self, t_ms: u64, record: &Record) {
+        assert!(!self.finished, "observe after finish");
+        assert!(
+            t_ms >= self.last_ms,
+            "records arrive in time order: {t_ms} < {}",
+            self.last_ms
+        );
+        self.last_ms = t_ms;
+        self.ring.push(t_ms, record);
+        for monitor in &mut self.monitors {
+            monitor.observe(t_ms, record, &mut self.fresh);
+        }
+        if !self.fresh.is_empty() {
+            self.accept_fresh();
+        }
+    }
+
+    /// End of the settle phase at `t_ms`: judge the eventually and sometimes invariants and
+    /// return every violation, ordered by time then id. Calling it again returns the same.
+    pub fn finish(&mut self, t_ms: u64) -> Vec<Violation> {
+        if !self.finished {
+            self.finished = true;
+            for monitor in &mut self.monitors {
+                monitor.finish(t_ms, &mut self.fresh);
+            }
+            self.accept_fresh();
+            self.violations
+                .sort_by(|a, b| (a.at_ms, a.id).cmp(&(b.at_ms, b.id)));
+        }
+        self.violations.clone()
+    }
+
+    /// The violations so far, in the order they were found (sorted once finished).
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    fn accept_fresh(&mut self) {
+        for mut violation in std::mem::take(&mut self.fresh) {
+            let key = (violation.id, violation.objects.clone());
+            if !self.reported.insert(key) {
+                continue;
+            }
+            if violation.context.is_empty() {
+                violation.context = self.ring.context(&violation.objects, violation.at_ms);
+            }
+            self.violations.push(violation);
+        }
+    }
+}

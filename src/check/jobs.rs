@@ -1,0 +1,361 @@
+//! Job monitors: `job-wait-bound`, `all-jobs-complete`, `no-lost-job`.
+
+use super::deadlines::Deadlines;
+use super::{Kind, Monitor, Violation};
+use crate::trace::Record;
+use std::collections::{BTreeMap, VecDeque};
+
+/// How many distinct allocator answers a waiting job remembers.
+const DECISIONS_KEPT_MAX: usize = 3;
+
+/// Seconds with milliseconds, for messages.
+pub(crate) fn seconds(ms: u64) -> String {
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}
+
+/// One allocator answer about a job, with how many times in a row it was given.
+#[derive(Debug)]
+struct Answer {
+    code: String,
+    text: String,
+    pod: Option<String>,
+    repeats: u32,
+}
+
+/// A scheduled, not yet assigned job instance.
+#[derive(Debug)]
+struct Waiting {
+    scheduled_ms: u64,
+    answers: VecDeque<Answer>,
+}
+
+/// `job-wait-bound`: every job instance is assigned within `max_job_wait_ms` of being
+/// scheduled. Reported once per instance, at `scheduled + max_job_wait_ms`.
+#[derive(Debug)]
+pub struct JobWaitBound {
+    max_job_wait_ms: u64,
+    waiting: BTreeMap<u64, Waiting>,
+    deadlines: Deadlines<u64>,
+}
+
+impl JobWaitBound {
+    pub fn new(max_job_wait_ms: u64) -> Self {
+        JobWaitBound {
+            max_job_wait_ms,
+            waiting: BTreeMap::new(),
+            deadlines: Deadlines::default(),
+        }
+    }
+
+    fn report(&mut self, deadline_ms: u64, job: u64, out: &mut Vec<Violation>) {
+        let waiting = self
+            .waiting
+            .remove(&job)
+            .expect("a job with a deadline is waiting");
+        let mut objects = vec![format!("job:{job}")];
+        let mut answers = Vec::new();
+        for answer in &waiting.answers {
+            if let Some(pod) = &answer.pod {
+                let object = format!("pod:{pod}");
+                if !objects.contains(&object) {
+                    objects.push(object);
+                }
+            }
+            let repeats = if answer.repeats > 1 {
+                format!(" ×{}", answer.repeats)
+            } else {
+                String::new()
+            };
+            answers.push(format!("{} ({}){repeats}", answer.code, answer.text));
+        }
+        let said = if answers.is_empty() {
+            "the allocator recorded no decision about it".to_owned()
+        } else {
+            format!("the allocator answered: {}", answers.join("; "))
+        };
+        let message = format!(
+            "job {job} scheduled at t={} waited {} without being assigned (bound {}); {said}",
+            seconds(waiting.scheduled_ms),
+            seconds(deadline_ms - waiting.scheduled_ms),
+            seconds(self.max_job_wait_ms),
+        );
+        out.push(Violation::new(
+            self.id(),
+            Kind::Always,
+            deadline_ms,
+            objects,
+            message,
+        ));
+    }
+
+    fn remember(&mut self, job: u64, code: &str, text: &str, pod: Option<&String>) {
+        let Some(waiting) = self.waiting.get_mut(&job) else {
+            return;
+        };
+        if let Some(last) = waiting.answers.back_mut()
+            && last.code == code
+            && last.text == text
+        {
+            last.repeats += 1;
+            return;
+        }
+        if waiting.answers.len() == DECISIONS_KEPT_MAX {
+            waiting.answers.pop_front();
+        }
+        let answer = Answer {
+            code: code.to_owned(),
+            text: text.to_owned(),
+            pod: pod.cloned(),
+            repeats: 1,
+        };
+        waiting.answers.push_back(answer);
+    }
+
+    fn stop_waiting(&mut self, job: u64) {
+        self.waiting.remove(&job);
+        self.deadlines.remove(&job);
+    }
+}
+
+impl Monitor for JobWaitBound {
+    fn id(&self) -> &'static str {
+        "job-wait-bound"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        while let Some((deadline_ms, job)) = self.deadlines.pop_passed(t_ms) {
+            self.report(deadline_ms, job, out);
+        }
+        match record {
+            Record::JobScheduled { job, .. } => {
+                let waiting = Waiting {
+                    scheduled_ms: t_ms,
+                    answers: VecDeque::new(),
+                };
+                self.waiting.insert(*job, waiting);
+                self.deadlines
+                    .set(*job, t_ms.saturating_add(self.max_job_wait_ms));
+            }
+            Record::Decision {
+                job: Some(job),
+                pod,
+                code,
+                text,
+            } => {
+                self.remember(*job, code, text, pod.as_ref());
+            }
+            Record::JobAssigned { job, .. }
+            | Record::JobCompleted { job, .. }
+            | Record::JobRescheduled { job, .. }
+            | Record::JobCancelled { job } => self.stop_waiting(*job),
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        while let Some((deadline_ms, job)) = self.deadlines.pop_passed(t_ms) {
+            self.report(deadline_ms, job, out);
+        }
+    }
+}
+
+/// Where a job instance is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Scheduled,
+    Assigned,
+    Completed,
+    Rescheduled,
+    Cancelled,
+}
+
+impl Stage {
+    fn name(self) -> &'static str {
+        match self {
+            Stage::Scheduled => "still scheduled",
+            Stage::Assigned => "assigned but never completed",
+            Stage::Completed => "completed",
+            Stage::Rescheduled => "rescheduled",
+            Stage::Cancelled => "cancelled",
+        }
+    }
+
+    fn is_finished(self) -> bool {
+        matches!(
+            self,
+            Stage::Completed | Stage::Rescheduled | Stage::Cancelled
+        )
+    }
+}
+
+/// One logical job: a job and its reschedules.
+#[derive(Debug)]
+struct Logical {
+    last_instance: u64,
+    completions_ms: Vec<u64>,
+}
+
+/// `all-jobs-complete`: at the end of the settle phase every logical job has exactly one
+/// `JobCompleted` among its instances. A second completion is reported at its own time.
+#[derive(Debug, Default)]
+pub struct AllJobsComplete {
+    logical_of: BTreeMap<u64, u64>,
+    stage_of: BTreeMap<u64, Stage>,
+    logicals: BTreeMap<u64, Logical>,
+}
+
+impl Monitor for AllJobsComplete {
+    fn id(&self) -> &'static str {
+        "all-jobs-complete"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
+        let (job, stage) = match record {
+            Record::JobScheduled { job, logical, .. } => {
+                self.logical_of.insert(*job, *logical);
+                let entry = self.logicals.entry(*logical).or_insert(Logical {
+                    last_instance: *job,
+                    completions_ms: Vec::new(),
+                });
+                entry.last_instance = *job;
+                (*job, Stage::Scheduled)
+            }
+            Record::JobAssigned { job, .. } => (*job, Stage::Assigned),
+            Record::JobCompleted { job, .. } => {
+                if let Some(logical) = self.logical_of.get(job) {
+                    let entry = self
+                        .logicals
+                        .get_mut(logical)
+                        .expect("logical jobs are kept");
+                    entry.completions_ms.push(t_ms);
+                }
+                (*job, Stage::Completed)
+            }
+            Record::JobRescheduled { job, .. } => (*job, Stage::Rescheduled),
+            Record::JobCancelled { job } => (*job, Stage::Cancelled),
+            _ => return,
+        };
+        if self.logical_of.contains_key(&job) {
+            self.stage_of.insert(job, stage);
+        }
+    }
+
+    fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        for (logical, entry) in &self.logicals {
+            let instance = entry.last_instance;
+            let objects = vec![format!("logical:{logical}"), format!("job:{instance}")];
+            let message = match entry.completions_ms.as_slice() {
+                [] => {
+                    let stage = self
+                        .stage_of
+                        .get(&instance)
+                        .copied()
+                        .unwrap_or(Stage::Scheduled);
+                    format!(
+                        "logical job {logical} never completed: its last instance, job \
+                         {instance}, is {} at the end of the run",
+                        stage.name()
+                    )
+                }
+                [_] => continue,
+                [first_ms, second_ms, ..] => {
+                    let count = entry.completions_ms.len();
+                    let message = format!(
+                        "logical job {logical} completed {count} times (at t={} and t={})",
+                        seconds(*first_ms),
+                        seconds(*second_ms)
+                    );
+                    let kind = Kind::Eventually;
+                    out.push(Violation::new(
+                        self.id(),
+                        kind,
+                        *second_ms,
+                        objects,
+                        message,
+                    ));
+                    continue;
+                }
+            };
+            out.push(Violation::new(
+                self.id(),
+                Kind::Eventually,
+                t_ms,
+                objects,
+                message,
+            ));
+        }
+    }
+}
+
+/// `no-lost-job`: an instance leaves Scheduled only by being assigned, rescheduled or
+/// cancelled. Flags a completion of a never-assigned instance and an assignment of an unknown
+/// or finished instance, once per instance.
+#[derive(Debug, Default)]
+pub struct NoLostJob {
+    stage_of: BTreeMap<u64, Stage>,
+    reported: std::collections::BTreeSet<u64>,
+}
+
+impl NoLostJob {
+    fn report(&mut self, t_ms: u64, job: u64, agent: &str, message: String) -> Option<Violation> {
+        if !self.reported.insert(job) {
+            return None;
+        }
+        let objects = vec![format!("job:{job}"), format!("agent:{agent}")];
+        Some(Violation::new(
+            self.id(),
+            Kind::Always,
+            t_ms,
+            objects,
+            message,
+        ))
+    }
+}
+
+impl Monitor for NoLostJob {
+    fn id(&self) -> &'static str {
+        "no-lost-job"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        match record {
+            Record::JobScheduled { job, .. } => {
+                self.stage_of.insert(*job, Stage::Scheduled);
+            }
+            Record::JobAssigned { job, agent, .. } => {
+                let stage = self.stage_of.get(job).copied();
+                let problem = match stage {
+                    None => Some("was never scheduled".to_owned()),
+                    Some(stage) if stage.is_finished() => {
+                        Some(format!("was already {}", stage.name()))
+                    }
+                    Some(_) => None,
+                };
+                if let Some(problem) = problem {
+                    let message = format!("job {job} was assigned to agent {agent} but {problem}");
+                    out.extend(self.report(t_ms, *job, agent, message));
+                } else {
+                    self.stage_of.insert(*job, Stage::Assigned);
+                }
+            }
+            Record::JobCompleted { job, agent } => {
+                let stage = self.stage_of.get(job).copied();
+                if matches!(stage, None | Some(Stage::Scheduled)) {
+                    let message =
+                        format!("job {job} completed on agent {agent} without being assigned");
+                    out.extend(self.report(t_ms, *job, agent, message));
+                }
+                self.stage_of.insert(*job, Stage::Completed);
+            }
+            Record::JobRescheduled { job, .. } => {
+                self.stage_of.insert(*job, Stage::Rescheduled);
+            }
+            Record::JobCancelled { job } => {
+                self.stage_of.insert(*job, Stage::Cancelled);
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}

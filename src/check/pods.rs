@@ -1,0 +1,240 @@
+//! Pod monitors: `pending-limit`, `one-pod-per-job`, `no-orphan-pods`.
+
+use super::deadlines::{Deadlines, ServerOutage};
+use super::jobs::seconds;
+use super::{Kind, Monitor, Violation};
+use crate::trace::{Actor, Record};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// `pending-limit`: when the allocator creates a pod, the pods not Running before it number
+/// fewer than `pending_pods_count`. "Not Running" is created and not yet `PodRunning`, or in
+/// phase Failed/Succeeded.
+#[derive(Debug)]
+pub struct PendingLimit {
+    pending_pods_count: u32,
+    not_running: BTreeSet<String>,
+}
+
+impl PendingLimit {
+    pub fn new(pending_pods_count: u32) -> Self {
+        PendingLimit {
+            pending_pods_count,
+            not_running: BTreeSet::new(),
+        }
+    }
+}
+
+impl Monitor for PendingLimit {
+    fn id(&self) -> &'static str {
+        "pending-limit"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        match record {
+            Record::PodCreated { pod, by, .. } => {
+                let count = self.not_running.len();
+                let limit = usize::try_from(self.pending_pods_count).unwrap_or(usize::MAX);
+                if *by == Actor::Allocator && count >= limit {
+                    let message = format!(
+                        "the allocator created pod {pod} while {count} pods were not Running \
+                         (pending_pods_count {limit})"
+                    );
+                    let objects = vec![format!("pod:{pod}")];
+                    out.push(Violation::new(
+                        self.id(),
+                        Kind::Always,
+                        t_ms,
+                        objects,
+                        message,
+                    ));
+                }
+                self.not_running.insert(pod.clone());
+            }
+            Record::PodRunning { pod } | Record::PodDeleted { pod, .. } => {
+                self.not_running.remove(pod);
+            }
+            Record::PodPhase { pod, phase } if phase == "Failed" || phase == "Succeeded" => {
+                self.not_running.insert(pod.clone());
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
+
+/// `one-pod-per-job` (only without reuse): never two live (created, not deleted) pods with
+/// the same `job_label`. Reported once per job.
+#[derive(Debug, Default)]
+pub struct OnePodPerJob {
+    live_by_job: BTreeMap<u64, BTreeSet<String>>,
+    job_of_pod: BTreeMap<String, u64>,
+    reported: BTreeSet<u64>,
+}
+
+impl Monitor for OnePodPerJob {
+    fn id(&self) -> &'static str {
+        "one-pod-per-job"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        match record {
+            Record::PodCreated {
+                pod,
+                job_label: Some(job),
+                ..
+            } => {
+                let live = self.live_by_job.entry(*job).or_default();
+                if let Some(other) = live.first()
+                    && self.reported.insert(*job)
+                {
+                    let message = format!(
+                        "pod {pod} was created for job {job} while pod {other} for the same job \
+                         still exists"
+                    );
+                    let objects = vec![
+                        format!("job:{job}"),
+                        format!("pod:{other}"),
+                        format!("pod:{pod}"),
+                    ];
+                    out.push(Violation::new(
+                        "one-pod-per-job",
+                        Kind::Always,
+                        t_ms,
+                        objects,
+                        message,
+                    ));
+                }
+                live.insert(pod.clone());
+                self.job_of_pod.insert(pod.clone(), *job);
+            }
+            Record::PodDeleted { pod, .. } => {
+                let Some(job) = self.job_of_pod.remove(pod) else {
+                    return;
+                };
+                let live = self
+                    .live_by_job
+                    .get_mut(&job)
+                    .expect("a labelled pod is indexed");
+                live.remove(pod);
+                if live.is_empty() {
+                    self.live_by_job.remove(&job);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
+
+/// `no-orphan-pods`: every pod registers or is deleted within ART + PING of its creation
+/// (reported at that deadline; a server outage delays the deadline by its length), and at the
+/// end no pod exists whose agent is not registered. Reported once per pod.
+#[derive(Debug)]
+pub struct NoOrphanPods {
+    registration_deadline_ms: u64,
+    /// Live pods, with whether their agent is currently registered.
+    registered: BTreeMap<String, bool>,
+    created_ms: BTreeMap<String, u64>,
+    deadlines: Deadlines<String>,
+    outage: ServerOutage,
+    reported: BTreeSet<String>,
+}
+
+impl NoOrphanPods {
+    pub fn new(registration_deadline_ms: u64) -> Self {
+        NoOrphanPods {
+            registration_deadline_ms,
+            registered: BTreeMap::new(),
+            created_ms: BTreeMap::new(),
+            deadlines: Deadlines::default(),
+            outage: ServerOutage::default(),
+            reported: BTreeSet::new(),
+        }
+    }
+
+    fn report(&mut self, at_ms: u64, pod: &str, message: String, out: &mut Vec<Violation>) {
+        if self.reported.insert(pod.to_owned()) {
+            let objects = vec![format!("pod:{pod}")];
+            out.push(Violation::new(
+                self.id(),
+                Kind::Eventually,
+                at_ms,
+                objects,
+                message,
+            ));
+        }
+    }
+
+    fn report_passed(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        while let Some((deadline_ms, pod)) = self.deadlines.pop_passed(t_ms) {
+            let created_ms = self.created_ms.get(&pod).copied().unwrap_or(0);
+            let message = format!(
+                "pod {pod} created at t={} was neither registered nor deleted by t={} \
+                 (ART + PING = {})",
+                seconds(created_ms),
+                seconds(deadline_ms),
+                seconds(self.registration_deadline_ms)
+            );
+            self.report(deadline_ms, &pod, message, out);
+        }
+    }
+}
+
+impl Monitor for NoOrphanPods {
+    fn id(&self) -> &'static str {
+        "no-orphan-pods"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        if !self.outage.is_down() {
+            self.report_passed(t_ms, out);
+        }
+        if let Some(down_ms) = self.outage.observe(t_ms, record) {
+            self.deadlines.delay_all(down_ms, 0);
+        }
+        match record {
+            Record::PodCreated { pod, .. } => {
+                self.registered.insert(pod.clone(), false);
+                self.created_ms.insert(pod.clone(), t_ms);
+                let deadline_ms = t_ms.saturating_add(self.registration_deadline_ms);
+                self.deadlines.set(pod.clone(), deadline_ms);
+            }
+            Record::AgentRegistered { agent, .. } => {
+                if let Some(registered) = self.registered.get_mut(agent) {
+                    *registered = true;
+                    self.deadlines.remove(agent);
+                }
+            }
+            Record::AgentDeleted { agent } => {
+                if let Some(registered) = self.registered.get_mut(agent) {
+                    *registered = false;
+                }
+            }
+            Record::PodDeleted { pod, .. } => {
+                self.registered.remove(pod);
+                self.created_ms.remove(pod);
+                self.deadlines.remove(pod);
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        if !self.outage.is_down() {
+            self.report_passed(t_ms, out);
+        }
+        let orphans: Vec<String> = self
+            .registered
+            .iter()
+            .filter(|(_, registered)| !**registered)
+            .map(|(pod, _)| pod.clone())
+            .collect();
+        for pod in orphans {
+            let message =
+                format!("pod {pod} still exists at the end of the run with no registered agent");
+            self.report(t_ms, &pod, message, out);
+        }
+    }
+}

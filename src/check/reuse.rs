@@ -1,0 +1,310 @@
+//! Reuse monitors: `idle-timeout` (always), `reuse-happens` and `restart-recovers`
+//! (sometimes).
+
+use super::deadlines::{Deadlines, ServerOutage};
+use super::jobs::seconds;
+use super::{Kind, Monitor, Violation};
+use crate::trace::{Actor, Record};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What `idle-timeout` knows of one live pod.
+#[derive(Debug)]
+struct IdlePod {
+    config: String,
+    profile: Option<String>,
+    /// False once the pod can never take a job again: its container died or restarted, or its
+    /// profile now has another config.
+    reusable: bool,
+    building: bool,
+    idle_since_ms: Option<u64>,
+}
+
+/// `idle-timeout` (only with reuse): a reusable pod that became idle (at `AgentRegistered` or
+/// `JobCompleted`) is not deleted by the allocator before IDLE, and is deleted within
+/// IDLE + PING unless a job claims it. A server outage delays the second deadline by its
+/// length, and to at least restart + IDLE + PING, because the restarted plugin has forgotten
+/// every idle time. Reported once per pod.
+#[derive(Debug)]
+pub struct IdleTimeout {
+    idle_timeout_ms: u64,
+    idle_deadline_ms: u64,
+    profile_of_job: BTreeMap<u64, String>,
+    config_of_profile: BTreeMap<String, String>,
+    pods: BTreeMap<String, IdlePod>,
+    deadlines: Deadlines<String>,
+    outage: ServerOutage,
+    reported: BTreeSet<String>,
+}
+
+impl IdleTimeout {
+    /// `idle_deadline_ms` is IDLE + PING.
+    pub fn new(idle_timeout_ms: u64, idle_deadline_ms: u64) -> Self {
+        IdleTimeout {
+            idle_timeout_ms,
+            idle_deadline_ms,
+            profile_of_job: BTreeMap::new(),
+            config_of_profile: BTreeMap::new(),
+            pods: BTreeMap::new(),
+            deadlines: Deadlines::default(),
+            outage: ServerOutage::default(),
+            reported: BTreeSet::new(),
+        }
+    }
+
+    fn report(&mut self, at_ms: u64, pod: &str, message: String, out: &mut Vec<Violation>) {
+        if self.reported.insert(pod.to_owned()) {
+            let objects = vec![format!("pod:{pod}")];
+            out.push(Violation::new(
+                "idle-timeout",
+                Kind::Always,
+                at_ms,
+                objects,
+                message,
+            ));
+        }
+    }
+
+    fn report_passed(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        while let Some((deadline_ms, pod)) = self.deadlines.pop_passed(t_ms) {
+            let since_ms = self
+                .pods
+                .get(&pod)
+                .and_then(|p| p.idle_since_ms)
+                .unwrap_or(0);
+            let message = format!(
+                "idle pod {pod} (idle since t={}) still existed at t={}, past IDLE + PING = {}",
+                seconds(since_ms),
+                seconds(deadline_ms),
+                seconds(self.idle_deadline_ms)
+            );
+            self.report(deadline_ms, &pod, message, out);
+        }
+    }
+
+    fn become_idle(&mut self, t_ms: u64, pod: &str) {
+        let Some(state) = self.pods.get_mut(pod) else {
+            return;
+        };
+        state.building = false;
+        state.idle_since_ms = Some(t_ms);
+        if state.reusable {
+            self.deadlines
+                .set(pod.to_owned(), t_ms.saturating_add(self.idle_deadline_ms));
+        }
+    }
+
+    fn never_reusable(&mut self, pod: &str) {
+        if let Some(state) = self.pods.get_mut(pod) {
+            state.reusable = false;
+            self.deadlines.remove(&pod.to_owned());
+        }
+    }
+
+    fn pod_deleted(&mut self, t_ms: u64, pod: &str, by: Actor, out: &mut Vec<Violation>) {
+        self.deadlines.remove(&pod.to_owned());
+        let Some(state) = self.pods.remove(pod) else {
+            return;
+        };
+        let Some(since_ms) = state.idle_since_ms else {
+            return;
+        };
+        let idle_ms = t_ms.saturating_sub(since_ms);
+        if by == Actor::Allocator && state.reusable && idle_ms < self.idle_timeout_ms {
+            let message = format!(
+                "the allocator deleted reusable pod {pod} after it had been idle for {} \
+                 (since t={}), before IDLE = {}",
+                seconds(idle_ms),
+                seconds(since_ms),
+                seconds(self.idle_timeout_ms)
+            );
+            self.report(t_ms, pod, message, out);
+        }
+    }
+
+    fn pod_created(&mut self, pod: &str, job_label: Option<u64>, config: &str) {
+        let profile = job_label
+            .and_then(|job| self.profile_of_job.get(&job))
+            .cloned();
+        let current = profile.as_ref().and_then(|p| self.config_of_profile.get(p));
+        let reusable = current.is_none_or(|current| current == config);
+        let state = IdlePod {
+            config: config.to_owned(),
+            profile,
+            reusable,
+            building: false,
+            idle_since_ms: None,
+        };
+        self.pods.insert(pod.to_owned(), state);
+    }
+
+    fn profile_edited(&mut self, profile: &str, config: &str) {
+        self.config_of_profile
+            .insert(profile.to_owned(), config.to_owned());
+        let stale: Vec<String> = self
+            .pods
+            .iter()
+            .filter(|(_, p)| p.profile.as_deref() == Some(profile) && p.config != config)
+            .map(|(pod, _)| pod.clone())
+            .collect();
+        for pod in stale {
+            self.never_reusable(&pod);
+        }
+    }
+}
+
+impl Monitor for IdleTimeout {
+    fn id(&self) -> &'static str {
+        "idle-timeout"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        if !self.outage.is_down() {
+            self.report_passed(t_ms, out);
+        }
+        if let Some(down_ms) = self.outage.observe(t_ms, record) {
+            let floor_ms = t_ms.saturating_add(self.idle_deadline_ms);
+            self.deadlines.delay_all(down_ms, floor_ms);
+        }
+        match record {
+            Record::JobScheduled { job, profile, .. } => {
+                self.profile_of_job.insert(*job, profile.clone());
+            }
+            Record::ProfileEdited { profile, config } => self.profile_edited(profile, config),
+            Record::PodCreated {
+                pod,
+                job_label,
+                config,
+                ..
+            } => {
+                self.pod_created(pod, *job_label, config);
+            }
+            Record::ContainerDied { pod } | Record::ContainerRestarted { pod, .. } => {
+                self.never_reusable(pod);
+            }
+            Record::AgentRegistered { agent, .. } => {
+                // A re-registration keeps the earliest idle start: the plugin may remember it.
+                let starts_idle = self
+                    .pods
+                    .get(agent)
+                    .is_some_and(|p| !p.building && p.idle_since_ms.is_none());
+                if starts_idle {
+                    self.become_idle(t_ms, agent);
+                }
+            }
+            Record::JobCompleted { agent, .. } => self.become_idle(t_ms, agent),
+            Record::JobAssigned { agent, .. } => {
+                if let Some(state) = self.pods.get_mut(agent) {
+                    state.building = true;
+                    state.idle_since_ms = None;
+                    self.deadlines.remove(agent);
+                }
+            }
+            Record::PodDeleted { pod, by } => self.pod_deleted(t_ms, pod, *by, out),
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        if !self.outage.is_down() {
+            self.report_passed(t_ms, out);
+        }
+    }
+}
+
+/// `reuse-happens` (sometimes, only with reuse): some job is assigned to an agent that had
+/// completed an earlier job.
+#[derive(Debug, Default)]
+pub struct ReuseHappens {
+    completed_agents: BTreeSet<String>,
+    happened: bool,
+}
+
+impl Monitor for ReuseHappens {
+    fn id(&self) -> &'static str {
+        "reuse-happens"
+    }
+
+    fn observe(&mut self, _t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
+        match record {
+            Record::JobCompleted { agent, .. } if !self.happened => {
+                self.completed_agents.insert(agent.clone());
+            }
+            Record::JobAssigned { agent, .. } if self.completed_agents.contains(agent) => {
+                self.happened = true;
+                // Nothing more to learn: free the memory.
+                self.completed_agents.clear();
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        if !self.happened {
+            let message = "reuse is enabled but no job ran on an agent that had run an earlier job";
+            out.push(Violation::new(
+                self.id(),
+                Kind::Sometimes,
+                t_ms,
+                Vec::new(),
+                message.into(),
+            ));
+        }
+    }
+}
+
+/// `restart-recovers` (sometimes, only if the server stopped): some pod created before a
+/// `ServerStopped` is assigned a job after the following `ServerStarted`.
+#[derive(Debug, Default)]
+pub struct RestartRecovers {
+    /// How many `ServerStopped` records came before each live pod's creation.
+    stops_before_pod: BTreeMap<String, u32>,
+    stops_count: u32,
+    server_down: bool,
+    happened: bool,
+}
+
+impl Monitor for RestartRecovers {
+    fn id(&self) -> &'static str {
+        "restart-recovers"
+    }
+
+    fn observe(&mut self, _t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
+        match record {
+            Record::ServerStopped => {
+                self.stops_count += 1;
+                self.server_down = true;
+            }
+            Record::ServerStarted => self.server_down = false,
+            Record::PodCreated { pod, .. } => {
+                self.stops_before_pod.insert(pod.clone(), self.stops_count);
+            }
+            Record::PodDeleted { pod, .. } => {
+                self.stops_before_pod.remove(pod);
+            }
+            Record::JobAssigned { agent, .. } if !self.server_down => {
+                let stops = self.stops_before_pod.get(agent).copied();
+                if stops.is_some_and(|stops| stops < self.stops_count) {
+                    self.happened = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        if self.stops_count > 0 && !self.happened {
+            let message = format!(
+                "the server stopped {} time(s) but no pod created before a stop ran a job after \
+                 the restart",
+                self.stops_count
+            );
+            out.push(Violation::new(
+                self.id(),
+                Kind::Sometimes,
+                t_ms,
+                Vec::new(),
+                message,
+            ));
+        }
+    }
+}

@@ -1,0 +1,207 @@
+use super::*;
+use crate::check::Kind;
+
+#[test]
+fn a_job_unassigned_past_max_wait_violates_at_its_deadline_naming_the_allocators_answers() {
+    let mut records = vec![(1_000, scheduled(7, 7, "H"))];
+    for t_ms in [2_000, 3_000, 4_000] {
+        let text = "found 1 eligible idle pod pod-a";
+        records.push((t_ms, decision(7, "skip-reuse", text)));
+    }
+    records.push((70_000, Record::Sample));
+    let violations = run(&bounds(), &records, 70_000);
+    let waits = of(&violations, "job-wait-bound");
+    assert_eq!(waits.len(), 1);
+    assert_eq!(waits[0].at_ms, 61_000);
+    assert_eq!(waits[0].kind, Kind::Always);
+    assert_eq!(
+        waits[0].objects,
+        vec!["job:7".to_owned(), "pod:pod-a".to_owned()]
+    );
+    let message = &waits[0].message;
+    assert!(message.contains("job 7"), "{message}");
+    assert!(message.contains("60.000s"), "{message}");
+    assert!(
+        message.contains("skip-reuse (found 1 eligible idle pod pod-a) ×3"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_job_assigned_exactly_at_its_deadline_does_not_violate() {
+    let records = vec![
+        (1_000, scheduled(7, 7, "H")),
+        (61_000, assigned(7, "pod-a", "H")),
+        (90_000, completed(7, "pod-a")),
+    ];
+    let violations = run(&bounds(), &records, 100_000);
+    assert!(of(&violations, "job-wait-bound").is_empty());
+}
+
+#[test]
+fn a_job_still_waiting_at_the_end_is_reported_once_at_its_deadline() {
+    let records = vec![(0, scheduled(7, 7, "H")), (50_000, Record::Sample)];
+    let violations = run(&bounds(), &records, 200_000);
+    let waits = of(&violations, "job-wait-bound");
+    assert_eq!(waits.len(), 1);
+    assert_eq!(waits[0].at_ms, 60_000);
+    assert!(
+        waits[0].message.contains("no decision"),
+        "{}",
+        waits[0].message
+    );
+}
+
+#[test]
+fn a_rescheduled_job_whose_new_instance_is_assigned_in_time_does_not_violate_the_wait_bound() {
+    let records = vec![
+        (0, scheduled(1, 1, "H")),
+        (
+            30_000,
+            Record::JobRescheduled {
+                job: 1,
+                new_job: 2,
+                reason: "hung".to_owned(),
+            },
+        ),
+        (30_000, scheduled(2, 1, "H")),
+        (80_000, assigned(2, "pod-a", "H")),
+    ];
+    let violations = run(&bounds(), &records, 85_000);
+    assert!(of(&violations, "job-wait-bound").is_empty());
+}
+
+#[test]
+fn a_logical_job_that_never_completes_names_its_last_instance_and_state() {
+    let records = vec![
+        (0, scheduled(1, 1, "H")),
+        (5_000, assigned(1, "pod-a", "H")),
+        (
+            9_000,
+            Record::JobRescheduled {
+                job: 1,
+                new_job: 2,
+                reason: "hung".to_owned(),
+            },
+        ),
+        (9_000, scheduled(2, 1, "H")),
+        (10_000, assigned(2, "pod-b", "H")),
+    ];
+    let violations = run(&bounds(), &records, 50_000);
+    let incomplete = of(&violations, "all-jobs-complete");
+    assert_eq!(incomplete.len(), 1);
+    assert_eq!(incomplete[0].at_ms, 50_000);
+    assert_eq!(incomplete[0].kind, Kind::Eventually);
+    assert_eq!(
+        incomplete[0].objects,
+        vec!["logical:1".to_owned(), "job:2".to_owned()]
+    );
+    assert!(
+        incomplete[0]
+            .message
+            .contains("assigned but never completed")
+    );
+}
+
+#[test]
+fn a_logical_job_completed_by_its_reschedule_is_complete() {
+    let records = vec![
+        (0, scheduled(1, 1, "H")),
+        (5_000, assigned(1, "pod-a", "H")),
+        (
+            9_000,
+            Record::JobRescheduled {
+                job: 1,
+                new_job: 2,
+                reason: "hung".to_owned(),
+            },
+        ),
+        (9_000, scheduled(2, 1, "H")),
+        (10_000, assigned(2, "pod-b", "H")),
+        (20_000, completed(2, "pod-b")),
+    ];
+    let violations = run(&bounds(), &records, 50_000);
+    assert!(of(&violations, "all-jobs-complete").is_empty());
+}
+
+#[test]
+fn a_logical_job_completed_twice_is_reported_at_the_second_completion() {
+    let records = vec![
+        (0, scheduled(1, 1, "H")),
+        (5_000, assigned(1, "pod-a", "H")),
+        (
+            9_000,
+            Record::JobRescheduled {
+                job: 1,
+                new_job: 2,
+                reason: "hung".to_owned(),
+            },
+        ),
+        (9_000, scheduled(2, 1, "H")),
+        (10_000, assigned(2, "pod-b", "H")),
+        (20_000, completed(2, "pod-b")),
+        (25_000, completed(1, "pod-a")),
+    ];
+    let violations = run(&bounds(), &records, 50_000);
+    let doubles = of(&violations, "all-jobs-complete");
+    assert_eq!(doubles.len(), 1);
+    assert_eq!(doubles[0].at_ms, 25_000);
+    assert!(
+        doubles[0].message.contains("completed 2 times"),
+        "{}",
+        doubles[0].message
+    );
+}
+
+#[test]
+fn a_job_completed_without_being_assigned_is_lost() {
+    let records = vec![(0, scheduled(1, 1, "H")), (5_000, completed(1, "pod-a"))];
+    let violations = run(&bounds(), &records, 50_000);
+    let lost = of(&violations, "no-lost-job");
+    assert_eq!(lost.len(), 1);
+    assert_eq!(lost[0].at_ms, 5_000);
+    assert_eq!(
+        lost[0].objects,
+        vec!["job:1".to_owned(), "agent:pod-a".to_owned()]
+    );
+}
+
+#[test]
+fn a_cancelled_job_assigned_afterwards_is_lost() {
+    let records = vec![
+        (0, scheduled(1, 1, "H")),
+        (1_000, Record::JobCancelled { job: 1 }),
+        (2_000, assigned(1, "pod-a", "H")),
+        (3_000, assigned(9, "pod-b", "H")),
+    ];
+    let violations = run(&bounds(), &records, 50_000);
+    let lost = of(&violations, "no-lost-job");
+    assert_eq!(lost.len(), 2);
+    assert!(
+        lost[0].message.contains("already cancelled"),
+        "{}",
+        lost[0].message
+    );
+    assert!(
+        lost[1].message.contains("never scheduled"),
+        "{}",
+        lost[1].message
+    );
+    assert_eq!(lost[1].objects[0], "job:9");
+}
+
+#[test]
+fn jobs_assigned_then_completed_or_rescheduled_are_not_lost() {
+    let mut records = clean_life(0, 1, "pod-a");
+    records.push((20_000, scheduled(2, 2, "H")));
+    records.push((
+        21_000,
+        Record::JobRescheduled {
+            job: 2,
+            new_job: 3,
+            reason: "x".to_owned(),
+        },
+    ));
+    let violations = run(&bounds(), &records, 50_000);
+    assert!(of(&violations, "no-lost-job").is_empty());
+}

@@ -1,0 +1,156 @@
+use super::*;
+
+#[test]
+fn the_allocator_creating_a_pod_with_two_not_running_violates_a_limit_of_two() {
+    let records = vec![
+        (0, created("pod-a", 1, "H")),
+        (1_000, created("pod-b", 2, "H")),
+        (2_000, created("pod-c", 3, "H")),
+    ];
+    let violations = run(&bounds(), &records, 3_000);
+    let over = of(&violations, "pending-limit");
+    assert_eq!(over.len(), 1);
+    assert_eq!(over[0].at_ms, 2_000);
+    assert_eq!(over[0].objects, vec!["pod:pod-c".to_owned()]);
+    assert!(
+        over[0].message.contains("2 pods were not Running"),
+        "{}",
+        over[0].message
+    );
+}
+
+#[test]
+fn a_failed_pod_counts_as_not_running() {
+    let records = vec![
+        (0, created("pod-a", 1, "H")),
+        (500, running("pod-a")),
+        (
+            600,
+            Record::PodPhase {
+                pod: "pod-a".to_owned(),
+                phase: "Failed".to_owned(),
+            },
+        ),
+        (1_000, created("pod-b", 2, "H")),
+        (2_000, created("pod-c", 3, "H")),
+    ];
+    let violations = run(&bounds(), &records, 3_000);
+    assert_eq!(of(&violations, "pending-limit").len(), 1);
+}
+
+#[test]
+fn a_pod_that_reached_running_frees_a_pending_slot() {
+    let records = vec![
+        (0, created("pod-a", 1, "H")),
+        (1_000, created("pod-b", 2, "H")),
+        (1_500, running("pod-a")),
+        (2_000, created("pod-c", 3, "H")),
+        (2_500, deleted("pod-b", Actor::External)),
+        (3_000, created("pod-d", 4, "H")),
+    ];
+    let violations = run(&bounds(), &records, 4_000);
+    assert!(of(&violations, "pending-limit").is_empty());
+}
+
+#[test]
+fn two_live_pods_for_one_job_violate_without_reuse() {
+    let records = vec![
+        (0, created("pod-a", 1, "H")),
+        (1_000, created("pod-b", 1, "H")),
+        (2_000, created("pod-c", 1, "H")),
+    ];
+    let violations = run(&bounds(), &records, 3_000);
+    let doubles = of(&violations, "one-pod-per-job");
+    assert_eq!(doubles.len(), 1, "reported once per job");
+    assert_eq!(doubles[0].at_ms, 1_000);
+    let expected = ["job:1", "pod:pod-a", "pod:pod-b"]
+        .map(str::to_owned)
+        .to_vec();
+    assert_eq!(doubles[0].objects, expected);
+}
+
+#[test]
+fn a_replacement_pod_after_the_first_is_deleted_is_not_a_second_pod() {
+    let records = vec![
+        (0, created("pod-a", 1, "H")),
+        (500, deleted("pod-a", Actor::External)),
+        (1_000, created("pod-b", 1, "H")),
+    ];
+    let violations = run(&bounds(), &records, 3_000);
+    assert!(of(&violations, "one-pod-per-job").is_empty());
+}
+
+#[test]
+fn two_pods_for_one_job_are_allowed_with_reuse() {
+    let records = vec![
+        (0, created("pod-a", 1, "H")),
+        (1_000, created("pod-b", 1, "H")),
+    ];
+    let violations = run(&reuse_bounds(), &records, 3_000);
+    assert!(of(&violations, "one-pod-per-job").is_empty());
+}
+
+#[test]
+fn a_pod_never_registered_violates_at_art_plus_ping_after_creation() {
+    let records = vec![(5_000, created("pod-a", 1, "H")), (60_000, Record::Sample)];
+    let violations = run(&bounds(), &records, 100_000);
+    let orphans = of(&violations, "no-orphan-pods");
+    assert_eq!(
+        orphans.len(),
+        1,
+        "the deadline and the end of run report the pod once"
+    );
+    assert_eq!(orphans[0].at_ms, 45_000);
+    assert_eq!(orphans[0].objects, vec!["pod:pod-a".to_owned()]);
+}
+
+#[test]
+fn a_pod_registered_just_in_time_and_deleted_is_no_orphan() {
+    let records = vec![
+        (5_000, created("pod-a", 1, "H")),
+        (45_000, registered("pod-a")),
+        (90_000, agent_deleted("pod-a")),
+        (90_000, deleted("pod-a", Actor::Allocator)),
+    ];
+    let violations = run(&bounds(), &records, 100_000);
+    assert!(of(&violations, "no-orphan-pods").is_empty());
+}
+
+#[test]
+fn a_pod_whose_agent_was_deleted_is_an_orphan_at_the_end() {
+    let records = vec![
+        (0, created("pod-a", 1, "H")),
+        (3_000, registered("pod-a")),
+        (9_000, agent_deleted("pod-a")),
+    ];
+    let violations = run(&bounds(), &records, 100_000);
+    let orphans = of(&violations, "no-orphan-pods");
+    assert_eq!(orphans.len(), 1);
+    assert_eq!(orphans[0].at_ms, 100_000);
+    assert!(orphans[0].message.contains("no registered agent"));
+}
+
+#[test]
+fn a_server_outage_delays_the_registration_deadline_by_its_length() {
+    let records = vec![
+        (0, created("pod-a", 1, "H")),
+        (10_000, Record::ServerStopped),
+        (100_000, Record::ServerStarted),
+        (120_000, registered("pod-a")),
+        (130_000, agent_deleted("pod-a")),
+        (130_000, deleted("pod-a", Actor::Allocator)),
+    ];
+    let violations = run(&bounds(), &records, 200_000);
+    assert!(of(&violations, "no-orphan-pods").is_empty());
+    let late = [
+        (0, created("pod-b", 1, "H")),
+        (10_000, Record::ServerStopped),
+    ];
+    let mut records = late.to_vec();
+    records.push((100_000, Record::ServerStarted));
+    records.push((140_000, Record::Sample));
+    let violations = run(&bounds(), &records, 200_000);
+    let orphans = of(&violations, "no-orphan-pods");
+    assert_eq!(orphans.len(), 1);
+    assert_eq!(orphans[0].at_ms, 130_000);
+}

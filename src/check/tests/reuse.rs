@@ -1,0 +1,151 @@
+use super::*;
+use crate::check::Kind;
+
+/// A pod that registers at 3 s and runs job 1 from 4 s to 8 s: idle from 8 s.
+fn idle_from_eight_seconds(pod: &str) -> Vec<(u64, Record)> {
+    let mut records = clean_life(0, 1, pod);
+    records.truncate(6);
+    records
+}
+
+#[test]
+fn the_allocator_deleting_a_reusable_pod_idle_less_than_idle_timeout_violates() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((20_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    let early = of(&violations, "idle-timeout");
+    assert_eq!(early.len(), 1);
+    assert_eq!(early[0].at_ms, 20_000);
+    assert_eq!(early[0].objects, vec!["pod:pod-a".to_owned()]);
+    assert!(
+        early[0].message.contains("idle for 12.000s"),
+        "{}",
+        early[0].message
+    );
+}
+
+#[test]
+fn deleting_a_pod_idle_between_idle_and_idle_plus_ping_is_fine() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((58_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    assert!(of(&violations, "idle-timeout").is_empty());
+}
+
+#[test]
+fn idle_is_measured_from_the_last_completion_not_from_creation() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((9_000, scheduled(2, 2, "H")));
+    records.push((10_000, assigned(2, "pod-a", "H")));
+    records.push((55_000, completed(2, "pod-a")));
+    records.push((70_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    let early = of(&violations, "idle-timeout");
+    assert_eq!(early.len(), 1);
+    assert_eq!(early[0].at_ms, 70_000);
+}
+
+#[test]
+fn a_pod_never_reusable_may_be_deleted_early() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((
+        9_000,
+        Record::ContainerRestarted {
+            pod: "pod-a".to_owned(),
+            restart_count: 1,
+        },
+    ));
+    records.push((10_000, deleted("pod-a", Actor::Allocator)));
+    let mut edited = idle_from_eight_seconds("pod-b");
+    let edit = Record::ProfileEdited {
+        profile: "small".to_owned(),
+        config: "H2".to_owned(),
+    };
+    edited.push((9_000, edit));
+    edited.push((10_000, deleted("pod-b", Actor::Allocator)));
+    for records in [records, edited] {
+        let violations = run(&reuse_bounds(), &records, 100_000);
+        assert!(of(&violations, "idle-timeout").is_empty());
+    }
+}
+
+#[test]
+fn an_idle_reusable_pod_still_alive_past_idle_plus_ping_violates_at_that_deadline() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((90_000, Record::Sample));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    let late = of(&violations, "idle-timeout");
+    assert_eq!(late.len(), 1);
+    assert_eq!(late[0].at_ms, 68_000);
+    assert!(
+        late[0].message.contains("still existed"),
+        "{}",
+        late[0].message
+    );
+}
+
+#[test]
+fn a_server_outage_gives_the_restarted_plugin_a_fresh_idle_window() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((20_000, Record::ServerStopped));
+    records.push((30_000, Record::ServerStarted));
+    records.push((85_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    assert!(of(&violations, "idle-timeout").is_empty());
+}
+
+#[test]
+fn idle_timeout_is_not_judged_without_reuse() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((20_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&bounds(), &records, 100_000);
+    assert!(of(&violations, "idle-timeout").is_empty());
+}
+
+#[test]
+fn reuse_enabled_without_any_reuse_is_a_sometimes_violation() {
+    let violations = run(&reuse_bounds(), &clean_life(0, 1, "pod-a"), 100_000);
+    let reuse = of(&violations, "reuse-happens");
+    assert_eq!(reuse.len(), 1);
+    assert_eq!(reuse[0].kind, Kind::Sometimes);
+    assert_eq!(reuse[0].at_ms, 100_000);
+}
+
+#[test]
+fn a_second_job_on_an_agent_that_completed_one_is_reuse() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((9_000, scheduled(2, 2, "H")));
+    records.push((10_000, assigned(2, "pod-a", "H")));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    assert!(of(&violations, "reuse-happens").is_empty());
+}
+
+#[test]
+fn a_crash_after_which_no_old_pod_runs_a_job_is_a_sometimes_violation() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((10_000, Record::ServerStopped));
+    records.push((20_000, Record::ServerStarted));
+    records.extend(clean_life(30_000, 2, "pod-b"));
+    let violations = run(&bounds(), &records, 100_000);
+    let recovers = of(&violations, "restart-recovers");
+    assert_eq!(recovers.len(), 1);
+    assert_eq!(recovers[0].kind, Kind::Sometimes);
+    assert!(
+        recovers[0].message.contains("stopped 1 time"),
+        "{}",
+        recovers[0].message
+    );
+}
+
+#[test]
+fn an_old_pod_running_a_job_after_the_restart_is_recovery_and_no_crash_needs_none() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((10_000, Record::ServerStopped));
+    records.push((20_000, Record::ServerStarted));
+    records.push((30_000, scheduled(2, 2, "H")));
+    records.push((31_000, assigned(2, "pod-a", "H")));
+    let violations = run(&bounds(), &records, 100_000);
+    assert!(of(&violations, "restart-recovers").is_empty());
+    let violations = run(&bounds(), &idle_from_eight_seconds("pod-b"), 100_000);
+    assert!(of(&violations, "restart-recovers").is_empty());
+}
