@@ -17,7 +17,11 @@ pub(super) enum PodState {
 
 impl PodState {
     pub(super) fn from_phase(phase: PodPhase) -> PodState {
-        if phase == PodPhase::Running { PodState::Running } else { PodState::Pending }
+        if phase == PodPhase::Running {
+            PodState::Running
+        } else {
+            PodState::Pending
+        }
     }
 }
 
@@ -153,8 +157,11 @@ mod tests {
         let mut known = KnownPod::from_pod(&pod("a", PodPhase::Pending, true));
         known.agent_state = PluginAgentState::Idle;
         previous.insert("a".to_owned(), known);
-        let listing =
-            [pod("a", PodPhase::Running, true), pod("b", PodPhase::Pending, true), pod("c", PodPhase::Running, false)];
+        let listing = [
+            pod("a", PodPhase::Running, true),
+            pod("b", PodPhase::Pending, true),
+            pod("c", PodPhase::Running, false),
+        ];
         let rebuilt = rebuild_from_listing(&previous, &listing);
         assert_eq!(rebuilt.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(rebuilt["a"].agent_state, PluginAgentState::Idle);
@@ -167,7 +174,10 @@ mod tests {
     fn the_cluster_key_ignores_the_reuse_flag() {
         let mut properties = StringMap::from([("namespace".to_owned(), "gocd".to_owned())]);
         let before = ClusterKey::from_properties(&properties);
-        properties.insert(settings_keys::ENABLE_AGENT_REUSE.to_owned(), "true".to_owned());
+        properties.insert(
+            settings_keys::ENABLE_AGENT_REUSE.to_owned(),
+            "true".to_owned(),
+        );
         assert_eq!(ClusterKey::from_properties(&properties), before);
         properties.insert(settings_keys::PENDING_PODS_COUNT.to_owned(), "3".to_owned());
         assert_ne!(ClusterKey::from_properties(&properties), before);

@@ -152,13 +152,19 @@ impl<R: Rules> Plugin<R> {
         self.calls_issued_count += 1;
         let call = CallId(self.calls_issued_count);
         let previous = self.waiters.insert(call, waiter);
-        assert!(previous.is_none(), "call ids come from a counter, so they are fresh");
+        assert!(
+            previous.is_none(),
+            "call ids come from a counter, so they are fresh"
+        );
         out.calls.push((call, request));
     }
 
     /// A request is over: its server thread is free again.
     pub(super) fn finish(&mut self, id: RequestId, out: &mut Outbox) {
-        assert!(!self.tasks.contains_key(&id), "a finished request {id:?} keeps no task");
+        assert!(
+            !self.tasks.contains_key(&id),
+            "a finished request {id:?} keeps no task"
+        );
         assert!(!out.finished.contains(&id), "request {id:?} finishes once");
         out.finished.push(id);
     }
@@ -171,12 +177,17 @@ impl<R: Rules> Plugin<R> {
 
     fn start_task(&mut self, id: RequestId, task: Task) {
         let previous = self.tasks.insert(id, task);
-        assert!(previous.is_none(), "the server never reuses a request id ({id:?})");
+        assert!(
+            previous.is_none(),
+            "the server never reuses a request id ({id:?})"
+        );
     }
 
     /// The lister every policy uses.
     pub(super) fn list_pods_request() -> KubeRequest {
-        KubeRequest::ListPods { selector: pod_spec::agent_selector() }
+        KubeRequest::ListPods {
+            selector: pod_spec::agent_selector(),
+        }
     }
 
     /// Replace a cluster's map with a listing; an error keeps the stale map.
@@ -208,7 +219,12 @@ impl<R: Rules> Plugin<R> {
             );
             out.decide(Some(job_id), None, "queued", text);
         }
-        let task = CreateTask { request, key: key.clone(), profile, stage: CreateStage::Queued };
+        let task = CreateTask {
+            request,
+            key: key.clone(),
+            profile,
+            stage: CreateStage::Queued,
+        };
         self.start_task(id, Task::Create(task));
         self.start_next_create(&key, out);
     }
@@ -216,11 +232,16 @@ impl<R: Rules> Plugin<R> {
     /// Hand the lock to queued create-agent requests until one has to wait for a call.
     fn start_next_create(&mut self, key: &ClusterKey, out: &mut Outbox) {
         loop {
-            let cluster = self.clusters.get_mut(key).expect("a queued request made its cluster");
+            let cluster = self
+                .clusters
+                .get_mut(key)
+                .expect("a queued request made its cluster");
             if cluster.lock_holder.is_some() {
                 return;
             }
-            let Some(id) = cluster.lock_queue.pop_front() else { return };
+            let Some(id) = cluster.lock_queue.pop_front() else {
+                return;
+            };
             cluster.lock_holder = Some(id);
             let Some(Task::Create(mut task)) = self.tasks.remove(&id) else {
                 panic!("the lock queue holds only create-agent requests");
@@ -251,20 +272,34 @@ impl<R: Rules> Plugin<R> {
         }
         self.pods_created_count += 1;
         let template =
-            self.rules.pod_template(&name, &task.request, &task.profile, self.process_id);
+            self.rules
+                .pod_template(&name, &task.request, &task.profile, self.process_id);
         task.stage = CreateStage::Creating { name };
         self.tasks.insert(id, Task::Create(task));
         self.issue(Waiter::Task(id), KubeRequest::CreatePod { template }, out);
     }
 
     fn release_lock(&mut self, id: RequestId, key: &ClusterKey, out: &mut Outbox) {
-        let cluster = self.clusters.get_mut(key).expect("a lock holder's cluster exists");
-        assert_eq!(cluster.lock_holder, Some(id), "only the holder releases the lock");
+        let cluster = self
+            .clusters
+            .get_mut(key)
+            .expect("a lock holder's cluster exists");
+        assert_eq!(
+            cluster.lock_holder,
+            Some(id),
+            "only the holder releases the lock"
+        );
         cluster.lock_holder = None;
         self.finish(id, out);
     }
 
-    fn create_on_kube(&mut self, id: RequestId, mut task: CreateTask, result: KubeResult, out: &mut Outbox) {
+    fn create_on_kube(
+        &mut self,
+        id: RequestId,
+        mut task: CreateTask,
+        result: KubeResult,
+        out: &mut Outbox,
+    ) {
         let key = task.key.clone();
         match std::mem::replace(&mut task.stage, CreateStage::Queued) {
             CreateStage::Queued => panic!("a queued create-agent has no call outstanding"),
@@ -283,8 +318,10 @@ impl<R: Rules> Plugin<R> {
                     }
                     Ok(other) => panic!("a create-pod call answers with a pod, not {other:?}"),
                     Err(error) => {
-                        let text = format!("creating pod {name} failed ({error:?}); no retry \
-                                            until the server resends create-agent");
+                        let text = format!(
+                            "creating pod {name} failed ({error:?}); no retry \
+                                            until the server resends create-agent"
+                        );
                         out.decide(Some(job_id), Some(&name), "create-failed", text);
                     }
                 }
@@ -302,7 +339,11 @@ impl<R: Rules> Plugin<R> {
         out: &mut Outbox,
     ) {
         let key = ClusterKey::from_properties(&request.cluster_profile_properties);
-        let mut task = CompletionTask { request, key, stage: CompletionStage::Start };
+        let mut task = CompletionTask {
+            request,
+            key,
+            stage: CompletionStage::Start,
+        };
         if R::REFRESH_ON_FIRST_USE && !self.clusters.contains_key(&task.key) {
             // `getAgentInstancesFor` lists pods the first time a cluster profile is named.
             self.clusters.insert(task.key.clone(), Cluster::default());
@@ -314,7 +355,7 @@ impl<R: Rules> Plugin<R> {
         self.complete(id, task, server, out);
     }
 
-    /// The executor proper: the policy's part, then (master) disable → delete pod → delete agent.
+    /// The executor proper: the policy's part, then (master) disable, delete pod, delete agent.
     fn complete(
         &mut self,
         id: RequestId,
@@ -323,7 +364,9 @@ impl<R: Rules> Plugin<R> {
         out: &mut Outbox,
     ) {
         let cluster = self.clusters.entry(task.key.clone()).or_default();
-        let action = self.rules.job_completion(&mut cluster.pods, &task.request, out);
+        let action = self
+            .rules
+            .job_completion(&mut cluster.pods, &task.request, out);
         let agent_id = task.request.elastic_agent_id.clone();
         let pod_known = cluster.pods.contains_key(&agent_id);
         let job_id = task.request.job_identifier.job_id;
@@ -368,7 +411,10 @@ impl<R: Rules> Plugin<R> {
             CompletionStage::Deleting => {
                 let agent_id = task.request.elastic_agent_id.clone();
                 if Self::deleted(&result) {
-                    let cluster = self.clusters.get_mut(&task.key).expect("a map was made first");
+                    let cluster = self
+                        .clusters
+                        .get_mut(&task.key)
+                        .expect("a map was made first");
                     cluster.pods.remove(&agent_id);
                     server.delete_agents(&[agent_id]);
                 } else {
@@ -451,9 +497,14 @@ impl<R: Rules> Allocator for Plugin<R> {
         if R::REFRESH_ON_FIRST_USE && !self.clusters.contains_key(&key) {
             // The plugin lists pods synchronously here; we cannot wait, so the answer uses the
             // empty map and the listing lands before the agent's next get-work.
-            self.issue(Waiter::FirstUseRefresh(key.clone()), Self::list_pods_request(), out);
+            self.issue(
+                Waiter::FirstUseRefresh(key.clone()),
+                Self::list_pods_request(),
+                out,
+            );
         }
         let cluster = self.clusters.entry(key).or_default();
-        self.rules.should_assign_work(&mut cluster.pods, request, self.process_id, out)
+        self.rules
+            .should_assign_work(&mut cluster.pods, request, self.process_id, out)
     }
 }

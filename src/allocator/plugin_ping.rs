@@ -5,7 +5,7 @@
 //!
 //! A failed pod delete throws out of the plugin's executor, so it ends the whole ping here too.
 
-use super::instances::ClusterKey;
+use super::instances::{ClusterKey, KnownPod, PodMap};
 use super::plugin_core::{Plugin, Rules, Waiter};
 use super::{
     AgentMetadata, AgentState, ClusterProfile, ConfigState, Outbox, RequestId, ServerApi,
@@ -20,10 +20,19 @@ enum PingStage {
     /// Cleanup of `clusters[index]` starts (synchronous part).
     Begin,
     /// Terminating disabled idle agents: the head's delete is outstanding once issued.
-    DeletingDisabled { names: VecDeque<String>, agents: Vec<String>, registered: BTreeSet<String> },
+    DeletingDisabled {
+        names: VecDeque<String>,
+        agents: Vec<String>,
+        registered: BTreeSet<String>,
+    },
     /// `terminateUnregisteredInstances`: a GET per pod the server does not know.
-    Probing { names: VecDeque<String>, expired: Vec<String> },
-    DeletingUnregistered { names: VecDeque<String> },
+    Probing {
+        names: VecDeque<String>,
+        expired: Vec<String>,
+    },
+    DeletingUnregistered {
+        names: VecDeque<String>,
+    },
 }
 
 /// A server-ping in progress.
@@ -33,9 +42,21 @@ pub(super) struct PingTask {
     stage: PingStage,
 }
 
+/// Drop leading names the map no longer holds (`terminate` of an unknown pod only forgets the
+/// name) and return the next one to delete.
+fn next_known(names: &mut VecDeque<String>, pods: &PodMap) -> Option<String> {
+    while names.front().is_some_and(|name| !pods.contains_key(name)) {
+        names.pop_front();
+    }
+    names.front().cloned()
+}
+
 /// `AGENT_IDLE_PREDICATE` / `AGENT_DISABLED_PREDICATE`: Missing and LostContact count as idle.
 fn idle_like(agent: &AgentMetadata) -> bool {
-    matches!(agent.agent_state, AgentState::Idle | AgentState::Missing | AgentState::LostContact)
+    matches!(
+        agent.agent_state,
+        AgentState::Idle | AgentState::Missing | AgentState::LostContact
+    )
 }
 
 impl<R: Rules> Plugin<R> {
@@ -50,7 +71,10 @@ impl<R: Rules> Plugin<R> {
             .all_cluster_profile_properties
             .iter()
             .map(|properties| {
-                (ClusterKey::from_properties(properties), ClusterProfile::from_properties(properties))
+                (
+                    ClusterKey::from_properties(properties),
+                    ClusterProfile::from_properties(properties),
+                )
             })
             .collect::<Vec<_>>();
         if clusters.is_empty() {
@@ -58,7 +82,11 @@ impl<R: Rules> Plugin<R> {
             self.finish(id, out);
             return;
         }
-        let task = PingTask { clusters, index: 0, stage: PingStage::Refreshing };
+        let task = PingTask {
+            clusters,
+            index: 0,
+            stage: PingStage::Refreshing,
+        };
         self.park_ping(id, task);
         self.issue(Waiter::Task(id), Self::list_pods_request(), out);
     }
@@ -87,8 +115,11 @@ impl<R: Rules> Plugin<R> {
                 task.index = 0;
                 task.stage = PingStage::Begin;
             }
-            PingStage::DeletingDisabled { names, .. } | PingStage::DeletingUnregistered { names } => {
-                let name = names.pop_front().expect("the head's delete was outstanding");
+            PingStage::DeletingDisabled { names, .. }
+            | PingStage::DeletingUnregistered { names } => {
+                let name = names
+                    .pop_front()
+                    .expect("the head's delete was outstanding");
                 if !Self::deleted(&result) {
                     let text = format!(
                         "server ping: deleting pod {name} failed ({result:?}); the plugin's \
@@ -104,9 +135,16 @@ impl<R: Rules> Plugin<R> {
             PingStage::Probing { names, expired } => {
                 let name = names.pop_front().expect("the head's get was outstanding");
                 // A failed GET reads as "already deleted" and skips the pod.
+                let timeout_ms = profile.auto_register_timeout_ms;
                 if let Ok(KubeReply::Pod(pod)) = result
-                    && now_ms > pod.created_ms + profile.auto_register_timeout_ms
+                    && now_ms > pod.created_ms + timeout_ms
                 {
+                    let job_id = KnownPod::from_pod(&pod).job_id;
+                    let text = format!(
+                        "pod {name} never registered an agent and is older than the \
+                         auto-register timeout ({timeout_ms} ms): deleting it"
+                    );
+                    out.decide(job_id, Some(&name), "reap-unregistered", text);
                     expired.push(name);
                 }
             }
@@ -125,19 +163,23 @@ impl<R: Rules> Plugin<R> {
     ) {
         loop {
             let (key, profile) = task.clusters[task.index].clone();
-            let pods = &self.clusters.get(&key).expect("a refresh made the map").pods;
+            let pods = &self
+                .clusters
+                .get(&key)
+                .expect("a refresh made the map")
+                .pods;
             match &mut task.stage {
                 PingStage::Refreshing => panic!("refreshing waits for its list call"),
                 PingStage::Begin => {
                     task.stage = self.disable_old_agents(now_ms, &key, &profile, server, out);
                 }
-                PingStage::DeletingDisabled { names, agents, registered } => {
-                    // `terminate` of a pod this map does not hold only forgets the name.
-                    while names.front().is_some_and(|name| !pods.contains_key(name)) {
-                        names.pop_front();
-                    }
-                    if let Some(name) = names.front() {
-                        let delete = KubeRequest::DeletePod { name: name.clone() };
+                PingStage::DeletingDisabled {
+                    names,
+                    agents,
+                    registered,
+                } => {
+                    if let Some(name) = next_known(names, pods) {
+                        let delete = KubeRequest::DeletePod { name };
                         self.park_ping(id, task);
                         return self.issue(Waiter::Task(id), delete, out);
                     }
@@ -146,7 +188,10 @@ impl<R: Rules> Plugin<R> {
                     }
                     let unknown = pods.keys().filter(|name| !registered.contains(*name));
                     let names = unknown.cloned().collect();
-                    task.stage = PingStage::Probing { names, expired: Vec::new() };
+                    task.stage = PingStage::Probing {
+                        names,
+                        expired: Vec::new(),
+                    };
                 }
                 PingStage::Probing { names, expired } => {
                     if let Some(name) = names.front() {
@@ -154,24 +199,12 @@ impl<R: Rules> Plugin<R> {
                         self.park_ping(id, task);
                         return self.issue(Waiter::Task(id), get, out);
                     }
-                    for name in expired.iter() {
-                        let job_id = pods.get(name).and_then(|pod| pod.job_id);
-                        let text = format!(
-                            "pod {name} never registered an agent and is older than the \
-                             auto-register timeout ({} ms): deleting it",
-                            profile.auto_register_timeout_ms
-                        );
-                        out.decide(job_id, Some(name), "reap-unregistered", text);
-                    }
                     let names = std::mem::take(expired).into();
                     task.stage = PingStage::DeletingUnregistered { names };
                 }
                 PingStage::DeletingUnregistered { names } => {
-                    while names.front().is_some_and(|name| !pods.contains_key(name)) {
-                        names.pop_front();
-                    }
-                    if let Some(name) = names.front() {
-                        let delete = KubeRequest::DeletePod { name: name.clone() };
+                    if let Some(name) = next_known(names, pods) {
+                        let delete = KubeRequest::DeletePod { name };
                         self.park_ping(id, task);
                         return self.issue(Waiter::Task(id), delete, out);
                     }
@@ -200,7 +233,9 @@ impl<R: Rules> Plugin<R> {
         let timeout_ms = profile.auto_register_timeout_ms;
         let mut to_disable = Vec::new();
         for agent in server.list_agents() {
-            let Some(pod) = pods.get(&agent.agent_id) else { continue };
+            let Some(pod) = pods.get(&agent.agent_id) else {
+                continue;
+            };
             let old = now_ms > pod.created_ms + timeout_ms;
             if old && agent.config_state == ConfigState::Enabled && idle_like(&agent) {
                 let text = format!(
@@ -229,14 +264,22 @@ impl<R: Rules> Plugin<R> {
                 terminate.push(agent.agent_id);
             }
         }
-        PingStage::DeletingDisabled { names: terminate.clone().into(), agents: terminate, registered }
+        PingStage::DeletingDisabled {
+            names: terminate.clone().into(),
+            agents: terminate,
+            registered,
+        }
     }
 
     /// `checkForPossiblyMissingAgents`: agents no map knows are disabled and deleted at once.
     fn delete_missing_agents(&mut self, server: &mut dyn ServerApi, out: &mut Outbox) {
         let mut missing = Vec::new();
         for agent in server.list_agents() {
-            if self.clusters.values().any(|cluster| cluster.pods.contains_key(&agent.agent_id)) {
+            if self
+                .clusters
+                .values()
+                .any(|cluster| cluster.pods.contains_key(&agent.agent_id))
+            {
                 continue;
             }
             let text = format!(

@@ -125,7 +125,9 @@ impl Rules for Pr355Rules {
             &request.cluster_profile_properties,
             process_id,
         );
-        template.annotations.insert(pod_spec::keys::CONFIG_HASH.to_owned(), hash);
+        template
+            .annotations
+            .insert(pod_spec::keys::CONFIG_HASH.to_owned(), hash);
         template
     }
 
@@ -153,7 +155,10 @@ impl Rules for Pr355Rules {
                 &request.cluster_profile_properties,
                 process_id,
             );
-            (pod.config_hash.as_deref() == Some(hash.as_str()), "config hash")
+            (
+                pod.config_hash.as_deref() == Some(hash.as_str()),
+                "config hash",
+            )
         } else {
             (pod.job_id == Some(job_id), "job id")
         };

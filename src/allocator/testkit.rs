@@ -78,14 +78,20 @@ impl Driver {
 
     /// A server restart: a new allocator; pods and registered agents survive.
     pub(super) fn restart(&mut self, policy: Policy, process_id: u64) {
-        assert!(self.pending.is_empty(), "restart only between calls in tests");
+        assert!(
+            self.pending.is_empty(),
+            "restart only between calls in tests"
+        );
         self.allocator = new_allocator(policy, process_id);
     }
 
     fn drain(&mut self, out: Outbox) {
         self.pending.extend(out.calls);
         for id in out.finished {
-            assert!(!self.finished.contains(&id), "request {id:?} finished twice");
+            assert!(
+                !self.finished.contains(&id),
+                "request {id:?} finished twice"
+            );
             self.finished.push(id);
         }
         self.decisions.extend(out.decisions);
@@ -95,7 +101,8 @@ impl Driver {
         self.requests_sent_count += 1;
         let id = RequestId(self.requests_sent_count);
         let mut out = Outbox::default();
-        self.allocator.handle_request(self.now_ms, id, request, &mut self.server, &mut out);
+        self.allocator
+            .handle_request(self.now_ms, id, request, &mut self.server, &mut out);
         self.drain(out);
         if self.auto_answer {
             self.answer_all();
@@ -107,13 +114,19 @@ impl Driver {
     pub(super) fn answer_next_with(&mut self, result: KubeResult) {
         let (call, _) = self.pending.pop_front().expect("a call is outstanding");
         let mut out = Outbox::default();
-        self.allocator.handle_kube(self.now_ms, call, result, &mut self.server, &mut out);
+        self.allocator
+            .handle_kube(self.now_ms, call, result, &mut self.server, &mut out);
         self.drain(out);
     }
 
     /// Answer the oldest outstanding call from the fake cluster.
     pub(super) fn answer_next(&mut self) {
-        let request = self.pending.front().expect("a call is outstanding").1.clone();
+        let request = self
+            .pending
+            .front()
+            .expect("a call is outstanding")
+            .1
+            .clone();
         let result = self.execute(&request);
         self.answer_next_with(result);
     }
@@ -135,15 +148,23 @@ impl Driver {
     fn execute(&mut self, request: &KubeRequest) -> KubeResult {
         match request {
             KubeRequest::ListPods { selector } => {
-                let matches = |pod: &&Pod| selector.iter().all(|(k, v)| pod.labels.get(k) == Some(v));
-                Ok(KubeReply::Pods(self.pods.values().filter(matches).cloned().collect()))
+                let matches =
+                    |pod: &&Pod| selector.iter().all(|(k, v)| pod.labels.get(k) == Some(v));
+                Ok(KubeReply::Pods(
+                    self.pods.values().filter(matches).cloned().collect(),
+                ))
             }
-            KubeRequest::GetPod { name } => {
-                self.pods.get(name).cloned().map(KubeReply::Pod).ok_or(KubeError::NotFound)
-            }
+            KubeRequest::GetPod { name } => self
+                .pods
+                .get(name)
+                .cloned()
+                .map(KubeReply::Pod)
+                .ok_or(KubeError::NotFound),
             KubeRequest::CreatePod { template } => {
                 self.pods_made_count += 1;
-                self.server.log.push(format!("create-pod {}", template.name));
+                self.server
+                    .log
+                    .push(format!("create-pod {}", template.name));
                 let pod = Pod {
                     name: template.name.clone(),
                     uid: self.pods_made_count,
@@ -163,7 +184,10 @@ impl Driver {
             }
             KubeRequest::DeletePod { name } => {
                 self.server.log.push(format!("delete-pod {name}"));
-                self.pods.remove(name).map(|_| KubeReply::Deleted).ok_or(KubeError::NotFound)
+                self.pods
+                    .remove(name)
+                    .map(|_| KubeReply::Deleted)
+                    .ok_or(KubeError::NotFound)
             }
             other => panic!("the pod allocators never issue {other:?}"),
         }
@@ -204,16 +228,23 @@ impl Driver {
 
     pub(super) fn ping(&mut self) -> RequestId {
         let all = vec![self.cluster_properties.clone()];
-        self.send(PluginRequest::ServerPing(ServerPingRequest { all_cluster_profile_properties: all }))
+        self.send(PluginRequest::ServerPing(ServerPingRequest {
+            all_cluster_profile_properties: all,
+        }))
     }
 
     pub(super) fn should_assign(&mut self, agent_id: &str, job_id: u64) -> bool {
-        let agent = self.server.agents.get(agent_id).cloned().unwrap_or(AgentMetadata {
-            agent_id: agent_id.to_owned(),
-            agent_state: AgentState::Idle,
-            build_state: BuildState::Idle,
-            config_state: ConfigState::Enabled,
-        });
+        let agent = self
+            .server
+            .agents
+            .get(agent_id)
+            .cloned()
+            .unwrap_or(AgentMetadata {
+                agent_id: agent_id.to_owned(),
+                agent_state: AgentState::Idle,
+                build_state: BuildState::Idle,
+                config_state: ConfigState::Enabled,
+            });
         let request = ShouldAssignWorkRequest {
             agent,
             environment: None,
@@ -223,7 +254,8 @@ impl Driver {
         };
         let mut out = Outbox::default();
         let answer =
-            self.allocator.should_assign_work(self.now_ms, &request, &mut self.server, &mut out);
+            self.allocator
+                .should_assign_work(self.now_ms, &request, &mut self.server, &mut out);
         self.drain(out);
         if self.auto_answer {
             self.answer_all();
@@ -233,8 +265,11 @@ impl Driver {
 
     /// The agent of pod `name` registers (or changes state) at the server.
     pub(super) fn set_agent(&mut self, name: &str, agent_state: AgentState, config: ConfigState) {
-        let build_state =
-            if agent_state == AgentState::Building { BuildState::Building } else { BuildState::Idle };
+        let build_state = if agent_state == AgentState::Building {
+            BuildState::Building
+        } else {
+            BuildState::Idle
+        };
         let agent = AgentMetadata {
             agent_id: name.to_owned(),
             agent_state,
@@ -245,14 +280,21 @@ impl Driver {
     }
 
     pub(super) fn set_phase(&mut self, name: &str, phase: PodPhase) {
-        self.pods.get_mut(name).expect("the test names an existing pod").phase = phase;
+        self.pods
+            .get_mut(name)
+            .expect("the test names an existing pod")
+            .phase = phase;
     }
 
     /// Names of the pods labelled with `job_id`, in name order.
     pub(super) fn pods_for_job(&self, job_id: u64) -> Vec<String> {
         let label = job_id.to_string();
         let labelled = |pod: &&Pod| pod.label(super::pod_spec::keys::JOB_ID) == Some(&label);
-        self.pods.values().filter(labelled).map(|pod| pod.name.clone()).collect()
+        self.pods
+            .values()
+            .filter(labelled)
+            .map(|pod| pod.name.clone())
+            .collect()
     }
 
     /// The only pod of `job_id`.
@@ -265,10 +307,16 @@ impl Driver {
     /// Decision codes about `job_id`, in order.
     pub(super) fn codes_for(&self, job_id: u64) -> Vec<&'static str> {
         let about = |d: &&Decision| d.job_id == Some(job_id);
-        self.decisions.iter().filter(about).map(|d| d.code).collect()
+        self.decisions
+            .iter()
+            .filter(about)
+            .map(|d| d.code)
+            .collect()
     }
 
     pub(super) fn has_decision(&self, code: &str, pod: &str) -> bool {
-        self.decisions.iter().any(|d| d.code == code && d.pod.as_deref() == Some(pod))
+        self.decisions
+            .iter()
+            .any(|d| d.code == code && d.pod.as_deref() == Some(pod))
     }
 }

@@ -34,7 +34,10 @@ impl Rules for UpstreamRules {
     fn decide_create(&self, context: &CreateContext<'_>, out: &mut Outbox) -> bool {
         let job_id = context.request.job_identifier.job_id;
         let limit = context.profile.pending_pods_count;
-        let pending = context.pods.values().filter(|pod| pod.pod_state == PodState::Pending);
+        let pending = context
+            .pods
+            .values()
+            .filter(|pod| pod.pod_state == PodState::Pending);
         let pending_count = pending.count();
         if pending_count >= limit as usize {
             let text = format!(
@@ -85,13 +88,25 @@ impl Rules for UpstreamRules {
         let agent_id = &request.agent.agent_id;
         let job_id = request.job_identifier.job_id;
         let (answer, code, text) = match pods.get(agent_id) {
-            None => (false, "assign-no", format!("pod {agent_id} is not in the plugin's map")),
-            Some(pod) if pod.job_id == Some(job_id) => {
-                (true, "assign-yes", format!("pod {agent_id} was created for job {job_id}"))
-            }
+            None => (
+                false,
+                "assign-no",
+                format!("pod {agent_id} is not in the plugin's map"),
+            ),
+            Some(pod) if pod.job_id == Some(job_id) => (
+                true,
+                "assign-yes",
+                format!("pod {agent_id} was created for job {job_id}"),
+            ),
             Some(pod) => {
-                let own = pod.job_id.map_or("no job".to_owned(), |id| format!("job {id}"));
-                (false, "assign-no", format!("pod {agent_id} was created for {own}, not {job_id}"))
+                let own = pod
+                    .job_id
+                    .map_or("no job".to_owned(), |id| format!("job {id}"));
+                (
+                    false,
+                    "assign-no",
+                    format!("pod {agent_id} was created for {own}, not {job_id}"),
+                )
             }
         };
         out.decide(Some(job_id), Some(agent_id), code, text);

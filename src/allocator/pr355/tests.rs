@@ -3,8 +3,11 @@ use crate::allocator::{AgentState, ClusterProfile, ConfigState, Policy};
 use crate::resources::PodPhase;
 
 fn driver(policy: Policy, process_id: u64, reuse: bool, pending_pods_count: u32) -> Driver {
-    let profile =
-        ClusterProfile { enable_agent_reuse: reuse, pending_pods_count, ..ClusterProfile::default() };
+    let profile = ClusterProfile {
+        enable_agent_reuse: reuse,
+        pending_pods_count,
+        ..ClusterProfile::default()
+    };
     Driver::new(policy, process_id, &profile)
 }
 
@@ -20,7 +23,10 @@ fn with_one_idle_pod(process_id: u64) -> (Driver, String) {
     d.job_completion(&pod, 1);
     d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     d.ping();
-    assert!(d.pods.contains_key(&pod), "a young idle pod survives the ping");
+    assert!(
+        d.pods.contains_key(&pod),
+        "a young idle pod survives the ping"
+    );
     (d, pod)
 }
 
@@ -40,10 +46,18 @@ fn five_create_agents_seeing_one_idle_running_pod_create_no_pod() {
 #[test]
 fn job_completion_with_reuse_keeps_the_pod_and_the_enabled_agent() {
     let (mut d, pod) = with_one_idle_pod(2);
-    assert!(!d.server.log.iter().any(|line| line.contains("disable") || line.contains("delete")));
+    assert!(
+        !d.server
+            .log
+            .iter()
+            .any(|line| line.contains("disable") || line.contains("delete"))
+    );
     assert_eq!(d.server.agents[&pod].config_state, ConfigState::Enabled);
     assert!(d.has_decision("mark-idle", &pod));
-    assert!(d.should_assign(&pod, 9), "any job with the same hash is assigned");
+    assert!(
+        d.should_assign(&pod, 9),
+        "any job with the same hash is assigned"
+    );
 }
 
 #[test]
@@ -51,11 +65,18 @@ fn an_externally_deleted_idle_pod_is_still_counted_until_the_next_ping() {
     let (mut d, pod) = with_one_idle_pod(2);
     d.pods.remove(&pod);
     d.create_agent(2);
-    assert_eq!(d.codes_for(2), ["skip-reuse"], "the stale map still shows the idle pod");
+    assert_eq!(
+        d.codes_for(2),
+        ["skip-reuse"],
+        "the stale map still shows the idle pod"
+    );
     assert!(d.pods.is_empty());
 
     d.ping();
-    assert!(d.has_decision("reap-missing", &pod), "the ping drops the pod and its agent");
+    assert!(
+        d.has_decision("reap-missing", &pod),
+        "the ping drops the pod and its agent"
+    );
     d.create_agent(2);
     assert_eq!(d.pods_for_job(2).len(), 1);
 }
@@ -74,7 +95,11 @@ fn the_all_pods_limit_counts_running_pods_even_with_reuse_off() {
     }
     assert_eq!(pr355.codes_for(2), ["skip-limit"]);
     assert!(pr355.pods_for_job(2).is_empty());
-    assert_eq!(upstream.pods_for_job(2).len(), 1, "master limits only pods not Running");
+    assert_eq!(
+        upstream.pods_for_job(2).len(),
+        1,
+        "master limits only pods not Running"
+    );
 }
 
 #[test]
@@ -89,18 +114,34 @@ fn a_false_from_should_assign_work_evicts_the_pod_and_its_job_gets_a_second_pod(
     // The server asks about the earlier-queued job 2 first.
     assert!(!d.should_assign(&pod, 2));
     assert!(d.has_decision("evict", &pod));
-    assert!(!d.should_assign(&pod, 1), "the evicted pod cannot take its own job");
+    assert!(
+        !d.should_assign(&pod, 1),
+        "the evicted pod cannot take its own job"
+    );
     d.create_agent(1);
-    assert_eq!(d.pods_for_job(1).len(), 2, "the starvation resend creates a second pod");
+    assert_eq!(
+        d.pods_for_job(1).len(),
+        2,
+        "the starvation resend creates a second pod"
+    );
 }
 
 #[test]
 fn with_reuse_on_a_hash_mismatch_also_evicts_the_pod() {
     let (mut d, pod) = with_one_idle_pod(2);
-    let image = d.elastic_properties.insert("Image".to_owned(), "other".to_owned());
-    assert!(!d.should_assign(&pod, 2), "a job of another elastic profile is refused");
-    d.elastic_properties.insert("Image".to_owned(), image.expect("the driver sets an image"));
-    assert!(!d.should_assign(&pod, 2), "the pod is gone from the map until the next ping");
+    let image = d
+        .elastic_properties
+        .insert("Image".to_owned(), "other".to_owned());
+    assert!(
+        !d.should_assign(&pod, 2),
+        "a job of another elastic profile is refused"
+    );
+    d.elastic_properties
+        .insert("Image".to_owned(), image.expect("the driver sets an image"));
+    assert!(
+        !d.should_assign(&pod, 2),
+        "the pod is gone from the map until the next ping"
+    );
     d.ping();
     assert!(d.should_assign(&pod, 2));
 }
@@ -112,9 +153,16 @@ fn before_the_first_ping_after_a_restart_the_map_is_empty() {
     let pod = d.pod_of(1);
     d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     d.restart(Policy::Pr355, 4);
-    assert!(!d.should_assign(&pod, 1), "the adopted pod is unknown until a ping");
+    assert!(
+        !d.should_assign(&pod, 1),
+        "the adopted pod is unknown until a ping"
+    );
     d.create_agent(1);
-    assert_eq!(d.pods_for_job(1).len(), 2, "no refresh on create: job 1 gets a second pod");
+    assert_eq!(
+        d.pods_for_job(1).len(),
+        2,
+        "no refresh on create: job 1 gets a second pod"
+    );
 }
 
 #[test]
@@ -124,9 +172,16 @@ fn after_a_restart_adopted_pods_are_unknown_yet_still_win_should_assign_work() {
     d.restart(Policy::Pr355, 4);
     d.ping();
     d.create_agent(2);
-    assert_eq!(d.codes_for(2), ["create"], "an Unknown pod is not eligible for reuse");
+    assert_eq!(
+        d.codes_for(2),
+        ["create"],
+        "an Unknown pod is not eligible for reuse"
+    );
     assert_eq!(d.pods_for_job(2).len(), 1);
-    assert!(d.should_assign(&pod, 2), "yet it matches by hash and takes job 2 first");
+    assert!(
+        d.should_assign(&pod, 2),
+        "yet it matches by hash and takes job 2 first"
+    );
 }
 
 #[test]
@@ -134,7 +189,10 @@ fn after_a_restart_the_hash_string_of_a_different_process_may_not_match() {
     let (mut d, pod) = with_one_idle_pod(2);
     d.restart(Policy::Pr355, 3);
     d.ping();
-    assert!(!d.should_assign(&pod, 2), "the JSON key order differs in process 3");
+    assert!(
+        !d.should_assign(&pod, 2),
+        "the JSON key order differs in process 3"
+    );
     assert!(d.has_decision("evict", &pod));
     d.create_agent(2);
     assert_eq!(d.codes_for(2), ["evict", "create"]);

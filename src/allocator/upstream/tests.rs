@@ -5,7 +5,10 @@ use crate::resources::{KubeError, PodPhase};
 const ART_MS: u64 = 600_000;
 
 fn driver(pending_pods_count: u32) -> Driver {
-    let profile = ClusterProfile { pending_pods_count, ..ClusterProfile::default() };
+    let profile = ClusterProfile {
+        pending_pods_count,
+        ..ClusterProfile::default()
+    };
     Driver::new(Policy::Upstream, 2, &profile)
 }
 
@@ -24,7 +27,11 @@ fn creates_only_while_fewer_than_pending_pods_count_pods_are_not_running() {
     let first = d.pod_of(1);
     d.set_phase(&first, PodPhase::Running);
     d.create_agent(3);
-    assert_eq!(d.pods_for_job(3).len(), 1, "a Running pod frees a pending slot");
+    assert_eq!(
+        d.pods_for_job(3).len(),
+        1,
+        "a Running pod frees a pending slot"
+    );
     assert_eq!(d.finished.len(), 4);
 }
 
@@ -39,7 +46,10 @@ fn failed_pods_count_toward_the_limit_until_a_ping_reaps_them() {
 
     d.now_ms += ART_MS + 1;
     d.ping();
-    assert!(!d.pods.contains_key(&failed), "the unregistered failed pod is reaped");
+    assert!(
+        !d.pods.contains_key(&failed),
+        "the unregistered failed pod is reaped"
+    );
     assert!(d.has_decision("reap-unregistered", &failed));
     d.create_agent(2);
     assert_eq!(d.pods_for_job(2).len(), 1);
@@ -65,7 +75,10 @@ fn should_assign_work_is_true_only_for_the_pods_own_job() {
     let pod = d.pod_of(1);
     d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     assert!(!d.should_assign(&pod, 2));
-    assert!(d.should_assign(&pod, 1), "a false answer leaves the pod known");
+    assert!(
+        d.should_assign(&pod, 1),
+        "a false answer leaves the pod known"
+    );
     assert!(!d.should_assign("k8s-ea-unknown", 1));
 }
 
@@ -79,7 +92,11 @@ fn job_completion_disables_the_agent_deletes_the_pod_then_deletes_the_agent() {
     let id = d.job_completion(&pod, 1);
     assert_eq!(
         d.server.log,
-        [format!("disable-agent {pod}"), format!("delete-pod {pod}"), format!("delete-agent {pod}")]
+        [
+            format!("disable-agent {pod}"),
+            format!("delete-pod {pod}"),
+            format!("delete-agent {pod}")
+        ]
     );
     assert!(d.pods.is_empty());
     assert!(d.server.agents.is_empty());
@@ -102,7 +119,10 @@ fn a_failed_pod_delete_on_job_completion_leaves_the_disabled_agent_to_the_next_p
     d.auto_answer = true;
     d.set_agent(&pod, AgentState::Idle, ConfigState::Disabled);
     d.ping();
-    assert!(d.pods.is_empty(), "the ping deletes the disabled idle agent's pod");
+    assert!(
+        d.pods.is_empty(),
+        "the ping deletes the disabled idle agent's pod"
+    );
     assert!(d.server.agents.is_empty());
 }
 
@@ -113,7 +133,10 @@ fn a_ping_deletes_an_unregistered_pod_only_once_it_is_older_than_the_auto_regist
     let pod = d.pod_of(1);
     d.now_ms += ART_MS;
     d.ping();
-    assert!(d.pods.contains_key(&pod), "exactly ART old is not older than ART");
+    assert!(
+        d.pods.contains_key(&pod),
+        "exactly ART old is not older than ART"
+    );
     d.now_ms += 1;
     d.ping();
     assert!(!d.pods.contains_key(&pod));
@@ -141,7 +164,10 @@ fn a_ping_disables_and_deletes_an_idle_agent_older_than_the_auto_register_timeou
         format!("delete-agent {idle}"),
     ];
     assert_eq!(d.server.log, expected);
-    assert!(d.pods.contains_key(&busy), "a Building agent is never reaped");
+    assert!(
+        d.pods.contains_key(&busy),
+        "a Building agent is never reaped"
+    );
     assert!(d.has_decision("disable-old", &idle));
     assert!(d.has_decision("reap-idle", &idle));
 }
@@ -169,10 +195,18 @@ fn create_requests_queue_behind_the_lock_and_each_finishes_once_even_when_calls_
     assert_eq!(d.codes_for(2), ["queued"]);
 
     d.answer_next_with(Err(KubeError::Timeout));
-    assert_eq!(d.next_verb(), Some("create-pod"), "a failed refresh decides on the stale map");
+    assert_eq!(
+        d.next_verb(),
+        Some("create-pod"),
+        "a failed refresh decides on the stale map"
+    );
     d.answer_next_with(Err(KubeError::Timeout));
     assert_eq!(d.finished, [first]);
-    assert_eq!(d.next_verb(), Some("list-pods"), "the next request takes the lock");
+    assert_eq!(
+        d.next_verb(),
+        Some("list-pods"),
+        "the next request takes the lock"
+    );
 
     // A server ping is not under the lock: it runs while the second create-agent waits.
     let ping = d.ping();
@@ -191,7 +225,11 @@ fn after_a_restart_listed_pods_are_adopted_from_their_labels() {
     let pod = d.pod_of(1);
     d.restart(Policy::Upstream, 3);
     d.create_agent(1);
-    assert_eq!(d.pods_for_job(1), [pod.clone()], "the adopted pod still dedupes its job");
+    assert_eq!(
+        d.pods_for_job(1),
+        std::slice::from_ref(&pod),
+        "the adopted pod still dedupes its job"
+    );
     d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     assert!(d.should_assign(&pod, 1));
 }
