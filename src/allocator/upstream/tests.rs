@@ -233,3 +233,33 @@ fn after_a_restart_listed_pods_are_adopted_from_their_labels() {
     d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     assert!(d.should_assign(&pod, 1));
 }
+
+#[test]
+fn a_failed_pod_delete_ends_the_ping_which_still_finishes_once() {
+    let mut d = driver(10);
+    d.create_agent(1);
+    let pod = d.pod_of(1);
+    d.set_agent(&pod, AgentState::Idle, ConfigState::Disabled);
+    d.set_agent("k8s-ea-orphan", AgentState::Idle, ConfigState::Enabled);
+    d.auto_answer = false;
+    let ping = d.ping();
+    d.answer_next_with(Err(KubeError::Timeout));
+    assert_eq!(
+        d.next_verb(),
+        Some("delete-pod"),
+        "a failed refresh keeps the stale map"
+    );
+    d.answer_next_with(Err(KubeError::ServerError));
+    assert_eq!(d.finished.last(), Some(&ping));
+    assert!(d.pending.is_empty());
+    assert!(d.has_decision("ping-aborted", &pod));
+    assert!(d.pods.contains_key(&pod));
+    assert!(
+        d.server.agents.contains_key(&pod),
+        "the agent delete is skipped"
+    );
+    assert!(
+        d.server.agents.contains_key("k8s-ea-orphan"),
+        "checkForPossiblyMissingAgents never runs"
+    );
+}
