@@ -26,8 +26,13 @@ pub mod pod_spec;
 pub mod settings;
 
 mod hash;
+mod instances;
+mod plugin_core;
+mod plugin_ping;
 mod pr355;
 mod safe;
+#[cfg(test)]
+mod testkit;
 mod upstream;
 
 pub use hash::{canonical_config_hash, pr355_config_hash};

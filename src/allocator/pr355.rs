@@ -1,33 +1,214 @@
-//! Policy `pr355` (skeleton; filled in by the allocator work).
+//! Policy `pr355`: agent reuse as proposed in gocd/kubernetes-elastic-agents#355, defects
+//! included (reference c.1, with the defects of c.2 and c.3).
+//!
+//! * The pod map is refreshed only at server-ping (known pods keep their plugin-side agent
+//!   state, new ones are `Unknown`); after a process start it is empty until the first ping.
+//! * create-agent, one at a time per cluster profile, without a refresh: skip when the map
+//!   holds `pending_pods_count` pods in any phase; with reuse on, skip when any pod carries this
+//!   job id or is Idle, Running and hash-equal; with reuse off, skip when any pod carries this
+//!   job id.
+//! * should-assign-work emulates `ConcurrentHashMap.compute` returning null: every `false`
+//!   removes the pod from the map.
+//! * job-completion with reuse on marks the pod Idle and keeps it; with reuse off, as master.
 
-use super::*;
-use crate::resources::KubeResult;
+use super::instances::{PluginAgentState, PodMap, PodState};
+use super::plugin_core::{CompletionAction, CreateContext, Plugin, Rules};
+use super::{
+    ClusterProfile, CreateAgentRequest, JobCompletionRequest, Outbox, Policy,
+    ShouldAssignWorkRequest, pod_spec, pr355_config_hash,
+};
+use crate::resources::PodTemplate;
 
-pub(crate) struct Pr355 {
-    process_id: u64,
-}
+/// The pull request's decisions.
+pub(super) struct Pr355Rules;
+
+/// The pull request's plugin.
+pub(super) type Pr355 = Plugin<Pr355Rules>;
 
 impl Pr355 {
-    pub(crate) fn new(process_id: u64) -> Self {
-        Pr355 { process_id }
+    pub(super) fn new(process_id: u64) -> Self {
+        Plugin::with_rules(Pr355Rules, process_id)
     }
 }
 
-impl Allocator for Pr355 {
-    fn policy(&self) -> Policy {
-        let _ = self.process_id;
-        Policy::Pr355
-    }
+fn reuse_enabled(cluster_profile_properties: &crate::resources::StringMap) -> bool {
+    ClusterProfile::from_properties(cluster_profile_properties).enable_agent_reuse
+}
 
-    fn handle_request(&mut self, _: u64, _: RequestId, _: PluginRequest, _: &mut dyn ServerApi, _: &mut Outbox) {
-        unimplemented!()
-    }
-
-    fn handle_kube(&mut self, _: u64, _: CallId, _: KubeResult, _: &mut dyn ServerApi, _: &mut Outbox) {
-        unimplemented!()
-    }
-
-    fn should_assign_work(&mut self, _: u64, _: &ShouldAssignWorkRequest, _: &mut dyn ServerApi, _: &mut Outbox) -> bool {
-        unimplemented!()
+impl Pr355Rules {
+    /// The reuse branch of `requestCreateAgent`, after the size limit.
+    fn decide_reuse(&self, context: &CreateContext<'_>, out: &mut Outbox) -> bool {
+        let request = context.request;
+        let job_id = request.job_identifier.job_id;
+        let hash = pr355_config_hash(
+            &request.elastic_agent_profile_properties,
+            &request.cluster_profile_properties,
+            context.process_id,
+        );
+        let eligible = context
+            .pods
+            .values()
+            .filter(|pod| {
+                let reusable = pod.config_hash.as_deref() == Some(hash.as_str())
+                    && pod.agent_state == PluginAgentState::Idle
+                    && pod.pod_state == PodState::Running;
+                pod.job_id == Some(job_id) || reusable
+            })
+            .map(|pod| pod.name.as_str())
+            .collect::<Vec<_>>();
+        if let Some(first) = eligible.first() {
+            let text = format!(
+                "[reuse] found {} eligible pod(s) ({}) for job {job_id}: not creating a pod",
+                eligible.len(),
+                eligible.join(", ")
+            );
+            out.decide(Some(job_id), Some(first), "skip-reuse", text);
+            return false;
+        }
+        let name = context.next_pod_name;
+        let text = format!(
+            "[reuse] no pod labelled for job {job_id} and none Idle, Running and hash-equal: \
+             creating pod {name}"
+        );
+        out.decide(Some(job_id), Some(name), "create", text);
+        true
     }
 }
+
+impl Rules for Pr355Rules {
+    const POLICY: Policy = Policy::Pr355;
+    const REFRESH_BEFORE_CREATE: bool = false;
+    const REFRESH_ON_FIRST_USE: bool = false;
+
+    fn decide_create(&self, context: &CreateContext<'_>, out: &mut Outbox) -> bool {
+        let job_id = context.request.job_identifier.job_id;
+        let limit = context.profile.pending_pods_count;
+        let known_count = context.pods.len();
+        if known_count >= limit as usize {
+            let text = format!(
+                "maximum permissible limit reached: the plugin knows {known_count} pods (any \
+                 phase, Running included) and pending_pods_count = {limit}; not creating"
+            );
+            out.decide(Some(job_id), None, "skip-limit", text);
+            return false;
+        }
+        if context.profile.enable_agent_reuse {
+            return self.decide_reuse(context, out);
+        }
+        if let Some(existing) = context.pods.values().find(|pod| pod.job_id == Some(job_id)) {
+            let text = format!(
+                "pod {} already exists for job {job_id}: not creating another",
+                existing.name
+            );
+            out.decide(Some(job_id), Some(&existing.name), "skip-existing", text);
+            return false;
+        }
+        let name = context.next_pod_name;
+        let text = format!(
+            "{known_count} of {limit} allowed pods known and none for job {job_id}: creating \
+             pod {name}"
+        );
+        out.decide(Some(job_id), Some(name), "create", text);
+        true
+    }
+
+    fn pod_template(
+        &self,
+        name: &str,
+        request: &CreateAgentRequest,
+        profile: &ClusterProfile,
+        process_id: u64,
+    ) -> PodTemplate {
+        let mut template = pod_spec::pod_template(name, request, profile);
+        let hash = pr355_config_hash(
+            &request.elastic_agent_profile_properties,
+            &request.cluster_profile_properties,
+            process_id,
+        );
+        template
+            .annotations
+            .insert(pod_spec::keys::CONFIG_HASH.to_owned(), hash);
+        template
+    }
+
+    fn created_agent_state(&self) -> PluginAgentState {
+        PluginAgentState::Building
+    }
+
+    fn should_assign_work(
+        &self,
+        pods: &mut PodMap,
+        request: &ShouldAssignWorkRequest,
+        process_id: u64,
+        out: &mut Outbox,
+    ) -> bool {
+        let agent_id = &request.agent.agent_id;
+        let job_id = request.job_identifier.job_id;
+        let Some(pod) = pods.get_mut(agent_id) else {
+            let text = format!("pod {agent_id} is not in the plugin's map");
+            out.decide(Some(job_id), Some(agent_id), "assign-no", text);
+            return false;
+        };
+        let (matches, reason) = if reuse_enabled(&request.cluster_profile_properties) {
+            let hash = pr355_config_hash(
+                &request.elastic_agent_profile_properties,
+                &request.cluster_profile_properties,
+                process_id,
+            );
+            (
+                pod.config_hash.as_deref() == Some(hash.as_str()),
+                "config hash",
+            )
+        } else {
+            (pod.job_id == Some(job_id), "job id")
+        };
+        if matches {
+            pod.agent_state = PluginAgentState::Building;
+            let text = format!("[reuse] pod {agent_id} matches job {job_id} by {reason}");
+            out.decide(Some(job_id), Some(agent_id), "assign-yes", text);
+            return true;
+        }
+        // `compute` returning null removes the mapping: the pod is forgotten until a refresh.
+        pods.remove(agent_id);
+        let text = format!(
+            "pod {agent_id} does not match job {job_id} by {reason}: answering false, and the \
+             null from ConcurrentHashMap.compute drops the pod from the map until the next ping"
+        );
+        out.decide(Some(job_id), Some(agent_id), "evict", text);
+        false
+    }
+
+    fn job_completion(
+        &self,
+        pods: &mut PodMap,
+        request: &JobCompletionRequest,
+        out: &mut Outbox,
+    ) -> CompletionAction {
+        if !reuse_enabled(&request.cluster_profile_properties) {
+            return CompletionAction::Terminate;
+        }
+        let agent_id = &request.elastic_agent_id;
+        let job_id = request.job_identifier.job_id;
+        match pods.get_mut(agent_id) {
+            Some(pod) => {
+                pod.agent_state = PluginAgentState::Idle;
+                let text = format!(
+                    "[reuse] job {job_id} completed: pod {agent_id} marked Idle and kept, its \
+                     agent stays enabled"
+                );
+                out.decide(Some(job_id), Some(agent_id), "mark-idle", text);
+            }
+            None => {
+                let text = format!(
+                    "[reuse] job {job_id} completed on pod {agent_id}, which is not in the \
+                     plugin's map: nothing done"
+                );
+                out.decide(Some(job_id), Some(agent_id), "complete-unknown", text);
+            }
+        }
+        CompletionAction::Done
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,33 +1,127 @@
-//! Policy `upstream` (skeleton; filled in by the allocator work).
+//! Policy `upstream`: the plugin's master branch, one pod per job, no reuse (reference b.4).
+//!
+//! * create-agent, one at a time per cluster profile: list pods, then create iff fewer than
+//!   `pending_pods_count` listed pods are not Running and no listed pod carries this job id;
+//! * should-assign-work: true iff the pod was created for that job;
+//! * job-completion: disable the agent, delete the pod, delete the agent;
+//! * server-ping: refresh, then the cleanup in `plugin_ping`.
 
-use super::*;
-use crate::resources::KubeResult;
+use super::instances::{PluginAgentState, PodMap, PodState};
+use super::plugin_core::{CompletionAction, CreateContext, Plugin, Rules};
+use super::{
+    ClusterProfile, CreateAgentRequest, JobCompletionRequest, Outbox, Policy,
+    ShouldAssignWorkRequest, pod_spec,
+};
+use crate::resources::PodTemplate;
 
-pub(crate) struct Upstream {
-    process_id: u64,
-}
+/// The master branch's decisions.
+pub(super) struct UpstreamRules;
+
+/// The master branch's plugin.
+pub(super) type Upstream = Plugin<UpstreamRules>;
 
 impl Upstream {
-    pub(crate) fn new(process_id: u64) -> Self {
-        Upstream { process_id }
+    pub(super) fn new(process_id: u64) -> Self {
+        Plugin::with_rules(UpstreamRules, process_id)
     }
 }
 
-impl Allocator for Upstream {
-    fn policy(&self) -> Policy {
-        let _ = self.process_id;
-        Policy::Upstream
+impl Rules for UpstreamRules {
+    const POLICY: Policy = Policy::Upstream;
+    const REFRESH_BEFORE_CREATE: bool = true;
+    const REFRESH_ON_FIRST_USE: bool = true;
+
+    fn decide_create(&self, context: &CreateContext<'_>, out: &mut Outbox) -> bool {
+        let job_id = context.request.job_identifier.job_id;
+        let limit = context.profile.pending_pods_count;
+        let pending = context
+            .pods
+            .values()
+            .filter(|pod| pod.pod_state == PodState::Pending);
+        let pending_count = pending.count();
+        if pending_count >= limit as usize {
+            let text = format!(
+                "pod limit reached: {pending_count} pods not Running (pending_pods_count = \
+                 {limit}); not creating, the server resends create-agent when the job starves"
+            );
+            out.decide(Some(job_id), None, "skip-limit", text);
+            return false;
+        }
+        if let Some(existing) = context.pods.values().find(|pod| pod.job_id == Some(job_id)) {
+            let text = format!(
+                "pod {} already exists for job {job_id}: not creating another",
+                existing.name
+            );
+            out.decide(Some(job_id), Some(&existing.name), "skip-existing", text);
+            return false;
+        }
+        let name = context.next_pod_name;
+        let text = format!(
+            "{pending_count} of {limit} allowed pods not Running and no pod for job {job_id}: \
+             creating pod {name}"
+        );
+        out.decide(Some(job_id), Some(name), "create", text);
+        true
     }
 
-    fn handle_request(&mut self, _: u64, _: RequestId, _: PluginRequest, _: &mut dyn ServerApi, _: &mut Outbox) {
-        unimplemented!()
+    fn pod_template(
+        &self,
+        name: &str,
+        request: &CreateAgentRequest,
+        profile: &ClusterProfile,
+        _process_id: u64,
+    ) -> PodTemplate {
+        pod_spec::pod_template(name, request, profile)
     }
 
-    fn handle_kube(&mut self, _: u64, _: CallId, _: KubeResult, _: &mut dyn ServerApi, _: &mut Outbox) {
-        unimplemented!()
+    fn created_agent_state(&self) -> PluginAgentState {
+        PluginAgentState::Unknown
     }
 
-    fn should_assign_work(&mut self, _: u64, _: &ShouldAssignWorkRequest, _: &mut dyn ServerApi, _: &mut Outbox) -> bool {
-        unimplemented!()
+    fn should_assign_work(
+        &self,
+        pods: &mut PodMap,
+        request: &ShouldAssignWorkRequest,
+        _process_id: u64,
+        out: &mut Outbox,
+    ) -> bool {
+        let agent_id = &request.agent.agent_id;
+        let job_id = request.job_identifier.job_id;
+        let (answer, code, text) = match pods.get(agent_id) {
+            None => (
+                false,
+                "assign-no",
+                format!("pod {agent_id} is not in the plugin's map"),
+            ),
+            Some(pod) if pod.job_id == Some(job_id) => (
+                true,
+                "assign-yes",
+                format!("pod {agent_id} was created for job {job_id}"),
+            ),
+            Some(pod) => {
+                let own = pod
+                    .job_id
+                    .map_or("no job".to_owned(), |id| format!("job {id}"));
+                (
+                    false,
+                    "assign-no",
+                    format!("pod {agent_id} was created for {own}, not {job_id}"),
+                )
+            }
+        };
+        out.decide(Some(job_id), Some(agent_id), code, text);
+        answer
+    }
+
+    fn job_completion(
+        &self,
+        _pods: &mut PodMap,
+        _request: &JobCompletionRequest,
+        _out: &mut Outbox,
+    ) -> CompletionAction {
+        CompletionAction::Terminate
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,510 @@
+//! The request machinery the master branch and PR #355 share: the per-cluster pod maps, the
+//! per-cluster lock that serialises create-agent, job-completion's terminate, and the
+//! continuations that resume a request when its Kubernetes call is answered.
+//!
+//! The policies differ only in their [`Rules`]: what create-agent decides, what
+//! should-assign-work answers and what job-completion does. Each request runs like one of the
+//! plugin's server threads: at most one Kubernetes call outstanding, resumed by `handle_kube`.
+
+use super::instances::{ClusterKey, KnownPod, PluginAgentState, PodMap, rebuild_from_listing};
+use super::plugin_ping::PingTask;
+use super::pod_spec;
+use super::{
+    Allocator, CallId, ClusterProfile, CreateAgentRequest, JobCompletionRequest, Outbox,
+    PluginRequest, Policy, RequestId, ServerApi, ShouldAssignWorkRequest,
+};
+use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, PodTemplate};
+use std::collections::{BTreeMap, VecDeque};
+
+/// What job-completion does after the policy has looked at the request.
+pub(super) enum CompletionAction {
+    /// The master branch: disable the agent, delete the pod, delete the agent.
+    Terminate,
+    /// Nothing more to do (PR #355 with reuse on keeps the pod).
+    Done,
+}
+
+/// The decisions that make a policy.
+pub(super) trait Rules {
+    const POLICY: Policy;
+    /// Whether create-agent lists pods (inside the lock) before deciding.
+    const REFRESH_BEFORE_CREATE: bool;
+    /// Whether the first request naming an unseen cluster profile lists pods first.
+    const REFRESH_ON_FIRST_USE: bool;
+
+    /// Decide whether to create a pod (and record why); called inside the cluster lock.
+    fn decide_create(&self, context: &CreateContext<'_>, out: &mut Outbox) -> bool;
+
+    /// The pod to create.
+    fn pod_template(
+        &self,
+        name: &str,
+        request: &CreateAgentRequest,
+        profile: &ClusterProfile,
+        process_id: u64,
+    ) -> PodTemplate;
+
+    /// The plugin-side agent state a freshly created pod is registered with.
+    fn created_agent_state(&self) -> PluginAgentState;
+
+    /// should-assign-work on this cluster's map (which it may change).
+    fn should_assign_work(
+        &self,
+        pods: &mut PodMap,
+        request: &ShouldAssignWorkRequest,
+        process_id: u64,
+        out: &mut Outbox,
+    ) -> bool;
+
+    /// job-completion's policy part, before any terminate.
+    fn job_completion(
+        &self,
+        pods: &mut PodMap,
+        request: &JobCompletionRequest,
+        out: &mut Outbox,
+    ) -> CompletionAction;
+}
+
+/// What create-agent decides on.
+pub(super) struct CreateContext<'a> {
+    pub(super) pods: &'a PodMap,
+    pub(super) request: &'a CreateAgentRequest,
+    pub(super) profile: &'a ClusterProfile,
+    /// The name the pod will get if one is created.
+    pub(super) next_pod_name: &'a str,
+    pub(super) process_id: u64,
+}
+
+/// One cluster profile's map and create-agent lock.
+#[derive(Default)]
+pub(super) struct Cluster {
+    pub(super) pods: PodMap,
+    /// The create-agent request holding `synchronized (instances)`.
+    lock_holder: Option<RequestId>,
+    /// Create-agent requests waiting for the lock, in arrival order.
+    lock_queue: VecDeque<RequestId>,
+}
+
+/// What an outstanding Kubernetes call resumes.
+pub(super) enum Waiter {
+    Task(RequestId),
+    /// A refresh started by should-assign-work for an unseen cluster, which cannot wait.
+    FirstUseRefresh(ClusterKey),
+}
+
+enum CreateStage {
+    Queued,
+    Refreshing,
+    Creating { name: String },
+}
+
+struct CreateTask {
+    request: CreateAgentRequest,
+    key: ClusterKey,
+    profile: ClusterProfile,
+    stage: CreateStage,
+}
+
+enum CompletionStage {
+    Start,
+    Refreshing,
+    Deleting,
+}
+
+struct CompletionTask {
+    request: JobCompletionRequest,
+    key: ClusterKey,
+    stage: CompletionStage,
+}
+
+enum Task {
+    Create(CreateTask),
+    Completion(CompletionTask),
+    Ping(PingTask),
+}
+
+/// The plugin of the master branch or of PR #355, depending on `R`.
+pub(super) struct Plugin<R: Rules> {
+    rules: R,
+    pub(super) process_id: u64,
+    pods_created_count: u64,
+    calls_issued_count: u64,
+    pub(super) clusters: BTreeMap<ClusterKey, Cluster>,
+    waiters: BTreeMap<CallId, Waiter>,
+    tasks: BTreeMap<RequestId, Task>,
+}
+
+impl<R: Rules> Plugin<R> {
+    pub(super) fn with_rules(rules: R, process_id: u64) -> Self {
+        Plugin {
+            rules,
+            process_id,
+            pods_created_count: 0,
+            calls_issued_count: 0,
+            clusters: BTreeMap::new(),
+            waiters: BTreeMap::new(),
+            tasks: BTreeMap::new(),
+        }
+    }
+
+    /// Issue a Kubernetes call with a fresh id.
+    pub(super) fn issue(&mut self, waiter: Waiter, request: KubeRequest, out: &mut Outbox) {
+        self.calls_issued_count += 1;
+        let call = CallId(self.calls_issued_count);
+        let previous = self.waiters.insert(call, waiter);
+        assert!(
+            previous.is_none(),
+            "call ids come from a counter, so they are fresh"
+        );
+        out.calls.push((call, request));
+    }
+
+    /// A request is over: its server thread is free again.
+    pub(super) fn finish(&mut self, id: RequestId, out: &mut Outbox) {
+        assert!(
+            !self.tasks.contains_key(&id),
+            "a finished request {id:?} keeps no task"
+        );
+        assert!(!out.finished.contains(&id), "request {id:?} finishes once");
+        out.finished.push(id);
+    }
+
+    /// Park a ping that waits for a call.
+    pub(super) fn park_ping(&mut self, id: RequestId, task: PingTask) {
+        let previous = self.tasks.insert(id, Task::Ping(task));
+        assert!(previous.is_none(), "request {id:?} has one task");
+    }
+
+    fn start_task(&mut self, id: RequestId, task: Task) {
+        let previous = self.tasks.insert(id, task);
+        assert!(
+            previous.is_none(),
+            "the server never reuses a request id ({id:?})"
+        );
+    }
+
+    /// The lister every policy uses.
+    pub(super) fn list_pods_request() -> KubeRequest {
+        KubeRequest::ListPods {
+            selector: pod_spec::agent_selector(),
+        }
+    }
+
+    /// Replace a cluster's map with a listing; an error keeps the stale map.
+    pub(super) fn apply_refresh(&mut self, key: &ClusterKey, result: KubeResult, out: &mut Outbox) {
+        let cluster = self.clusters.entry(key.clone()).or_default();
+        match result {
+            Ok(KubeReply::Pods(pods)) => cluster.pods = rebuild_from_listing(&cluster.pods, &pods),
+            Ok(other) => panic!("a list-pods call answers with pods, not {other:?}"),
+            Err(error) => out.decide(
+                None,
+                None,
+                "refresh-failed",
+                format!("listing pods failed ({error:?}); keeping the stale pod map"),
+            ),
+        }
+    }
+
+    fn handle_create(&mut self, id: RequestId, request: CreateAgentRequest, out: &mut Outbox) {
+        let key = ClusterKey::from_properties(&request.cluster_profile_properties);
+        let profile = ClusterProfile::from_properties(&request.cluster_profile_properties);
+        let cluster = self.clusters.entry(key.clone()).or_default();
+        cluster.lock_queue.push_back(id);
+        let waiting_count = cluster.lock_queue.len() - 1;
+        if cluster.lock_holder.is_some() {
+            let job_id = request.job_identifier.job_id;
+            let text = format!(
+                "waiting for the cluster lock: one create-agent in progress, {waiting_count} \
+                 queued before this one"
+            );
+            out.decide(Some(job_id), None, "queued", text);
+        }
+        let task = CreateTask {
+            request,
+            key: key.clone(),
+            profile,
+            stage: CreateStage::Queued,
+        };
+        self.start_task(id, Task::Create(task));
+        self.start_next_create(&key, out);
+    }
+
+    /// Hand the lock to queued create-agent requests until one has to wait for a call.
+    fn start_next_create(&mut self, key: &ClusterKey, out: &mut Outbox) {
+        loop {
+            let cluster = self
+                .clusters
+                .get_mut(key)
+                .expect("a queued request made its cluster");
+            if cluster.lock_holder.is_some() {
+                return;
+            }
+            let Some(id) = cluster.lock_queue.pop_front() else {
+                return;
+            };
+            cluster.lock_holder = Some(id);
+            let Some(Task::Create(mut task)) = self.tasks.remove(&id) else {
+                panic!("the lock queue holds only create-agent requests");
+            };
+            if R::REFRESH_BEFORE_CREATE {
+                task.stage = CreateStage::Refreshing;
+                self.tasks.insert(id, Task::Create(task));
+                self.issue(Waiter::Task(id), Self::list_pods_request(), out);
+            } else {
+                self.decide_and_create(id, task, out);
+            }
+        }
+    }
+
+    /// Decide inside the lock; either issue the create or release the lock.
+    fn decide_and_create(&mut self, id: RequestId, mut task: CreateTask, out: &mut Outbox) {
+        let name = pod_spec::pod_name(self.process_id, self.pods_created_count + 1);
+        let context = CreateContext {
+            pods: &self.clusters[&task.key].pods,
+            request: &task.request,
+            profile: &task.profile,
+            next_pod_name: &name,
+            process_id: self.process_id,
+        };
+        if !self.rules.decide_create(&context, out) {
+            self.release_lock(id, &task.key, out);
+            return;
+        }
+        self.pods_created_count += 1;
+        let template =
+            self.rules
+                .pod_template(&name, &task.request, &task.profile, self.process_id);
+        task.stage = CreateStage::Creating { name };
+        self.tasks.insert(id, Task::Create(task));
+        self.issue(Waiter::Task(id), KubeRequest::CreatePod { template }, out);
+    }
+
+    fn release_lock(&mut self, id: RequestId, key: &ClusterKey, out: &mut Outbox) {
+        let cluster = self
+            .clusters
+            .get_mut(key)
+            .expect("a lock holder's cluster exists");
+        assert_eq!(
+            cluster.lock_holder,
+            Some(id),
+            "only the holder releases the lock"
+        );
+        cluster.lock_holder = None;
+        self.finish(id, out);
+    }
+
+    fn create_on_kube(
+        &mut self,
+        id: RequestId,
+        mut task: CreateTask,
+        result: KubeResult,
+        out: &mut Outbox,
+    ) {
+        let key = task.key.clone();
+        match std::mem::replace(&mut task.stage, CreateStage::Queued) {
+            CreateStage::Queued => panic!("a queued create-agent has no call outstanding"),
+            CreateStage::Refreshing => {
+                self.apply_refresh(&key, result, out);
+                self.decide_and_create(id, task, out);
+            }
+            CreateStage::Creating { name } => {
+                let job_id = task.request.job_identifier.job_id;
+                match result {
+                    Ok(KubeReply::Pod(pod)) => {
+                        let mut known = KnownPod::from_pod(&pod);
+                        known.agent_state = self.rules.created_agent_state();
+                        let cluster = self.clusters.get_mut(&key).expect("the holder's cluster");
+                        cluster.pods.insert(known.name.clone(), known);
+                    }
+                    Ok(other) => panic!("a create-pod call answers with a pod, not {other:?}"),
+                    Err(error) => {
+                        let text = format!(
+                            "creating pod {name} failed ({error:?}); no retry \
+                                            until the server resends create-agent"
+                        );
+                        out.decide(Some(job_id), Some(&name), "create-failed", text);
+                    }
+                }
+                self.release_lock(id, &key, out);
+            }
+        }
+        self.start_next_create(&key, out);
+    }
+
+    fn handle_completion(
+        &mut self,
+        id: RequestId,
+        request: JobCompletionRequest,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let key = ClusterKey::from_properties(&request.cluster_profile_properties);
+        let mut task = CompletionTask {
+            request,
+            key,
+            stage: CompletionStage::Start,
+        };
+        if R::REFRESH_ON_FIRST_USE && !self.clusters.contains_key(&task.key) {
+            // `getAgentInstancesFor` lists pods the first time a cluster profile is named.
+            self.clusters.insert(task.key.clone(), Cluster::default());
+            task.stage = CompletionStage::Refreshing;
+            self.start_task(id, Task::Completion(task));
+            self.issue(Waiter::Task(id), Self::list_pods_request(), out);
+            return;
+        }
+        self.complete(id, task, server, out);
+    }
+
+    /// The executor proper: the policy's part, then (master) disable, delete pod, delete agent.
+    fn complete(
+        &mut self,
+        id: RequestId,
+        mut task: CompletionTask,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let cluster = self.clusters.entry(task.key.clone()).or_default();
+        let action = self
+            .rules
+            .job_completion(&mut cluster.pods, &task.request, out);
+        let agent_id = task.request.elastic_agent_id.clone();
+        let pod_known = cluster.pods.contains_key(&agent_id);
+        let job_id = task.request.job_identifier.job_id;
+        match action {
+            CompletionAction::Done => self.finish(id, out),
+            CompletionAction::Terminate => {
+                server.disable_agents(std::slice::from_ref(&agent_id));
+                if pod_known {
+                    let text = format!("job {job_id} completed: agent disabled, deleting pod");
+                    out.decide(Some(job_id), Some(&agent_id), "complete-delete", text);
+                    task.stage = CompletionStage::Deleting;
+                    self.start_task(id, Task::Completion(task));
+                    let delete = KubeRequest::DeletePod { name: agent_id };
+                    self.issue(Waiter::Task(id), delete, out);
+                } else {
+                    let text = format!(
+                        "job {job_id} completed but pod {agent_id} is not in the plugin's map: \
+                         agent disabled and deleted, pod left in place"
+                    );
+                    out.decide(Some(job_id), Some(&agent_id), "complete-unknown", text);
+                    server.delete_agents(&[agent_id]);
+                    self.finish(id, out);
+                }
+            }
+        }
+    }
+
+    fn completion_on_kube(
+        &mut self,
+        id: RequestId,
+        task: CompletionTask,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        match task.stage {
+            CompletionStage::Start => panic!("a starting job-completion has no call outstanding"),
+            CompletionStage::Refreshing => {
+                self.apply_refresh(&task.key, result, out);
+                self.complete(id, task, server, out);
+            }
+            CompletionStage::Deleting => {
+                let agent_id = task.request.elastic_agent_id.clone();
+                if Self::deleted(&result) {
+                    let cluster = self
+                        .clusters
+                        .get_mut(&task.key)
+                        .expect("a map was made first");
+                    cluster.pods.remove(&agent_id);
+                    server.delete_agents(&[agent_id]);
+                } else {
+                    let job_id = task.request.job_identifier.job_id;
+                    let text = format!(
+                        "deleting pod {agent_id} failed ({result:?}); its agent stays disabled \
+                         until a server ping reaps it"
+                    );
+                    out.decide(Some(job_id), Some(&agent_id), "delete-failed", text);
+                }
+                self.finish(id, out);
+            }
+        }
+    }
+
+    /// A pod delete succeeded, or the pod was already gone (the client treats 404 as done).
+    pub(super) fn deleted(result: &KubeResult) -> bool {
+        match result {
+            Ok(KubeReply::Deleted) | Err(KubeError::NotFound) => true,
+            Ok(other) => panic!("a delete-pod call answers with Deleted, not {other:?}"),
+            Err(_) => false,
+        }
+    }
+}
+
+impl<R: Rules> Allocator for Plugin<R> {
+    fn policy(&self) -> Policy {
+        R::POLICY
+    }
+
+    fn handle_request(
+        &mut self,
+        _now_ms: u64,
+        id: RequestId,
+        request: PluginRequest,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        match request {
+            PluginRequest::CreateAgent(request) => self.handle_create(id, request, out),
+            PluginRequest::JobCompletion(request) => {
+                self.handle_completion(id, request, server, out);
+            }
+            PluginRequest::ServerPing(request) => self.handle_ping(id, request, server, out),
+        }
+    }
+
+    fn handle_kube(
+        &mut self,
+        now_ms: u64,
+        call: CallId,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let waiter = self.waiters.remove(&call);
+        let waiter = waiter.unwrap_or_else(|| panic!("{call:?} was never issued or is answered"));
+        let id = match waiter {
+            Waiter::FirstUseRefresh(key) => return self.apply_refresh(&key, result, out),
+            Waiter::Task(id) => id,
+        };
+        match self.tasks.remove(&id) {
+            Some(Task::Create(task)) => self.create_on_kube(id, task, result, out),
+            Some(Task::Completion(task)) => {
+                self.completion_on_kube(id, task, result, server, out);
+            }
+            Some(Task::Ping(task)) => self.ping_on_kube(now_ms, id, task, result, server, out),
+            None => panic!("{call:?} resumes request {id:?}, which is already finished"),
+        }
+    }
+
+    fn should_assign_work(
+        &mut self,
+        _now_ms: u64,
+        request: &ShouldAssignWorkRequest,
+        _server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) -> bool {
+        let key = ClusterKey::from_properties(&request.cluster_profile_properties);
+        if R::REFRESH_ON_FIRST_USE && !self.clusters.contains_key(&key) {
+            // The plugin lists pods synchronously here; we cannot wait, so the answer uses the
+            // empty map and the listing lands before the agent's next get-work.
+            self.issue(
+                Waiter::FirstUseRefresh(key.clone()),
+                Self::list_pods_request(),
+                out,
+            );
+        }
+        let cluster = self.clusters.entry(key).or_default();
+        self.rules
+            .should_assign_work(&mut cluster.pods, request, self.process_id, out)
+    }
+}
