@@ -1,6 +1,73 @@
 //! Scenarios: the TOML contract of `SCENARIO-FORMAT.md`, parsed and validated with file,
 //! line, column and key in every error.
+//!
+//! [`load`] reads a file, [`parse`] reads text, [`to_toml`] writes a scenario back so that
+//! `parse(to_toml(s)) == s`. Errors are [`ScenarioError`]s (exit code 2); warnings are lines
+//! in [`Loaded::warnings`], already prefixed with `file:line:column: warning:`.
 
+pub mod duration;
+mod error;
+mod faults;
+mod leader;
 pub mod model;
+mod parse;
+mod reader;
+mod write;
 
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_errors;
+
+pub use duration::{DurationError, format_duration_ms, parse_duration_ms};
+pub use error::{ErrorKind, ScenarioError};
+pub use faults::{FAULT_KINDS, LEADER_FAULT_KINDS, PARTITION_GROUPS};
+pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
 pub use model::*;
+pub use parse::{JOB_KINDS, POLICIES};
+pub use write::to_toml;
+
+use std::path::Path;
+
+/// A valid scenario and the warnings (already located) found while reading it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loaded {
+    pub scenario: Scenario,
+    pub warnings: Vec<String>,
+}
+
+/// Parses scenario text; `path` names the file in messages and anchors trace paths.
+pub fn parse(text: &str, path: &Path) -> Result<Loaded, ScenarioError> {
+    let source = error::Source { text, file: path };
+    let root = toml::de::DeTable::parse(text).map_err(|syntax| {
+        let span = syntax.span().unwrap_or(0..0);
+        let mut error = source.error(ErrorKind::Syntax, span, "", "", "");
+        error.expected = format!("invalid TOML: {}", syntax.message().trim_end());
+        error
+    })?;
+    let folder = path.parent().unwrap_or(Path::new(""));
+    parse::scenario(source, &root, folder)
+}
+
+/// Parses scenario bytes, reporting where the first non-UTF-8 byte is.
+pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Loaded, ScenarioError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse(text, path),
+        Err(utf8) => Err(error::encoding_error(bytes, path, utf8)),
+    }
+}
+
+/// Reads and parses a scenario file; an unreadable file is an error too.
+pub fn load(path: &Path) -> Result<Loaded, ScenarioError> {
+    let bytes = std::fs::read(path).map_err(|io| ScenarioError {
+        kind: ErrorKind::Unreadable,
+        file: path.to_path_buf(),
+        line: 0,
+        column: 0,
+        key: String::new(),
+        expected: "a readable scenario file".to_owned(),
+        found: io.to_string(),
+        choices: Vec::new(),
+    })?;
+    parse_bytes(&bytes, path)
+}

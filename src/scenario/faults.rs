@@ -1,0 +1,351 @@
+//! `[[faults]]` (all thirteen kinds) and `[swarm]`.
+
+use super::ErrorKind;
+use super::model::{Fault, FaultKind, OutageMode, PodTarget, ReplicaRef, Swarm};
+use super::parse::{Context, PROFILE_KEYS, instant, profile_reference};
+use super::reader::{
+    Result, Table, Value, choice_list, count_at_least, duration, number, range, string, strings,
+};
+use std::collections::BTreeMap;
+use toml::de::DeValue;
+
+/// Every fault kind, in the order of `SCENARIO-FORMAT.md`.
+pub const FAULT_KINDS: &[&str] = &[
+    "server_crash",
+    "pod_delete",
+    "container_restart",
+    "partition",
+    "api_outage",
+    "profile_edit",
+    "node_loss",
+    "burst",
+    "replica_crash",
+    "replica_pause",
+    "clock_drift",
+    "lease_delete",
+    "callback_delay",
+];
+
+/// Fault kinds that act on `[leader]` replicas or their Lease.
+pub const LEADER_FAULT_KINDS: &[&str] = &[
+    "replica_crash",
+    "replica_pause",
+    "clock_drift",
+    "lease_delete",
+    "callback_delay",
+];
+
+/// Fixed partition groups; `replica-N` is the one parameterised group.
+pub const PARTITION_GROUPS: &[&str] = &[
+    "gocd",
+    "kube-api",
+    "agents",
+    "replica-N",
+    "replicas",
+    "leader",
+];
+
+const TARGETS: &[&str] = &["idle", "busy", "pending", "any"];
+
+pub(crate) fn faults(top: &Table<'_, '_>, context: &Context) -> Result<Vec<Fault>> {
+    top.tables("faults")?
+        .iter()
+        .map(|table| fault(table, context))
+        .collect()
+}
+
+/// The keys each kind accepts besides `at` and `kind`.
+fn kind_keys(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "server_crash" => &["downtime"],
+        "pod_delete" | "container_restart" => &["target", "count"],
+        "partition" => &["between", "for"],
+        "api_outage" => &["for", "mode"],
+        "profile_edit" => &["profile", "set"],
+        "node_loss" => &["count"],
+        "burst" => &["count", "spread", "profile", "runtime"],
+        "replica_crash" => &["replica", "downtime"],
+        "replica_pause" => &["replica", "for"],
+        "clock_drift" => &["replica", "rate"],
+        "callback_delay" => &["replica", "delay"],
+        _ => &[],
+    }
+}
+
+fn fault(table: &Table<'_, '_>, context: &Context) -> Result<Fault> {
+    let Some(kind) = table.choice("kind", FAULT_KINDS)? else {
+        return Err(table.missing("kind", "a fault kind such as \"server_crash\""));
+    };
+    let allowed: Vec<&str> = ["at", "kind"]
+        .into_iter()
+        .chain(kind_keys(&kind).iter().copied())
+        .collect();
+    table.expect_keys(&allowed)?;
+    if LEADER_FAULT_KINDS.contains(&kind.as_str()) && context.leader_replicas.is_none() {
+        let found = format!("\"{kind}\" without a [leader] section");
+        return Err(table.semantic("kind", "a [leader] section for this fault kind", &found));
+    }
+    let at_ms = instant(table, context)?;
+    let kind = match kind.as_str() {
+        "server_crash" => FaultKind::ServerCrash {
+            downtime_ms: downtime(table)?,
+        },
+        "pod_delete" => FaultKind::PodDelete {
+            target: target(table)?,
+            count: count(table)?,
+        },
+        "container_restart" => FaultKind::ContainerRestart {
+            target: target(table)?,
+            count: count(table)?,
+        },
+        "partition" => FaultKind::Partition {
+            between: between(table, context)?,
+            for_ms: table.required("for", "how long, a duration", &duration)?,
+        },
+        "api_outage" => FaultKind::ApiOutage {
+            for_ms: table.required("for", "how long, a duration", &duration)?,
+            mode: match table.choice("mode", &["error", "hang"])?.as_deref() {
+                Some("hang") => OutageMode::Hang,
+                _ => OutageMode::Error,
+            },
+        },
+        "profile_edit" => FaultKind::ProfileEdit {
+            profile: profile_reference(table, context)?,
+            set: profile_changes(table)?,
+        },
+        "node_loss" => FaultKind::NodeLoss {
+            count: count(table)?,
+        },
+        "burst" => FaultKind::Burst {
+            count: table.required("count", "how many jobs", &count_at_least(1))?,
+            spread_ms: table.or("spread", 0, &duration)?,
+            profile: profile_reference(table, context)?,
+            runtime: table.required("runtime", "a duration or range", &range)?,
+        },
+        "lease_delete" => FaultKind::LeaseDelete,
+        _ => leader_fault(table, context, &kind)?,
+    };
+    Ok(Fault { at_ms, kind })
+}
+
+fn leader_fault(table: &Table<'_, '_>, context: &Context, kind: &str) -> Result<FaultKind> {
+    let replica = replica(table, context)?;
+    Ok(match kind {
+        "replica_crash" => FaultKind::ReplicaCrash {
+            replica,
+            downtime_ms: downtime(table)?,
+        },
+        "replica_pause" => FaultKind::ReplicaPause {
+            replica,
+            for_ms: table.required("for", "how long, a duration", &duration)?,
+        },
+        "clock_drift" => {
+            let rate = table.required("rate", "the clock rate, a number above 0", &number)?;
+            if rate <= 0.0 {
+                let value = table.get("rate").expect("required() found the key");
+                return Err(table.invalid("rate", value, "a clock rate above 0"));
+            }
+            FaultKind::ClockDrift { replica, rate }
+        }
+        _ => FaultKind::CallbackDelay {
+            replica,
+            delay_ms: table.required("delay", "how late, a duration", &duration)?,
+        },
+    })
+}
+
+fn downtime(table: &Table<'_, '_>) -> Result<u64> {
+    table.required(
+        "downtime",
+        "how long until the restart, a duration",
+        &duration,
+    )
+}
+
+fn count(table: &Table<'_, '_>) -> Result<u32> {
+    table.or("count", 1, &count_at_least(1))
+}
+
+fn target(table: &Table<'_, '_>) -> Result<PodTarget> {
+    Ok(match table.choice("target", TARGETS)?.as_deref() {
+        Some("idle") => PodTarget::Idle,
+        Some("busy") => PodTarget::Busy,
+        Some("pending") => PodTarget::Pending,
+        _ => PodTarget::Any,
+    })
+}
+
+/// `replica`: an index below `[leader] replicas`, or `"leader"`.
+fn replica(table: &Table<'_, '_>, context: &Context) -> Result<ReplicaRef> {
+    let replicas = context
+        .leader_replicas
+        .expect("leader faults are rejected without [leader]");
+    let expected = format!("a replica index from 0 to {} or \"leader\"", replicas - 1);
+    let Some(value) = table.get("replica") else {
+        return Err(table.missing("replica", &expected));
+    };
+    match value.get_ref() {
+        DeValue::String(text) if text == "leader" => Ok(ReplicaRef::Leader),
+        DeValue::Integer(_) => {
+            let index = count_at_least(0)(table, "replica", value)
+                .map_err(|_| table.invalid("replica", value, &expected))?;
+            if index >= replicas {
+                let mut error = table.invalid("replica", value, &expected);
+                error.kind = ErrorKind::Semantic;
+                return Err(error);
+            }
+            Ok(ReplicaRef::Index(index))
+        }
+        DeValue::String(_) => Err(table.invalid("replica", value, &expected)),
+        _ => {
+            let mut error = table.invalid("replica", value, &expected);
+            error.kind = ErrorKind::WrongType;
+            Err(error)
+        }
+    }
+}
+
+/// `between`: exactly two different node groups.
+fn between(table: &Table<'_, '_>, context: &Context) -> Result<[String; 2]> {
+    let expected = "a list of two node groups, e.g. [\"gocd\", \"kube-api\"]";
+    let Some(value) = table.get("between") else {
+        return Err(table.missing("between", expected));
+    };
+    let groups = strings(table, "between", value)?;
+    let [first, second] = <[String; 2]>::try_from(groups).map_err(|groups| {
+        let mut error = table.invalid("between", value, expected);
+        error.found = format!("a list of {} groups", groups.len());
+        error
+    })?;
+    let DeValue::Array(items) = value.get_ref() else {
+        unreachable!("strings() accepted the value, so it is an array")
+    };
+    for (index, group) in [&first, &second].into_iter().enumerate() {
+        check_group(table, context, &items[index], index, group)?;
+    }
+    if first == second {
+        return Err(table.semantic(
+            "between",
+            "two different node groups",
+            &format!("{first:?} twice"),
+        ));
+    }
+    Ok([first, second])
+}
+
+fn check_group(
+    table: &Table<'_, '_>,
+    context: &Context,
+    item: &Value<'_>,
+    index: usize,
+    group: &str,
+) -> Result<()> {
+    let key = format!("{}[{index}]", table.key_path("between"));
+    let replica_index = group.strip_prefix("replica-").map(|digits| {
+        digits
+            .parse::<u32>()
+            .ok()
+            .filter(|_| digits.bytes().all(|byte| byte.is_ascii_digit()))
+    });
+    let known = match replica_index {
+        Some(parsed) => parsed.is_some(),
+        None => PARTITION_GROUPS.contains(&group) && group != "replica-N",
+    };
+    if !known {
+        let mut error = table.source.error(
+            ErrorKind::InvalidValue,
+            item.span(),
+            &key,
+            "a node group",
+            format!("{group:?}"),
+        );
+        error.choices = PARTITION_GROUPS
+            .iter()
+            .map(|&choice| choice.to_owned())
+            .collect();
+        return Err(error);
+    }
+    let needs_leader = replica_index.is_some() || group == "replicas" || group == "leader";
+    let found = format!("{group:?}");
+    match (
+        needs_leader,
+        context.leader_replicas,
+        replica_index.flatten(),
+    ) {
+        (true, None, _) => Err(table.source.error(
+            ErrorKind::Semantic,
+            item.span(),
+            &key,
+            "a [leader] section for a replica group",
+            found,
+        )),
+        (true, Some(replicas), Some(replica)) if replica >= replicas => Err(table.source.error(
+            ErrorKind::Semantic,
+            item.span(),
+            &key,
+            format!("a replica from replica-0 to replica-{}", replicas - 1),
+            found,
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `set` of a `profile_edit`: new string values for profile keys other than `name`.
+fn profile_changes(table: &Table<'_, '_>) -> Result<BTreeMap<String, String>> {
+    let Some(value) = table.get("set") else {
+        return Err(table.missing(
+            "set",
+            "a table of new profile values, e.g. { image = \"…\" }",
+        ));
+    };
+    let changes = table.nested("set", value, table.key_path("set"))?;
+    let editable: Vec<&str> = PROFILE_KEYS
+        .iter()
+        .copied()
+        .filter(|&key| key != "name")
+        .collect();
+    changes.expect_keys(&editable)?;
+    let mut set = BTreeMap::new();
+    for key in editable {
+        if let Some(text) = changes.optional(key, &string)? {
+            set.insert(key.to_owned(), text);
+        }
+    }
+    if set.is_empty() {
+        return Err(table.semantic(
+            "set",
+            "at least one changed profile value",
+            "an empty table",
+        ));
+    }
+    Ok(set)
+}
+
+pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
+    let defaults = Swarm::default();
+    let Some(table) = top.table("swarm")? else {
+        return Ok(defaults);
+    };
+    table.expect_keys(&["enabled", "kinds", "mean_interval"])?;
+    let enabled = table.or("enabled", defaults.enabled, &super::reader::boolean)?;
+    let kinds = choice_list(&table, "kinds", FAULT_KINDS)?.unwrap_or(defaults.kinds);
+    let mean_interval_ms = table.or("mean_interval", defaults.mean_interval_ms, &duration)?;
+    if mean_interval_ms == 0 {
+        return Err(table.semantic("mean_interval", "a duration longer than 0s", "\"0s\""));
+    }
+    if enabled && kinds.is_empty() {
+        return Err(table.semantic("kinds", "at least one fault kind when enabled", "[]"));
+    }
+    let leader_kind = kinds
+        .iter()
+        .find(|kind| LEADER_FAULT_KINDS.contains(&kind.as_str()));
+    if let (Some(kind), None) = (leader_kind, context.leader_replicas) {
+        let found = format!("\"{kind}\" without a [leader] section");
+        return Err(table.semantic("kinds", "a [leader] section for leader fault kinds", &found));
+    }
+    Ok(Swarm {
+        enabled,
+        kinds,
+        mean_interval_ms,
+    })
+}

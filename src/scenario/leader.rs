@@ -1,0 +1,188 @@
+//! `[leader]` with its modules and configuration timeline, and `[invariants]`.
+
+use super::model::{Invariants, Leader, LeaderConfigChange, LeaderModule, Range};
+use super::parse::{Context, show};
+use super::reader::{Result, Table, boolean, choice_list, count_at_least, duration, range, string};
+use std::collections::BTreeMap;
+
+pub const VARIANTS: &[&str] = &["agentk-v1", "fixed"];
+
+/// Every invariant id of `INVARIANTS.md`.
+pub const INVARIANT_IDS: &[&str] = &[
+    "job-wait-bound",
+    "no-cross-config-reuse",
+    "one-job-per-agent",
+    "no-work-to-disabled",
+    "pending-limit",
+    "one-pod-per-job",
+    "no-kill-while-building",
+    "idle-timeout",
+    "no-orphan-pods",
+    "all-jobs-complete",
+    "no-lost-job",
+    "reuse-happens",
+    "restart-recovers",
+    "lease-cas",
+    "single-leader-acting",
+    "leader-grounded",
+    "leader-only",
+    "no-duplicate-module",
+    "config-fresh",
+    "election-iff-demand",
+    "failover-bound",
+    "rejoin-after-outage",
+    "runner-progress",
+];
+
+/// The `sometimes` invariants: the only ones `require` changes (the others already fail).
+pub const SOMETIMES_INVARIANT_IDS: &[&str] = &["reuse-happens", "restart-recovers"];
+
+pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Option<Leader>> {
+    let Some(table) = top.table("leader")? else {
+        return Ok(None);
+    };
+    table.expect_keys(&[
+        "replicas",
+        "variant",
+        "lease_duration",
+        "renew_deadline",
+        "retry_period",
+        "module_stop_latency",
+        "modules",
+        "config",
+    ])?;
+    let replicas = table.or("replicas", 3, &count_at_least(1))?;
+    context.leader_replicas = Some(replicas);
+    let lease_duration_ms = table.or("lease_duration", 15_000, &duration)?;
+    let renew_deadline_ms = table.or("renew_deadline", 10_000, &duration)?;
+    let retry_period_ms = table.or("retry_period", 2_000, &duration)?;
+    check_timings(
+        &table,
+        lease_duration_ms,
+        renew_deadline_ms,
+        retry_period_ms,
+    )?;
+    let modules = modules(&table)?;
+    let config = config(&table, &modules, context)?;
+    Ok(Some(Leader {
+        replicas,
+        variant: table
+            .choice("variant", VARIANTS)?
+            .unwrap_or_else(|| "fixed".to_owned()),
+        lease_duration_ms,
+        renew_deadline_ms,
+        retry_period_ms,
+        module_stop_latency: table.or(
+            "module_stop_latency",
+            Range {
+                min_ms: 0,
+                max_ms: 2_000,
+            },
+            &range,
+        )?,
+        modules,
+        config,
+    }))
+}
+
+/// client-go's rule: LeaseDuration > RenewDeadline > 1.2 × RetryPeriod, RetryPeriod > 0.
+fn check_timings(table: &Table<'_, '_>, lease_ms: u64, renew_ms: u64, retry_ms: u64) -> Result<()> {
+    if retry_ms == 0 {
+        return Err(table.semantic("retry_period", "a duration longer than 0s", "\"0s\""));
+    }
+    if lease_ms <= renew_ms {
+        let found = format!(
+            "lease_duration = {} <= renew_deadline = {}",
+            show(lease_ms),
+            show(renew_ms)
+        );
+        return Err(table.semantic("lease_duration", "lease_duration > renew_deadline", &found));
+    }
+    // RD > 1.2·RP, in integers: 10·RD > 12·RP (u128 so no setting can overflow).
+    if u128::from(renew_ms) * 10 <= u128::from(retry_ms) * 12 {
+        let found = format!(
+            "renew_deadline = {} <= 1.2 × retry_period = 1.2 × {}",
+            show(renew_ms),
+            show(retry_ms)
+        );
+        return Err(table.semantic(
+            "renew_deadline",
+            "renew_deadline > 1.2 × retry_period",
+            &found,
+        ));
+    }
+    Ok(())
+}
+
+fn modules(leader: &Table<'_, '_>) -> Result<Vec<LeaderModule>> {
+    let mut modules: Vec<LeaderModule> = Vec::new();
+    for table in leader.tables("modules")? {
+        table.expect_keys(&["name", "runnable_when"])?;
+        let name = table.required("name", "the module's name", &string)?;
+        if name.is_empty() || modules.iter().any(|module| module.name == name) {
+            return Err(table.semantic(
+                "name",
+                "a unique, non-empty module name",
+                &format!("{name:?}"),
+            ));
+        }
+        let runnable_when =
+            table.required("runnable_when", "the config flag that enables it", &string)?;
+        if runnable_when.is_empty() {
+            return Err(table.semantic("runnable_when", "a non-empty config flag name", "\"\""));
+        }
+        modules.push(LeaderModule {
+            name,
+            runnable_when,
+        });
+    }
+    Ok(modules)
+}
+
+fn config(
+    leader: &Table<'_, '_>,
+    modules: &[LeaderModule],
+    context: &mut Context,
+) -> Result<Vec<LeaderConfigChange>> {
+    let mut changes = Vec::new();
+    for table in leader.tables("config")? {
+        table.expect_keys(&["at", "set"])?;
+        let at_ms = table.required("at", "when the configuration changes", &duration)?;
+        let Some(value) = table.get("set") else {
+            return Err(table.missing("set", "a table of flags, e.g. { gitops = true }"));
+        };
+        let flags = table.nested("set", value, table.key_path("set"))?;
+        let mut set = BTreeMap::new();
+        for (name, _) in flags.table.iter() {
+            let name = name.get_ref().to_string();
+            let flag = flags.required(&name, "true or false", &boolean)?;
+            if !modules.iter().any(|module| module.runnable_when == name) {
+                let message = format!("no [[leader.modules]] entry has runnable_when = {name:?}");
+                context.warnings.push(flags.warning(&name, &message));
+            }
+            set.insert(name, flag);
+        }
+        changes.push(LeaderConfigChange { at_ms, set });
+    }
+    Ok(changes)
+}
+
+pub(crate) fn invariants(top: &Table<'_, '_>, context: &mut Context) -> Result<Invariants> {
+    let defaults = Invariants::default();
+    let Some(table) = top.table("invariants")? else {
+        return Ok(defaults);
+    };
+    table.expect_keys(&["max_job_wait", "disable", "require"])?;
+    let require = choice_list(&table, "require", INVARIANT_IDS)?.unwrap_or_default();
+    for id in &require {
+        if !SOMETIMES_INVARIANT_IDS.contains(&id.as_str()) {
+            let message = format!("{id:?} is not a `sometimes` invariant; it is checked anyway");
+            context.warnings.push(table.warning("require", &message));
+        }
+    }
+    Ok(Invariants {
+        max_job_wait_ms: table.or("max_job_wait", defaults.max_job_wait_ms, &duration)?,
+        disable: choice_list(&table, "disable", INVARIANT_IDS)?.unwrap_or_default(),
+        require,
+    })
+}

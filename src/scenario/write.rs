@@ -1,0 +1,359 @@
+//! Writes a scenario back as TOML in the contract's format, every value explicit, so that
+//! `parse(to_toml(s)) == s` (`shrink` writes `repro.toml` with it).
+
+use super::duration::format_duration_ms;
+use super::model::{
+    Fault, FaultKind, JobSource, Leader, OutageMode, PodTarget, Range, ReplicaRef, Scenario,
+};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The scenario as TOML. Trace paths are written as stored: parse the result from a file in
+/// the same folder as the original (or keep trace paths absolute) to get them back unchanged.
+pub fn to_toml(scenario: &Scenario) -> String {
+    let mut out = String::new();
+    line(&mut out, "name", &quote(&scenario.name));
+    line(&mut out, "description", &quote(&scenario.description));
+    line(&mut out, "seed", &scenario.seed.to_string());
+    line(&mut out, "duration", &duration(scenario.duration_ms));
+    line(&mut out, "settle", &duration(scenario.settle_ms));
+    write_settings(&mut out, scenario);
+    for profile in &scenario.profiles {
+        out.push_str("\n[[profiles]]\n");
+        line(&mut out, "name", &quote(&profile.name));
+        line(&mut out, "image", &quote(&profile.image));
+        line(&mut out, "cpu", &quote(&profile.cpu));
+        line(&mut out, "memory", &quote(&profile.memory));
+        if let Some(environment) = &profile.environment {
+            line(&mut out, "environment", &quote(environment));
+        }
+    }
+    for job in &scenario.jobs {
+        out.push_str("\n[[jobs]]\n");
+        write_job(&mut out, job);
+    }
+    for fault in &scenario.faults {
+        out.push_str("\n[[faults]]\n");
+        write_fault(&mut out, fault);
+    }
+    out.push_str("\n[swarm]\n");
+    line(&mut out, "enabled", &scenario.swarm.enabled.to_string());
+    line(&mut out, "kinds", &list(&scenario.swarm.kinds));
+    line(
+        &mut out,
+        "mean_interval",
+        &duration(scenario.swarm.mean_interval_ms),
+    );
+    out.push_str("\n[invariants]\n");
+    line(
+        &mut out,
+        "max_job_wait",
+        &duration(scenario.invariants.max_job_wait_ms),
+    );
+    line(&mut out, "disable", &list(&scenario.invariants.disable));
+    line(&mut out, "require", &list(&scenario.invariants.require));
+    if let Some(leader) = &scenario.leader {
+        write_leader(&mut out, leader);
+    }
+    out
+}
+
+fn write_settings(out: &mut String, scenario: &Scenario) {
+    let cluster = &scenario.cluster;
+    out.push_str("\n[cluster]\n");
+    line(out, "nodes", &cluster.nodes.to_string());
+    line(out, "pods_per_node", &cluster.pods_per_node.to_string());
+    line(out, "pod_startup", &range(cluster.pod_startup));
+    line(out, "api_latency", &range(cluster.api_latency));
+    line(out, "api_error_rate", &float(cluster.api_error_rate));
+    line(
+        out,
+        "container_restart_backoff",
+        &duration(cluster.container_restart_backoff_ms),
+    );
+    let server = &scenario.server;
+    out.push_str("\n[server]\n");
+    line(
+        out,
+        "job_starvation_timeout",
+        &duration(server.job_starvation_timeout_ms),
+    );
+    line(
+        out,
+        "server_ping_interval",
+        &duration(server.server_ping_interval_ms),
+    );
+    line(
+        out,
+        "assignment_interval",
+        &duration(server.assignment_interval_ms),
+    );
+    line(
+        out,
+        "agent_connection_timeout",
+        &duration(server.agent_connection_timeout_ms),
+    );
+    line(
+        out,
+        "hung_job_check_interval",
+        &duration(server.hung_job_check_interval_ms),
+    );
+    line(
+        out,
+        "auto_register_key_ttl",
+        &duration(server.auto_register_key_ttl_ms),
+    );
+    line(
+        out,
+        "create_agent_threads",
+        &server.create_agent_threads.to_string(),
+    );
+    let plugin = &scenario.plugin;
+    out.push_str("\n[plugin]\n");
+    line(out, "policy", &quote(&plugin.policy));
+    line(
+        out,
+        "enable_agent_reuse",
+        &plugin.enable_agent_reuse.to_string(),
+    );
+    line(
+        out,
+        "auto_register_timeout",
+        &duration(plugin.auto_register_timeout_ms),
+    );
+    line(
+        out,
+        "pending_pods_count",
+        &plugin.pending_pods_count.to_string(),
+    );
+    line(out, "idle_timeout", &duration(plugin.idle_timeout_ms));
+    line(
+        out,
+        "cluster_request_timeout",
+        &duration(plugin.cluster_request_timeout_ms),
+    );
+    if let Some(max_pods) = plugin.max_pods {
+        line(out, "max_pods", &max_pods.to_string());
+    }
+}
+
+fn write_job(out: &mut String, job: &JobSource) {
+    match job {
+        JobSource::Burst {
+            at_ms,
+            count,
+            spread_ms,
+            profile,
+            runtime,
+        } => {
+            line(out, "kind", "\"burst\"");
+            line(out, "at", &duration(*at_ms));
+            write_burst(out, *count, *spread_ms, profile, *runtime);
+        }
+        JobSource::Poisson {
+            from_ms,
+            until_ms,
+            per_minute,
+            profile,
+            runtime,
+        } => {
+            line(out, "kind", "\"poisson\"");
+            line(out, "from", &duration(*from_ms));
+            line(out, "until", &duration(*until_ms));
+            line(out, "per_minute", &float(*per_minute));
+            line(out, "profile", &quote(profile));
+            line(out, "runtime", &range(*runtime));
+        }
+        JobSource::Trace { file } => {
+            line(out, "kind", "\"trace\"");
+            line(out, "file", &quote(&file.to_string_lossy()));
+        }
+        JobSource::Single {
+            at_ms,
+            profile,
+            runtime_ms,
+        } => {
+            line(out, "kind", "\"single\"");
+            line(out, "at", &duration(*at_ms));
+            line(out, "profile", &quote(profile));
+            line(out, "runtime", &duration(*runtime_ms));
+        }
+    }
+}
+
+fn write_burst(out: &mut String, count: u32, spread_ms: u64, profile: &str, runtime: Range) {
+    line(out, "count", &count.to_string());
+    line(out, "spread", &duration(spread_ms));
+    line(out, "profile", &quote(profile));
+    line(out, "runtime", &range(runtime));
+}
+
+fn write_fault(out: &mut String, fault: &Fault) {
+    line(out, "at", &duration(fault.at_ms));
+    line(out, "kind", &quote(fault.kind.name()));
+    match &fault.kind {
+        FaultKind::ServerCrash { downtime_ms } => line(out, "downtime", &duration(*downtime_ms)),
+        FaultKind::PodDelete { target, count } | FaultKind::ContainerRestart { target, count } => {
+            line(out, "target", &quote(target_name(*target)));
+            line(out, "count", &count.to_string());
+        }
+        FaultKind::Partition { between, for_ms } => {
+            line(out, "between", &list(between));
+            line(out, "for", &duration(*for_ms));
+        }
+        FaultKind::ApiOutage { for_ms, mode } => {
+            line(out, "for", &duration(*for_ms));
+            let mode = match mode {
+                OutageMode::Error => "error",
+                OutageMode::Hang => "hang",
+            };
+            line(out, "mode", &quote(mode));
+        }
+        FaultKind::ProfileEdit { profile, set } => {
+            line(out, "profile", &quote(profile));
+            line(out, "set", &inline_table(set, |value| quote(value)));
+        }
+        FaultKind::NodeLoss { count } => line(out, "count", &count.to_string()),
+        FaultKind::Burst {
+            count,
+            spread_ms,
+            profile,
+            runtime,
+        } => {
+            write_burst(out, *count, *spread_ms, profile, *runtime);
+        }
+        FaultKind::ReplicaCrash {
+            replica,
+            downtime_ms,
+        } => {
+            line(out, "replica", &replica_value(*replica));
+            line(out, "downtime", &duration(*downtime_ms));
+        }
+        FaultKind::ReplicaPause { replica, for_ms } => {
+            line(out, "replica", &replica_value(*replica));
+            line(out, "for", &duration(*for_ms));
+        }
+        FaultKind::ClockDrift { replica, rate } => {
+            line(out, "replica", &replica_value(*replica));
+            line(out, "rate", &float(*rate));
+        }
+        FaultKind::LeaseDelete => {}
+        FaultKind::CallbackDelay { replica, delay_ms } => {
+            line(out, "replica", &replica_value(*replica));
+            line(out, "delay", &duration(*delay_ms));
+        }
+    }
+}
+
+fn write_leader(out: &mut String, leader: &Leader) {
+    out.push_str("\n[leader]\n");
+    line(out, "replicas", &leader.replicas.to_string());
+    line(out, "variant", &quote(&leader.variant));
+    line(out, "lease_duration", &duration(leader.lease_duration_ms));
+    line(out, "renew_deadline", &duration(leader.renew_deadline_ms));
+    line(out, "retry_period", &duration(leader.retry_period_ms));
+    line(
+        out,
+        "module_stop_latency",
+        &range(leader.module_stop_latency),
+    );
+    for module in &leader.modules {
+        out.push_str("\n[[leader.modules]]\n");
+        line(out, "name", &quote(&module.name));
+        line(out, "runnable_when", &quote(&module.runnable_when));
+    }
+    for change in &leader.config {
+        out.push_str("\n[[leader.config]]\n");
+        line(out, "at", &duration(change.at_ms));
+        line(out, "set", &inline_table(&change.set, bool::to_string));
+    }
+}
+
+fn target_name(target: PodTarget) -> &'static str {
+    match target {
+        PodTarget::Idle => "idle",
+        PodTarget::Busy => "busy",
+        PodTarget::Pending => "pending",
+        PodTarget::Any => "any",
+    }
+}
+
+fn replica_value(replica: ReplicaRef) -> String {
+    match replica {
+        ReplicaRef::Index(index) => index.to_string(),
+        ReplicaRef::Leader => "\"leader\"".to_owned(),
+    }
+}
+
+fn line(out: &mut String, key: &str, value: &str) {
+    writeln!(out, "{key} = {value}").expect("writing to a String cannot fail");
+}
+
+fn duration(total_ms: u64) -> String {
+    quote(&format_duration_ms(total_ms))
+}
+
+/// A fixed range as one duration, any other as `{ min, max }`.
+fn range(range: Range) -> String {
+    if range.min_ms == range.max_ms {
+        return duration(range.min_ms);
+    }
+    format!(
+        "{{ min = {}, max = {} }}",
+        duration(range.min_ms),
+        duration(range.max_ms)
+    )
+}
+
+/// Rust's shortest round-trip form; a `.0` is added where it would read as an integer.
+fn float(number: f64) -> String {
+    let text = format!("{number:?}");
+    if text.contains(['.', 'e', 'E', 'n', 'i']) {
+        text
+    } else {
+        format!("{text}.0")
+    }
+}
+
+fn list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|item| quote(item)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+fn inline_table<V>(entries: &BTreeMap<String, V>, value: impl Fn(&V) -> String) -> String {
+    let parts: Vec<String> = entries
+        .iter()
+        .map(|(key, item)| format!("{} = {}", bare_or_quoted(key), value(item)))
+        .collect();
+    format!("{{ {} }}", parts.join(", "))
+}
+
+fn bare_or_quoted(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "-_".contains(character));
+    if bare { key.to_owned() } else { quote(key) }
+}
+
+/// A TOML basic string: quotes, backslashes and control characters escaped.
+fn quote(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for character in text.chars() {
+        match character {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\n' => quoted.push_str("\\n"),
+            '\t' => quoted.push_str("\\t"),
+            '\r' => quoted.push_str("\\r"),
+            control if control.is_control() => {
+                write!(quoted, "\\u{:04X}", u32::from(control))
+                    .expect("writing to a String cannot fail");
+            }
+            other => quoted.push(other),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
