@@ -3,7 +3,7 @@
 use crate::allocator::Policy;
 use crate::check::{Bounds, Checker, Kind, Violation};
 use crate::report::{Collector, RunInfo, classify};
-use crate::scenario::Scenario;
+use crate::scenario::{FaultKind, Scenario};
 use crate::trace::{Fingerprint, JsonlWriter, Record};
 use crate::world::{RunSettings, Sink, World, WorldError};
 use std::path::Path;
@@ -159,9 +159,13 @@ fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>)
             failing.push(violation);
         }
     }
+    // `restart-recovers` only means something in a run that can crash the server.
+    let crashes = scenario.faults.iter().any(|f| matches!(f.kind, FaultKind::ServerCrash { .. }))
+        || (scenario.swarm.enabled && scenario.swarm.kinds.iter().any(|k| k == "server_crash"));
     let sometimes = checker
         .sometimes_ids()
         .into_iter()
+        .filter(|id| *id != "restart-recovers" || crashes)
         .map(|id| (id.to_owned(), !missed.contains(&id)))
         .collect();
     (failing, expected, sometimes)

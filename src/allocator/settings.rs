@@ -80,7 +80,7 @@ impl ClusterProfile {
         let mut map = StringMap::new();
         map.insert(keys::GO_SERVER_URL.to_owned(), self.go_server_url.clone());
         map.insert(keys::NAMESPACE.to_owned(), self.namespace.clone());
-        if self.auto_register_timeout_ms % 60_000 == 0 {
+        if self.auto_register_timeout_ms.is_multiple_of(60_000) {
             let minutes = self.auto_register_timeout_ms / 60_000;
             map.insert(keys::AUTO_REGISTER_TIMEOUT.to_owned(), minutes.to_string());
         } else {

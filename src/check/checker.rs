@@ -90,6 +90,12 @@ impl Checker {
         self.monitors.iter().map(|monitor| monitor.id()).collect()
     }
 
+    /// The ids of the active `sometimes` monitors (coverage signals).
+    pub fn sometimes_ids(&self) -> Vec<&'static str> {
+        const SOMETIMES: [&str; 2] = ["reuse-happens", "restart-recovers"];
+        self.active_ids().into_iter().filter(|id| SOMETIMES.contains(id)).collect()
+    }
+
     /// Feed one record at `t_ms`. Times never decrease.
     pub fn observe(&mut self, t_ms: u64, record: &Record) {
         assert!(!self.finished, "observe after finish");

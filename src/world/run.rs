@@ -12,7 +12,6 @@ use crate::trace::Record;
 pub(super) mod node {
     pub const GOCD: &str = "gocd";
     pub const KUBE_API: &str = "kube-api";
-    pub const AGENTS: &str = "agents";
     pub const HARNESS: &str = "harness";
 }
 
