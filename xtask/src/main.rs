@@ -1,1 +1,46 @@
-fn main() {}
+//! `cargo xtask`: the front door users type (matklad's xtask convention).
+//!
+//! Every simulation command (`sim`, `check`, `compare`, `shrink`, `nightly`, `plot`, `merge`,
+//! `bench`, `record`, `serve`) is forwarded to the `elasticsim` binary, built in release mode,
+//! so that there is one implementation of each and `cargo xtask sim FILE` behaves exactly as
+//! `elasticsim sim FILE`. The exit code is passed through (0 pass, 1 violation, 2 bad input,
+//! 3 internal error).
+
+use std::process::{Command, ExitCode};
+
+const HELP: &str = "\
+cargo xtask <command> [args]
+
+Commands (forwarded to `elasticsim`, built with --release):
+  sim FILE [--seed N | --seeds N | --seeds A..B] [--policy P] [--variant V] [--out DIR] [--trace]
+  check FILE...
+  compare FILE --policies upstream,pr355,safe --seeds N
+  shrink FILE --seed N [--time 60s]
+  nightly [--seeds N] [--update-baseline]
+  bench
+  plot DIR
+
+Run `cargo xtask sim --help` for every flag.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.is_empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
+        println!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args(["run", "--release", "--quiet", "--package", "elasticsim", "--bin", "elasticsim", "--"])
+        .args(&args)
+        .status();
+    match status {
+        Ok(status) => match status.code() {
+            Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(3)),
+            None => ExitCode::from(3),
+        },
+        Err(error) => {
+            eprintln!("xtask: cannot run cargo: {error}");
+            ExitCode::from(3)
+        }
+    }
+}
