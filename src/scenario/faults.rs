@@ -214,7 +214,10 @@ fn between(table: &Table<'_, '_>, context: &Context) -> Result<[String; 2]> {
     let groups = strings(table, "between", value)?;
     let [first, second] = <[String; 2]>::try_from(groups).map_err(|groups| {
         let mut error = table.invalid("between", value, expected);
-        error.found = format!("a list of {} groups", groups.len());
+        error.found = match groups.len() {
+            1 => "a list of 1 group".to_owned(),
+            count => format!("a list of {count} groups"),
+        };
         error
     })?;
     let DeValue::Array(items) = value.get_ref() else {
