@@ -2,7 +2,7 @@
 
 use super::ErrorKind;
 use super::model::{Fault, FaultKind, OutageMode, PodTarget, ReplicaRef, Swarm};
-use super::parse::{Context, PROFILE_KEYS, instant, profile_reference};
+use super::parse::{Context, PROFILE_KEYS, instant, profile_reference, spread};
 use super::reader::{
     Result, Table, Value, choice_list, count_at_least, duration, number, range, string, strings,
 };
@@ -118,7 +118,7 @@ fn fault(table: &Table<'_, '_>, context: &Context) -> Result<Fault> {
         },
         "burst" => FaultKind::Burst {
             count: table.required("count", "how many jobs", &count_at_least(1))?,
-            spread_ms: table.or("spread", 0, &duration)?,
+            spread_ms: spread(table, at_ms, context)?,
             profile: profile_reference(table, context)?,
             runtime: table.required("runtime", "a duration or range", &range)?,
         },

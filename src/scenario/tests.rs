@@ -358,6 +358,19 @@ fn an_hour_and_a_half_is_5_400_000_milliseconds() {
 }
 
 #[test]
+fn integers_in_any_toml_notation_are_read() {
+    let text = "name = \"n\"\nseed = 0xff\n[cluster]\nnodes = 1_000\npods_per_node = 0o17\n\
+                api_error_rate = 1\n";
+    let scenario = load_text(text).scenario;
+    assert_eq!(scenario.seed, 255);
+    assert_eq!(
+        (scenario.cluster.nodes, scenario.cluster.pods_per_node),
+        (1_000, 15)
+    );
+    assert_eq!(scenario.cluster.api_error_rate, 1.0);
+}
+
+#[test]
 fn trace_paths_are_resolved_against_the_scenario_folder() {
     let text = "name = \"t\"\n[[profiles]]\nname = \"p\"\n\
                 [[jobs]]\nkind = \"trace\"\nfile = \"a/b.jsonl\"\n";

@@ -336,6 +336,11 @@ fn names_ids_and_times_are_checked_against_the_contract() {
         "name = \"x\"\nduration = \"10m\"\n[[faults]]\nat = \"10m\"\nkind = \"node_loss\"\n",
     );
     assert_error(&late, ErrorKind::Semantic, "faults[0].at", 4, 6);
+    let spread = error_of(
+        "name = \"x\"\nduration = \"10m\"\n[[profiles]]\nname = \"p\"\n[[faults]]\nat = \"9m\"\n\
+         kind = \"burst\"\ncount = 2\nprofile = \"p\"\nruntime = \"1m\"\nspread = \"2m\"\n",
+    );
+    assert_error(&spread, ErrorKind::Semantic, "faults[0].spread", 11, 10);
     let duplicate =
         error_of("name = \"x\"\n[[profiles]]\nname = \"a\"\n[[profiles]]\nname = \"a\"\n");
     assert_error(&duplicate, ErrorKind::Semantic, "profiles[1].name", 5, 8);
