@@ -88,28 +88,26 @@ pub fn parse_duration_ms(text: &str) -> Result<u64, DurationError> {
     Ok(total_ms)
 }
 
-/// Writes milliseconds in the shortest exact `h`/`m`/`s`/`ms` form: `"1h30m"`, `"250ms"`,
-/// `"0s"`; [`parse_duration_ms`] reads it back to the same value.
+/// Writes milliseconds in the largest unit that is exact: `"250ms"`, `"2400ms"`, `"90s"`,
+/// `"2m"`, `"1h"`, with hours and minutes combined (`"1h30m"`); `"0s"` for zero.
+/// [`parse_duration_ms`] reads it back to the same value.
 pub fn format_duration_ms(total_ms: u64) -> String {
     if total_ms == 0 {
         return "0s".to_owned();
     }
-    let hours = total_ms / 3_600_000;
-    let minutes = total_ms % 3_600_000 / 60_000;
-    let seconds = total_ms % 60_000 / 1_000;
-    let milliseconds = total_ms % 1_000;
-    let mut text = String::new();
-    for (count, unit) in [
-        (hours, "h"),
-        (minutes, "m"),
-        (seconds, "s"),
-        (milliseconds, "ms"),
-    ] {
-        if count > 0 {
-            text.push_str(&format!("{count}{unit}"));
-        }
+    if !total_ms.is_multiple_of(1_000) {
+        return format!("{total_ms}ms");
     }
-    text
+    let seconds = total_ms / 1_000;
+    if !seconds.is_multiple_of(60) {
+        return format!("{seconds}s");
+    }
+    let minutes = seconds / 60;
+    match (minutes / 60, minutes % 60) {
+        (0, minutes) => format!("{minutes}m"),
+        (hours, 0) => format!("{hours}h"),
+        (hours, minutes) => format!("{hours}h{minutes}m"),
+    }
 }
 
 #[cfg(test)]
@@ -157,7 +155,10 @@ mod tests {
     #[test]
     fn formatted_durations_read_back_to_the_same_milliseconds() {
         assert_eq!(format_duration_ms(5_400_000), "1h30m");
-        assert_eq!(format_duration_ms(90_000), "1m30s");
+        assert_eq!(format_duration_ms(90_000), "90s");
+        assert_eq!(format_duration_ms(120_000), "2m");
+        assert_eq!(format_duration_ms(2_400), "2400ms");
+        assert_eq!(format_duration_ms(3_600_000), "1h");
         assert_eq!(format_duration_ms(250), "250ms");
         assert_eq!(format_duration_ms(0), "0s");
         for total_ms in [1, 999, 1_000, 59_999, 3_600_001, u64::MAX, u64::MAX - 1] {

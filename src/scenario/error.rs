@@ -26,9 +26,35 @@ pub enum ErrorKind {
     Semantic,
 }
 
-/// A scenario that cannot be loaded; `Display` gives one line a user can act on.
+/// A scenario that cannot be loaded; `Display` gives one line a user can act on. The details
+/// are boxed (read them through `Deref`, e.g. `error.line`) so `Result`s stay small.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub struct ScenarioError {
+#[error("{0}")]
+pub struct ScenarioError(Box<ErrorDetail>);
+
+impl From<ErrorDetail> for ScenarioError {
+    fn from(detail: ErrorDetail) -> Self {
+        ScenarioError(Box::new(detail))
+    }
+}
+
+impl std::ops::Deref for ScenarioError {
+    type Target = ErrorDetail;
+
+    fn deref(&self) -> &ErrorDetail {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ScenarioError {
+    fn deref_mut(&mut self) -> &mut ErrorDetail {
+        &mut self.0
+    }
+}
+
+/// Where and what: every part of a [`ScenarioError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorDetail {
     pub kind: ErrorKind,
     pub file: PathBuf,
     /// 1-based; 0 when the error has no position (an unreadable file).
@@ -45,7 +71,7 @@ pub struct ScenarioError {
     pub choices: Vec<String>,
 }
 
-impl fmt::Display for ScenarioError {
+impl fmt::Display for ErrorDetail {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(formatter, "{}", self.file.display())?;
         if self.line > 0 {
@@ -117,7 +143,7 @@ impl Source<'_> {
         found: impl Into<String>,
     ) -> ScenarioError {
         let (line, column) = self.position(span.start);
-        ScenarioError {
+        ScenarioError::from(ErrorDetail {
             kind,
             file: self.file.to_path_buf(),
             line,
@@ -126,7 +152,7 @@ impl Source<'_> {
             expected: expected.into(),
             found: found.into(),
             choices: Vec::new(),
-        }
+        })
     }
 
     /// A warning line at `span` about `key`, in the same `file:line:column: key:` shape.
@@ -151,7 +177,7 @@ pub(crate) fn encoding_error(
         .iter()
         .rposition(|&byte| byte == b'\n')
         .map_or(0, |newline| newline + 1);
-    ScenarioError {
+    ScenarioError::from(ErrorDetail {
         kind: ErrorKind::Encoding,
         file: file.to_path_buf(),
         line,
@@ -163,5 +189,5 @@ pub(crate) fn encoding_error(
             |byte| format!("byte 0x{byte:02x}"),
         ),
         choices: Vec::new(),
-    }
+    })
 }

@@ -2,7 +2,7 @@
 
 use super::ErrorKind;
 use super::model::{Fault, FaultKind, OutageMode, PodTarget, ReplicaRef, Swarm};
-use super::parse::{Context, PROFILE_KEYS, instant, profile_reference};
+use super::parse::{Context, PROFILE_KEYS, instant, profile_reference, spread};
 use super::reader::{
     Result, Table, Value, choice_list, count_at_least, duration, number, range, string, strings,
 };
@@ -118,7 +118,7 @@ fn fault(table: &Table<'_, '_>, context: &Context) -> Result<Fault> {
         },
         "burst" => FaultKind::Burst {
             count: table.required("count", "how many jobs", &count_at_least(1))?,
-            spread_ms: table.or("spread", 0, &duration)?,
+            spread_ms: spread(table, at_ms, context)?,
             profile: profile_reference(table, context)?,
             runtime: table.required("runtime", "a duration or range", &range)?,
         },
@@ -214,7 +214,10 @@ fn between(table: &Table<'_, '_>, context: &Context) -> Result<[String; 2]> {
     let groups = strings(table, "between", value)?;
     let [first, second] = <[String; 2]>::try_from(groups).map_err(|groups| {
         let mut error = table.invalid("between", value, expected);
-        error.found = format!("a list of {} groups", groups.len());
+        error.found = match groups.len() {
+            1 => "a list of 1 group".to_owned(),
+            count => format!("a list of {count} groups"),
+        };
         error
     })?;
     let DeValue::Array(items) = value.get_ref() else {

@@ -20,7 +20,7 @@ mod tests;
 mod tests_errors;
 
 pub use duration::{DurationError, format_duration_ms, parse_duration_ms};
-pub use error::{ErrorKind, ScenarioError};
+pub use error::{ErrorDetail, ErrorKind, ScenarioError};
 pub use faults::{FAULT_KINDS, LEADER_FAULT_KINDS, PARTITION_GROUPS};
 pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
 pub use model::*;
@@ -59,15 +59,17 @@ pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Loaded, ScenarioError> {
 
 /// Reads and parses a scenario file; an unreadable file is an error too.
 pub fn load(path: &Path) -> Result<Loaded, ScenarioError> {
-    let bytes = std::fs::read(path).map_err(|io| ScenarioError {
-        kind: ErrorKind::Unreadable,
-        file: path.to_path_buf(),
-        line: 0,
-        column: 0,
-        key: String::new(),
-        expected: "a readable scenario file".to_owned(),
-        found: io.to_string(),
-        choices: Vec::new(),
+    let bytes = std::fs::read(path).map_err(|io| {
+        ScenarioError::from(ErrorDetail {
+            kind: ErrorKind::Unreadable,
+            file: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            key: String::new(),
+            expected: "a readable scenario file".to_owned(),
+            found: io.to_string(),
+            choices: Vec::new(),
+        })
     })?;
     parse_bytes(&bytes, path)
 }

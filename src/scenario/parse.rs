@@ -316,6 +316,17 @@ pub(crate) fn instant(table: &Table<'_, '_>, context: &Context) -> Result<u64> {
     Ok(at_ms)
 }
 
+/// `spread` of a burst: its jobs must still arrive inside the safety phase.
+pub(crate) fn spread(table: &Table<'_, '_>, at_ms: u64, context: &Context) -> Result<u64> {
+    let spread_ms = table.or("spread", 0, &duration)?;
+    if at_ms.saturating_add(spread_ms) > context.duration_ms {
+        let expected = format!("at + spread <= `duration` ({})", show(context.duration_ms));
+        let found = format!("{} + {}", show(at_ms), show(spread_ms));
+        return Err(table.semantic("spread", &expected, &found));
+    }
+    Ok(spread_ms)
+}
+
 fn jobs(top: &Table<'_, '_>, context: &Context, folder: &Path) -> Result<Vec<JobSource>> {
     let tables = top.tables("jobs")?;
     tables
@@ -327,15 +338,19 @@ fn jobs(top: &Table<'_, '_>, context: &Context, folder: &Path) -> Result<Vec<Job
 fn job(table: &Table<'_, '_>, context: &Context, folder: &Path) -> Result<JobSource> {
     let kind = table.choice("kind", JOB_KINDS)?;
     let Some(kind) = kind else {
-        return Err(table.missing("kind", "one of burst, poisson, …"));
+        return Err(table.missing(
+            "kind",
+            "one of \"burst\", \"poisson\", \"trace\", \"single\"",
+        ));
     };
     match kind.as_str() {
         "burst" => {
             table.expect_keys(&["kind", "at", "count", "spread", "profile", "runtime"])?;
+            let at_ms = instant(table, context)?;
             Ok(JobSource::Burst {
-                at_ms: instant(table, context)?,
+                at_ms,
                 count: table.required("count", "how many jobs", &count_at_least(1))?,
-                spread_ms: table.or("spread", 0, &duration)?,
+                spread_ms: spread(table, at_ms, context)?,
                 profile: profile_reference(table, context)?,
                 runtime: table.required("runtime", "a duration or range", &range)?,
             })

@@ -71,6 +71,10 @@ fn write_settings(out: &mut String, scenario: &Scenario) {
         "container_restart_backoff",
         &duration(cluster.container_restart_backoff_ms),
     );
+    write_server_and_plugin(out, scenario);
+}
+
+fn write_server_and_plugin(out: &mut String, scenario: &Scenario) {
     let server = &scenario.server;
     out.push_str("\n[server]\n");
     line(
