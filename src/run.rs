@@ -133,7 +133,7 @@ pub fn run_scenario(
         violations,
         expected_violations: expected,
         sometimes,
-        drawn: Vec::new(),
+        drawn: world.swarm_drawn().to_vec(),
         max_job_wait_ms: scenario.invariants.max_job_wait_ms,
     };
     Ok(RunOutcome { info, collector: observers.collector })

@@ -24,6 +24,7 @@ pub const FAULT_KINDS: &[&str] = &[
     "clock_drift",
     "lease_delete",
     "callback_delay",
+    "pod_fail",
 ];
 
 /// Fault kinds that act on `[leader]` replicas or their Lease.
@@ -58,7 +59,7 @@ pub(crate) fn faults(top: &Table<'_, '_>, context: &Context) -> Result<Vec<Fault
 fn kind_keys(kind: &str) -> &'static [&'static str] {
     match kind {
         "server_crash" => &["downtime"],
-        "pod_delete" | "container_restart" => &["target", "count"],
+        "pod_delete" | "container_restart" | "pod_fail" => &["target", "count"],
         "partition" => &["between", "for"],
         "api_outage" => &["for", "mode"],
         "profile_edit" => &["profile", "set"],
@@ -95,6 +96,10 @@ fn fault(table: &Table<'_, '_>, context: &Context) -> Result<Fault> {
             count: count(table)?,
         },
         "container_restart" => FaultKind::ContainerRestart {
+            target: target(table)?,
+            count: count(table)?,
+        },
+        "pod_fail" => FaultKind::PodFail {
             target: target(table)?,
             count: count(table)?,
         },

@@ -176,6 +176,8 @@ pub enum FaultKind {
     ServerCrash { downtime_ms: u64 },
     PodDelete { target: PodTarget, count: u32 },
     ContainerRestart { target: PodTarget, count: u32 },
+    /// Extension: the pod fails for good (eviction, image error): phase Failed, no restart.
+    PodFail { target: PodTarget, count: u32 },
     /// Node groups: "gocd", "kube-api", "agents", "replica-N", "replicas", "leader".
     Partition { between: [String; 2], for_ms: u64 },
     ApiOutage { for_ms: u64, mode: OutageMode },
@@ -196,6 +198,7 @@ impl FaultKind {
             FaultKind::ServerCrash { .. } => "server_crash",
             FaultKind::PodDelete { .. } => "pod_delete",
             FaultKind::ContainerRestart { .. } => "container_restart",
+            FaultKind::PodFail { .. } => "pod_fail",
             FaultKind::Partition { .. } => "partition",
             FaultKind::ApiOutage { .. } => "api_outage",
             FaultKind::ProfileEdit { .. } => "profile_edit",

@@ -197,7 +197,9 @@ fn write_fault(out: &mut String, fault: &Fault) {
     line(out, "kind", &quote(fault.kind.name()));
     match &fault.kind {
         FaultKind::ServerCrash { downtime_ms } => line(out, "downtime", &duration(*downtime_ms)),
-        FaultKind::PodDelete { target, count } | FaultKind::ContainerRestart { target, count } => {
+        FaultKind::PodDelete { target, count }
+        | FaultKind::ContainerRestart { target, count }
+        | FaultKind::PodFail { target, count } => {
             line(out, "target", &quote(target_name(*target)));
             line(out, "count", &count.to_string());
         }

@@ -114,6 +114,8 @@ pub struct World {
     /// Active fault intervals by fault index, for `FaultEnded` at the end of the safety phase.
     pub(super) active_faults: BTreeMap<usize, String>,
     pub(super) safety_over: bool,
+    /// What the swarm drew for this seed, one line each.
+    pub(super) swarm_drawn: Vec<String>,
     pub(super) ended: bool,
     pub(super) random_network: Stream,
     pub(super) random_kubelet: Stream,
@@ -125,8 +127,10 @@ pub struct World {
 
 impl World {
     /// Build the world for `scenario` under `settings`. Nothing runs yet.
-    pub fn new(scenario: Scenario, settings: RunSettings) -> Result<World, WorldError> {
+    pub fn new(mut scenario: Scenario, settings: RunSettings) -> Result<World, WorldError> {
         let seed = settings.seed;
+        let (drawn_faults, swarm_drawn) = super::swarm::draw(&scenario, seed);
+        scenario.faults.extend(drawn_faults);
         let mut random_workload = Stream::new(seed, StreamId::Workload);
         let arrivals = plan_arrivals(&scenario, &mut random_workload)?;
         let mut nodes = Nodes::default();
@@ -181,6 +185,7 @@ impl World {
             deferred: Vec::new(),
             active_faults: BTreeMap::new(),
             safety_over: false,
+            swarm_drawn,
             ended: false,
             random_network: Stream::new(seed, StreamId::Network),
             random_kubelet: Stream::new(seed, StreamId::Kubelet),
@@ -206,6 +211,16 @@ impl World {
     /// Current simulated time.
     pub fn now(&self) -> SimTime {
         self.queue.now()
+    }
+
+    /// Every scheduled fault of this run: the scenario's own, then what the swarm drew.
+    pub fn planned_faults(&self) -> &[crate::scenario::Fault] {
+        &self.scenario.faults
+    }
+
+    /// What the swarm drew for this seed (empty without swarm).
+    pub fn swarm_drawn(&self) -> &[String] {
+        &self.swarm_drawn
     }
 
     /// Job arrivals planned from `[[jobs]]`: (at_ms, profile, runtime_ms).
@@ -283,7 +298,3 @@ pub(super) fn burst(
     }
 }
 
-#[allow(dead_code)]
-pub(super) fn mask_union(masks: &[GroupMask]) -> GroupMask {
-    masks.iter().fold(GroupMask(0), |a, b| a.union(*b))
-}

@@ -54,6 +54,15 @@ impl World {
                 self.apply_kube(now, fx, sink);
                 (pods.join(","), None)
             }
+            FaultKind::PodFail { target, count } => {
+                let pods = self.pick_pods(*target, *count);
+                let mut fx = KubeEffects::default();
+                for pod in &pods {
+                    self.kube.fail_pod(pod, &mut fx);
+                }
+                self.apply_kube(now, fx, sink);
+                (pods.join(","), None)
+            }
             FaultKind::Partition { between, for_ms } => {
                 let a = self.group_mask(&between[0]);
                 let b = self.group_mask(&between[1]);

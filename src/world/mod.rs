@@ -12,6 +12,7 @@ mod events;
 mod faults;
 mod identity;
 mod run;
+mod swarm;
 
 pub use build::{RunSettings, World, WorldError};
 pub use identity::{config_identity, config_identity_of_pod};

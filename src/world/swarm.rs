@@ -1,0 +1,144 @@
+//! Swarm testing: the seed draws which fault kinds happen, how often and how hard.
+//!
+//! Everything here draws from the `Swarm` stream only, so turning swarm on never changes job
+//! arrivals or runtimes (those come from the `Workload` stream). Drawn faults are ordinary
+//! scheduled faults appended to the scenario's own; they all fall in the safety phase.
+
+use crate::engine::{Stream, StreamId};
+use crate::scenario::{Fault, FaultKind, OutageMode, PodTarget, Range, ReplicaRef, Scenario};
+use std::collections::BTreeMap;
+
+const TARGETS: [PodTarget; 4] = [PodTarget::Idle, PodTarget::Busy, PodTarget::Pending, PodTarget::Any];
+
+/// The faults a seed draws, and one line per enabled kind saying what it drew.
+pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
+    if !scenario.swarm.enabled || scenario.swarm.kinds.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let mut random = Stream::new(seed, StreamId::Swarm);
+    // Each kind is on with probability 1/2 (at least one is on), with a weight in [1, 4).
+    let mut enabled: Vec<(String, f64)> = scenario
+        .swarm
+        .kinds
+        .iter()
+        .filter(|_| random.chance(0.5))
+        .map(|kind| (kind.clone(), 1.0 + 3.0 * random.unit()))
+        .collect();
+    if enabled.is_empty() {
+        let index = random.below(scenario.swarm.kinds.len() as u64) as usize;
+        enabled.push((scenario.swarm.kinds[index].clone(), 1.0));
+    }
+    // The overall rate: the mean interval scaled by a factor in [0.5, 2).
+    let mean_ms = scenario.swarm.mean_interval_ms as f64 * (0.5 + 1.5 * random.unit());
+    let total_weight: f64 = enabled.iter().map(|(_, w)| w).sum();
+    let mut faults = Vec::new();
+    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    let mut t = 0u64;
+    loop {
+        t = t.saturating_add(random.exponential_ms(mean_ms).max(1));
+        if t >= scenario.duration_ms {
+            break;
+        }
+        let mut pick = random.unit() * total_weight;
+        let kind = enabled
+            .iter()
+            .find(|(_, weight)| {
+                pick -= weight;
+                pick < 0.0
+            })
+            .map_or(&enabled[enabled.len() - 1].0, |(kind, _)| kind)
+            .clone();
+        if let Some(fault) = draw_fault(scenario, &kind, t, &mut random) {
+            *counts.entry(kind).or_default() += 1;
+            faults.push(fault);
+        }
+    }
+    let mut drawn = vec![format!(
+        "swarm: mean interval {:.0}s, kinds {}",
+        mean_ms / 1000.0,
+        enabled.iter().map(|(k, w)| format!("{k} (weight {w:.1})")).collect::<Vec<_>>().join(", ")
+    )];
+    drawn.extend(counts.iter().map(|(kind, n)| format!("{kind} x{n}")));
+    (faults, drawn)
+}
+
+fn range(random: &mut Stream, min_ms: u64, max_ms: u64) -> u64 {
+    random.range_inclusive(min_ms, max_ms)
+}
+
+fn replica(scenario: &Scenario, random: &mut Stream) -> ReplicaRef {
+    let replicas = scenario.leader.as_ref().map_or(1, |l| l.replicas.max(1));
+    if random.chance(0.5) {
+        ReplicaRef::Leader
+    } else {
+        ReplicaRef::Index(random.below(u64::from(replicas)) as u32)
+    }
+}
+
+fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) -> Option<Fault> {
+    let kind = match kind {
+        "server_crash" => FaultKind::ServerCrash { downtime_ms: range(random, 5_000, 180_000) },
+        "pod_delete" => FaultKind::PodDelete {
+            target: TARGETS[random.below(4) as usize],
+            count: 1 + random.below(3) as u32,
+        },
+        "container_restart" => FaultKind::ContainerRestart {
+            target: TARGETS[random.below(4) as usize],
+            count: 1 + random.below(2) as u32,
+        },
+        "pod_fail" => FaultKind::PodFail { target: TARGETS[random.below(4) as usize], count: 1 },
+        "partition" => {
+            let mut pairs = vec![["gocd", "kube-api"], ["agents", "gocd"], ["agents", "kube-api"]];
+            if scenario.leader.is_some() {
+                pairs.push(["leader", "kube-api"]);
+                pairs.push(["replicas", "kube-api"]);
+            }
+            let pair = pairs[random.below(pairs.len() as u64) as usize];
+            FaultKind::Partition {
+                between: pair.map(str::to_owned),
+                for_ms: range(random, 5_000, 180_000),
+            }
+        }
+        "api_outage" => FaultKind::ApiOutage {
+            for_ms: range(random, 3_000, 120_000),
+            mode: if random.chance(0.5) { OutageMode::Error } else { OutageMode::Hang },
+        },
+        "profile_edit" => {
+            let profile = scenario.profiles.get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
+            let image = format!("{}-swarm{}", profile.image, random.below(1000));
+            FaultKind::ProfileEdit {
+                profile: profile.name.clone(),
+                set: BTreeMap::from([("image".to_owned(), image)]),
+            }
+        }
+        "node_loss" if scenario.cluster.nodes > 1 => FaultKind::NodeLoss { count: 1 },
+        "burst" => {
+            let profile = scenario.profiles.get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
+            FaultKind::Burst {
+                count: 5 + random.below(26) as u32,
+                spread_ms: range(random, 0, 30_000),
+                profile: profile.name.clone(),
+                runtime: Range { min_ms: 10_000, max_ms: 180_000 },
+            }
+        }
+        "replica_crash" => FaultKind::ReplicaCrash {
+            replica: replica(scenario, random),
+            downtime_ms: range(random, 2_000, 60_000),
+        },
+        "replica_pause" => FaultKind::ReplicaPause {
+            replica: replica(scenario, random),
+            for_ms: range(random, 500, 20_000),
+        },
+        "clock_drift" => FaultKind::ClockDrift {
+            replica: replica(scenario, random),
+            rate: 0.9 + 0.3 * random.unit(),
+        },
+        "lease_delete" => FaultKind::LeaseDelete,
+        "callback_delay" => FaultKind::CallbackDelay {
+            replica: replica(scenario, random),
+            delay_ms: range(random, 500, 30_000),
+        },
+        _ => return None,
+    };
+    Some(Fault { at_ms, kind })
+}
