@@ -2,7 +2,7 @@
 
 use super::view::{JobNeeds, PodRecord, annotation};
 use super::*;
-use crate::resources::{PodPhase, StringMap};
+use crate::resources::StringMap;
 
 impl Safe {
     pub(super) fn assign_work(
@@ -110,9 +110,9 @@ impl Safe {
             && self.view.pods.get_mut(&name).is_none_or(|record| {
                 record.running_job = None;
                 record.claim_overlay = None;
-                !record.retired
-                    && !record.container_restarted()
-                    && record.pod.phase == PodPhase::Running
+                // The phase in the view may predate the pod's start; it ran a job, so it
+                // ran, and a pod that failed since is reaped from the next list.
+                !record.retired && !record.container_restarted() && !record.is_terminated()
             });
         let previous = self.completions.insert(id, name.clone());
         assert!(previous.is_none(), "request ids are unique");
