@@ -18,29 +18,51 @@ impl Safe {
             &request.cluster_profile_properties,
             request.environment.as_deref(),
         );
-        let needs =
-            JobNeeds { job_id, config_hash: &config_hash, environment: request.environment.as_deref() };
-        let reuse = ClusterProfile::from_properties(&request.cluster_profile_properties)
-            .enable_agent_reuse;
+        let needs = JobNeeds {
+            job_id,
+            config_hash: &config_hash,
+            environment: request.environment.as_deref(),
+        };
+        let reuse =
+            ClusterProfile::from_properties(&request.cluster_profile_properties).enable_agent_reuse;
         if let Err(reason) = self.assign_verdict(now_ms, request, needs, reuse) {
             // Rule 5: a false answer only records why; no state changes.
-            out.decide(Some(job_id), Some(name), "assign-no", format!("pod {name}: {reason}"));
+            out.decide(
+                Some(job_id),
+                Some(name),
+                "assign-no",
+                format!("pod {name}: {reason}"),
+            );
             return false;
         }
-        let record = self.view.pods.get_mut(name).expect("the verdict found the pod");
+        let record = self
+            .view
+            .pods
+            .get_mut(name)
+            .expect("the verdict found the pod");
         record.running_job = Some(job_id);
         record.claim_overlay = None;
         record.idle_since_overlay = None;
         self.view.served_jobs.insert(job_id);
         let set = StringMap::from([(annotation::ASSIGNED_JOB_ID.to_owned(), job_id.to_string())]);
-        let remove = [annotation::IDLE_SINCE_MS, annotation::CLAIM_JOB_ID, annotation::CLAIM_DEADLINE_MS];
+        let remove = [
+            annotation::IDLE_SINCE_MS,
+            annotation::CLAIM_JOB_ID,
+            annotation::CLAIM_DEADLINE_MS,
+        ];
         let request = KubeRequest::AnnotatePod {
             name: name.to_owned(),
             set,
             remove: remove.iter().map(|key| (*key).to_owned()).collect(),
             resource_version: None,
         };
-        self.issue(request, Pending::Annotate { pod: name.to_owned() }, out);
+        self.issue(
+            request,
+            Pending::Annotate {
+                pod: name.to_owned(),
+            },
+            out,
+        );
         let text = format!("pod {name} takes job {job_id}");
         out.decide(Some(job_id), Some(name), "assign-yes", text);
         true
@@ -56,8 +78,11 @@ impl Safe {
     ) -> Result<(), String> {
         let name = request.agent.agent_id.as_str();
         let job_id = needs.job_id;
-        let record: &PodRecord =
-            self.view.pods.get(name).ok_or("not a pod this allocator has listed")?;
+        let record: &PodRecord = self
+            .view
+            .pods
+            .get(name)
+            .ok_or("not a pod this allocator has listed")?;
         if record.retired {
             return Err("being deleted".to_owned());
         }
@@ -82,11 +107,16 @@ impl Safe {
             if claim.job_id == job_id {
                 return Ok(());
             }
-            return Err(format!("reserved for job {} until t={}", claim.job_id, claim.deadline_ms));
+            return Err(format!(
+                "reserved for job {} until t={}",
+                claim.job_id, claim.deadline_ms
+            ));
         }
         let created_for = record.pod.label(pod_spec::keys::JOB_ID);
         if !reuse && created_for != Some(job_id.to_string().as_str()) {
-            return Err(format!("reuse is off and the pod was created for job {created_for:?}"));
+            return Err(format!(
+                "reuse is off and the pod was created for job {created_for:?}"
+            ));
         }
         Ok(())
     }
@@ -101,8 +131,8 @@ impl Safe {
     ) {
         let name = request.elastic_agent_id.clone();
         let job_id = request.job_identifier.job_id;
-        let reuse = ClusterProfile::from_properties(&request.cluster_profile_properties)
-            .enable_agent_reuse;
+        let reuse =
+            ClusterProfile::from_properties(&request.cluster_profile_properties).enable_agent_reuse;
         self.view.served_jobs.insert(job_id);
         // A pod not listed yet (right after a restart) is kept when reuse is on: the next
         // list shows whether it is healthy, and the reapers handle it if it is not.
@@ -130,7 +160,14 @@ impl Safe {
             };
             let text = format!("job {job_id} completed on pod {name}: idle since t={now_ms}");
             out.decide(Some(job_id), Some(&name), "complete-idle", text);
-            self.issue(call, Pending::CompletionAnnotate { request: id, pod: name }, out);
+            self.issue(
+                call,
+                Pending::CompletionAnnotate {
+                    request: id,
+                    pod: name,
+                },
+                out,
+            );
         } else {
             // Without reuse (or for a pod that cannot be reused) the pod served its one job.
             if let Some(record) = self.view.pods.get_mut(&name) {
@@ -141,7 +178,14 @@ impl Safe {
             let text = format!("job {job_id} completed on pod {name}: disabling and deleting it");
             out.decide(Some(job_id), Some(&name), "complete-delete", text);
             let call = KubeRequest::DeletePod { name: name.clone() };
-            self.issue(call, Pending::CompletionDelete { request: id, pod: name }, out);
+            self.issue(
+                call,
+                Pending::CompletionDelete {
+                    request: id,
+                    pod: name,
+                },
+                out,
+            );
         }
     }
 
@@ -185,7 +229,10 @@ impl Safe {
                 if let Some(record) = self.view.pods.get_mut(name) {
                     record.delete_in_flight = false;
                 }
-                let text = format!("deleting pod {name} failed ({}): retried", error_name(error));
+                let text = format!(
+                    "deleting pod {name} failed ({}): retried",
+                    error_name(error)
+                );
                 out.decide(None, Some(name), "delete-failed", text);
             }
         }

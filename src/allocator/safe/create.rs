@@ -1,8 +1,8 @@
 //! create-agent: decide on a fresh list, reuse an idle pod by claiming it, else create a pod
 //! within the limits.
 
-use super::view::{Claim, JobNeeds, agent_is_assignable, agents_by_id, annotation};
 use super::view::{Agents, PodRecord, registration_deadline_ms};
+use super::view::{Claim, JobNeeds, agent_is_assignable, agents_by_id, annotation};
 use super::*;
 use crate::resources::{PodPhase, StringMap};
 
@@ -28,10 +28,19 @@ impl Safe {
             &request.cluster_profile_properties,
             request.environment.as_deref(),
         );
-        let task = CreateTask { request, settings, config_hash, candidates: VecDeque::new() };
+        let task = CreateTask {
+            request,
+            settings,
+            config_hash,
+            candidates: VecDeque::new(),
+        };
         self.creates.insert(id, task);
         let selector = pod_spec::agent_selector();
-        self.issue(KubeRequest::ListPods { selector }, Pending::CreateList(id), out);
+        self.issue(
+            KubeRequest::ListPods { selector },
+            Pending::CreateList(id),
+            out,
+        );
         let _ = now_ms;
     }
 
@@ -43,7 +52,11 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        let task = self.creates.get(&id).expect("a create list belongs to a live create").clone();
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a create list belongs to a live create")
+            .clone();
         let job_id = task.request.job_identifier.job_id;
         match result {
             Ok(KubeReply::Pods(pods)) => self.view.merge_list(pods),
@@ -84,7 +97,7 @@ impl Safe {
             let entry = self.creates.get_mut(&id).expect("the create is still live");
             entry.candidates = candidates;
         }
-        self.claim_next_or_create(now_ms, id, server, out);
+        self.claim_next_or_create(now_ms, id, out);
     }
 
     /// Finish the create if its job already has an agent (it must not get a pod).
@@ -145,7 +158,12 @@ impl Safe {
 
     /// Idle pods the job could run on, longest idle first (rule 6: assignable at the
     /// server, same config and environment, container never restarted, not reserved).
-    fn reuse_candidates(&self, now_ms: u64, needs: JobNeeds<'_>, agents: &Agents) -> VecDeque<String> {
+    fn reuse_candidates(
+        &self,
+        now_ms: u64,
+        needs: JobNeeds<'_>,
+        agents: &Agents,
+    ) -> VecDeque<String> {
         let mut candidates: Vec<(u64, String)> = self
             .view
             .pods
@@ -176,30 +194,49 @@ impl Safe {
     }
 
     /// Try the next idle candidate with a compare-and-swap claim, or go on to create.
-    fn claim_next_or_create(
-        &mut self,
-        now_ms: u64,
-        id: RequestId,
-        server: &mut dyn ServerApi,
-        out: &mut Outbox,
-    ) {
-        let task = self.creates.get_mut(&id).expect("a create between calls is live");
+    fn claim_next_or_create(&mut self, now_ms: u64, id: RequestId, out: &mut Outbox) {
+        let task = self
+            .creates
+            .get_mut(&id)
+            .expect("a create between calls is live");
         let job_id = task.request.job_identifier.job_id;
-        let Some(name) = task.candidates.pop_front() else {
-            self.create_within_limits(now_ms, id, out);
-            return;
+        let name = loop {
+            let task = self
+                .creates
+                .get_mut(&id)
+                .expect("a create between calls is live");
+            let Some(name) = task.candidates.pop_front() else {
+                self.create_within_limits(now_ms, id, out);
+                return;
+            };
+            // Skip pods that vanished, or were assigned or reserved since the list.
+            let still_free = self.view.pods.get(&name).is_some_and(|record| {
+                !record.retired
+                    && record.running_job.is_none()
+                    && self.view.live_claim(record, now_ms).is_none()
+            });
+            if still_free {
+                break name;
+            }
         };
-        let Some(record) = self.view.pods.get_mut(&name) else {
-            // The pod vanished since the list: try the next one.
-            return self.claim_next_or_create(now_ms, id, server, out);
-        };
+        let record = self
+            .view
+            .pods
+            .get_mut(&name)
+            .expect("the loop checked the pod exists");
         // Rule 1: the claim (with its deadline) reserves the pod for this job only; the CAS
         // on resourceVersion re-validates it (rule 2): a deleted or changed pod fails.
-        let claim = Claim { job_id, deadline_ms: now_ms + CLAIM_DURATION_MS };
+        let claim = Claim {
+            job_id,
+            deadline_ms: now_ms + CLAIM_DURATION_MS,
+        };
         record.claim_overlay = Some(claim);
         let set = StringMap::from([
             (annotation::CLAIM_JOB_ID.to_owned(), job_id.to_string()),
-            (annotation::CLAIM_DEADLINE_MS.to_owned(), claim.deadline_ms.to_string()),
+            (
+                annotation::CLAIM_DEADLINE_MS.to_owned(),
+                claim.deadline_ms.to_string(),
+            ),
         ]);
         let request = KubeRequest::AnnotatePod {
             name: name.clone(),
@@ -207,7 +244,14 @@ impl Safe {
             remove: vec![annotation::IDLE_SINCE_MS.to_owned()],
             resource_version: Some(record.pod.resource_version),
         };
-        self.issue(request, Pending::Claim { request: id, pod: name }, out);
+        self.issue(
+            request,
+            Pending::Claim {
+                request: id,
+                pod: name,
+            },
+            out,
+        );
     }
 
     pub(super) fn on_claim(
@@ -216,15 +260,25 @@ impl Safe {
         id: RequestId,
         name: &str,
         result: KubeResult,
-        server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        let task = self.creates.get(&id).expect("a claim belongs to a live create");
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a claim belongs to a live create");
         let job_id = task.request.job_identifier.job_id;
         match result {
             Ok(KubeReply::Pod(pod)) => {
                 self.view.observe(pod);
-                let deadline_ms = now_ms + CLAIM_DURATION_MS;
+                let record = self
+                    .view
+                    .pods
+                    .get(name)
+                    .expect("the claimed pod was just observed");
+                let claim = record
+                    .claim_overlay
+                    .expect("a claim in flight keeps its overlay");
+                let deadline_ms = claim.deadline_ms;
                 let text = format!(
                     "claimed idle pod {name} for job {job_id} until about t={deadline_ms}: \
                      no new pod"
@@ -234,12 +288,11 @@ impl Safe {
             }
             Ok(other) => unexpected_reply(&other, "a pod annotation"),
             Err(error) => {
-                self.on_claim_failed(now_ms, id, name, job_id, error, server, out);
+                self.on_claim_failed(now_ms, id, name, job_id, error, out);
             }
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn on_claim_failed(
         &mut self,
         now_ms: u64,
@@ -247,7 +300,6 @@ impl Safe {
         name: &str,
         job_id: u64,
         error: KubeError,
-        server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
         match error {
@@ -260,11 +312,15 @@ impl Safe {
                 }
                 let text = format!(
                     "idle pod {name} {} since the list: not reused for job {job_id}",
-                    if error == KubeError::NotFound { "was deleted" } else { "changed" }
+                    if error == KubeError::NotFound {
+                        "was deleted"
+                    } else {
+                        "changed"
+                    }
                 );
                 out.decide(Some(job_id), Some(name), "claim-lost", text);
                 if !self.finish_if_served(id, job_id, out) {
-                    self.claim_next_or_create(now_ms, id, server, out);
+                    self.claim_next_or_create(now_ms, id, out);
                 }
             }
             KubeError::Timeout | KubeError::ServerError => {
@@ -290,7 +346,11 @@ impl Safe {
 impl Safe {
     /// Create a pod for the job unless a limit says no (rule 9).
     fn create_within_limits(&mut self, now_ms: u64, id: RequestId, out: &mut Outbox) {
-        let task = self.creates.get(&id).expect("a create between calls is live").clone();
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a create between calls is live")
+            .clone();
         let job_id = task.request.job_identifier.job_id;
         let settings = &task.settings;
         // Rule 9: pending_pods_count limits pods not yet Running (upstream semantics), so
@@ -322,10 +382,19 @@ impl Safe {
             .saturating_add(settings.auto_register_timeout_ms)
             .saturating_add(CLAIM_DURATION_MS);
         let annotations = &mut template.annotations;
-        annotations.insert(pod_spec::keys::CONFIG_HASH.to_owned(), task.config_hash.clone());
+        annotations.insert(
+            pod_spec::keys::CONFIG_HASH.to_owned(),
+            task.config_hash.clone(),
+        );
         annotations.insert(annotation::CLAIM_JOB_ID.to_owned(), job_id.to_string());
-        annotations.insert(annotation::CLAIM_DEADLINE_MS.to_owned(), deadline_ms.to_string());
-        let pending = Pending::Create { request: id, pod: name };
+        annotations.insert(
+            annotation::CLAIM_DEADLINE_MS.to_owned(),
+            deadline_ms.to_string(),
+        );
+        let pending = Pending::Create {
+            request: id,
+            pod: name,
+        };
         self.issue(KubeRequest::CreatePod { template }, pending, out);
     }
 
@@ -336,7 +405,10 @@ impl Safe {
         result: KubeResult,
         out: &mut Outbox,
     ) {
-        let task = self.creates.get(&id).expect("a create call belongs to a live create");
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a create call belongs to a live create");
         let job_id = task.request.job_identifier.job_id;
         match result {
             Ok(KubeReply::Pod(pod)) => {

@@ -102,7 +102,8 @@ impl Safe {
     }
 
     fn start_ms(&self) -> u64 {
-        self.start_ms.expect("every entry point records the start time before deciding")
+        self.start_ms
+            .expect("every entry point records the start time before deciding")
     }
 
     /// Issue one Kubernetes call and remember what it is for.
@@ -123,7 +124,9 @@ impl Safe {
     /// Start queued create-agent and server-ping requests while the lock is free.
     fn pump(&mut self, now_ms: u64, server: &mut dyn ServerApi, out: &mut Outbox) {
         while self.lock_holder.is_none() {
-            let Some((id, request)) = self.lock_queue.pop_front() else { break };
+            let Some((id, request)) = self.lock_queue.pop_front() else {
+                break;
+            };
             self.lock_holder = Some(id);
             match request {
                 PluginRequest::CreateAgent(request) => self.start_create(now_ms, id, request, out),
@@ -138,7 +141,11 @@ impl Safe {
 
     /// The lock holder is done: free its server thread and the lock.
     fn finish_locked(&mut self, id: RequestId, out: &mut Outbox) {
-        assert_eq!(self.lock_holder, Some(id), "only the lock holder can finish a locked request");
+        assert_eq!(
+            self.lock_holder,
+            Some(id),
+            "only the lock holder can finish a locked request"
+        );
         self.lock_holder = None;
         self.creates.remove(&id);
         self.pings.remove(&id);
@@ -178,11 +185,14 @@ impl Allocator for Safe {
         out: &mut Outbox,
     ) {
         self.note_time(now_ms);
-        let pending = self.calls.remove(&call).expect("every call is answered exactly once");
+        let pending = self
+            .calls
+            .remove(&call)
+            .expect("every call is answered exactly once");
         match pending {
             Pending::CreateList(id) => self.on_create_list(now_ms, id, result, server, out),
             Pending::Claim { request, pod } => {
-                self.on_claim(now_ms, request, &pod, result, server, out);
+                self.on_claim(now_ms, request, &pod, result, out);
             }
             Pending::Create { request, pod } => self.on_create(request, &pod, result, out),
             Pending::PingList(id) => self.on_ping_list(now_ms, id, result, server, out),

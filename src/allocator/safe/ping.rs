@@ -1,13 +1,18 @@
 //! server-ping and reaping: adoption after a restart, the idle timeout, pods that can never
 //! serve, and the delete sequence (disable the agent at the server first, then delete).
 
-use super::view::{Agents, agent_is_assignable, agent_is_building, agents_by_id, annotation};
 use super::view::registration_deadline_ms;
+use super::view::{Agents, agent_is_assignable, agent_is_building, agents_by_id, annotation};
 use super::*;
 use crate::resources::StringMap;
 
 impl Safe {
-    pub(super) fn start_ping(&mut self, id: RequestId, request: ServerPingRequest, out: &mut Outbox) {
+    pub(super) fn start_ping(
+        &mut self,
+        id: RequestId,
+        request: ServerPingRequest,
+        out: &mut Outbox,
+    ) {
         // All cluster profiles share the namespace; the first one's timeouts apply.
         let settings = request
             .all_cluster_profile_properties
@@ -16,7 +21,11 @@ impl Safe {
             .unwrap_or_default();
         self.pings.insert(id, settings);
         let selector = pod_spec::agent_selector();
-        self.issue(KubeRequest::ListPods { selector }, Pending::PingList(id), out);
+        self.issue(
+            KubeRequest::ListPods { selector },
+            Pending::PingList(id),
+            out,
+        );
     }
 
     pub(super) fn on_ping_list(
@@ -27,12 +36,19 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        let settings = self.pings.get(&id).expect("a ping list belongs to a live ping").clone();
+        let settings = self
+            .pings
+            .get(&id)
+            .expect("a ping list belongs to a live ping")
+            .clone();
         match result {
             Ok(KubeReply::Pods(pods)) => self.view.merge_list(pods),
             Ok(other) => unexpected_reply(&other, "a pod list"),
             Err(error) => {
-                let text = format!("could not list pods ({}): no cleanup this ping", error_name(error));
+                let text = format!(
+                    "could not list pods ({}): no cleanup this ping",
+                    error_name(error)
+                );
                 out.decide(None, None, "ping-list-failed", text);
                 self.finish_locked(id, out);
                 return;
@@ -86,11 +102,17 @@ impl Safe {
         let record = self.view.pods.get(name).expect("names come from the view");
         let agent = agents.get(name);
         if record.retired {
-            return Some(("reap-retry", format!("pod {name} is being deleted: retrying")));
+            return Some((
+                "reap-retry",
+                format!("pod {name} is being deleted: retrying"),
+            ));
         }
         if record.is_terminated() {
             let phase = record.pod.phase.as_str();
-            return Some(("reap-failed", format!("pod {name} is {phase}: it can never serve")));
+            return Some((
+                "reap-failed",
+                format!("pod {name} is {phase}: it can never serve"),
+            ));
         }
         if record.container_restarted() {
             let text = format!(
@@ -121,12 +143,14 @@ impl Safe {
             return None;
         }
         match (agent.config_state, agent.agent_state) {
-            (ConfigState::Disabled, _) => {
-                Some(("reap-disabled", format!("agent {name} is disabled at the server")))
-            }
-            (_, AgentState::LostContact) => {
-                Some(("reap-lost", format!("agent {name} lost contact with the server")))
-            }
+            (ConfigState::Disabled, _) => Some((
+                "reap-disabled",
+                format!("agent {name} is disabled at the server"),
+            )),
+            (_, AgentState::LostContact) => Some((
+                "reap-lost",
+                format!("agent {name} lost contact with the server"),
+            )),
             _ => None,
         }
     }
@@ -177,26 +201,49 @@ impl Safe {
     /// Write idle-since on a pod seen idle without one (never assigned, adopted, or its
     /// claim lapsed). A lapsed claim's deadline is when it became free.
     fn mark_idle(&mut self, now_ms: u64, name: &str, out: &mut Outbox) {
-        let record = self.view.pods.get_mut(name).expect("callers pass a name from the view");
-        let lapsed_ms = record.claim_overlay.or_else(|| view::Claim::from_pod(&record.pod));
+        let record = self
+            .view
+            .pods
+            .get_mut(name)
+            .expect("callers pass a name from the view");
+        let lapsed_ms = record
+            .claim_overlay
+            .or_else(|| view::Claim::from_pod(&record.pod));
         let idle_since_ms = lapsed_ms.map_or(now_ms, |claim| claim.deadline_ms.min(now_ms));
         record.idle_since_overlay = Some(idle_since_ms);
-        let set = StringMap::from([(annotation::IDLE_SINCE_MS.to_owned(), idle_since_ms.to_string())]);
+        let set = StringMap::from([(
+            annotation::IDLE_SINCE_MS.to_owned(),
+            idle_since_ms.to_string(),
+        )]);
         let request = KubeRequest::AnnotatePod {
             name: name.to_owned(),
             set,
             remove: Vec::new(),
             resource_version: None,
         };
-        self.issue(request, Pending::Annotate { pod: name.to_owned() }, out);
+        self.issue(
+            request,
+            Pending::Annotate {
+                pod: name.to_owned(),
+            },
+            out,
+        );
         let text = format!("pod {name} is idle and reusable: idle since t={idle_since_ms}");
         out.decide(None, Some(name), "idle-mark", text);
     }
 
     /// Agents whose pod no longer exists can never run a job: disable and delete them.
-    fn reap_agents_without_pods(&mut self, agents: &Agents, server: &mut dyn ServerApi, out: &mut Outbox) {
-        let missing: Vec<String> =
-            agents.keys().filter(|name| !self.view.pods.contains_key(*name)).cloned().collect();
+    fn reap_agents_without_pods(
+        &mut self,
+        agents: &Agents,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let missing: Vec<String> = agents
+            .keys()
+            .filter(|name| !self.view.pods.contains_key(*name))
+            .cloned()
+            .collect();
         if missing.is_empty() {
             return;
         }
@@ -220,7 +267,11 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        let record = self.view.pods.get_mut(name).expect("callers pass a name from the view");
+        let record = self
+            .view
+            .pods
+            .get_mut(name)
+            .expect("callers pass a name from the view");
         if !record.retired {
             record.retired = true;
             out.decide(record.running_job, Some(name), code, text);
@@ -233,8 +284,16 @@ impl Safe {
             return;
         }
         record.delete_in_flight = true;
-        let request = KubeRequest::DeletePod { name: name.to_owned() };
-        self.issue(request, Pending::Delete { pod: name.to_owned() }, out);
+        let request = KubeRequest::DeletePod {
+            name: name.to_owned(),
+        };
+        self.issue(
+            request,
+            Pending::Delete {
+                pod: name.to_owned(),
+            },
+            out,
+        );
     }
 
     pub(super) fn on_delete(
@@ -254,7 +313,10 @@ impl Safe {
                 if let Some(record) = self.view.pods.get_mut(name) {
                     record.delete_in_flight = false;
                 }
-                let text = format!("deleting pod {name} failed ({}): retried", error_name(error));
+                let text = format!(
+                    "deleting pod {name} failed ({}): retried",
+                    error_name(error)
+                );
                 out.decide(None, Some(name), "delete-failed", text);
             }
         }

@@ -23,11 +23,16 @@ impl FakeKube {
         match request {
             KubeRequest::ListPods { selector } => {
                 let matches = |pod: &&Pod| selector.iter().all(|(k, v)| pod.label(k) == Some(v));
-                Ok(KubeReply::Pods(self.pods.values().filter(matches).cloned().collect()))
+                Ok(KubeReply::Pods(
+                    self.pods.values().filter(matches).cloned().collect(),
+                ))
             }
-            KubeRequest::GetPod { name } => {
-                self.pods.get(name).cloned().map(KubeReply::Pod).ok_or(KubeError::NotFound)
-            }
+            KubeRequest::GetPod { name } => self
+                .pods
+                .get(name)
+                .cloned()
+                .map(KubeReply::Pod)
+                .ok_or(KubeError::NotFound),
             KubeRequest::CreatePod { template } => {
                 if self.pods.contains_key(&template.name) {
                     return Err(KubeError::Conflict);
@@ -50,10 +55,17 @@ impl FakeKube {
                 self.pods.insert(pod.name.clone(), pod.clone());
                 Ok(KubeReply::Pod(pod))
             }
-            KubeRequest::DeletePod { name } => {
-                self.pods.remove(name).map(|_| KubeReply::Deleted).ok_or(KubeError::NotFound)
-            }
-            KubeRequest::AnnotatePod { name, set, remove, resource_version } => {
+            KubeRequest::DeletePod { name } => self
+                .pods
+                .remove(name)
+                .map(|_| KubeReply::Deleted)
+                .ok_or(KubeError::NotFound),
+            KubeRequest::AnnotatePod {
+                name,
+                set,
+                remove,
+                resource_version,
+            } => {
                 let version = self.bump();
                 let pod = self.pods.get_mut(name).ok_or(KubeError::NotFound)?;
                 if resource_version.is_some_and(|expected| expected != pod.resource_version) {
@@ -73,7 +85,10 @@ impl FakeKube {
     /// Change a pod's status (a kubelet update): bumps the resourceVersion.
     pub(super) fn update(&mut self, name: &str, change: impl FnOnce(&mut Pod)) {
         let version = self.bump();
-        let pod = self.pods.get_mut(name).expect("tests update pods that exist");
+        let pod = self
+            .pods
+            .get_mut(name)
+            .expect("tests update pods that exist");
         change(pod);
         pod.resource_version = version;
     }
@@ -142,7 +157,10 @@ impl Driver {
 
     /// Reuse on, idle timeout 5 minutes, auto-register timeout 10 minutes.
     pub(super) fn with_reuse() -> Driver {
-        Driver::new(ClusterProfile { enable_agent_reuse: true, ..ClusterProfile::default() })
+        Driver::new(ClusterProfile {
+            enable_agent_reuse: true,
+            ..ClusterProfile::default()
+        })
     }
 
     /// The server crashed: a new process with an empty allocator; old calls are lost.
@@ -154,8 +172,14 @@ impl Driver {
     fn absorb(&mut self, out: Outbox) {
         self.queue.extend(out.calls);
         for id in out.finished {
-            assert!(self.sent.contains(&id), "request {id:?} finished but was never sent");
-            assert!(!self.finished.contains(&id), "request {id:?} finished twice");
+            assert!(
+                self.sent.contains(&id),
+                "request {id:?} finished but was never sent"
+            );
+            assert!(
+                !self.finished.contains(&id),
+                "request {id:?} finished twice"
+            );
             self.finished.push(id);
         }
         self.decisions.extend(out.decisions);
@@ -166,7 +190,8 @@ impl Driver {
         let id = RequestId(self.request_counter);
         self.sent.push(id);
         let mut out = Outbox::default();
-        self.allocator.handle_request(self.now_ms, id, request, &mut self.server, &mut out);
+        self.allocator
+            .handle_request(self.now_ms, id, request, &mut self.server, &mut out);
         self.absorb(out);
         id
     }
@@ -188,7 +213,9 @@ impl Driver {
 
     pub(super) fn ping(&mut self) -> RequestId {
         let all_cluster_profile_properties = vec![self.cluster_properties()];
-        self.send(PluginRequest::ServerPing(ServerPingRequest { all_cluster_profile_properties }))
+        self.send(PluginRequest::ServerPing(ServerPingRequest {
+            all_cluster_profile_properties,
+        }))
     }
 
     /// The job completes at the server (the agent goes idle) and the plugin is told.
@@ -204,13 +231,23 @@ impl Driver {
     }
 
     /// The server asks whether `pod`'s agent should take the job; on true the agent builds.
-    pub(super) fn should_assign(&mut self, pod: &str, job_id: u64, environment: Option<&str>) -> bool {
-        let agent = self.server.agents.get(pod).cloned().unwrap_or(AgentMetadata {
-            agent_id: pod.to_owned(),
-            agent_state: AgentState::Idle,
-            build_state: BuildState::Idle,
-            config_state: ConfigState::Enabled,
-        });
+    pub(super) fn should_assign(
+        &mut self,
+        pod: &str,
+        job_id: u64,
+        environment: Option<&str>,
+    ) -> bool {
+        let agent = self
+            .server
+            .agents
+            .get(pod)
+            .cloned()
+            .unwrap_or(AgentMetadata {
+                agent_id: pod.to_owned(),
+                agent_state: AgentState::Idle,
+                build_state: BuildState::Idle,
+                config_state: ConfigState::Enabled,
+            });
         let request = ShouldAssignWorkRequest {
             agent,
             environment: environment.map(str::to_owned),
@@ -219,7 +256,9 @@ impl Driver {
             job_identifier: job(job_id),
         };
         let mut out = Outbox::default();
-        let answer = self.allocator.should_assign_work(self.now_ms, &request, &mut self.server, &mut out);
+        let answer =
+            self.allocator
+                .should_assign_work(self.now_ms, &request, &mut self.server, &mut out);
         self.absorb(out);
         if answer {
             self.set_agent(pod, AgentState::Building);
@@ -229,7 +268,9 @@ impl Driver {
 
     /// Answer the oldest waiting call with what the fake API does; false if none waits.
     pub(super) fn answer_next(&mut self) -> bool {
-        let Some((call, request)) = self.queue.pop_front() else { return false };
+        let Some((call, request)) = self.queue.pop_front() else {
+            return false;
+        };
         let result = self.kube.apply(self.now_ms, &request);
         self.deliver(call, result);
         true
@@ -244,7 +285,8 @@ impl Driver {
 
     fn deliver(&mut self, call: CallId, result: KubeResult) {
         let mut out = Outbox::default();
-        self.allocator.handle_kube(self.now_ms, call, result, &mut self.server, &mut out);
+        self.allocator
+            .handle_kube(self.now_ms, call, result, &mut self.server, &mut out);
         self.absorb(out);
     }
 
@@ -287,7 +329,10 @@ impl Driver {
 
     /// Decisions with this code.
     pub(super) fn decided(&self, code: &str) -> Vec<&Decision> {
-        self.decisions.iter().filter(|decision| decision.code == code).collect()
+        self.decisions
+            .iter()
+            .filter(|decision| decision.code == code)
+            .collect()
     }
 
     pub(super) fn is_finished(&self, id: RequestId) -> bool {
@@ -302,7 +347,10 @@ impl Driver {
         let pod = self.decided("create").last().and_then(|d| d.pod.clone());
         let pod = pod.expect("an empty cluster gets a pod for the first job");
         self.register(&pod);
-        assert!(self.should_assign(&pod, job_id, environment), "a new pod takes its own job");
+        assert!(
+            self.should_assign(&pod, job_id, environment),
+            "a new pod takes its own job"
+        );
         self.complete(&pod, job_id);
         self.settle();
         pod
@@ -311,7 +359,10 @@ impl Driver {
 
 /// The elastic profile every test job uses.
 pub(super) fn profile() -> StringMap {
-    StringMap::from([(pod_spec::PROFILE_IMAGE.to_owned(), "gocd/gocd-agent:v25.1.0".to_owned())])
+    StringMap::from([(
+        pod_spec::PROFILE_IMAGE.to_owned(),
+        "gocd/gocd-agent:v25.1.0".to_owned(),
+    )])
 }
 
 pub(super) fn job(job_id: u64) -> JobIdentifier {

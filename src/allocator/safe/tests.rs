@@ -11,19 +11,28 @@ fn n_create_agents_seeing_one_idle_pod_claim_it_once_and_create_the_rest() {
     let mut driver = Driver::with_reuse();
     let idle = driver.idle_pod_after_job(1, None);
     driver.now_ms = 10_000;
-    let ids: Vec<RequestId> = (2..=6).map(|job_id| driver.create_agent(job_id, None)).collect();
+    let ids: Vec<RequestId> = (2..=6)
+        .map(|job_id| driver.create_agent(job_id, None))
+        .collect();
     driver.settle();
     assert!(ids.iter().all(|id| driver.is_finished(*id)));
     let claims = driver.decided("claim");
     assert_eq!(claims.len(), 1, "one idle pod answers one create-agent");
     assert_eq!(claims[0].pod.as_deref(), Some(idle.as_str()));
     let claimer = claims[0].job_id.expect("a claim names its job");
-    let created: Vec<u64> =
-        driver.decided("create").iter().filter_map(|d| d.job_id).filter(|j| *j != 1).collect();
+    let created: Vec<u64> = driver
+        .decided("create")
+        .iter()
+        .filter_map(|d| d.job_id)
+        .filter(|j| *j != 1)
+        .collect();
     assert_eq!(created.len(), 4, "the other four jobs get pods at once");
     assert!(!created.contains(&claimer));
     for job_id in (2..=6).filter(|job_id| *job_id != claimer) {
-        assert!(!driver.should_assign(&idle, job_id, None), "a claimed pod refuses job {job_id}");
+        assert!(
+            !driver.should_assign(&idle, job_id, None),
+            "a claimed pod refuses job {job_id}"
+        );
     }
     assert!(driver.should_assign(&idle, claimer, None));
 }
@@ -40,7 +49,11 @@ fn an_externally_deleted_idle_pod_does_not_suppress_creation() {
     assert!(driver.is_finished(id));
     assert_eq!(driver.decided("claim-lost").len(), 1);
     assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
-    assert_eq!(driver.pod_names().len(), 1, "only the new pod for job 2 exists");
+    assert_eq!(
+        driver.pod_names().len(),
+        1,
+        "only the new pod for job 2 exists"
+    );
 }
 
 #[test]
@@ -61,7 +74,10 @@ fn idle_pods_are_deleted_after_idle_timeout_measured_from_idle_since() {
     let mut driver = Driver::with_reuse();
     driver.create_agent(1, None);
     driver.settle();
-    let pod = driver.decided("create")[0].pod.clone().expect("create names the pod");
+    let pod = driver.decided("create")[0]
+        .pod
+        .clone()
+        .expect("create names the pod");
     driver.register(&pod);
     assert!(driver.should_assign(&pod, 1, None));
     // A long job: the pod is far older than ART and idle_timeout when it finishes.
@@ -73,12 +89,18 @@ fn idle_pods_are_deleted_after_idle_timeout_measured_from_idle_since() {
     driver.now_ms = 24 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(driver.pod_names().contains(&pod), "idle for 4 of 5 minutes: kept");
+    assert!(
+        driver.pod_names().contains(&pod),
+        "idle for 4 of 5 minutes: kept"
+    );
     assert!(driver.server.disabled.is_empty());
     driver.now_ms = 25 * MINUTE_MS;
     driver.ping();
     assert!(driver.answer_next(), "the ping lists pods first");
-    assert!(driver.server.disabled.contains(&pod), "disabled at the server first");
+    assert!(
+        driver.server.disabled.contains(&pod),
+        "disabled at the server first"
+    );
     assert!(driver.pod_names().contains(&pod), "then deleted");
     driver.settle();
     assert!(!driver.pod_names().contains(&pod));
@@ -97,7 +119,10 @@ fn claimed_or_assigned_pods_are_never_reaped() {
     driver.now_ms = 6 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(driver.pod_names().contains(&pod), "claimed: kept past the idle timeout");
+    assert!(
+        driver.pod_names().contains(&pod),
+        "claimed: kept past the idle timeout"
+    );
     assert!(driver.should_assign(&pod, 2, None));
     driver.now_ms = 30 * MINUTE_MS;
     driver.ping();
@@ -115,10 +140,16 @@ fn should_assign_work_answering_false_changes_nothing() {
     driver.settle();
     let before = format!("{:?}", driver.allocator.view);
     assert!(!driver.should_assign(&pod, 3, None), "claimed for job 2");
-    assert!(!driver.should_assign(&pod, 2, Some("other")), "another environment");
+    assert!(
+        !driver.should_assign(&pod, 2, Some("other")),
+        "another environment"
+    );
     assert_eq!(format!("{:?}", driver.allocator.view), before);
     assert!(driver.queue.is_empty(), "no calls issued");
-    assert!(driver.should_assign(&pod, 2, None), "the claiming job still gets the pod");
+    assert!(
+        driver.should_assign(&pod, 2, None),
+        "the claiming job still gets the pod"
+    );
 }
 
 #[test]
@@ -147,7 +178,10 @@ fn a_restarted_pod_still_building_at_the_server_is_disabled_but_not_deleted_yet(
     driver.ping();
     driver.settle();
     assert!(driver.server.disabled.contains(&pod));
-    assert!(driver.pod_names().contains(&pod), "no kill while the server shows a build");
+    assert!(
+        driver.pod_names().contains(&pod),
+        "no kill while the server shows a build"
+    );
     // The server gives up on the build (LostContact) and reschedules the job itself.
     driver.set_agent(&pod, AgentState::LostContact);
     driver.ping();
@@ -162,24 +196,37 @@ fn after_a_rebuild_registered_pods_are_adopted_and_unregistered_old_pods_deleted
     assert!(driver.should_assign(&busy, 3, None));
     driver.create_agent(2, None);
     driver.settle();
-    let stuck = driver.decided("create").last().and_then(|d| d.pod.clone()).expect("a pod");
+    let stuck = driver
+        .decided("create")
+        .last()
+        .and_then(|d| d.pod.clone())
+        .expect("a pod");
     driver.now_ms = MINUTE_MS;
     driver.restart_server(2);
     driver.now_ms = MINUTE_MS + 10_000;
     driver.create_agent(2, None);
     driver.settle();
-    assert!(!driver.pod_names().contains(&stuck), "its key died: deleted long before ART");
+    assert!(
+        !driver.pod_names().contains(&stuck),
+        "its key died: deleted long before ART"
+    );
     assert_eq!(driver.decided("reap-orphan").len(), 1);
     let replacement = driver.decided("create").last().and_then(|d| d.pod.clone());
     let replacement = replacement.expect("job 2 gets a new pod despite the old job label");
     assert_ne!(replacement, stuck);
-    assert!(driver.pod_names().contains(&busy), "the building pod is adopted");
+    assert!(
+        driver.pod_names().contains(&busy),
+        "the building pod is adopted"
+    );
     driver.complete(&busy, 3);
     driver.settle();
     driver.create_agent(4, None);
     driver.settle();
     let claim = driver.decided("claim");
-    assert_eq!(claim.last().and_then(|d| d.pod.as_deref()), Some(busy.as_str()));
+    assert_eq!(
+        claim.last().and_then(|d| d.pod.as_deref()),
+        Some(busy.as_str())
+    );
 }
 
 #[test]
@@ -191,7 +238,10 @@ fn idle_since_survives_a_server_restart() {
     driver.now_ms = 5 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(!driver.pod_names().contains(&pod), "idle since t=0, so reaped at t=5 min");
+    assert!(
+        !driver.pod_names().contains(&pod),
+        "idle since t=0, so reaped at t=5 min"
+    );
     assert_eq!(driver.decided("reap-idle").len(), 1);
 }
 
@@ -211,7 +261,10 @@ fn a_pod_in_environment_a_is_never_counted_for_a_job_in_environment_b() {
 
 #[test]
 fn the_pending_limit_counts_only_pods_not_running() {
-    let settings = ClusterProfile { pending_pods_count: 2, ..ClusterProfile::default() };
+    let settings = ClusterProfile {
+        pending_pods_count: 2,
+        ..ClusterProfile::default()
+    };
     let mut driver = Driver::new(settings);
     for job_id in 1..=3 {
         driver.create_agent(job_id, None);
@@ -226,16 +279,29 @@ fn the_pending_limit_counts_only_pods_not_running() {
         driver.create_agent(job_id, None);
     }
     driver.settle();
-    assert_eq!(driver.pod_names().len(), 4, "two Running pods do not block two more");
-    driver.kube.update(&driver.pod_names()[3], |pod| pod.phase = PodPhase::Failed);
+    assert_eq!(
+        driver.pod_names().len(),
+        4,
+        "two Running pods do not block two more"
+    );
+    driver
+        .kube
+        .update(&driver.pod_names()[3], |pod| pod.phase = PodPhase::Failed);
     driver.create_agent(5, None);
     driver.settle();
-    assert_eq!(driver.decided("skip-limit").len(), 2, "Pending + Failed fill the limit");
+    assert_eq!(
+        driver.decided("skip-limit").len(),
+        2,
+        "Pending + Failed fill the limit"
+    );
 }
 
 #[test]
 fn max_pods_limits_all_pods() {
-    let settings = ClusterProfile { max_pods: Some(2), ..ClusterProfile::default() };
+    let settings = ClusterProfile {
+        max_pods: Some(2),
+        ..ClusterProfile::default()
+    };
     let mut driver = Driver::new(settings);
     for job_id in 1..=2 {
         driver.create_agent(job_id, None);
@@ -256,12 +322,19 @@ fn every_request_finishes_exactly_once_when_calls_time_out() {
         let mut driver = Driver::with_reuse();
         let pod = driver.idle_pod_after_job(1, None);
         assert!(driver.should_assign(&pod, 5, None));
-        let mut ids = vec![driver.create_agent(2, None), driver.ping(), driver.complete(&pod, 5)];
+        let mut ids = vec![
+            driver.create_agent(2, None),
+            driver.ping(),
+            driver.complete(&pod, 5),
+        ];
         ids.push(driver.create_agent(3, None));
         while !driver.queue.is_empty() {
             driver.answer_next_with(Err(error));
         }
-        assert!(ids.iter().all(|id| driver.is_finished(*id)), "{error:?}: all finished");
+        assert!(
+            ids.iter().all(|id| driver.is_finished(*id)),
+            "{error:?}: all finished"
+        );
         // The driver asserts that no request finishes twice; the next round still works.
         driver.create_agent(6, None);
         driver.settle();
@@ -277,18 +350,30 @@ fn a_claim_that_times_out_still_creates_a_pod() {
     let id = driver.create_agent(2, None);
     assert!(driver.answer_next());
     let claim = driver.answer_next_with(Err(KubeError::Timeout));
-    assert!(matches!(claim, KubeRequest::AnnotatePod { resource_version: Some(_), .. }));
+    assert!(matches!(
+        claim,
+        KubeRequest::AnnotatePod {
+            resource_version: Some(_),
+            ..
+        }
+    ));
     driver.settle();
     assert!(driver.is_finished(id));
     assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
-    assert!(!driver.should_assign(&idle, 3, None), "still reserved for job 2 only");
+    assert!(
+        !driver.should_assign(&idle, 3, None),
+        "still reserved for job 2 only"
+    );
 }
 
 #[test]
 fn a_create_agent_for_an_already_assigned_job_makes_no_pod() {
     let mut driver = Driver::with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
-    assert!(driver.should_assign(&pod, 7, None), "an unclaimed idle pod takes a matching job");
+    assert!(
+        driver.should_assign(&pod, 7, None),
+        "an unclaimed idle pod takes a matching job"
+    );
     driver.settle();
     driver.create_agent(7, None);
     assert!(driver.queue.is_empty());
@@ -344,11 +429,17 @@ fn without_reuse_a_pod_runs_only_its_own_job_and_is_deleted_on_completion() {
     for pod in &pods {
         driver.register(pod);
     }
-    let for_job_1 = driver.decided("create")[0].pod.clone().expect("create names the pod");
+    let for_job_1 = driver.decided("create")[0]
+        .pod
+        .clone()
+        .expect("create names the pod");
     assert!(!driver.should_assign(&for_job_1, 2, None));
     assert!(driver.should_assign(&for_job_1, 1, None));
     driver.complete(&for_job_1, 1);
-    assert!(driver.server.disabled.contains(&for_job_1), "disabled before the delete");
+    assert!(
+        driver.server.disabled.contains(&for_job_1),
+        "disabled before the delete"
+    );
     driver.settle();
     assert!(!driver.pod_names().contains(&for_job_1));
     assert!(driver.server.deleted.contains(&for_job_1));

@@ -31,8 +31,14 @@ impl Claim {
     /// The claim written on a pod, if its annotations hold a well-formed one.
     pub(crate) fn from_pod(pod: &Pod) -> Option<Claim> {
         let job_id = pod.annotation(annotation::CLAIM_JOB_ID)?.parse().ok()?;
-        let deadline_ms = pod.annotation(annotation::CLAIM_DEADLINE_MS)?.parse().ok()?;
-        Some(Claim { job_id, deadline_ms })
+        let deadline_ms = pod
+            .annotation(annotation::CLAIM_DEADLINE_MS)?
+            .parse()
+            .ok()?;
+        Some(Claim {
+            job_id,
+            deadline_ms,
+        })
     }
 }
 
@@ -147,7 +153,9 @@ impl View {
     /// The claim on a pod that still reserves it at `now_ms`: not past its deadline, and
     /// its job not served yet (a served job's reservation is spent, wherever it ran).
     pub(crate) fn live_claim(&self, record: &PodRecord, now_ms: u64) -> Option<Claim> {
-        let claim = record.claim_overlay.or_else(|| Claim::from_pod(&record.pod))?;
+        let claim = record
+            .claim_overlay
+            .or_else(|| Claim::from_pod(&record.pod))?;
         let live = claim.deadline_ms > now_ms && !self.served_jobs.contains(&claim.job_id);
         live.then_some(claim)
     }
@@ -155,7 +163,10 @@ impl View {
     /// Pods not yet Running, as the last list saw them (upstream's pending semantics:
     /// Pending, Failed, Succeeded and Unknown all count).
     pub(crate) fn pods_not_running_count(&self) -> usize {
-        self.pods.values().filter(|record| record.pod.phase != PodPhase::Running).count()
+        self.pods
+            .values()
+            .filter(|record| record.pod.phase != PodPhase::Running)
+            .count()
     }
 }
 
@@ -164,7 +175,10 @@ pub(crate) type Agents = BTreeMap<String, AgentMetadata>;
 
 /// Index `list_agents` by agent id.
 pub(crate) fn agents_by_id(agents: Vec<AgentMetadata>) -> Agents {
-    agents.into_iter().map(|agent| (agent.agent_id.clone(), agent)).collect()
+    agents
+        .into_iter()
+        .map(|agent| (agent.agent_id.clone(), agent))
+        .collect()
 }
 
 /// The agent is registered, enabled and idle at the server: the server could give it work.
@@ -197,5 +211,8 @@ impl JobNeeds<'_> {
 
 /// How long the unregistered pods of this process may take to register.
 pub(crate) fn registration_deadline_ms(record: &PodRecord, settings: &ClusterProfile) -> u64 {
-    record.pod.created_ms.saturating_add(settings.auto_register_timeout_ms)
+    record
+        .pod
+        .created_ms
+        .saturating_add(settings.auto_register_timeout_ms)
 }
