@@ -10,7 +10,6 @@ impl Safe {
     /// The request holds the lock: list pods first (rule 2: decide on fresh state).
     pub(super) fn start_create(
         &mut self,
-        now_ms: u64,
         id: RequestId,
         request: CreateAgentRequest,
         out: &mut Outbox,
@@ -33,6 +32,8 @@ impl Safe {
             settings,
             config_hash,
             candidates: VecDeque::new(),
+            conflicted: BTreeSet::new(),
+            awaiting_delete: None,
         };
         self.creates.insert(id, task);
         let selector = pod_spec::agent_selector();
@@ -41,7 +42,6 @@ impl Safe {
             Pending::CreateList(id),
             out,
         );
-        let _ = now_ms;
     }
 
     pub(super) fn on_create_list(
@@ -73,15 +73,46 @@ impl Safe {
         }
         let agents = agents_by_id(server.list_agents());
         self.reap_dead_pods(now_ms, &task.settings, &agents, server, out);
+        if task.settings.enable_agent_reuse {
+            self.mark_idle_pods(now_ms, &agents, out);
+        }
+        // One pod per job: a pod made for this job that is being deleted (it can never serve)
+        // is gone before the replacement is created.
+        let deleting = self.view.pods.iter().find(|(_, record)| {
+            record.delete_in_flight
+                && record.pod.label(pod_spec::keys::JOB_ID) == Some(job_id.to_string().as_str())
+        });
+        if let Some((name, _)) = deleting {
+            let name = name.clone();
+            let text = format!("pod {name} of job {job_id} is being deleted: waiting for it");
+            out.decide(Some(job_id), Some(&name), "wait-delete", text);
+            let task = self.creates.get_mut(&id).expect("the create is still live");
+            task.awaiting_delete = Some(name);
+            return;
+        }
+        self.decide_create(now_ms, id, server, out);
+    }
+
+    /// The decision proper, on the list just merged.
+    fn decide_create(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a deciding create is live")
+            .clone();
+        let job_id = task.request.job_identifier.job_id;
+        let agents = agents_by_id(server.list_agents());
         // A should-assign-work may have given the job an agent while the list was in flight.
         if self.finish_if_served(id, job_id, out) {
             return;
         }
-        let needs = JobNeeds {
-            job_id,
-            config_hash: &task.config_hash,
-            environment: task.request.environment.as_deref(),
-        };
+        let needs = task.needs();
         if let Some((name, claim)) = self.pod_reserved_for(now_ms, needs, &task.settings, &agents) {
             let text = format!(
                 "pod {name} is reserved for job {job_id} until t={} and can still serve it: \
@@ -98,6 +129,28 @@ impl Safe {
             entry.candidates = candidates;
         }
         self.claim_next_or_create(now_ms, id, out);
+    }
+
+    /// A delete answered: resume the create that waited for it (whatever the outcome, so
+    /// the job never waits on a pod that cannot serve it).
+    pub(super) fn resume_create_after_delete(
+        &mut self,
+        now_ms: u64,
+        name: &str,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let Some(holder) = self.lock_holder else {
+            return;
+        };
+        let Some(task) = self.creates.get_mut(&holder) else {
+            return;
+        };
+        if task.awaiting_delete.as_deref() != Some(name) {
+            return;
+        }
+        task.awaiting_delete = None;
+        self.decide_create(now_ms, holder, server, out);
     }
 
     /// Finish the create if its job already has an agent (it must not get a pod).
@@ -303,6 +356,18 @@ impl Safe {
         out: &mut Outbox,
     ) {
         match error {
+            KubeError::Conflict if self.first_conflict(id, name) => {
+                // The pod changed since the list (an idle-since write, a status update):
+                // GET it and try once more if it is still a free idle pod (rule 2).
+                let request = KubeRequest::GetPod {
+                    name: name.to_owned(),
+                };
+                let pending = Pending::Revalidate {
+                    request: id,
+                    pod: name.to_owned(),
+                };
+                self.issue(request, pending, out);
+            }
             KubeError::NotFound | KubeError::Conflict => {
                 // The pod is gone or changed since the list: it does not count (rule 2).
                 if error == KubeError::NotFound {
@@ -427,5 +492,54 @@ impl Safe {
             }
         }
         self.finish_locked(id, out);
+    }
+}
+
+impl Safe {
+    /// True the first time this create meets a conflict on this pod.
+    fn first_conflict(&mut self, id: RequestId, name: &str) -> bool {
+        let task = self
+            .creates
+            .get_mut(&id)
+            .expect("a claim belongs to a live create");
+        task.conflicted.insert(name.to_owned())
+    }
+
+    /// The GET after a conflicting claim: claim again if the pod is still a free idle pod.
+    pub(super) fn on_revalidate(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        name: &str,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        if let Some(record) = self.view.pods.get_mut(name) {
+            record.claim_overlay = None;
+        }
+        match result {
+            Ok(KubeReply::Pod(pod)) => self.view.observe(pod),
+            Ok(other) => unexpected_reply(&other, "a pod get"),
+            Err(KubeError::NotFound) => self.view.forget(name),
+            Err(_) => {}
+        }
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a revalidation belongs to a live create")
+            .clone();
+        let agents = agents_by_id(server.list_agents());
+        let still_candidate = self.view.pods.get(name).is_some_and(|record| {
+            self.is_reuse_candidate(now_ms, name, record, task.needs(), &agents)
+        });
+        if still_candidate {
+            let task = self.creates.get_mut(&id).expect("checked above");
+            task.candidates.push_front(name.to_owned());
+        }
+        let job_id = task.request.job_identifier.job_id;
+        if !self.finish_if_served(id, job_id, out) {
+            self.claim_next_or_create(now_ms, id, out);
+        }
     }
 }

@@ -23,7 +23,7 @@ mod tests;
 
 use super::*;
 use crate::resources::{KubeError, KubeReply, KubeResult};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use view::View;
 
 /// How long a claim on an idle pod reserves it for one job. Longer than the server's
@@ -37,6 +37,8 @@ enum Pending {
     CreateList(RequestId),
     /// The compare-and-swap claim of an idle pod for a create-agent.
     Claim { request: RequestId, pod: String },
+    /// The GET that re-validates an idle pod whose claim met a conflict.
+    Revalidate { request: RequestId, pod: String },
     /// The new pod of a create-agent.
     Create { request: RequestId, pod: String },
     /// The list a server-ping cleans up from.
@@ -59,6 +61,20 @@ struct CreateTask {
     config_hash: String,
     /// Idle pods still to try to claim, best first.
     candidates: VecDeque<String>,
+    /// Pods whose claim met a conflict once (re-validated once, then given up).
+    conflicted: BTreeSet<String>,
+    /// A pod made for this job that is being deleted; the decision waits for its delete.
+    awaiting_delete: Option<String>,
+}
+
+impl CreateTask {
+    fn needs(&self) -> view::JobNeeds<'_> {
+        view::JobNeeds {
+            job_id: self.request.job_identifier.job_id,
+            config_hash: &self.config_hash,
+            environment: self.request.environment.as_deref(),
+        }
+    }
 }
 
 pub(crate) struct Safe {
@@ -122,21 +138,20 @@ impl Safe {
     }
 
     /// Start queued create-agent and server-ping requests while the lock is free.
-    fn pump(&mut self, now_ms: u64, server: &mut dyn ServerApi, out: &mut Outbox) {
+    fn pump(&mut self, out: &mut Outbox) {
         while self.lock_holder.is_none() {
             let Some((id, request)) = self.lock_queue.pop_front() else {
                 break;
             };
             self.lock_holder = Some(id);
             match request {
-                PluginRequest::CreateAgent(request) => self.start_create(now_ms, id, request, out),
+                PluginRequest::CreateAgent(request) => self.start_create(id, request, out),
                 PluginRequest::ServerPing(request) => self.start_ping(id, request, out),
                 PluginRequest::JobCompletion(_) => {
                     panic!("job-completion requests never enter the lock queue")
                 }
             }
         }
-        let _ = server;
     }
 
     /// The lock holder is done: free its server thread and the lock.
@@ -173,7 +188,7 @@ impl Allocator for Safe {
             }
             locked => self.lock_queue.push_back((id, locked)),
         }
-        self.pump(now_ms, server, out);
+        self.pump(out);
     }
 
     fn handle_kube(
@@ -194,6 +209,9 @@ impl Allocator for Safe {
             Pending::Claim { request, pod } => {
                 self.on_claim(now_ms, request, &pod, result, out);
             }
+            Pending::Revalidate { request, pod } => {
+                self.on_revalidate(now_ms, request, &pod, result, server, out);
+            }
             Pending::Create { request, pod } => self.on_create(request, &pod, result, out),
             Pending::PingList(id) => self.on_ping_list(now_ms, id, result, server, out),
             Pending::CompletionAnnotate { request, pod } => {
@@ -202,21 +220,21 @@ impl Allocator for Safe {
             Pending::CompletionDelete { request, pod } => {
                 self.on_completion_delete(request, &pod, result, server, out);
             }
-            Pending::Delete { pod } => self.on_delete(&pod, result, server, out),
+            Pending::Delete { pod } => self.on_delete(now_ms, &pod, result, server, out),
             Pending::Annotate { pod } => self.on_annotate(&pod, result),
         }
-        self.pump(now_ms, server, out);
+        self.pump(out);
     }
 
     fn should_assign_work(
         &mut self,
         now_ms: u64,
         request: &ShouldAssignWorkRequest,
-        server: &mut dyn ServerApi,
+        // Answered from the view alone: no callback, so the server's get-work never waits.
+        _server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) -> bool {
         self.note_time(now_ms);
-        let _ = server;
         self.assign_work(now_ms, request, out)
     }
 }

@@ -167,16 +167,8 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        let names: Vec<String> = self.view.pods.keys().cloned().collect();
-        for name in names {
+        for name in self.idle_pod_names(now_ms, agents) {
             let record = self.view.pods.get(&name).expect("names come from the view");
-            let idle = !record.retired
-                && record.running_job.is_none()
-                && self.view.live_claim(record, now_ms).is_none()
-                && agents.get(&name).is_some_and(agent_is_assignable);
-            if !idle {
-                continue;
-            }
             if !settings.enable_agent_reuse {
                 let text = format!("agent {name} is idle and reuse is off: deleting its pod");
                 self.retire(&name, "reap-idle", text, agents, server, out);
@@ -194,6 +186,34 @@ impl Safe {
                     settings.idle_timeout_ms
                 );
                 self.retire(&name, "reap-idle", text, agents, server, out);
+            }
+        }
+    }
+
+    /// Pods whose agent is idle and enabled at the server, with no job of ours and no live
+    /// claim: the pods the idle clock runs for.
+    fn idle_pod_names(&self, now_ms: u64, agents: &Agents) -> Vec<String> {
+        let idle = |(name, record): &(&String, &view::PodRecord)| {
+            !record.retired
+                && record.running_job.is_none()
+                && self.view.live_claim(record, now_ms).is_none()
+                && agents.get(*name).is_some_and(agent_is_assignable)
+        };
+        self.view
+            .pods
+            .iter()
+            .filter(idle)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Start the idle clock of idle pods that have none yet, at every list (create-agent
+    /// lists come often), so idle-since lags the real moment as little as possible.
+    pub(super) fn mark_idle_pods(&mut self, now_ms: u64, agents: &Agents, out: &mut Outbox) {
+        for name in self.idle_pod_names(now_ms, agents) {
+            let record = self.view.pods.get(&name).expect("names come from the view");
+            if record.idle_since_ms().is_none() {
+                self.mark_idle(now_ms, &name, out);
             }
         }
     }
@@ -298,6 +318,7 @@ impl Safe {
 
     pub(super) fn on_delete(
         &mut self,
+        now_ms: u64,
         name: &str,
         result: KubeResult,
         server: &mut dyn ServerApi,
@@ -320,6 +341,7 @@ impl Safe {
                 out.decide(None, Some(name), "delete-failed", text);
             }
         }
+        self.resume_create_after_delete(now_ms, name, server, out);
     }
 
     pub(super) fn on_annotate(&mut self, name: &str, result: KubeResult) {

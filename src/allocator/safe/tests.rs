@@ -444,3 +444,43 @@ fn without_reuse_a_pod_runs_only_its_own_job_and_is_deleted_on_completion() {
     assert!(!driver.pod_names().contains(&for_job_1));
     assert!(driver.server.deleted.contains(&for_job_1));
 }
+
+#[test]
+fn a_claim_meeting_a_conflict_is_revalidated_with_a_get_and_retried() {
+    let mut driver = Driver::with_reuse();
+    let idle = driver.idle_pod_after_job(1, None);
+    driver.create_agent(2, None);
+    assert!(driver.answer_next());
+    // A harmless status write between the list and the claim.
+    driver.kube.update(&idle, |pod| pod.ready = true);
+    assert!(driver.answer_next(), "the claim meets the conflict");
+    assert!(matches!(
+        driver.queue.front(),
+        Some((_, KubeRequest::GetPod { .. }))
+    ));
+    driver.settle();
+    let claims = driver.decided("claim");
+    assert_eq!(claims.len(), 1);
+    assert_eq!(claims[0].pod.as_deref(), Some(idle.as_str()));
+    assert!(!driver.decided("create").iter().any(|d| d.job_id == Some(2)));
+}
+
+#[test]
+fn a_replacement_pod_is_created_only_after_the_dead_pod_of_its_job_is_deleted() {
+    let mut driver = Driver::new(ClusterProfile::default());
+    driver.create_agent(1, None);
+    driver.settle();
+    let old = driver.pod_names()[0].clone();
+    driver.restart_server(2);
+    driver.now_ms = 15_000;
+    let id = driver.create_agent(1, None);
+    assert!(driver.answer_next(), "the list");
+    assert_eq!(driver.queue.len(), 1);
+    assert!(matches!(&driver.queue[0].1, KubeRequest::DeletePod { name } if *name == old));
+    assert!(driver.answer_next(), "the delete of the pod whose key died");
+    assert!(matches!(&driver.queue[0].1, KubeRequest::CreatePod { .. }));
+    driver.settle();
+    assert!(driver.is_finished(id));
+    assert_eq!(driver.pod_names().len(), 1);
+    assert_ne!(driver.pod_names()[0], old);
+}
