@@ -2,7 +2,7 @@
 //! serve, and the delete sequence (disable the agent at the server first, then delete).
 
 use super::view::registration_deadline_ms;
-use super::view::{Agents, agent_is_assignable, agent_is_building, agents_by_id, annotation};
+use super::view::{Agents, agent_is_assignable, agent_may_be_building, agents_by_id, annotation};
 use super::*;
 use crate::resources::StringMap;
 
@@ -139,7 +139,7 @@ impl Safe {
             }
             return None;
         };
-        if agent_is_building(agent) {
+        if agent_may_be_building(agent) {
             return None;
         }
         match (agent.config_state, agent.agent_state) {
@@ -300,7 +300,7 @@ impl Safe {
         if agent.is_some_and(|agent| agent.config_state != ConfigState::Disabled) {
             server.disable_agents(&[name.to_owned()]);
         }
-        if agent.is_some_and(agent_is_building) || record.delete_in_flight {
+        if agent.is_some_and(agent_may_be_building) || record.delete_in_flight {
             return;
         }
         record.delete_in_flight = true;

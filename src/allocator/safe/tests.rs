@@ -484,3 +484,50 @@ fn a_replacement_pod_is_created_only_after_the_dead_pod_of_its_job_is_deleted() 
     assert_eq!(driver.pod_names().len(), 1);
     assert_ne!(driver.pod_names()[0], old);
 }
+
+#[test]
+fn a_pod_whose_job_ran_elsewhere_starts_its_idle_clock_when_seen_idle() {
+    let mut driver = Driver::with_reuse();
+    let first = driver.idle_pod_after_job(1, None);
+    assert!(driver.should_assign(&first, 5, None));
+    driver.settle();
+    driver.create_agent(2, None);
+    driver.settle();
+    let second = driver
+        .decided("create")
+        .last()
+        .and_then(|d| d.pod.clone())
+        .expect("a pod");
+    driver.complete(&first, 5);
+    driver.settle();
+    assert!(
+        driver.should_assign(&first, 2, None),
+        "an unclaimed idle pod takes job 2 at once"
+    );
+    driver.now_ms = 30_000;
+    driver.register(&second);
+    assert!(
+        !driver.should_assign(&second, 2, None),
+        "job 2 already runs elsewhere"
+    );
+    driver.now_ms = 40_000;
+    driver.ping();
+    driver.settle();
+    let marks = driver.decided("idle-mark");
+    assert!(
+        marks
+            .iter()
+            .any(|d| d.pod.as_deref() == Some(second.as_str()))
+    );
+    driver.now_ms = 40_000 + 5 * MINUTE_MS - 1;
+    driver.ping();
+    driver.settle();
+    assert!(driver.pod_names().contains(&second));
+    driver.now_ms = 40_000 + 5 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.pod_names().contains(&second),
+        "reaped idle_timeout after idle-since"
+    );
+}

@@ -188,9 +188,13 @@ pub(crate) fn agent_is_assignable(agent: &AgentMetadata) -> bool {
         && agent.build_state == BuildState::Idle
 }
 
-/// The server believes the agent is running a job (deleting its pod would kill the build).
-pub(crate) fn agent_is_building(agent: &AgentMetadata) -> bool {
-    agent.agent_state == AgentState::Building || agent.build_state == BuildState::Building
+/// The agent may be running a job, so deleting its pod could kill a build: the server
+/// says Building, or says Missing (after a server restart, agents are Missing until they
+/// ping again, builds included).
+pub(crate) fn agent_may_be_building(agent: &AgentMetadata) -> bool {
+    agent.agent_state == AgentState::Building
+        || agent.agent_state == AgentState::Missing
+        || agent.build_state == BuildState::Building
 }
 
 /// What a job needs from a pod to run there.
