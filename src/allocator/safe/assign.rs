@@ -212,6 +212,7 @@ impl Safe {
 
     pub(super) fn on_completion_delete(
         &mut self,
+        now_ms: u64,
         id: RequestId,
         name: &str,
         result: KubeResult,
@@ -237,6 +238,7 @@ impl Safe {
             }
         }
         self.finish_completion(id, out);
+        self.resume_create_after_delete(now_ms, name, server, out);
     }
 
     fn finish_completion(&mut self, id: RequestId, out: &mut Outbox) {

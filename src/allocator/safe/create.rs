@@ -76,6 +76,10 @@ impl Safe {
         if task.settings.enable_agent_reuse {
             self.mark_idle_pods(now_ms, &agents, out);
         }
+        // A should-assign-work may have given the job an agent while the list was in flight.
+        if self.finish_if_served(id, job_id, out) {
+            return;
+        }
         // One pod per job: a pod made for this job that is being deleted (it can never serve)
         // is gone before the replacement is created.
         let deleting = self.view.pods.iter().find(|(_, record)| {
@@ -108,7 +112,7 @@ impl Safe {
             .clone();
         let job_id = task.request.job_identifier.job_id;
         let agents = agents_by_id(server.list_agents());
-        // A should-assign-work may have given the job an agent while the list was in flight.
+        // A should-assign-work may have given the job an agent meanwhile.
         if self.finish_if_served(id, job_id, out) {
             return;
         }
@@ -131,8 +135,9 @@ impl Safe {
         self.claim_next_or_create(now_ms, id, out);
     }
 
-    /// A delete answered: resume the create that waited for it (whatever the outcome, so
-    /// the job never waits on a pod that cannot serve it).
+    /// A delete answered: resume the create that waited for it. If the delete failed, the
+    /// dead pod still exists: no replacement yet (one pod per job); the server's resend
+    /// retries the delete first.
     pub(super) fn resume_create_after_delete(
         &mut self,
         now_ms: u64,
@@ -150,6 +155,16 @@ impl Safe {
             return;
         }
         task.awaiting_delete = None;
+        let job_id = task.request.job_identifier.job_id;
+        if self.view.pods.contains_key(name) {
+            let text = format!(
+                "pod {name} of job {job_id} could not be deleted yet: no replacement until the \
+                 next create-agent"
+            );
+            out.decide(Some(job_id), Some(name), "skip-deleting", text);
+            self.finish_locked(holder, out);
+            return;
+        }
         self.decide_create(now_ms, holder, server, out);
     }
 

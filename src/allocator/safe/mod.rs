@@ -218,7 +218,7 @@ impl Allocator for Safe {
                 self.on_completion_annotate(request, &pod, result, server, out);
             }
             Pending::CompletionDelete { request, pod } => {
-                self.on_completion_delete(request, &pod, result, server, out);
+                self.on_completion_delete(now_ms, request, &pod, result, server, out);
             }
             Pending::Delete { pod } => self.on_delete(now_ms, &pod, result, server, out),
             Pending::Annotate { pod } => self.on_annotate(&pod, result),

@@ -531,3 +531,26 @@ fn a_pod_whose_job_ran_elsewhere_starts_its_idle_clock_when_seen_idle() {
         "reaped idle_timeout after idle-since"
     );
 }
+
+#[test]
+fn a_create_waiting_for_a_failed_delete_finishes_without_a_second_pod() {
+    let mut driver = Driver::new(ClusterProfile::default());
+    driver.create_agent(1, None);
+    driver.settle();
+    driver.restart_server(2);
+    driver.now_ms = 15_000;
+    let id = driver.create_agent(1, None);
+    assert!(driver.answer_next(), "the list");
+    driver.answer_next_with(Err(KubeError::Timeout));
+    assert!(driver.is_finished(id));
+    assert!(driver.queue.is_empty());
+    assert_eq!(driver.decided("skip-deleting").len(), 1);
+    driver.create_agent(1, None);
+    driver.settle();
+    assert_eq!(
+        driver.pod_names().len(),
+        1,
+        "the retry deletes the old pod, then replaces it"
+    );
+    assert_eq!(driver.decided("create").len(), 2);
+}
