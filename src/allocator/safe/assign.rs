@@ -26,7 +26,8 @@ impl Safe {
         let reuse =
             ClusterProfile::from_properties(&request.cluster_profile_properties).enable_agent_reuse;
         if let Err(reason) = self.assign_verdict(now_ms, request, needs, reuse) {
-            // Rule 5: a false answer only records why; no state changes.
+            // Rule 5: a false answer only records why; no state changes (pr355's `compute`
+            // returning null evicted the pod on every false).
             out.decide(
                 Some(job_id),
                 Some(name),
@@ -98,7 +99,8 @@ impl Safe {
         if self.view.served_jobs.contains(&job_id) {
             return Err(format!("job {job_id} already has an agent"));
         }
-        // Rule 6 and no-cross-config-reuse: only jobs of the pod's config and environment.
+        // Rule 6 and no-cross-config-reuse: only jobs of the pod's config and environment
+        // (pr355 ignored the environment and reused pods across a profile edit).
         if !needs.matches(record) {
             return Err(format!("config or environment differs from job {job_id}"));
         }

@@ -7,7 +7,8 @@ use super::*;
 use crate::resources::{PodPhase, StringMap};
 
 impl Safe {
-    /// The request holds the lock: list pods first (rule 2: decide on fresh state).
+    /// The request holds the lock: list pods first (rule 2: decide on fresh state, so an
+    /// externally deleted or failed pod never suppresses a create, as in pr355).
     pub(super) fn start_create(
         &mut self,
         id: RequestId,
@@ -22,6 +23,8 @@ impl Safe {
             return;
         }
         let settings = ClusterProfile::from_properties(&request.cluster_profile_properties);
+        // Rule 4: the canonical hash is the same in every process, so pods survive a restart
+        // as reusable (pr355's `Map.of` JSON order made them foreign after a JVM restart).
         let config_hash = canonical_config_hash(
             &request.elastic_agent_profile_properties,
             &request.cluster_profile_properties,
@@ -292,7 +295,8 @@ impl Safe {
             .pods
             .get_mut(&name)
             .expect("the loop checked the pod exists");
-        // Rule 1: the claim (with its deadline) reserves the pod for this job only; the CAS
+        // Rule 1: the claim (with its deadline) reserves the pod for this job only, so n
+        // jobs never all wait on one idle pod (pr355 serialised them); the CAS
         // on resourceVersion re-validates it (rule 2): a deleted or changed pod fails.
         let claim = Claim {
             job_id,
@@ -434,6 +438,7 @@ impl Safe {
         let job_id = task.request.job_identifier.job_id;
         let settings = &task.settings;
         // Rule 9: pending_pods_count limits pods not yet Running (upstream semantics), so
+        // pr355's all-pods limit cannot cap concurrency at 10 running agents, and
         // Running pods (idle or building) never block a create.
         let pending_count = self.view.pods_not_running_count();
         if pending_count >= settings.pending_pods_count as usize {

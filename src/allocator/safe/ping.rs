@@ -73,9 +73,11 @@ impl Safe {
         }
     }
 
-    /// Delete pods that can never serve a job: terminated, container restarted (rule 8),
-    /// never registered in time, created by an older process and not registered (rule 7:
-    /// their one-time key died with the old server), disabled or lost at the server.
+    /// Delete pods that can never serve a job: terminated; container restarted (rule 8:
+    /// pr355 kept such a pod "idle" and let it suppress creates until ART); never
+    /// registered in time; created by an older process and not registered (rule 7: their
+    /// one-time key died with the old server, and upstream waited ART while its job label
+    /// blocked the replacement); disabled or lost at the server.
     pub(super) fn reap_dead_pods(
         &mut self,
         now_ms: u64,
@@ -155,10 +157,11 @@ impl Safe {
         }
     }
 
-    /// Rule 3: an idle pod is disabled at the server first, then deleted, once it has been
-    /// idle for idle_timeout since idle-since (written on the pod, so restarts keep it). A
-    /// claimed or assigned pod is never reaped. Without reuse, an idle pod whose job is gone
-    /// is deleted at once.
+    /// Rule 3 (pr355 measured idleness from pod creation, killing pods between jobs and
+    /// keeping short-job pods too long): an idle pod is disabled at the server first, then
+    /// deleted, once it has been idle for idle_timeout since idle-since (written on the pod,
+    /// so restarts keep it). A claimed or assigned pod is never reaped. Without reuse, an
+    /// idle pod whose job is gone is deleted at once.
     fn reap_idle_pods(
         &mut self,
         now_ms: u64,
