@@ -1,0 +1,251 @@
+//! should-assign-work (rule 5: answering false changes nothing) and job-completion.
+
+use super::view::{JobNeeds, PodRecord, annotation};
+use super::*;
+use crate::resources::StringMap;
+
+impl Safe {
+    pub(super) fn assign_work(
+        &mut self,
+        now_ms: u64,
+        request: &ShouldAssignWorkRequest,
+        out: &mut Outbox,
+    ) -> bool {
+        let name = request.agent.agent_id.as_str();
+        let job_id = request.job_identifier.job_id;
+        let config_hash = canonical_config_hash(
+            &request.elastic_agent_profile_properties,
+            &request.cluster_profile_properties,
+            request.environment.as_deref(),
+        );
+        let needs = JobNeeds {
+            job_id,
+            config_hash: &config_hash,
+            environment: request.environment.as_deref(),
+        };
+        let reuse =
+            ClusterProfile::from_properties(&request.cluster_profile_properties).enable_agent_reuse;
+        if let Err(reason) = self.assign_verdict(now_ms, request, needs, reuse) {
+            // Rule 5: a false answer only records why; no state changes (pr355's `compute`
+            // returning null evicted the pod on every false).
+            out.decide(
+                Some(job_id),
+                Some(name),
+                "assign-no",
+                format!("pod {name}: {reason}"),
+            );
+            return false;
+        }
+        let record = self
+            .view
+            .pods
+            .get_mut(name)
+            .expect("the verdict found the pod");
+        record.running_job = Some(job_id);
+        record.claim_overlay = None;
+        record.idle_since_overlay = None;
+        self.view.served_jobs.insert(job_id);
+        let set = StringMap::from([(annotation::ASSIGNED_JOB_ID.to_owned(), job_id.to_string())]);
+        let remove = [
+            annotation::IDLE_SINCE_MS,
+            annotation::CLAIM_JOB_ID,
+            annotation::CLAIM_DEADLINE_MS,
+        ];
+        let request = KubeRequest::AnnotatePod {
+            name: name.to_owned(),
+            set,
+            remove: remove.iter().map(|key| (*key).to_owned()).collect(),
+            resource_version: None,
+        };
+        self.issue(
+            request,
+            Pending::Annotate {
+                pod: name.to_owned(),
+            },
+            out,
+        );
+        let text = format!("pod {name} takes job {job_id}");
+        out.decide(Some(job_id), Some(name), "assign-yes", text);
+        true
+    }
+
+    /// Why the pod must not take the job, if it must not.
+    fn assign_verdict(
+        &self,
+        now_ms: u64,
+        request: &ShouldAssignWorkRequest,
+        needs: JobNeeds<'_>,
+        reuse: bool,
+    ) -> Result<(), String> {
+        let name = request.agent.agent_id.as_str();
+        let job_id = needs.job_id;
+        let record: &PodRecord = self
+            .view
+            .pods
+            .get(name)
+            .ok_or("not a pod this allocator has listed")?;
+        if record.retired {
+            return Err("being deleted".to_owned());
+        }
+        if request.agent.config_state == ConfigState::Disabled {
+            return Err("agent disabled".to_owned());
+        }
+        if record.container_restarted() || record.is_terminated() {
+            return Err("container restarted or pod terminated: not reusable".to_owned());
+        }
+        if let Some(running) = record.running_job {
+            return Err(format!("still running job {running}"));
+        }
+        if self.view.served_jobs.contains(&job_id) {
+            return Err(format!("job {job_id} already has an agent"));
+        }
+        // Rule 6 and no-cross-config-reuse: only jobs of the pod's config and environment
+        // (pr355 ignored the environment and reused pods across a profile edit).
+        if !needs.matches(record) {
+            return Err(format!("config or environment differs from job {job_id}"));
+        }
+        // Rule 1: a claimed pod takes only the claiming job.
+        if let Some(claim) = self.view.live_claim(record, now_ms) {
+            if claim.job_id == job_id {
+                return Ok(());
+            }
+            return Err(format!(
+                "reserved for job {} until t={}",
+                claim.job_id, claim.deadline_ms
+            ));
+        }
+        let created_for = record.pod.label(pod_spec::keys::JOB_ID);
+        if !reuse && created_for != Some(job_id.to_string().as_str()) {
+            return Err(format!(
+                "reuse is off and the pod was created for job {created_for:?}"
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn start_completion(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        request: JobCompletionRequest,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let name = request.elastic_agent_id.clone();
+        let job_id = request.job_identifier.job_id;
+        let reuse =
+            ClusterProfile::from_properties(&request.cluster_profile_properties).enable_agent_reuse;
+        self.view.served_jobs.insert(job_id);
+        // A pod not listed yet (right after a restart) is kept when reuse is on: the next
+        // list shows whether it is healthy, and the reapers handle it if it is not.
+        let reusable = reuse
+            && self.view.pods.get_mut(&name).is_none_or(|record| {
+                record.running_job = None;
+                record.claim_overlay = None;
+                // The phase in the view may predate the pod's start; it ran a job, so it
+                // ran, and a pod that failed since is reaped from the next list.
+                !record.retired && !record.container_restarted() && !record.is_terminated()
+            });
+        let previous = self.completions.insert(id, name.clone());
+        assert!(previous.is_none(), "request ids are unique");
+        if reusable {
+            if let Some(record) = self.view.pods.get_mut(&name) {
+                record.idle_since_overlay = Some(now_ms);
+            }
+            let set = StringMap::from([(annotation::IDLE_SINCE_MS.to_owned(), now_ms.to_string())]);
+            let remove = [annotation::CLAIM_JOB_ID, annotation::CLAIM_DEADLINE_MS];
+            let call = KubeRequest::AnnotatePod {
+                name: name.clone(),
+                set,
+                remove: remove.iter().map(|key| (*key).to_owned()).collect(),
+                resource_version: None,
+            };
+            let text = format!("job {job_id} completed on pod {name}: idle since t={now_ms}");
+            out.decide(Some(job_id), Some(&name), "complete-idle", text);
+            self.issue(
+                call,
+                Pending::CompletionAnnotate {
+                    request: id,
+                    pod: name,
+                },
+                out,
+            );
+        } else {
+            // Without reuse (or for a pod that cannot be reused) the pod served its one job.
+            if let Some(record) = self.view.pods.get_mut(&name) {
+                record.retired = true;
+                record.delete_in_flight = true;
+            }
+            server.disable_agents(std::slice::from_ref(&name));
+            let text = format!("job {job_id} completed on pod {name}: disabling and deleting it");
+            out.decide(Some(job_id), Some(&name), "complete-delete", text);
+            let call = KubeRequest::DeletePod { name: name.clone() };
+            self.issue(
+                call,
+                Pending::CompletionDelete {
+                    request: id,
+                    pod: name,
+                },
+                out,
+            );
+        }
+    }
+
+    pub(super) fn on_completion_annotate(
+        &mut self,
+        id: RequestId,
+        name: &str,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        match result {
+            Ok(KubeReply::Pod(pod)) => self.view.observe(pod),
+            Ok(other) => unexpected_reply(&other, "a pod annotation"),
+            Err(KubeError::NotFound) => {
+                self.view.forget(name);
+                server.delete_agents(&[name.to_owned()]);
+            }
+            // The in-memory idle-since stands; the next ping writes one if the pod has none.
+            Err(_) => {}
+        }
+        self.finish_completion(id, out);
+    }
+
+    pub(super) fn on_completion_delete(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        name: &str,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        match result {
+            Ok(KubeReply::Deleted) | Err(KubeError::NotFound) => {
+                self.view.forget(name);
+                server.delete_agents(&[name.to_owned()]);
+            }
+            Ok(other) => unexpected_reply(&other, "a pod delete"),
+            Err(error) => {
+                // The pod stays retired; the next list or ping retries the delete.
+                if let Some(record) = self.view.pods.get_mut(name) {
+                    record.delete_in_flight = false;
+                }
+                let text = format!(
+                    "deleting pod {name} failed ({}): retried",
+                    error_name(error)
+                );
+                out.decide(None, Some(name), "delete-failed", text);
+            }
+        }
+        self.finish_completion(id, out);
+        self.resume_create_after_delete(now_ms, name, server, out);
+    }
+
+    fn finish_completion(&mut self, id: RequestId, out: &mut Outbox) {
+        let known = self.completions.remove(&id);
+        assert!(known.is_some(), "a job-completion finishes exactly once");
+        out.finished.push(id);
+    }
+}

@@ -1,0 +1,565 @@
+//! create-agent: decide on a fresh list, reuse an idle pod by claiming it, else create a pod
+//! within the limits.
+
+use super::view::{Agents, PodRecord, registration_deadline_ms};
+use super::view::{Claim, JobNeeds, agent_is_assignable, agents_by_id, annotation};
+use super::*;
+use crate::resources::{PodPhase, StringMap};
+
+impl Safe {
+    /// The request holds the lock: list pods first (rule 2: decide on fresh state, so an
+    /// externally deleted or failed pod never suppresses a create, as in pr355).
+    pub(super) fn start_create(
+        &mut self,
+        id: RequestId,
+        request: CreateAgentRequest,
+        out: &mut Outbox,
+    ) {
+        let job_id = request.job_identifier.job_id;
+        if self.view.served_jobs.contains(&job_id) {
+            let text = format!("job {job_id} already has an agent: no pod created");
+            out.decide(Some(job_id), None, "skip-assigned", text);
+            self.finish_locked(id, out);
+            return;
+        }
+        let settings = ClusterProfile::from_properties(&request.cluster_profile_properties);
+        // Rule 4: the canonical hash is the same in every process, so pods survive a restart
+        // as reusable (pr355's `Map.of` JSON order made them foreign after a JVM restart).
+        let config_hash = canonical_config_hash(
+            &request.elastic_agent_profile_properties,
+            &request.cluster_profile_properties,
+            request.environment.as_deref(),
+        );
+        let task = CreateTask {
+            request,
+            settings,
+            config_hash,
+            candidates: VecDeque::new(),
+            conflicted: BTreeSet::new(),
+            awaiting_delete: None,
+        };
+        self.creates.insert(id, task);
+        let selector = pod_spec::agent_selector();
+        self.issue(
+            KubeRequest::ListPods { selector },
+            Pending::CreateList(id),
+            out,
+        );
+    }
+
+    pub(super) fn on_create_list(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a create list belongs to a live create")
+            .clone();
+        let job_id = task.request.job_identifier.job_id;
+        match result {
+            Ok(KubeReply::Pods(pods)) => self.view.merge_list(pods),
+            Ok(other) => unexpected_reply(&other, "a pod list"),
+            Err(error) => {
+                let text = format!(
+                    "could not list pods ({}): no decision for job {job_id}; the server resends",
+                    error_name(error)
+                );
+                out.decide(Some(job_id), None, "skip-error", text);
+                self.finish_locked(id, out);
+                return;
+            }
+        }
+        let agents = agents_by_id(server.list_agents());
+        self.reap_dead_pods(now_ms, &task.settings, &agents, server, out);
+        if task.settings.enable_agent_reuse {
+            self.mark_idle_pods(now_ms, &agents, out);
+        }
+        // A should-assign-work may have given the job an agent while the list was in flight.
+        if self.finish_if_served(id, job_id, out) {
+            return;
+        }
+        // One pod per job: a pod made for this job that is being deleted (it can never serve)
+        // is gone before the replacement is created.
+        let deleting = self.view.pods.iter().find(|(_, record)| {
+            record.delete_in_flight
+                && record.pod.label(pod_spec::keys::JOB_ID) == Some(job_id.to_string().as_str())
+        });
+        if let Some((name, _)) = deleting {
+            let name = name.clone();
+            let text = format!("pod {name} of job {job_id} is being deleted: waiting for it");
+            out.decide(Some(job_id), Some(&name), "wait-delete", text);
+            let task = self.creates.get_mut(&id).expect("the create is still live");
+            task.awaiting_delete = Some(name);
+            return;
+        }
+        self.decide_create(now_ms, id, server, out);
+    }
+
+    /// The decision proper, on the list just merged.
+    fn decide_create(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a deciding create is live")
+            .clone();
+        let job_id = task.request.job_identifier.job_id;
+        let agents = agents_by_id(server.list_agents());
+        // A should-assign-work may have given the job an agent meanwhile.
+        if self.finish_if_served(id, job_id, out) {
+            return;
+        }
+        let needs = task.needs();
+        if let Some((name, claim)) = self.pod_reserved_for(now_ms, needs, &task.settings, &agents) {
+            let text = format!(
+                "pod {name} is reserved for job {job_id} until t={} and can still serve it: \
+                 no new pod",
+                claim.deadline_ms
+            );
+            out.decide(Some(job_id), Some(&name), "skip-existing", text);
+            self.finish_locked(id, out);
+            return;
+        }
+        if task.settings.enable_agent_reuse {
+            let candidates = self.reuse_candidates(now_ms, needs, &agents);
+            let entry = self.creates.get_mut(&id).expect("the create is still live");
+            entry.candidates = candidates;
+        }
+        self.claim_next_or_create(now_ms, id, out);
+    }
+
+    /// A delete answered: resume the create that waited for it. If the delete failed, the
+    /// dead pod still exists: no replacement yet (one pod per job); the server's resend
+    /// retries the delete first.
+    pub(super) fn resume_create_after_delete(
+        &mut self,
+        now_ms: u64,
+        name: &str,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let Some(holder) = self.lock_holder else {
+            return;
+        };
+        let Some(task) = self.creates.get_mut(&holder) else {
+            return;
+        };
+        if task.awaiting_delete.as_deref() != Some(name) {
+            return;
+        }
+        task.awaiting_delete = None;
+        let job_id = task.request.job_identifier.job_id;
+        if self.view.pods.contains_key(name) {
+            let text = format!(
+                "pod {name} of job {job_id} could not be deleted yet: no replacement until the \
+                 next create-agent"
+            );
+            out.decide(Some(job_id), Some(name), "skip-deleting", text);
+            self.finish_locked(holder, out);
+            return;
+        }
+        self.decide_create(now_ms, holder, server, out);
+    }
+
+    /// Finish the create if its job already has an agent (it must not get a pod).
+    fn finish_if_served(&mut self, id: RequestId, job_id: u64, out: &mut Outbox) -> bool {
+        if !self.view.served_jobs.contains(&job_id) {
+            return false;
+        }
+        let text = format!("job {job_id} was assigned while deciding: no pod created");
+        out.decide(Some(job_id), None, "skip-assigned", text);
+        self.finish_locked(id, out);
+        true
+    }
+
+    /// A pod already reserved for this job (created for it, or claimed by an earlier request)
+    /// that can still serve it. Rule 7: a pod of an older process that never registered can
+    /// never serve, so its job label does not count.
+    fn pod_reserved_for(
+        &self,
+        now_ms: u64,
+        needs: JobNeeds<'_>,
+        settings: &ClusterProfile,
+        agents: &Agents,
+    ) -> Option<(String, Claim)> {
+        self.view.pods.iter().find_map(|(name, record)| {
+            let claim = self.view.live_claim(record, now_ms)?;
+            let serves = claim.job_id == needs.job_id
+                && self.can_serve(now_ms, name, record, needs, settings, agents);
+            serves.then(|| (name.clone(), claim))
+        })
+    }
+
+    /// The pod can run the job: same config and environment, healthy container, and either
+    /// idle and enabled at the server or still able to register (rule 6).
+    fn can_serve(
+        &self,
+        now_ms: u64,
+        name: &str,
+        record: &PodRecord,
+        needs: JobNeeds<'_>,
+        settings: &ClusterProfile,
+        agents: &Agents,
+    ) -> bool {
+        let healthy = !record.retired
+            && !record.is_terminated()
+            && !record.container_restarted()
+            && record.running_job.is_none()
+            && needs.matches(record);
+        healthy
+            && match agents.get(name) {
+                Some(agent) => agent_is_assignable(agent),
+                None => {
+                    self.is_own_pod_name(name)
+                        && record.pod.created_ms >= self.start_ms()
+                        && now_ms < registration_deadline_ms(record, settings)
+                }
+            }
+    }
+
+    /// Idle pods the job could run on, longest idle first (rule 6: assignable at the
+    /// server, same config and environment, container never restarted, not reserved).
+    fn reuse_candidates(
+        &self,
+        now_ms: u64,
+        needs: JobNeeds<'_>,
+        agents: &Agents,
+    ) -> VecDeque<String> {
+        let mut candidates: Vec<(u64, String)> = self
+            .view
+            .pods
+            .iter()
+            .filter(|(name, record)| self.is_reuse_candidate(now_ms, name, record, needs, agents))
+            .map(|(name, record)| (record.idle_since_ms().unwrap_or(0), name.clone()))
+            .collect();
+        candidates.sort();
+        candidates.into_iter().map(|(_, name)| name).collect()
+    }
+
+    fn is_reuse_candidate(
+        &self,
+        now_ms: u64,
+        name: &str,
+        record: &PodRecord,
+        needs: JobNeeds<'_>,
+        agents: &Agents,
+    ) -> bool {
+        !record.retired
+            && !record.delete_in_flight
+            && record.running_job.is_none()
+            && record.pod.phase == PodPhase::Running
+            && !record.container_restarted()
+            && needs.matches(record)
+            && self.view.live_claim(record, now_ms).is_none()
+            && agents.get(name).is_some_and(agent_is_assignable)
+    }
+
+    /// Try the next idle candidate with a compare-and-swap claim, or go on to create.
+    fn claim_next_or_create(&mut self, now_ms: u64, id: RequestId, out: &mut Outbox) {
+        let task = self
+            .creates
+            .get_mut(&id)
+            .expect("a create between calls is live");
+        let job_id = task.request.job_identifier.job_id;
+        let name = loop {
+            let task = self
+                .creates
+                .get_mut(&id)
+                .expect("a create between calls is live");
+            let Some(name) = task.candidates.pop_front() else {
+                self.create_within_limits(now_ms, id, out);
+                return;
+            };
+            // Skip pods that vanished, or were assigned or reserved since the list.
+            let still_free = self.view.pods.get(&name).is_some_and(|record| {
+                !record.retired
+                    && record.running_job.is_none()
+                    && self.view.live_claim(record, now_ms).is_none()
+            });
+            if still_free {
+                break name;
+            }
+        };
+        let record = self
+            .view
+            .pods
+            .get_mut(&name)
+            .expect("the loop checked the pod exists");
+        // Rule 1: the claim (with its deadline) reserves the pod for this job only, so n
+        // jobs never all wait on one idle pod (pr355 serialised them); the CAS
+        // on resourceVersion re-validates it (rule 2): a deleted or changed pod fails.
+        let claim = Claim {
+            job_id,
+            deadline_ms: now_ms + CLAIM_DURATION_MS,
+        };
+        record.claim_overlay = Some(claim);
+        let set = StringMap::from([
+            (annotation::CLAIM_JOB_ID.to_owned(), job_id.to_string()),
+            (
+                annotation::CLAIM_DEADLINE_MS.to_owned(),
+                claim.deadline_ms.to_string(),
+            ),
+        ]);
+        let request = KubeRequest::AnnotatePod {
+            name: name.clone(),
+            set,
+            remove: vec![annotation::IDLE_SINCE_MS.to_owned()],
+            resource_version: Some(record.pod.resource_version),
+        };
+        self.issue(
+            request,
+            Pending::Claim {
+                request: id,
+                pod: name,
+            },
+            out,
+        );
+    }
+
+    pub(super) fn on_claim(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        name: &str,
+        result: KubeResult,
+        out: &mut Outbox,
+    ) {
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a claim belongs to a live create");
+        let job_id = task.request.job_identifier.job_id;
+        match result {
+            Ok(KubeReply::Pod(pod)) => {
+                self.view.observe(pod);
+                let record = self
+                    .view
+                    .pods
+                    .get(name)
+                    .expect("the claimed pod was just observed");
+                let claim = record
+                    .claim_overlay
+                    .expect("a claim in flight keeps its overlay");
+                let deadline_ms = claim.deadline_ms;
+                let text = format!(
+                    "claimed idle pod {name} for job {job_id} until about t={deadline_ms}: \
+                     no new pod"
+                );
+                out.decide(Some(job_id), Some(name), "claim", text);
+                self.finish_locked(id, out);
+            }
+            Ok(other) => unexpected_reply(&other, "a pod annotation"),
+            Err(error) => {
+                self.on_claim_failed(now_ms, id, name, job_id, error, out);
+            }
+        }
+    }
+
+    fn on_claim_failed(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        name: &str,
+        job_id: u64,
+        error: KubeError,
+        out: &mut Outbox,
+    ) {
+        match error {
+            KubeError::Conflict if self.first_conflict(id, name) => {
+                // The pod changed since the list (an idle-since write, a status update):
+                // GET it and try once more if it is still a free idle pod (rule 2).
+                let request = KubeRequest::GetPod {
+                    name: name.to_owned(),
+                };
+                let pending = Pending::Revalidate {
+                    request: id,
+                    pod: name.to_owned(),
+                };
+                self.issue(request, pending, out);
+            }
+            KubeError::NotFound | KubeError::Conflict => {
+                // The pod is gone or changed since the list: it does not count (rule 2).
+                if error == KubeError::NotFound {
+                    self.view.forget(name);
+                } else if let Some(record) = self.view.pods.get_mut(name) {
+                    record.claim_overlay = None;
+                }
+                let text = format!(
+                    "idle pod {name} {} since the list: not reused for job {job_id}",
+                    if error == KubeError::NotFound {
+                        "was deleted"
+                    } else {
+                        "changed"
+                    }
+                );
+                out.decide(Some(job_id), Some(name), "claim-lost", text);
+                if !self.finish_if_served(id, job_id, out) {
+                    self.claim_next_or_create(now_ms, id, out);
+                }
+            }
+            KubeError::Timeout | KubeError::ServerError => {
+                // The claim may or may not be written: keep the pod reserved for this job
+                // (it serves no other job) and also create a pod, so the job never waits
+                // on a reservation that may not exist.
+                let text = format!(
+                    "claim of idle pod {name} for job {job_id} failed ({}): creating a pod",
+                    error_name(error)
+                );
+                out.decide(Some(job_id), Some(name), "claim-failed", text);
+                if let Some(task) = self.creates.get_mut(&id) {
+                    task.candidates.clear();
+                }
+                if !self.finish_if_served(id, job_id, out) {
+                    self.create_within_limits(now_ms, id, out);
+                }
+            }
+        }
+    }
+}
+
+impl Safe {
+    /// Create a pod for the job unless a limit says no (rule 9).
+    fn create_within_limits(&mut self, now_ms: u64, id: RequestId, out: &mut Outbox) {
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a create between calls is live")
+            .clone();
+        let job_id = task.request.job_identifier.job_id;
+        let settings = &task.settings;
+        // Rule 9: pending_pods_count limits pods not yet Running (upstream semantics), so
+        // pr355's all-pods limit cannot cap concurrency at 10 running agents, and
+        // Running pods (idle or building) never block a create.
+        let pending_count = self.view.pods_not_running_count();
+        if pending_count >= settings.pending_pods_count as usize {
+            let text = format!(
+                "{pending_count} pods are not Running yet (limit {}): no pod for job {job_id} now",
+                settings.pending_pods_count
+            );
+            out.decide(Some(job_id), None, "skip-limit", text);
+            self.finish_locked(id, out);
+            return;
+        }
+        let pods_count = self.view.pods.len();
+        if let Some(pods_max) = settings.max_pods.filter(|max| pods_count >= *max as usize) {
+            let text = format!(
+                "{pods_count} pods exist (max_pods {pods_max}): no pod for job {job_id} now"
+            );
+            out.decide(Some(job_id), None, "skip-max-pods", text);
+            self.finish_locked(id, out);
+            return;
+        }
+        self.pod_counter += 1;
+        let name = pod_spec::pod_name(self.process_id, self.pod_counter);
+        let mut template = pod_spec::pod_template(&name, &task.request, settings);
+        // The new pod is reserved for its job until it had time to register and be assigned.
+        let deadline_ms = now_ms
+            .saturating_add(settings.auto_register_timeout_ms)
+            .saturating_add(CLAIM_DURATION_MS);
+        let annotations = &mut template.annotations;
+        annotations.insert(
+            pod_spec::keys::CONFIG_HASH.to_owned(),
+            task.config_hash.clone(),
+        );
+        annotations.insert(annotation::CLAIM_JOB_ID.to_owned(), job_id.to_string());
+        annotations.insert(
+            annotation::CLAIM_DEADLINE_MS.to_owned(),
+            deadline_ms.to_string(),
+        );
+        let pending = Pending::Create {
+            request: id,
+            pod: name,
+        };
+        self.issue(KubeRequest::CreatePod { template }, pending, out);
+    }
+
+    pub(super) fn on_create(
+        &mut self,
+        id: RequestId,
+        name: &str,
+        result: KubeResult,
+        out: &mut Outbox,
+    ) {
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a create call belongs to a live create");
+        let job_id = task.request.job_identifier.job_id;
+        match result {
+            Ok(KubeReply::Pod(pod)) => {
+                self.view.observe(pod);
+                let text = format!("created pod {name} for job {job_id}");
+                out.decide(Some(job_id), Some(name), "create", text);
+            }
+            Ok(other) => unexpected_reply(&other, "a pod create"),
+            Err(error) => {
+                let text = format!(
+                    "creating pod {name} for job {job_id} failed ({}); if it exists after all, \
+                     the next list adopts it as reserved for the job",
+                    error_name(error)
+                );
+                out.decide(Some(job_id), Some(name), "create-failed", text);
+            }
+        }
+        self.finish_locked(id, out);
+    }
+}
+
+impl Safe {
+    /// True the first time this create meets a conflict on this pod.
+    fn first_conflict(&mut self, id: RequestId, name: &str) -> bool {
+        let task = self
+            .creates
+            .get_mut(&id)
+            .expect("a claim belongs to a live create");
+        task.conflicted.insert(name.to_owned())
+    }
+
+    /// The GET after a conflicting claim: claim again if the pod is still a free idle pod.
+    pub(super) fn on_revalidate(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        name: &str,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        if let Some(record) = self.view.pods.get_mut(name) {
+            record.claim_overlay = None;
+        }
+        match result {
+            Ok(KubeReply::Pod(pod)) => self.view.observe(pod),
+            Ok(other) => unexpected_reply(&other, "a pod get"),
+            Err(KubeError::NotFound) => self.view.forget(name),
+            Err(_) => {}
+        }
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a revalidation belongs to a live create")
+            .clone();
+        let agents = agents_by_id(server.list_agents());
+        let still_candidate = self.view.pods.get(name).is_some_and(|record| {
+            self.is_reuse_candidate(now_ms, name, record, task.needs(), &agents)
+        });
+        if still_candidate {
+            let task = self.creates.get_mut(&id).expect("checked above");
+            task.candidates.push_front(name.to_owned());
+        }
+        let job_id = task.request.job_identifier.job_id;
+        if !self.finish_if_served(id, job_id, out) {
+            self.claim_next_or_create(now_ms, id, out);
+        }
+    }
+}

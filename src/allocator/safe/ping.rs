@@ -1,0 +1,359 @@
+//! server-ping and reaping: adoption after a restart, the idle timeout, pods that can never
+//! serve, and the delete sequence (disable the agent at the server first, then delete).
+
+use super::view::registration_deadline_ms;
+use super::view::{Agents, agent_is_assignable, agent_may_be_building, agents_by_id, annotation};
+use super::*;
+use crate::resources::StringMap;
+
+impl Safe {
+    pub(super) fn start_ping(
+        &mut self,
+        id: RequestId,
+        request: ServerPingRequest,
+        out: &mut Outbox,
+    ) {
+        // All cluster profiles share the namespace; the first one's timeouts apply.
+        let settings = request
+            .all_cluster_profile_properties
+            .first()
+            .map(ClusterProfile::from_properties)
+            .unwrap_or_default();
+        self.pings.insert(id, settings);
+        let selector = pod_spec::agent_selector();
+        self.issue(
+            KubeRequest::ListPods { selector },
+            Pending::PingList(id),
+            out,
+        );
+    }
+
+    pub(super) fn on_ping_list(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let settings = self
+            .pings
+            .get(&id)
+            .expect("a ping list belongs to a live ping")
+            .clone();
+        match result {
+            Ok(KubeReply::Pods(pods)) => self.view.merge_list(pods),
+            Ok(other) => unexpected_reply(&other, "a pod list"),
+            Err(error) => {
+                let text = format!(
+                    "could not list pods ({}): no cleanup this ping",
+                    error_name(error)
+                );
+                out.decide(None, None, "ping-list-failed", text);
+                self.finish_locked(id, out);
+                return;
+            }
+        }
+        let agents = agents_by_id(server.list_agents());
+        self.release_finished_assignments(now_ms, &agents);
+        self.reap_dead_pods(now_ms, &settings, &agents, server, out);
+        self.reap_idle_pods(now_ms, &settings, &agents, server, out);
+        self.reap_agents_without_pods(&agents, server, out);
+        self.finish_locked(id, out);
+    }
+
+    /// The server shows the agent idle again although no job-completion came (a rescheduled
+    /// job gets none): the assignment is over, and the pod is idle from now.
+    fn release_finished_assignments(&mut self, now_ms: u64, agents: &Agents) {
+        for (name, record) in &mut self.view.pods {
+            let idle = agents.get(name).is_some_and(agent_is_assignable);
+            if idle && record.running_job.take().is_some() {
+                record.idle_since_overlay.get_or_insert(now_ms);
+            }
+        }
+    }
+
+    /// Delete pods that can never serve a job: terminated; container restarted (rule 8:
+    /// pr355 kept such a pod "idle" and let it suppress creates until ART); never
+    /// registered in time; created by an older process and not registered (rule 7: their
+    /// one-time key died with the old server, and upstream waited ART while its job label
+    /// blocked the replacement); disabled or lost at the server.
+    pub(super) fn reap_dead_pods(
+        &mut self,
+        now_ms: u64,
+        settings: &ClusterProfile,
+        agents: &Agents,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let names: Vec<String> = self.view.pods.keys().cloned().collect();
+        for name in names {
+            if let Some((code, text)) = self.dead_reason(now_ms, &name, settings, agents) {
+                self.retire(&name, code, text, agents, server, out);
+            }
+        }
+    }
+
+    fn dead_reason(
+        &self,
+        now_ms: u64,
+        name: &str,
+        settings: &ClusterProfile,
+        agents: &Agents,
+    ) -> Option<(&'static str, String)> {
+        let record = self.view.pods.get(name).expect("names come from the view");
+        let agent = agents.get(name);
+        if record.retired {
+            return Some((
+                "reap-retry",
+                format!("pod {name} is being deleted: retrying"),
+            ));
+        }
+        if record.is_terminated() {
+            let phase = record.pod.phase.as_str();
+            return Some((
+                "reap-failed",
+                format!("pod {name} is {phase}: it can never serve"),
+            ));
+        }
+        if record.container_restarted() {
+            let text = format!(
+                "pod {name} restarted its container ({} restarts): not reusable, disabling and \
+                 deleting; its job, if any, is left to the server's reschedule",
+                record.pod.restart_count
+            );
+            return Some(("reap-restarted", text));
+        }
+        let Some(agent) = agent else {
+            if !self.is_own_pod_name(name) || record.pod.created_ms < self.start_ms() {
+                let text = format!(
+                    "pod {name} was created before this server process and never registered: \
+                     its auto-register key died with the old server, deleting it now"
+                );
+                return Some(("reap-orphan", text));
+            }
+            let deadline_ms = registration_deadline_ms(record, settings);
+            if now_ms >= deadline_ms {
+                let text = format!(
+                    "pod {name} did not register within auto_register_timeout (t={deadline_ms})"
+                );
+                return Some(("reap-unregistered", text));
+            }
+            return None;
+        };
+        if agent_may_be_building(agent) {
+            return None;
+        }
+        match (agent.config_state, agent.agent_state) {
+            (ConfigState::Disabled, _) => Some((
+                "reap-disabled",
+                format!("agent {name} is disabled at the server"),
+            )),
+            (_, AgentState::LostContact) => Some((
+                "reap-lost",
+                format!("agent {name} lost contact with the server"),
+            )),
+            _ => None,
+        }
+    }
+
+    /// Rule 3 (pr355 measured idleness from pod creation, killing pods between jobs and
+    /// keeping short-job pods too long): an idle pod is disabled at the server first, then
+    /// deleted, once it has been idle for idle_timeout since idle-since (written on the pod,
+    /// so restarts keep it). A claimed or assigned pod is never reaped. Without reuse, an
+    /// idle pod whose job is gone is deleted at once.
+    fn reap_idle_pods(
+        &mut self,
+        now_ms: u64,
+        settings: &ClusterProfile,
+        agents: &Agents,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        for name in self.idle_pod_names(now_ms, agents) {
+            let record = self.view.pods.get(&name).expect("names come from the view");
+            if !settings.enable_agent_reuse {
+                let text = format!("agent {name} is idle and reuse is off: deleting its pod");
+                self.retire(&name, "reap-idle", text, agents, server, out);
+                continue;
+            }
+            let Some(idle_since_ms) = record.idle_since_ms() else {
+                self.mark_idle(now_ms, &name, out);
+                continue;
+            };
+            let expiry_ms = idle_since_ms.saturating_add(settings.idle_timeout_ms);
+            if now_ms >= expiry_ms {
+                let text = format!(
+                    "pod {name} idle since t={idle_since_ms}, past idle_timeout \
+                     ({} ms): disabling and deleting",
+                    settings.idle_timeout_ms
+                );
+                self.retire(&name, "reap-idle", text, agents, server, out);
+            }
+        }
+    }
+
+    /// Pods whose agent is idle and enabled at the server, with no job of ours and no live
+    /// claim: the pods the idle clock runs for.
+    fn idle_pod_names(&self, now_ms: u64, agents: &Agents) -> Vec<String> {
+        let idle = |(name, record): &(&String, &view::PodRecord)| {
+            !record.retired
+                && record.running_job.is_none()
+                && self.view.live_claim(record, now_ms).is_none()
+                && agents.get(*name).is_some_and(agent_is_assignable)
+        };
+        self.view
+            .pods
+            .iter()
+            .filter(idle)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Start the idle clock of idle pods that have none yet, at every list (create-agent
+    /// lists come often), so idle-since lags the real moment as little as possible.
+    pub(super) fn mark_idle_pods(&mut self, now_ms: u64, agents: &Agents, out: &mut Outbox) {
+        for name in self.idle_pod_names(now_ms, agents) {
+            let record = self.view.pods.get(&name).expect("names come from the view");
+            if record.idle_since_ms().is_none() {
+                self.mark_idle(now_ms, &name, out);
+            }
+        }
+    }
+
+    /// Write idle-since on a pod seen idle without one (never assigned, adopted, or its
+    /// claim lapsed). A lapsed claim's deadline is when it became free.
+    fn mark_idle(&mut self, now_ms: u64, name: &str, out: &mut Outbox) {
+        let record = self
+            .view
+            .pods
+            .get_mut(name)
+            .expect("callers pass a name from the view");
+        let lapsed_ms = record
+            .claim_overlay
+            .or_else(|| view::Claim::from_pod(&record.pod));
+        let idle_since_ms = lapsed_ms.map_or(now_ms, |claim| claim.deadline_ms.min(now_ms));
+        record.idle_since_overlay = Some(idle_since_ms);
+        let set = StringMap::from([(
+            annotation::IDLE_SINCE_MS.to_owned(),
+            idle_since_ms.to_string(),
+        )]);
+        let request = KubeRequest::AnnotatePod {
+            name: name.to_owned(),
+            set,
+            remove: Vec::new(),
+            resource_version: None,
+        };
+        self.issue(
+            request,
+            Pending::Annotate {
+                pod: name.to_owned(),
+            },
+            out,
+        );
+        let text = format!("pod {name} is idle and reusable: idle since t={idle_since_ms}");
+        out.decide(None, Some(name), "idle-mark", text);
+    }
+
+    /// Agents whose pod no longer exists can never run a job: disable and delete them.
+    fn reap_agents_without_pods(
+        &mut self,
+        agents: &Agents,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let missing: Vec<String> = agents
+            .keys()
+            .filter(|name| !self.view.pods.contains_key(*name))
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        server.disable_agents(&missing);
+        server.delete_agents(&missing);
+        for name in &missing {
+            let text = format!("agent {name} has no pod any more: disabled and deleted");
+            out.decide(None, Some(name), "reap-missing", text);
+        }
+    }
+
+    /// Retire a pod: it is never claimed or assigned again; its agent is disabled at the
+    /// server first, then the pod is deleted, unless the server still shows the agent
+    /// building (then the delete waits for a later ping, so no build is killed).
+    pub(super) fn retire(
+        &mut self,
+        name: &str,
+        code: &'static str,
+        text: String,
+        agents: &Agents,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        let record = self
+            .view
+            .pods
+            .get_mut(name)
+            .expect("callers pass a name from the view");
+        if !record.retired {
+            record.retired = true;
+            out.decide(record.running_job, Some(name), code, text);
+        }
+        let agent = agents.get(name);
+        if agent.is_some_and(|agent| agent.config_state != ConfigState::Disabled) {
+            server.disable_agents(&[name.to_owned()]);
+        }
+        if agent.is_some_and(agent_may_be_building) || record.delete_in_flight {
+            return;
+        }
+        record.delete_in_flight = true;
+        let request = KubeRequest::DeletePod {
+            name: name.to_owned(),
+        };
+        self.issue(
+            request,
+            Pending::Delete {
+                pod: name.to_owned(),
+            },
+            out,
+        );
+    }
+
+    pub(super) fn on_delete(
+        &mut self,
+        now_ms: u64,
+        name: &str,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        match result {
+            Ok(KubeReply::Deleted) | Err(KubeError::NotFound) => {
+                self.view.forget(name);
+                server.delete_agents(&[name.to_owned()]);
+            }
+            Ok(other) => unexpected_reply(&other, "a pod delete"),
+            Err(error) => {
+                if let Some(record) = self.view.pods.get_mut(name) {
+                    record.delete_in_flight = false;
+                }
+                let text = format!(
+                    "deleting pod {name} failed ({}): retried",
+                    error_name(error)
+                );
+                out.decide(None, Some(name), "delete-failed", text);
+            }
+        }
+        self.resume_create_after_delete(now_ms, name, server, out);
+    }
+
+    pub(super) fn on_annotate(&mut self, name: &str, result: KubeResult) {
+        match result {
+            Ok(KubeReply::Pod(pod)) => self.view.observe(pod),
+            Ok(other) => unexpected_reply(&other, "a pod annotation"),
+            Err(KubeError::NotFound) => self.view.forget(name),
+            // The in-memory value stands; the next ping writes it again if it is missing.
+            Err(_) => {}
+        }
+    }
+}

@@ -1,0 +1,556 @@
+//! Behaviour of `safe`, one rule per test, driven through the fakes in `test_driver`.
+
+use super::test_driver::Driver;
+use super::*;
+use crate::resources::PodPhase;
+
+const MINUTE_MS: u64 = 60_000;
+
+#[test]
+fn n_create_agents_seeing_one_idle_pod_claim_it_once_and_create_the_rest() {
+    let mut driver = Driver::with_reuse();
+    let idle = driver.idle_pod_after_job(1, None);
+    driver.now_ms = 10_000;
+    let ids: Vec<RequestId> = (2..=6)
+        .map(|job_id| driver.create_agent(job_id, None))
+        .collect();
+    driver.settle();
+    assert!(ids.iter().all(|id| driver.is_finished(*id)));
+    let claims = driver.decided("claim");
+    assert_eq!(claims.len(), 1, "one idle pod answers one create-agent");
+    assert_eq!(claims[0].pod.as_deref(), Some(idle.as_str()));
+    let claimer = claims[0].job_id.expect("a claim names its job");
+    let created: Vec<u64> = driver
+        .decided("create")
+        .iter()
+        .filter_map(|d| d.job_id)
+        .filter(|j| *j != 1)
+        .collect();
+    assert_eq!(created.len(), 4, "the other four jobs get pods at once");
+    assert!(!created.contains(&claimer));
+    for job_id in (2..=6).filter(|job_id| *job_id != claimer) {
+        assert!(
+            !driver.should_assign(&idle, job_id, None),
+            "a claimed pod refuses job {job_id}"
+        );
+    }
+    assert!(driver.should_assign(&idle, claimer, None));
+}
+
+#[test]
+fn an_externally_deleted_idle_pod_does_not_suppress_creation() {
+    let mut driver = Driver::with_reuse();
+    let idle = driver.idle_pod_after_job(1, None);
+    let id = driver.create_agent(2, None);
+    assert!(driver.answer_next(), "the create-agent lists pods first");
+    // kubectl delete between the list and the claim: the CAS answers NotFound.
+    driver.kube.pods.remove(&idle);
+    driver.settle();
+    assert!(driver.is_finished(id));
+    assert_eq!(driver.decided("claim-lost").len(), 1);
+    assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
+    assert_eq!(
+        driver.pod_names().len(),
+        1,
+        "only the new pod for job 2 exists"
+    );
+}
+
+#[test]
+fn a_changed_idle_pod_is_not_claimed_on_a_stale_resource_version() {
+    let mut driver = Driver::with_reuse();
+    let idle = driver.idle_pod_after_job(1, None);
+    driver.create_agent(2, None);
+    assert!(driver.answer_next());
+    // The container restarts between the list and the claim: the CAS answers Conflict.
+    driver.kube.update(&idle, |pod| pod.restart_count = 1);
+    driver.settle();
+    assert!(driver.decided("claim").is_empty());
+    assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
+}
+
+#[test]
+fn idle_pods_are_deleted_after_idle_timeout_measured_from_idle_since() {
+    let mut driver = Driver::with_reuse();
+    driver.create_agent(1, None);
+    driver.settle();
+    let pod = driver.decided("create")[0]
+        .pod
+        .clone()
+        .expect("create names the pod");
+    driver.register(&pod);
+    assert!(driver.should_assign(&pod, 1, None));
+    // A long job: the pod is far older than ART and idle_timeout when it finishes.
+    driver.now_ms = 20 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    driver.complete(&pod, 1);
+    driver.settle();
+    driver.now_ms = 24 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        driver.pod_names().contains(&pod),
+        "idle for 4 of 5 minutes: kept"
+    );
+    assert!(driver.server.disabled.is_empty());
+    driver.now_ms = 25 * MINUTE_MS;
+    driver.ping();
+    assert!(driver.answer_next(), "the ping lists pods first");
+    assert!(
+        driver.server.disabled.contains(&pod),
+        "disabled at the server first"
+    );
+    assert!(driver.pod_names().contains(&pod), "then deleted");
+    driver.settle();
+    assert!(!driver.pod_names().contains(&pod));
+    assert_eq!(driver.server.deleted, vec![pod.clone()]);
+    assert_eq!(driver.decided("reap-idle").len(), 1);
+}
+
+#[test]
+fn claimed_or_assigned_pods_are_never_reaped() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = 4 * MINUTE_MS;
+    driver.create_agent(2, None);
+    driver.settle();
+    assert_eq!(driver.decided("claim").len(), 1);
+    driver.now_ms = 6 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        driver.pod_names().contains(&pod),
+        "claimed: kept past the idle timeout"
+    );
+    assert!(driver.should_assign(&pod, 2, None));
+    driver.now_ms = 30 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(driver.pod_names().contains(&pod), "building: kept");
+    assert!(driver.server.disabled.is_empty());
+    assert!(driver.decided("reap-idle").is_empty());
+}
+
+#[test]
+fn should_assign_work_answering_false_changes_nothing() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.create_agent(2, None);
+    driver.settle();
+    let before = format!("{:?}", driver.allocator.view);
+    assert!(!driver.should_assign(&pod, 3, None), "claimed for job 2");
+    assert!(
+        !driver.should_assign(&pod, 2, Some("other")),
+        "another environment"
+    );
+    assert_eq!(format!("{:?}", driver.allocator.view), before);
+    assert!(driver.queue.is_empty(), "no calls issued");
+    assert!(
+        driver.should_assign(&pod, 2, None),
+        "the claiming job still gets the pod"
+    );
+}
+
+#[test]
+fn a_pod_whose_container_restarted_is_never_reused_and_is_disabled_then_deleted() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.kube.update(&pod, |pod| pod.restart_count = 1);
+    driver.create_agent(2, None);
+    assert!(driver.answer_next(), "the list shows the restart");
+    assert!(driver.server.disabled.contains(&pod));
+    assert!(!driver.should_assign(&pod, 3, None));
+    driver.settle();
+    assert!(!driver.pod_names().contains(&pod));
+    assert!(driver.server.deleted.contains(&pod));
+    assert!(driver.decided("claim").is_empty());
+    assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
+    assert_eq!(driver.decided("reap-restarted").len(), 1);
+}
+
+#[test]
+fn a_restarted_pod_still_building_at_the_server_is_disabled_but_not_deleted_yet() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    assert!(driver.should_assign(&pod, 2, None));
+    driver.kube.update(&pod, |pod| pod.restart_count = 1);
+    driver.ping();
+    driver.settle();
+    assert!(driver.server.disabled.contains(&pod));
+    assert!(
+        driver.pod_names().contains(&pod),
+        "no kill while the server shows a build"
+    );
+    // The server gives up on the build (LostContact) and reschedules the job itself.
+    driver.set_agent(&pod, AgentState::LostContact);
+    driver.ping();
+    driver.settle();
+    assert!(!driver.pod_names().contains(&pod));
+}
+
+#[test]
+fn after_a_rebuild_registered_pods_are_adopted_and_unregistered_old_pods_deleted_at_once() {
+    let mut driver = Driver::with_reuse();
+    let busy = driver.idle_pod_after_job(1, None);
+    assert!(driver.should_assign(&busy, 3, None));
+    driver.create_agent(2, None);
+    driver.settle();
+    let stuck = driver
+        .decided("create")
+        .last()
+        .and_then(|d| d.pod.clone())
+        .expect("a pod");
+    driver.now_ms = MINUTE_MS;
+    driver.restart_server(2);
+    driver.now_ms = MINUTE_MS + 10_000;
+    driver.create_agent(2, None);
+    driver.settle();
+    assert!(
+        !driver.pod_names().contains(&stuck),
+        "its key died: deleted long before ART"
+    );
+    assert_eq!(driver.decided("reap-orphan").len(), 1);
+    let replacement = driver.decided("create").last().and_then(|d| d.pod.clone());
+    let replacement = replacement.expect("job 2 gets a new pod despite the old job label");
+    assert_ne!(replacement, stuck);
+    assert!(
+        driver.pod_names().contains(&busy),
+        "the building pod is adopted"
+    );
+    driver.complete(&busy, 3);
+    driver.settle();
+    driver.create_agent(4, None);
+    driver.settle();
+    let claim = driver.decided("claim");
+    assert_eq!(
+        claim.last().and_then(|d| d.pod.as_deref()),
+        Some(busy.as_str())
+    );
+}
+
+#[test]
+fn idle_since_survives_a_server_restart() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = 3 * MINUTE_MS;
+    driver.restart_server(2);
+    driver.now_ms = 5 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.pod_names().contains(&pod),
+        "idle since t=0, so reaped at t=5 min"
+    );
+    assert_eq!(driver.decided("reap-idle").len(), 1);
+}
+
+#[test]
+fn a_pod_in_environment_a_is_never_counted_for_a_job_in_environment_b() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, Some("a"));
+    driver.create_agent(2, Some("b"));
+    driver.settle();
+    assert!(driver.decided("claim").is_empty());
+    assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
+    assert!(!driver.should_assign(&pod, 2, Some("b")));
+    driver.create_agent(3, Some("a"));
+    driver.settle();
+    assert_eq!(driver.decided("claim")[0].job_id, Some(3));
+}
+
+#[test]
+fn the_pending_limit_counts_only_pods_not_running() {
+    let settings = ClusterProfile {
+        pending_pods_count: 2,
+        ..ClusterProfile::default()
+    };
+    let mut driver = Driver::new(settings);
+    for job_id in 1..=3 {
+        driver.create_agent(job_id, None);
+    }
+    driver.settle();
+    assert_eq!(driver.pod_names().len(), 2);
+    assert_eq!(driver.decided("skip-limit").len(), 1);
+    for pod in driver.pod_names() {
+        driver.register(&pod);
+    }
+    for job_id in 3..=4 {
+        driver.create_agent(job_id, None);
+    }
+    driver.settle();
+    assert_eq!(
+        driver.pod_names().len(),
+        4,
+        "two Running pods do not block two more"
+    );
+    driver
+        .kube
+        .update(&driver.pod_names()[3], |pod| pod.phase = PodPhase::Failed);
+    driver.create_agent(5, None);
+    driver.settle();
+    assert_eq!(
+        driver.decided("skip-limit").len(),
+        2,
+        "Pending + Failed fill the limit"
+    );
+}
+
+#[test]
+fn max_pods_limits_all_pods() {
+    let settings = ClusterProfile {
+        max_pods: Some(2),
+        ..ClusterProfile::default()
+    };
+    let mut driver = Driver::new(settings);
+    for job_id in 1..=2 {
+        driver.create_agent(job_id, None);
+    }
+    driver.settle();
+    for pod in driver.pod_names() {
+        driver.register(&pod);
+    }
+    driver.create_agent(3, None);
+    driver.settle();
+    assert_eq!(driver.pod_names().len(), 2);
+    assert_eq!(driver.decided("skip-max-pods").len(), 1);
+}
+
+#[test]
+fn every_request_finishes_exactly_once_when_calls_time_out() {
+    for error in [KubeError::Timeout, KubeError::ServerError] {
+        let mut driver = Driver::with_reuse();
+        let pod = driver.idle_pod_after_job(1, None);
+        assert!(driver.should_assign(&pod, 5, None));
+        let mut ids = vec![
+            driver.create_agent(2, None),
+            driver.ping(),
+            driver.complete(&pod, 5),
+        ];
+        ids.push(driver.create_agent(3, None));
+        while !driver.queue.is_empty() {
+            driver.answer_next_with(Err(error));
+        }
+        assert!(
+            ids.iter().all(|id| driver.is_finished(*id)),
+            "{error:?}: all finished"
+        );
+        // The driver asserts that no request finishes twice; the next round still works.
+        driver.create_agent(6, None);
+        driver.settle();
+        assert!(driver.allocator.calls.is_empty());
+        assert!(driver.allocator.lock_holder.is_none());
+    }
+}
+
+#[test]
+fn a_claim_that_times_out_still_creates_a_pod() {
+    let mut driver = Driver::with_reuse();
+    let idle = driver.idle_pod_after_job(1, None);
+    let id = driver.create_agent(2, None);
+    assert!(driver.answer_next());
+    let claim = driver.answer_next_with(Err(KubeError::Timeout));
+    assert!(matches!(
+        claim,
+        KubeRequest::AnnotatePod {
+            resource_version: Some(_),
+            ..
+        }
+    ));
+    driver.settle();
+    assert!(driver.is_finished(id));
+    assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
+    assert!(
+        !driver.should_assign(&idle, 3, None),
+        "still reserved for job 2 only"
+    );
+}
+
+#[test]
+fn a_create_agent_for_an_already_assigned_job_makes_no_pod() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    assert!(
+        driver.should_assign(&pod, 7, None),
+        "an unclaimed idle pod takes a matching job"
+    );
+    driver.settle();
+    driver.create_agent(7, None);
+    assert!(driver.queue.is_empty());
+    assert_eq!(driver.decided("skip-assigned").len(), 1);
+    // The same when the assignment lands while the list is in flight.
+    driver.complete(&pod, 7);
+    driver.settle();
+    driver.create_agent(8, None);
+    assert!(driver.should_assign(&pod, 8, None));
+    driver.settle();
+    assert_eq!(driver.decided("skip-assigned").len(), 2);
+    assert_eq!(driver.pod_names().len(), 1);
+}
+
+#[test]
+fn a_repeated_create_agent_waits_on_the_pod_reserved_for_its_job() {
+    let mut driver = Driver::new(ClusterProfile::default());
+    driver.create_agent(1, None);
+    driver.settle();
+    driver.now_ms = 2 * MINUTE_MS;
+    driver.create_agent(1, None);
+    driver.settle();
+    assert_eq!(driver.pod_names().len(), 1);
+    assert_eq!(driver.decided("skip-existing").len(), 1);
+}
+
+#[test]
+fn a_pod_that_never_registers_is_deleted_after_art_and_its_job_gets_a_new_pod() {
+    let mut driver = Driver::new(ClusterProfile::default());
+    driver.create_agent(1, None);
+    driver.settle();
+    let first = driver.pod_names()[0].clone();
+    driver.now_ms = 9 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(driver.pod_names().contains(&first), "within ART: kept");
+    driver.now_ms = 10 * MINUTE_MS;
+    driver.create_agent(1, None);
+    driver.settle();
+    assert!(!driver.pod_names().contains(&first));
+    assert_eq!(driver.decided("reap-unregistered").len(), 1);
+    assert_eq!(driver.pod_names().len(), 1, "a replacement pod for job 1");
+}
+
+#[test]
+fn without_reuse_a_pod_runs_only_its_own_job_and_is_deleted_on_completion() {
+    let mut driver = Driver::new(ClusterProfile::default());
+    driver.create_agent(1, None);
+    driver.create_agent(2, None);
+    driver.settle();
+    let pods = driver.pod_names();
+    assert_eq!(pods.len(), 2, "one pod per job");
+    for pod in &pods {
+        driver.register(pod);
+    }
+    let for_job_1 = driver.decided("create")[0]
+        .pod
+        .clone()
+        .expect("create names the pod");
+    assert!(!driver.should_assign(&for_job_1, 2, None));
+    assert!(driver.should_assign(&for_job_1, 1, None));
+    driver.complete(&for_job_1, 1);
+    assert!(
+        driver.server.disabled.contains(&for_job_1),
+        "disabled before the delete"
+    );
+    driver.settle();
+    assert!(!driver.pod_names().contains(&for_job_1));
+    assert!(driver.server.deleted.contains(&for_job_1));
+}
+
+#[test]
+fn a_claim_meeting_a_conflict_is_revalidated_with_a_get_and_retried() {
+    let mut driver = Driver::with_reuse();
+    let idle = driver.idle_pod_after_job(1, None);
+    driver.create_agent(2, None);
+    assert!(driver.answer_next());
+    // A harmless status write between the list and the claim.
+    driver.kube.update(&idle, |pod| pod.ready = true);
+    assert!(driver.answer_next(), "the claim meets the conflict");
+    assert!(matches!(
+        driver.queue.front(),
+        Some((_, KubeRequest::GetPod { .. }))
+    ));
+    driver.settle();
+    let claims = driver.decided("claim");
+    assert_eq!(claims.len(), 1);
+    assert_eq!(claims[0].pod.as_deref(), Some(idle.as_str()));
+    assert!(!driver.decided("create").iter().any(|d| d.job_id == Some(2)));
+}
+
+#[test]
+fn a_replacement_pod_is_created_only_after_the_dead_pod_of_its_job_is_deleted() {
+    let mut driver = Driver::new(ClusterProfile::default());
+    driver.create_agent(1, None);
+    driver.settle();
+    let old = driver.pod_names()[0].clone();
+    driver.restart_server(2);
+    driver.now_ms = 15_000;
+    let id = driver.create_agent(1, None);
+    assert!(driver.answer_next(), "the list");
+    assert_eq!(driver.queue.len(), 1);
+    assert!(matches!(&driver.queue[0].1, KubeRequest::DeletePod { name } if *name == old));
+    assert!(driver.answer_next(), "the delete of the pod whose key died");
+    assert!(matches!(&driver.queue[0].1, KubeRequest::CreatePod { .. }));
+    driver.settle();
+    assert!(driver.is_finished(id));
+    assert_eq!(driver.pod_names().len(), 1);
+    assert_ne!(driver.pod_names()[0], old);
+}
+
+#[test]
+fn a_pod_whose_job_ran_elsewhere_starts_its_idle_clock_when_seen_idle() {
+    let mut driver = Driver::with_reuse();
+    let first = driver.idle_pod_after_job(1, None);
+    assert!(driver.should_assign(&first, 5, None));
+    driver.settle();
+    driver.create_agent(2, None);
+    driver.settle();
+    let second = driver
+        .decided("create")
+        .last()
+        .and_then(|d| d.pod.clone())
+        .expect("a pod");
+    driver.complete(&first, 5);
+    driver.settle();
+    assert!(
+        driver.should_assign(&first, 2, None),
+        "an unclaimed idle pod takes job 2 at once"
+    );
+    driver.now_ms = 30_000;
+    driver.register(&second);
+    assert!(
+        !driver.should_assign(&second, 2, None),
+        "job 2 already runs elsewhere"
+    );
+    driver.now_ms = 40_000;
+    driver.ping();
+    driver.settle();
+    let marks = driver.decided("idle-mark");
+    assert!(
+        marks
+            .iter()
+            .any(|d| d.pod.as_deref() == Some(second.as_str()))
+    );
+    driver.now_ms = 40_000 + 5 * MINUTE_MS - 1;
+    driver.ping();
+    driver.settle();
+    assert!(driver.pod_names().contains(&second));
+    driver.now_ms = 40_000 + 5 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.pod_names().contains(&second),
+        "reaped idle_timeout after idle-since"
+    );
+}
+
+#[test]
+fn a_create_waiting_for_a_failed_delete_finishes_without_a_second_pod() {
+    let mut driver = Driver::new(ClusterProfile::default());
+    driver.create_agent(1, None);
+    driver.settle();
+    driver.restart_server(2);
+    driver.now_ms = 15_000;
+    let id = driver.create_agent(1, None);
+    assert!(driver.answer_next(), "the list");
+    driver.answer_next_with(Err(KubeError::Timeout));
+    assert!(driver.is_finished(id));
+    assert!(driver.queue.is_empty());
+    assert_eq!(driver.decided("skip-deleting").len(), 1);
+    driver.create_agent(1, None);
+    driver.settle();
+    assert_eq!(
+        driver.pod_names().len(),
+        1,
+        "the retry deletes the old pod, then replaces it"
+    );
+    assert_eq!(driver.decided("create").len(), 2);
+}

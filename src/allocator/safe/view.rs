@@ -1,0 +1,222 @@
+//! What `safe` knows about pods: the last copy Kubernetes returned, plus this process's own
+//! facts (claims and assignments it made, pods it is deleting), and the predicates every
+//! decision is built from.
+
+use super::super::messages::{AgentMetadata, AgentState, BuildState, ConfigState};
+use super::super::pod_spec::keys as pod_keys;
+use super::super::settings::ClusterProfile;
+use crate::resources::{Pod, PodPhase};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Annotation keys `safe` writes on its pods (besides the config hash).
+pub(crate) mod annotation {
+    /// The job id an idle or new pod is reserved for.
+    pub(crate) const CLAIM_JOB_ID: &str = "elasticsim.io/claim-job-id";
+    /// When that reservation lapses, in simulated milliseconds.
+    pub(crate) const CLAIM_DEADLINE_MS: &str = "elasticsim.io/claim-deadline-ms";
+    /// When the pod's agent last became idle, in simulated milliseconds.
+    pub(crate) const IDLE_SINCE_MS: &str = "elasticsim.io/idle-since-ms";
+    /// The job the pod's agent was last given (informational, for people reading pods).
+    pub(crate) const ASSIGNED_JOB_ID: &str = "elasticsim.io/assigned-job-id";
+}
+
+/// A reservation of one pod for one job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Claim {
+    pub(crate) job_id: u64,
+    pub(crate) deadline_ms: u64,
+}
+
+impl Claim {
+    /// The claim written on a pod, if its annotations hold a well-formed one.
+    pub(crate) fn from_pod(pod: &Pod) -> Option<Claim> {
+        let job_id = pod.annotation(annotation::CLAIM_JOB_ID)?.parse().ok()?;
+        let deadline_ms = pod
+            .annotation(annotation::CLAIM_DEADLINE_MS)?
+            .parse()
+            .ok()?;
+        Some(Claim {
+            job_id,
+            deadline_ms,
+        })
+    }
+}
+
+/// One pod as this process sees it.
+#[derive(Clone, Debug)]
+pub(crate) struct PodRecord {
+    /// The newest copy Kubernetes returned (highest resourceVersion).
+    pub(crate) pod: Pod,
+    /// A claim this process wrote or is writing; it wins over the annotation, which may lag.
+    pub(crate) claim_overlay: Option<Claim>,
+    /// The job should-assign-work gave this pod, until job-completion (or the server shows
+    /// the agent idle again).
+    pub(crate) running_job: Option<u64>,
+    /// Idle-since this process set (job-completion, first idle sighting); wins over the
+    /// annotation.
+    pub(crate) idle_since_overlay: Option<u64>,
+    /// Decided to delete: never claimed, never assigned again.
+    pub(crate) retired: bool,
+    /// A DeletePod call for it is unanswered.
+    pub(crate) delete_in_flight: bool,
+}
+
+impl PodRecord {
+    pub(crate) fn new(pod: Pod) -> PodRecord {
+        PodRecord {
+            pod,
+            claim_overlay: None,
+            running_job: None,
+            idle_since_overlay: None,
+            retired: false,
+            delete_in_flight: false,
+        }
+    }
+
+    /// The pod's config hash annotation.
+    pub(crate) fn config_hash(&self) -> Option<&str> {
+        self.pod.annotation(pod_keys::CONFIG_HASH)
+    }
+
+    /// The pod's GoCD environment (label), if any.
+    pub(crate) fn environment(&self) -> Option<&str> {
+        self.pod.label(pod_keys::ENVIRONMENT)
+    }
+
+    /// Idle-since: this process's value, else the annotation.
+    pub(crate) fn idle_since_ms(&self) -> Option<u64> {
+        self.idle_since_overlay
+            .or_else(|| self.pod.annotation(annotation::IDLE_SINCE_MS)?.parse().ok())
+    }
+
+    /// The pod's phase is terminal: its container will never serve a job.
+    pub(crate) fn is_terminated(&self) -> bool {
+        matches!(self.pod.phase, PodPhase::Failed | PodPhase::Succeeded)
+    }
+
+    /// The agent container restarted: the go-agent came back with a used auto-register key
+    /// (or a fresh identity), so the pod cannot serve jobs reliably any more.
+    pub(crate) fn container_restarted(&self) -> bool {
+        self.pod.restart_count > 0
+    }
+}
+
+/// The pods of this plugin, plus the jobs that already have an agent.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    pub(crate) pods: BTreeMap<String, PodRecord>,
+    /// Pods this process deleted: a list answered late must not bring them back.
+    pub(crate) deleted: BTreeSet<String>,
+    /// Jobs should-assign-work said true for, or that completed: a claim for one of them is
+    /// spent, and a create-agent for one of them must not make a pod.
+    pub(crate) served_jobs: BTreeSet<u64>,
+}
+
+impl View {
+    /// Merge a fresh list: pods missing from it are gone; for pods in it, keep the copy with
+    /// the higher resourceVersion (a write answered after the list was served is newer).
+    pub(crate) fn merge_list(&mut self, pods: Vec<Pod>) {
+        let listed: BTreeSet<String> = pods.iter().map(|pod| pod.name.clone()).collect();
+        self.pods.retain(|name, _| listed.contains(name));
+        for pod in pods {
+            if self.deleted.contains(&pod.name) {
+                continue;
+            }
+            self.observe(pod);
+        }
+    }
+
+    /// Take in one pod copy (from a list, get, create or annotate answer).
+    pub(crate) fn observe(&mut self, pod: Pod) {
+        if self.deleted.contains(&pod.name) {
+            return;
+        }
+        match self.pods.get_mut(&pod.name) {
+            Some(record) if record.pod.uid != pod.uid => *record = PodRecord::new(pod),
+            Some(record) => {
+                if pod.resource_version >= record.pod.resource_version {
+                    record.pod = pod;
+                }
+            }
+            None => {
+                self.pods.insert(pod.name.clone(), PodRecord::new(pod));
+            }
+        }
+    }
+
+    /// The pod is gone from Kubernetes.
+    pub(crate) fn forget(&mut self, name: &str) {
+        self.pods.remove(name);
+        self.deleted.insert(name.to_owned());
+    }
+
+    /// The claim on a pod that still reserves it at `now_ms`: not past its deadline, and
+    /// its job not served yet (a served job's reservation is spent, wherever it ran).
+    pub(crate) fn live_claim(&self, record: &PodRecord, now_ms: u64) -> Option<Claim> {
+        let claim = record
+            .claim_overlay
+            .or_else(|| Claim::from_pod(&record.pod))?;
+        let live = claim.deadline_ms > now_ms && !self.served_jobs.contains(&claim.job_id);
+        live.then_some(claim)
+    }
+
+    /// Pods not yet Running, as the last list saw them (upstream's pending semantics:
+    /// Pending, Failed, Succeeded and Unknown all count).
+    pub(crate) fn pods_not_running_count(&self) -> usize {
+        self.pods
+            .values()
+            .filter(|record| record.pod.phase != PodPhase::Running)
+            .count()
+    }
+}
+
+/// The server's agents by id (pod name).
+pub(crate) type Agents = BTreeMap<String, AgentMetadata>;
+
+/// Index `list_agents` by agent id.
+pub(crate) fn agents_by_id(agents: Vec<AgentMetadata>) -> Agents {
+    agents
+        .into_iter()
+        .map(|agent| (agent.agent_id.clone(), agent))
+        .collect()
+}
+
+/// The agent is registered, enabled and idle at the server: the server could give it work.
+pub(crate) fn agent_is_assignable(agent: &AgentMetadata) -> bool {
+    agent.config_state == ConfigState::Enabled
+        && agent.agent_state == AgentState::Idle
+        && agent.build_state == BuildState::Idle
+}
+
+/// The agent may be running a job, so deleting its pod could kill a build: the server
+/// says Building, or says Missing (after a server restart, agents are Missing until they
+/// ping again, builds included).
+pub(crate) fn agent_may_be_building(agent: &AgentMetadata) -> bool {
+    agent.agent_state == AgentState::Building
+        || agent.agent_state == AgentState::Missing
+        || agent.build_state == BuildState::Building
+}
+
+/// What a job needs from a pod to run there.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct JobNeeds<'a> {
+    pub(crate) job_id: u64,
+    pub(crate) config_hash: &'a str,
+    pub(crate) environment: Option<&'a str>,
+}
+
+impl JobNeeds<'_> {
+    /// The pod was made for the same config and the same environment as the job (rule 6:
+    /// the server only offers a job to agents of its environment).
+    pub(crate) fn matches(&self, record: &PodRecord) -> bool {
+        record.config_hash() == Some(self.config_hash) && record.environment() == self.environment
+    }
+}
+
+/// How long the unregistered pods of this process may take to register.
+pub(crate) fn registration_deadline_ms(record: &PodRecord, settings: &ClusterProfile) -> u64 {
+    record
+        .pod
+        .created_ms
+        .saturating_add(settings.auto_register_timeout_ms)
+}
