@@ -19,6 +19,7 @@
 
 pub mod allocator;
 pub mod check;
+pub mod leader;
 pub mod resources;
 pub mod scenario;
 pub mod trace;
