@@ -495,8 +495,9 @@ impl Elector {
             Phase::Acquiring if outcome => {
                 self.terms_led += 1;
                 let term = self.terms_led;
-                events.push(ElectorEvent::StartedLeading { term });
+                // The write succeeded before client-go spawns the callback.
                 events.push(ElectorEvent::LeaseHeld { term });
+                events.push(ElectorEvent::StartedLeading { term });
                 // renew(): wait.Until runs its first cycle at once.
                 let cycle = Cycle {
                     start_ms: now_ms,

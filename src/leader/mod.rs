@@ -226,6 +226,12 @@ pub struct TimerRequest {
 /// An observable step of the replica; the world turns each into one trace record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Observation {
+    /// A configuration reached the runner; `runnable_modules` names the leader modules it
+    /// makes runnable (the demand the election must follow).
+    ConfigReceived {
+        version: u64,
+        runnable_modules: Vec<String>,
+    },
     /// An elector `Run` started / returned (after its release, if any).
     ElectionStarted,
     ElectionStopped,

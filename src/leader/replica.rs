@@ -259,6 +259,16 @@ fn apply_config(
     let configs = (0..core.modules.len())
         .map(|index| core.module_config(index, version, flags))
         .collect::<Vec<_>>();
+    let runnable_modules = configs
+        .iter()
+        .zip(&core.settings.modules)
+        .filter(|(config, _)| config.runnable)
+        .map(|(_, module)| module.name.clone())
+        .collect();
+    cx.observe(Observation::ConfigReceived {
+        version,
+        runnable_modules,
+    });
     runner.on_config(core, &configs, cx);
 }
 

@@ -219,3 +219,52 @@ fn fixed_stops_modules_before_the_release_is_sent() {
         "no overlap: a stopped before b started"
     );
 }
+
+#[test]
+fn settings_that_client_go_would_refuse_are_refused() {
+    use crate::leader::{Replica, SettingsError};
+    let mut short_deadline = settings("a", Variant::Fixed);
+    short_deadline.renew_deadline_ms = 2_400;
+    assert_eq!(
+        short_deadline.validate(),
+        Err(SettingsError::RenewDeadlineTooShort)
+    );
+    let mut long_deadline = settings("a", Variant::Fixed);
+    long_deadline.renew_deadline_ms = 15_000;
+    assert!(Replica::new(long_deadline).is_err(), "LD must exceed RD");
+    let mut anonymous = settings("", Variant::AgentkV1);
+    anonymous.identity.clear();
+    assert_eq!(anonymous.validate(), Err(SettingsError::EmptyIdentity));
+    assert_eq!(settings("a", Variant::AgentkV1).validate(), Ok(()));
+}
+
+#[test]
+fn the_lease_is_held_before_the_runner_hears_it_leads_and_demand_is_reported() {
+    for variant in Variant::ALL {
+        let world = outage_longer_than_renew_deadline(variant);
+        let first_two = world
+            .observations
+            .iter()
+            .filter(|(_, _, seen)| {
+                matches!(
+                    seen,
+                    Observation::LeaseHeld { .. } | Observation::LeadingStarted { .. }
+                )
+            })
+            .take(2)
+            .map(|(_, _, seen)| seen.clone())
+            .collect::<Vec<_>>();
+        assert_eq!(
+            first_two,
+            vec![
+                Observation::LeaseHeld { term: 1 },
+                Observation::LeadingStarted { term: 1 }
+            ]
+        );
+        let demand = Observation::ConfigReceived {
+            version: 1,
+            runnable_modules: vec!["gitops".to_string()],
+        };
+        assert_eq!(world.times_of(0, &demand), vec![0], "{variant:?}");
+    }
+}
