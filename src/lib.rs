@@ -23,6 +23,7 @@ pub mod cli;
 pub mod engine;
 pub mod gocd;
 pub mod kube;
+pub mod leader;
 pub mod live;
 pub mod report;
 pub mod resources;

@@ -140,6 +140,9 @@ pub enum Record {
     ModuleConfig { replica: u32, module: String, version: u64 },
     /// A running module did one unit of its periodic work.
     ModuleAction { replica: u32, module: String },
+    /// A configuration reached the replica's runner; `runnable_modules` names the leader
+    /// modules it makes runnable (the demand `election-iff-demand` follows).
+    ConfigReceived { replica: u32, version: u64, runnable_modules: Vec<String> },
     /// A replica process crashed / started / paused / resumed.
     ReplicaStopped { replica: u32 },
     ReplicaStarted { replica: u32 },

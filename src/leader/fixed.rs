@@ -1,0 +1,155 @@
+//! The `fixed` runner: agentk's promise (leader modules run only on the leader, the election
+//! runs only while some module's configuration is runnable) with every known hazard fixed:
+//!
+//! * OnStartedLeading carries its term and is ignored unless that term is still being renewed
+//!   (H4);
+//! * after a lost or cancelled term the modules stop *before* the elector releases the Lease,
+//!   and the release itself is bounded by RD (H8, k/k#124588);
+//! * the runner re-enters the election after any loss while some module is runnable (#398);
+//! * runner and module state live in one actor, so no message between them can block (H5);
+//! * a (re)started module always gets the latest configuration (H6).
+
+use super::Context;
+use super::Observation;
+use super::replica::{Core, ModuleConfig, Runner};
+
+pub(crate) struct FixedRunner {
+    /// The term whose OnStartedLeading the runner accepted, until that term is lost.
+    leading_term: Option<u64>,
+    /// The latest configuration of each module.
+    configs: Vec<Option<ModuleConfig>>,
+    /// The newest configuration version each module received.
+    delivered: Vec<Option<u64>>,
+    /// The elector waits for every module to stop before it releases.
+    acknowledgement_pending: bool,
+}
+
+impl FixedRunner {
+    pub(crate) fn new(module_count: usize) -> FixedRunner {
+        FixedRunner {
+            leading_term: None,
+            configs: vec![None; module_count],
+            delivered: vec![None; module_count],
+            acknowledgement_pending: false,
+        }
+    }
+
+    fn runnable(&self, index: usize) -> bool {
+        self.configs[index].is_some_and(|config| config.runnable)
+    }
+
+    /// Make module `index` run exactly when the runner leads and its config is runnable.
+    fn reconcile_module(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
+        let wanted = self.runnable(index) && !self.acknowledgement_pending;
+        let running = core.modules[index].is_running();
+        let idle = core.modules[index].is_idle();
+        match self.leading_term {
+            Some(term) if wanted && idle => {
+                core.modules[index].start(term, cx);
+                self.deliver_latest(core, index, true, cx);
+            }
+            Some(_) if wanted && running => self.deliver_latest(core, index, false, cx),
+            _ if running && !wanted => core.modules[index].stop(cx),
+            None if running => core.modules[index].stop(cx),
+            // A stopping module is reconciled again when its Run returns.
+            _ => {}
+        }
+    }
+
+    /// Give a running module the latest configuration: always on a fresh start, otherwise
+    /// only when it is newer than what it has.
+    fn deliver_latest(
+        &mut self,
+        core: &mut Core,
+        index: usize,
+        fresh_start: bool,
+        cx: &mut Context,
+    ) {
+        let config = self.configs[index].expect("a running module had a runnable config");
+        let newer = self.delivered[index].is_none_or(|delivered| config.version > delivered);
+        if fresh_start || newer {
+            assert!(
+                self.delivered[index].is_none_or(|delivered| config.version >= delivered),
+                "the latest configuration is never older than one already delivered"
+            );
+            core.modules[index].receive_config(config.version, cx);
+            self.delivered[index] = Some(config.version);
+        }
+    }
+
+    /// Compete exactly while some module is runnable.
+    fn reconcile_election(&mut self, core: &mut Core, cx: &mut Context) {
+        let demand = (0..self.configs.len()).any(|index| self.runnable(index));
+        match (demand, core.elector.is_running()) {
+            (true, false) => core.start_election(cx),
+            (false, true) => core.cancel_election(cx),
+            _ => {}
+        }
+    }
+
+    fn maybe_acknowledge(&mut self, core: &mut Core, cx: &mut Context) {
+        if self.acknowledgement_pending && core.all_modules_idle() {
+            self.acknowledgement_pending = false;
+            core.acknowledge_modules_stopped(cx);
+        }
+    }
+}
+
+impl Runner for FixedRunner {
+    fn on_config(&mut self, core: &mut Core, configs: &[ModuleConfig], cx: &mut Context) {
+        assert_eq!(configs.len(), self.configs.len(), "one config per module");
+        for (index, config) in configs.iter().enumerate() {
+            self.configs[index] = Some(*config);
+            self.reconcile_module(core, index, cx);
+        }
+        self.reconcile_election(core, cx);
+    }
+
+    fn on_started_leading(&mut self, core: &mut Core, term: u64, cx: &mut Context) {
+        // A callback of a term that already ended (or a duplicate) must not start anything.
+        if self.leading_term.is_some() || core.elector.leading_term() != Some(term) {
+            return;
+        }
+        self.leading_term = Some(term);
+        cx.observe(Observation::LeadingStarted { term });
+        for index in 0..core.modules.len() {
+            self.reconcile_module(core, index, cx);
+        }
+    }
+
+    fn on_leadership_lost(&mut self, core: &mut Core, term: u64, cx: &mut Context) {
+        if let Some(leading) = self.leading_term.take() {
+            assert_eq!(
+                leading, term,
+                "the runner leads only in the elector's current term"
+            );
+            cx.observe(Observation::LeadingStopped { term });
+        }
+        self.acknowledgement_pending = true;
+        for index in 0..core.modules.len() {
+            self.reconcile_module(core, index, cx);
+        }
+        self.maybe_acknowledge(core, cx);
+    }
+
+    fn on_run_returned(&mut self, core: &mut Core, _led_term: Option<u64>, cx: &mut Context) {
+        assert!(
+            self.leading_term.is_none(),
+            "a Run returns only after its term was lost"
+        );
+        assert!(
+            !self.acknowledgement_pending,
+            "a Run returns only after the acknowledgement"
+        );
+        self.reconcile_election(core, cx);
+    }
+
+    fn on_module_returned(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
+        self.maybe_acknowledge(core, cx);
+        self.reconcile_module(core, index, cx);
+    }
+
+    fn believed_term(&self) -> Option<u64> {
+        self.leading_term
+    }
+}

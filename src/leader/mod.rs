@@ -1,0 +1,333 @@
+//! The real leader election: a client-go-faithful Lease elector and the GitLab agent's
+//! leader-module runner, as pure state machines.
+//!
+//! Map of the code:
+//!
+//! | file | owns |
+//! |---|---|
+//! | [`elector`] | client-go `tools/leaderelection` on a Lease: acquire, renew, release |
+//! | `module.rs` | one leader module's `Run`: start, periodic work, stop with latency |
+//! | `agentk_v1.rs` | agentk's 2022 runner actor and module wrappers, defects included |
+//! | `fixed.rs` | the same promise with every hazard fixed |
+//! | `replica.rs` | [`Replica`]: one agentk process, the single entry point |
+//!
+//! Nothing here reads a clock or draws randomness: every input carries the replica's own
+//! local time (`now_local_ms`), timers are outputs the caller fires later, Kubernetes calls
+//! are outputs whose answers come back as inputs, and random draws come through [`Random`].
+//! `../../shared/reference/leader-election.md` (sections a and b) is the specification;
+//! `POLICIES.md` names the two variants.
+//!
+//! Contract for whoever drives a [`Replica`]:
+//! 1. Feed [`Input::Start`] once, then configurations, timers and call answers, each with the
+//!    replica's local time, never decreasing.
+//! 2. Fire every [`TimerRequest`] once its local time is reached (timers may be due at the
+//!    current time); a timer the replica no longer wants is ignored, so none is ever cancelled.
+//! 3. Answer every [`KubeCall`] exactly once: with the server's reply, or with
+//!    `Err(KubeError::Timeout)` when `timeout_ms` (local milliseconds) passes first. A call
+//!    with `timeout_ms: None` may stay unanswered as long as the API hangs.
+//! 4. A crash drops the `Replica`; a restart builds a new one (terms restart at 1).
+
+pub mod elector;
+
+mod agentk_v1;
+mod fixed;
+mod module;
+mod replica;
+
+#[cfg(test)]
+mod tests;
+
+pub use elector::{Elector, ElectorEvent, ElectorSettings, TakeoverDuration};
+pub use replica::Replica;
+
+use crate::resources::{KubeRequest, KubeResult};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The only source of randomness: the caller's seeded stream.
+pub trait Random {
+    /// A uniform draw in `[0, 1)`.
+    fn unit(&mut self) -> f64;
+}
+
+/// Identifies one Kubernetes call of one replica process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CallId(pub u64);
+
+/// Identifies one timer of one replica process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct TimerToken(pub u64);
+
+/// Which leader runner a replica runs (`POLICIES.md`, last section).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Variant {
+    /// The GitLab agent's 2022 runner on client-go v0.24.3, defects included.
+    #[serde(rename = "agentk-v1")]
+    AgentkV1,
+    /// The same promise with every hazard fixed.
+    #[serde(rename = "fixed")]
+    Fixed,
+}
+
+impl Variant {
+    /// Both variants, in the order reports list them.
+    pub const ALL: [Variant; 2] = [Variant::AgentkV1, Variant::Fixed];
+
+    /// The name used in scenarios and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::AgentkV1 => "agentk-v1",
+            Variant::Fixed => "fixed",
+        }
+    }
+
+    /// The variant a scenario names, if any.
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::ALL
+            .into_iter()
+            .find(|variant| variant.name() == name)
+    }
+}
+
+/// One leader module: it wants to run while its configuration flag is on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleSpec {
+    pub name: String,
+    /// The configuration flag that makes the module runnable.
+    pub runnable_when: String,
+}
+
+/// Everything a replica is configured with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaderSettings {
+    /// `$POD_NAME`: the Lease holder identity.
+    pub identity: String,
+    /// `agent-<agentId>-lock`.
+    pub lease_name: String,
+    pub lease_duration_ms: u64,
+    pub renew_deadline_ms: u64,
+    pub retry_period_ms: u64,
+    pub variant: Variant,
+    pub modules: Vec<ModuleSpec>,
+    /// A module takes U[min, max] to return after being told to stop.
+    pub module_stop_latency_ms_min: u64,
+    pub module_stop_latency_ms_max: u64,
+}
+
+impl LeaderSettings {
+    /// client-go's `NewLeaderElector` checks, plus the module list's.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        if self.identity.is_empty() {
+            return Err(SettingsError::EmptyIdentity);
+        }
+        if self.lease_name.is_empty() {
+            return Err(SettingsError::EmptyLeaseName);
+        }
+        if self.retry_period_ms == 0 {
+            return Err(SettingsError::ZeroRetryPeriod);
+        }
+        if self.lease_duration_ms <= self.renew_deadline_ms {
+            return Err(SettingsError::LeaseDurationNotAboveRenewDeadline);
+        }
+        // RenewDeadline must exceed JitterFactor (1.2) times RetryPeriod.
+        if self.renew_deadline_ms * 10 <= self.retry_period_ms * 12 {
+            return Err(SettingsError::RenewDeadlineTooShort);
+        }
+        if self.module_stop_latency_ms_min > self.module_stop_latency_ms_max {
+            return Err(SettingsError::StopLatencyRangeInverted);
+        }
+        for (index, module) in self.modules.iter().enumerate() {
+            if self.modules[..index]
+                .iter()
+                .any(|earlier| earlier.name == module.name)
+            {
+                return Err(SettingsError::DuplicateModule(module.name.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A configuration the elector or runner refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SettingsError {
+    EmptyIdentity,
+    EmptyLeaseName,
+    ZeroRetryPeriod,
+    LeaseDurationNotAboveRenewDeadline,
+    RenewDeadlineTooShort,
+    StopLatencyRangeInverted,
+    DuplicateModule(String),
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SettingsError::EmptyIdentity => write!(formatter, "the identity must not be empty"),
+            SettingsError::EmptyLeaseName => write!(formatter, "the lease name must not be empty"),
+            SettingsError::ZeroRetryPeriod => write!(formatter, "retry_period must be positive"),
+            SettingsError::LeaseDurationNotAboveRenewDeadline => {
+                write!(
+                    formatter,
+                    "lease_duration must be greater than renew_deadline"
+                )
+            }
+            SettingsError::RenewDeadlineTooShort => {
+                write!(
+                    formatter,
+                    "renew_deadline must be greater than 1.2 x retry_period"
+                )
+            }
+            SettingsError::StopLatencyRangeInverted => {
+                write!(formatter, "module_stop_latency has min > max")
+            }
+            SettingsError::DuplicateModule(name) => {
+                write!(formatter, "leader module {name:?} is declared twice")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+/// What happens to a replica.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// The process started.
+    Start,
+    /// A timer the replica asked for is due.
+    Timer(TimerToken),
+    /// The answer to one Kubernetes call.
+    Kube(CallId, KubeResult),
+    /// The agent configuration; `version` grows along the configuration timeline.
+    Config {
+        version: u64,
+        flags: BTreeMap<String, bool>,
+    },
+}
+
+/// A Kubernetes call the replica makes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KubeCall {
+    pub call: CallId,
+    pub request: KubeRequest,
+    /// The client gives up after this many local milliseconds; `None`: it waits forever.
+    pub timeout_ms: Option<u64>,
+}
+
+/// A timer the replica wants fired at a local time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerRequest {
+    pub at_local_ms: u64,
+    pub token: TimerToken,
+}
+
+/// An observable step of the replica; the world turns each into one trace record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Observation {
+    /// A configuration reached the runner; `runnable_modules` names the leader modules it
+    /// makes runnable (the demand the election must follow).
+    ConfigReceived {
+        version: u64,
+        runnable_modules: Vec<String>,
+    },
+    /// An elector `Run` started / returned (after its release, if any).
+    ElectionStarted,
+    ElectionStopped,
+    /// The elector acquired or renewed the Lease (a successful write) in `term`.
+    LeaseHeld {
+        term: u64,
+    },
+    /// The runner believes it leads because of the OnStartedLeading of `term` / stopped.
+    LeadingStarted {
+        term: u64,
+    },
+    LeadingStopped {
+        term: u64,
+    },
+    /// A leader module's `Run` started (under the runner's believed `term`) / returned.
+    ModuleStarted {
+        module: String,
+        term: u64,
+    },
+    ModuleStopped {
+        module: String,
+    },
+    /// A module received configuration `version`.
+    ModuleConfig {
+        module: String,
+        version: u64,
+    },
+    /// A running module did one unit of its periodic work.
+    ModuleAction {
+        module: String,
+    },
+}
+
+/// Everything one `handle` produced, in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Output {
+    pub calls: Vec<KubeCall>,
+    pub timers: Vec<TimerRequest>,
+    pub observations: Vec<Observation>,
+}
+
+/// What one step of a replica may touch: its clock reading, its random stream, its output and
+/// its id sequence (call ids and timer tokens share it, so each is unique per process).
+pub(crate) struct Context<'a> {
+    pub(crate) now_local_ms: u64,
+    pub(crate) random: &'a mut dyn Random,
+    pub(crate) out: &'a mut Output,
+    pub(crate) next_id: &'a mut u64,
+}
+
+impl Context<'_> {
+    fn next_id(&mut self) -> u64 {
+        *self.next_id += 1;
+        *self.next_id
+    }
+
+    /// Issue a Kubernetes call.
+    pub(crate) fn call(&mut self, request: KubeRequest, timeout_ms: Option<u64>) -> CallId {
+        let call = CallId(self.next_id());
+        self.out.calls.push(KubeCall {
+            call,
+            request,
+            timeout_ms,
+        });
+        call
+    }
+
+    /// Ask for a timer at a local time no earlier than now.
+    pub(crate) fn timer(&mut self, at_local_ms: u64) -> TimerToken {
+        assert!(
+            at_local_ms >= self.now_local_ms,
+            "a timer must not be set in the past"
+        );
+        let token = TimerToken(self.next_id());
+        self.out.timers.push(TimerRequest { at_local_ms, token });
+        token
+    }
+
+    pub(crate) fn observe(&mut self, observation: Observation) {
+        self.out.observations.push(observation);
+    }
+
+    /// A uniform draw in `[0, 1)`, checked.
+    pub(crate) fn unit(&mut self) -> f64 {
+        let draw = self.random.unit();
+        assert!(
+            (0.0..1.0).contains(&draw),
+            "Random::unit must return a value in [0, 1)"
+        );
+        draw
+    }
+
+    /// A uniform integer duration in `[min, max]`.
+    pub(crate) fn uniform_ms(&mut self, min_ms: u64, max_ms: u64) -> u64 {
+        assert!(min_ms <= max_ms, "a uniform range needs min <= max");
+        let span = (max_ms - min_ms + 1) as f64;
+        min_ms + ((self.unit() * span) as u64).min(max_ms - min_ms)
+    }
+}

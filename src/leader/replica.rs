@@ -1,0 +1,317 @@
+//! [`Replica`]: one agentk process (elector, runner, module wrappers, modules) behind a single
+//! entry point, [`Replica::handle`].
+
+use super::agentk_v1::AgentkV1Runner;
+use super::elector::{Elector, ElectorEvent, ElectorSettings, TakeoverDuration};
+use super::fixed::FixedRunner;
+use super::module::{ModuleProcess, ModuleTimer};
+use super::{Context, Input, LeaderSettings, Observation, Output, Random, SettingsError};
+use super::{TimerToken, Variant};
+use std::collections::BTreeMap;
+
+/// A configuration as one module wrapper sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ModuleConfig {
+    pub(crate) version: u64,
+    pub(crate) runnable: bool,
+}
+
+/// What the runner variants share: the elector, the module processes and the callback
+/// plumbing between them.
+pub(crate) struct Core {
+    pub(crate) settings: LeaderSettings,
+    pub(crate) elector: Elector,
+    pub(crate) modules: Vec<ModuleProcess>,
+    /// Elector callbacks not yet delivered, oldest first.
+    pub(crate) events: Vec<ElectorEvent>,
+    /// `callback_delay` fault: the next OnStartedLeading is this late.
+    callback_delay_ms: Option<u64>,
+    /// OnStartedLeading callbacks on their way (a goroutine not yet scheduled), by timer.
+    delayed_started: BTreeMap<TimerToken, u64>,
+}
+
+impl Core {
+    /// `go elector.Run(ctx, …)`.
+    pub(crate) fn start_election(&mut self, cx: &mut Context) {
+        cx.observe(Observation::ElectionStarted);
+        self.elector.run(cx);
+    }
+
+    /// Cancel the elector's ctx.
+    pub(crate) fn cancel_election(&mut self, cx: &mut Context) {
+        self.elector.cancel(cx, &mut self.events);
+    }
+
+    pub(crate) fn acknowledge_modules_stopped(&mut self, cx: &mut Context) {
+        self.elector
+            .acknowledge_modules_stopped(cx, &mut self.events);
+    }
+
+    pub(crate) fn all_modules_idle(&self) -> bool {
+        self.modules.iter().all(ModuleProcess::is_idle)
+    }
+
+    fn module_config(
+        &self,
+        index: usize,
+        version: u64,
+        flags: &BTreeMap<String, bool>,
+    ) -> ModuleConfig {
+        let flag = &self.settings.modules[index].runnable_when;
+        ModuleConfig {
+            version,
+            runnable: flags.get(flag).copied().unwrap_or(false),
+        }
+    }
+}
+
+/// The runner and wrappers of one variant, driven by the replica.
+pub(crate) trait Runner {
+    /// A new configuration, one entry per module in declaration order.
+    fn on_config(&mut self, core: &mut Core, configs: &[ModuleConfig], cx: &mut Context);
+    /// OnStartedLeading of `term` reached the runner (possibly late).
+    fn on_started_leading(&mut self, core: &mut Core, term: u64, cx: &mut Context);
+    /// Only with an acknowledging elector: `term` ended, stop modules, then acknowledge.
+    fn on_leadership_lost(&mut self, core: &mut Core, term: u64, cx: &mut Context);
+    /// OnStoppedLeading: the elector's Run returned.
+    fn on_run_returned(&mut self, core: &mut Core, led_term: Option<u64>, cx: &mut Context);
+    /// Module `index`'s `Run` returned.
+    fn on_module_returned(&mut self, core: &mut Core, index: usize, cx: &mut Context);
+    /// The term the runner believes it leads in.
+    fn believed_term(&self) -> Option<u64>;
+}
+
+/// One replica process. See the module docs of `crate::leader` for the call contract.
+pub struct Replica {
+    core: Core,
+    runner: Box<dyn Runner>,
+    next_id: u64,
+    now_local_ms: u64,
+    started: bool,
+    /// The latest configuration seen; one that arrives before `Start` waits here.
+    config: Option<(u64, BTreeMap<String, bool>)>,
+}
+
+impl Replica {
+    /// A replica that has not started yet.
+    pub fn new(settings: LeaderSettings) -> Result<Replica, SettingsError> {
+        settings.validate()?;
+        let elector = Elector::new(elector_settings(&settings));
+        let modules = settings
+            .modules
+            .iter()
+            .map(|module| {
+                ModuleProcess::new(
+                    module.name.clone(),
+                    settings.retry_period_ms,
+                    settings.module_stop_latency_ms_min,
+                    settings.module_stop_latency_ms_max,
+                )
+            })
+            .collect::<Vec<_>>();
+        let runner: Box<dyn Runner> = match settings.variant {
+            Variant::AgentkV1 => Box::new(AgentkV1Runner::new(modules.len())),
+            Variant::Fixed => Box::new(FixedRunner::new(modules.len())),
+        };
+        let core = Core {
+            settings,
+            elector,
+            modules,
+            events: Vec::new(),
+            callback_delay_ms: None,
+            delayed_started: BTreeMap::new(),
+        };
+        Ok(Replica {
+            core,
+            runner,
+            next_id: 0,
+            now_local_ms: 0,
+            started: false,
+            config: None,
+        })
+    }
+
+    pub fn settings(&self) -> &LeaderSettings {
+        &self.core.settings
+    }
+
+    /// The term the runner believes it leads in (what `LeadingStarted` reported).
+    pub fn believed_term(&self) -> Option<u64> {
+        self.runner.believed_term()
+    }
+
+    /// The term the elector is renewing, if any.
+    pub fn lease_term(&self) -> Option<u64> {
+        self.core.elector.leading_term()
+    }
+
+    /// True while an elector `Run` is active.
+    pub fn election_running(&self) -> bool {
+        self.core.elector.is_running()
+    }
+
+    /// True while any leader module's `Run` is active (running or stopping).
+    pub fn modules_active(&self) -> bool {
+        !self.core.all_modules_idle()
+    }
+
+    /// `callback_delay` fault: the next OnStartedLeading reaches the runner `delay_ms` late.
+    pub fn delay_next_started_leading(&mut self, delay_ms: u64) {
+        self.core.callback_delay_ms = Some(delay_ms);
+    }
+
+    /// The single entry point: one input at the replica's local time.
+    pub fn handle(
+        &mut self,
+        now_local_ms: u64,
+        input: Input,
+        random: &mut dyn Random,
+        out: &mut Output,
+    ) {
+        assert!(
+            now_local_ms >= self.now_local_ms,
+            "the replica's local clock went backwards"
+        );
+        self.now_local_ms = now_local_ms;
+        let mut cx = Context {
+            now_local_ms,
+            random,
+            out,
+            next_id: &mut self.next_id,
+        };
+        match input {
+            Input::Start => {
+                assert!(!self.started, "a replica process starts once");
+                self.started = true;
+                if let Some((version, flags)) = self.config.take() {
+                    apply_config(
+                        &mut self.core,
+                        self.runner.as_mut(),
+                        version,
+                        &flags,
+                        &mut cx,
+                    );
+                    self.config = Some((version, flags));
+                }
+            }
+            Input::Config { version, flags } => {
+                // The watcher's stream is ordered: an older configuration is a late duplicate.
+                if self
+                    .config
+                    .as_ref()
+                    .is_some_and(|(latest, _)| *latest >= version)
+                {
+                    return;
+                }
+                if self.started {
+                    apply_config(
+                        &mut self.core,
+                        self.runner.as_mut(),
+                        version,
+                        &flags,
+                        &mut cx,
+                    );
+                }
+                self.config = Some((version, flags));
+            }
+            Input::Timer(token) => {
+                handle_timer(&mut self.core, self.runner.as_mut(), token, &mut cx);
+            }
+            Input::Kube(call, result) => {
+                self.core
+                    .elector
+                    .handle_kube(call, result, &mut cx, &mut self.core.events);
+            }
+        }
+        deliver_elector_events(&mut self.core, self.runner.as_mut(), &mut cx);
+    }
+}
+
+/// Route a timer to its owner: the elector, a delayed callback or a module; a timer nobody
+/// owns any more is stale and ignored.
+fn handle_timer(core: &mut Core, runner: &mut dyn Runner, token: TimerToken, cx: &mut Context) {
+    if core.elector.handle_timer(token, cx, &mut core.events) {
+        return;
+    }
+    if let Some(term) = core.delayed_started.remove(&token) {
+        runner.on_started_leading(core, term, cx);
+        return;
+    }
+    for index in 0..core.modules.len() {
+        match core.modules[index].handle_timer(token, cx) {
+            ModuleTimer::NotMine => continue,
+            ModuleTimer::Acted => return,
+            ModuleTimer::Returned => {
+                runner.on_module_returned(core, index, cx);
+                return;
+            }
+        }
+    }
+}
+
+fn apply_config(
+    core: &mut Core,
+    runner: &mut dyn Runner,
+    version: u64,
+    flags: &BTreeMap<String, bool>,
+    cx: &mut Context,
+) {
+    let configs = (0..core.modules.len())
+        .map(|index| core.module_config(index, version, flags))
+        .collect::<Vec<_>>();
+    let runnable_modules = configs
+        .iter()
+        .zip(&core.settings.modules)
+        .filter(|(config, _)| config.runnable)
+        .map(|(_, module)| module.name.clone())
+        .collect();
+    cx.observe(Observation::ConfigReceived {
+        version,
+        runnable_modules,
+    });
+    runner.on_config(core, &configs, cx);
+}
+
+/// Hand every pending elector callback to the runner, oldest first (handling one may queue
+/// more).
+fn deliver_elector_events(core: &mut Core, runner: &mut dyn Runner, cx: &mut Context) {
+    while !core.events.is_empty() {
+        match core.events.remove(0) {
+            ElectorEvent::StartedLeading { term } => match core.callback_delay_ms.take() {
+                Some(delay_ms) => {
+                    let token = cx.timer(cx.now_local_ms + delay_ms);
+                    core.delayed_started.insert(token, term);
+                }
+                None => runner.on_started_leading(core, term, cx),
+            },
+            ElectorEvent::LeaseHeld { term } => cx.observe(Observation::LeaseHeld { term }),
+            ElectorEvent::LeadershipLost { term } => runner.on_leadership_lost(core, term, cx),
+            ElectorEvent::RunReturned { led_term } => {
+                cx.observe(Observation::ElectionStopped);
+                runner.on_run_returned(core, led_term, cx);
+            }
+        }
+    }
+}
+
+/// The elector each variant runs: client-go v0.24.3 for agentk-v1 (a new `LeaderElector` per
+/// run, own LD for takeover, unbounded release); v0.31-like for fixed (record's LD, release
+/// bounded by RD, observations kept) plus release only after the modules stopped.
+fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
+    let fixed = settings.variant == Variant::Fixed;
+    ElectorSettings {
+        identity: settings.identity.clone(),
+        lease_name: settings.lease_name.clone(),
+        lease_duration_ms: settings.lease_duration_ms,
+        renew_deadline_ms: settings.renew_deadline_ms,
+        retry_period_ms: settings.retry_period_ms,
+        takeover_duration: if fixed {
+            TakeoverDuration::Record
+        } else {
+            TakeoverDuration::Configured
+        },
+        release_timeout_ms: fixed.then_some(settings.renew_deadline_ms),
+        release_after_acknowledgement: fixed,
+        forget_observations_between_runs: !fixed,
+    }
+}

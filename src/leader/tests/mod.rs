@@ -1,0 +1,5 @@
+//! Tests of the pure machines against a scripted fake Lease API (the list).
+
+mod elector_tests;
+mod harness;
+mod runner_tests;
