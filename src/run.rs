@@ -91,12 +91,13 @@ pub fn run_scenario(
     let variant = settings.variant.clone();
     let bounds = Bounds::from_scenario(scenario, reuse_enabled(scenario, policy));
     let checker = Checker::new(&bounds, &scenario.invariants.disable, Vec::new());
-    let trace = match trace_path {
-        Some(path) => Some(JsonlWriter::create(path).map_err(|e| {
-            RunError::Internal(format!("cannot create {}: {e}", path.display()))
-        })?),
-        None => None,
-    };
+    let trace =
+        match trace_path {
+            Some(path) => Some(JsonlWriter::create(path).map_err(|e| {
+                RunError::Internal(format!("cannot create {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
     let mut observers = Observers {
         fingerprint: Fingerprint::default(),
         checker,
@@ -110,10 +111,14 @@ pub fn run_scenario(
     let end_ms = world.now().as_ms();
     let all = observers.checker.finish(end_ms);
     if let Some(error) = observers.trace_error {
-        return Err(RunError::Internal(format!("writing trace.jsonl failed: {error}")));
+        return Err(RunError::Internal(format!(
+            "writing trace.jsonl failed: {error}"
+        )));
     }
     if let Some(writer) = observers.trace {
-        writer.finish().map_err(|e| RunError::Internal(format!("finishing trace.jsonl: {e}")))?;
+        writer
+            .finish()
+            .map_err(|e| RunError::Internal(format!("finishing trace.jsonl: {e}")))?;
     }
     let (violations, expected, sometimes) = split_violations(scenario, &observers.checker, all);
     let (verdict, class) = classify(&violations);
@@ -136,7 +141,10 @@ pub fn run_scenario(
         drawn: world.swarm_drawn().to_vec(),
         max_job_wait_ms: scenario.invariants.max_job_wait_ms,
     };
-    Ok(RunOutcome { info, collector: observers.collector })
+    Ok(RunOutcome {
+        info,
+        collector: observers.collector,
+    })
 }
 
 type Split = (Vec<Violation>, Vec<Violation>, Vec<(String, bool)>);
@@ -152,7 +160,12 @@ fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>)
             expected.push(violation);
         } else if violation.kind == Kind::Sometimes {
             missed.push(violation.id);
-            if scenario.invariants.require.iter().any(|id| id == violation.id) {
+            if scenario
+                .invariants
+                .require
+                .iter()
+                .any(|id| id == violation.id)
+            {
                 failing.push(violation);
             }
         } else {
@@ -160,7 +173,10 @@ fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>)
         }
     }
     // `restart-recovers` only means something in a run that can crash the server.
-    let crashes = scenario.faults.iter().any(|f| matches!(f.kind, FaultKind::ServerCrash { .. }))
+    let crashes = scenario
+        .faults
+        .iter()
+        .any(|f| matches!(f.kind, FaultKind::ServerCrash { .. }))
         || (scenario.swarm.enabled && scenario.swarm.kinds.iter().any(|k| k == "server_crash"));
     let sometimes = checker
         .sometimes_ids()

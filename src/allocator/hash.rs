@@ -36,7 +36,10 @@ pub fn canonical_config_hash(
         field(value.as_bytes());
     }
     field(b"cluster");
-    for (key, value) in cluster_profile_properties.iter().filter(|(key, _)| shapes_pods(key)) {
+    for (key, value) in cluster_profile_properties
+        .iter()
+        .filter(|(key, _)| shapes_pods(key))
+    {
         field(key.as_bytes());
         field(value.as_bytes());
     }
@@ -48,7 +51,9 @@ pub fn canonical_config_hash(
 
 /// Java's `String.hashCode`.
 fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16().fold(0i32, |h, unit| h.wrapping_mul(31).wrapping_add(i32::from(unit)))
+    s.encode_utf16().fold(0i32, |h, unit| {
+        h.wrapping_mul(31).wrapping_add(i32::from(unit))
+    })
 }
 
 /// Java's `AbstractMap.hashCode`: the sum of `key.hashCode() ^ value.hashCode()`.
@@ -60,9 +65,10 @@ fn java_map_hash(map: &StringMap) -> i32 {
 
 /// Java's `Objects.hash(a, b, …)` over string fields (null as 0).
 fn java_objects_hash<'a>(fields: impl IntoIterator<Item = Option<&'a str>>) -> i32 {
-    fields
-        .into_iter()
-        .fold(1i32, |h, f| h.wrapping_mul(31).wrapping_add(f.map_or(0, java_string_hash)))
+    fields.into_iter().fold(1i32, |h, f| {
+        h.wrapping_mul(31)
+            .wrapping_add(f.map_or(0, java_string_hash))
+    })
 }
 
 /// The eight fields `ClusterProfileProperties.hashCode` covers.
@@ -92,7 +98,9 @@ pub fn pr355_config_hash(
     process_id: u64,
 ) -> String {
     let cluster = java_objects_hash(
-        CLUSTER_HASH_FIELDS.iter().map(|k| cluster_profile_properties.get(*k).map(String::as_str)),
+        CLUSTER_HASH_FIELDS
+            .iter()
+            .map(|k| cluster_profile_properties.get(*k).map(String::as_str)),
     );
     let elastic = java_objects_hash([None]).wrapping_add(java_map_hash(elastic_profile_properties));
     let cluster_entry = format!("\"cluster_profile_properties\":\"{:x}\"", cluster as u32);
@@ -109,7 +117,10 @@ mod tests {
     use super::*;
 
     fn props(pairs: &[(&str, &str)]) -> StringMap {
-        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
     }
 
     #[test]
@@ -122,8 +133,16 @@ mod tests {
     #[test]
     fn canonical_hash_ignores_limits_but_not_the_environment() {
         let elastic = props(&[("Image", "gocd/gocd-agent:v25.1.0")]);
-        let a = canonical_config_hash(&elastic, &props(&[("pending_pods_count", "10")]), Some("prod"));
-        let b = canonical_config_hash(&elastic, &props(&[("pending_pods_count", "3")]), Some("prod"));
+        let a = canonical_config_hash(
+            &elastic,
+            &props(&[("pending_pods_count", "10")]),
+            Some("prod"),
+        );
+        let b = canonical_config_hash(
+            &elastic,
+            &props(&[("pending_pods_count", "3")]),
+            Some("prod"),
+        );
         let c = canonical_config_hash(&elastic, &props(&[]), Some("test"));
         assert_eq!(a, b);
         assert_ne!(a, c);
@@ -133,7 +152,13 @@ mod tests {
     fn pr355_hash_depends_on_the_jvm_process() {
         let elastic = props(&[("Image", "gocd/gocd-agent:v25.1.0")]);
         let cluster = props(&[("namespace", "gocd")]);
-        assert_eq!(pr355_config_hash(&elastic, &cluster, 2), pr355_config_hash(&elastic, &cluster, 4));
-        assert_ne!(pr355_config_hash(&elastic, &cluster, 2), pr355_config_hash(&elastic, &cluster, 3));
+        assert_eq!(
+            pr355_config_hash(&elastic, &cluster, 2),
+            pr355_config_hash(&elastic, &cluster, 4)
+        );
+        assert_ne!(
+            pr355_config_hash(&elastic, &cluster, 2),
+            pr355_config_hash(&elastic, &cluster, 3)
+        );
     }
 }

@@ -135,8 +135,19 @@ impl Outbox {
     }
 
     /// Record a decision.
-    pub fn decide(&mut self, job_id: Option<u64>, pod: Option<&str>, code: &'static str, text: String) {
-        self.decisions.push(Decision { job_id, pod: pod.map(str::to_owned), code, text });
+    pub fn decide(
+        &mut self,
+        job_id: Option<u64>,
+        pod: Option<&str>,
+        code: &'static str,
+        text: String,
+    ) {
+        self.decisions.push(Decision {
+            job_id,
+            pod: pod.map(str::to_owned),
+            code,
+            text,
+        });
     }
 }
 

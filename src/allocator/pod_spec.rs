@@ -46,7 +46,11 @@ pub fn pod_name(process_id: u64, counter: u64) -> String {
 /// (when the job has an environment) and `kind`; annotations with every elastic profile
 /// property plus `Elastic-Agent-Job-Identifier`; the `GO_EA_*` auto-register environment.
 /// Policies add their own annotations (the config hash) on top.
-pub fn pod_template(name: &str, request: &CreateAgentRequest, settings: &ClusterProfile) -> PodTemplate {
+pub fn pod_template(
+    name: &str,
+    request: &CreateAgentRequest,
+    settings: &ClusterProfile,
+) -> PodTemplate {
     let job_id = request.job_identifier.job_id.to_string();
     let mut labels = StringMap::new();
     labels.insert(keys::CREATED_BY.to_owned(), PLUGIN_ID.to_owned());
@@ -60,17 +64,32 @@ pub fn pod_template(name: &str, request: &CreateAgentRequest, settings: &Cluster
         .expect("a job identifier of strings and integers always serialises");
     annotations.insert(keys::JOB_IDENTIFIER.to_owned(), identifier);
     let mut env = StringMap::new();
-    env.insert(keys::ENV_SERVER_URL.to_owned(), settings.go_server_url.clone());
-    env.insert(keys::ENV_AUTO_REGISTER_KEY.to_owned(), request.auto_register_key.clone());
+    env.insert(
+        keys::ENV_SERVER_URL.to_owned(),
+        settings.go_server_url.clone(),
+    );
+    env.insert(
+        keys::ENV_AUTO_REGISTER_KEY.to_owned(),
+        request.auto_register_key.clone(),
+    );
     env.insert(keys::ENV_ELASTIC_AGENT_ID.to_owned(), name.to_owned());
     env.insert(keys::ENV_ELASTIC_PLUGIN_ID.to_owned(), PLUGIN_ID.to_owned());
     if let Some(environment) = &request.environment {
-        env.insert(keys::ENV_AUTO_REGISTER_ENVIRONMENT.to_owned(), environment.clone());
+        env.insert(
+            keys::ENV_AUTO_REGISTER_ENVIRONMENT.to_owned(),
+            environment.clone(),
+        );
     }
     let image = request
         .elastic_agent_profile_properties
         .get(PROFILE_IMAGE)
         .cloned()
         .unwrap_or_else(|| "gocd/gocd-agent".to_owned());
-    PodTemplate { name: name.to_owned(), labels, annotations, image, env }
+    PodTemplate {
+        name: name.to_owned(),
+        labels,
+        annotations,
+        image,
+        env,
+    }
 }

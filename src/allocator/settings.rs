@@ -55,18 +55,24 @@ impl ClusterProfile {
     /// Read settings from properties; blank or unparsable values take the plugin's defaults.
     pub fn from_properties(properties: &StringMap) -> ClusterProfile {
         let defaults = ClusterProfile::default();
-        let get = |key: &str| properties.get(key).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let get = |key: &str| {
+            properties
+                .get(key)
+                .map(|v| v.trim())
+                .filter(|v| !v.is_empty())
+        };
         let number = |key: &str| get(key).and_then(|v| v.parse::<u64>().ok());
         let auto_register_timeout_ms = number(keys::AUTO_REGISTER_TIMEOUT_MS)
             .or_else(|| number(keys::AUTO_REGISTER_TIMEOUT).map(|minutes| minutes * 60_000))
             .unwrap_or(defaults.auto_register_timeout_ms);
         ClusterProfile {
-            go_server_url: get(keys::GO_SERVER_URL)
-                .map_or(defaults.go_server_url, str::to_owned),
+            go_server_url: get(keys::GO_SERVER_URL).map_or(defaults.go_server_url, str::to_owned),
             namespace: get(keys::NAMESPACE).map_or(defaults.namespace, str::to_owned),
             auto_register_timeout_ms,
             pending_pods_count: number(keys::PENDING_PODS_COUNT)
-                .map_or(defaults.pending_pods_count, |n| n.min(u64::from(u32::MAX)) as u32),
+                .map_or(defaults.pending_pods_count, |n| {
+                    n.min(u64::from(u32::MAX)) as u32
+                }),
             cluster_request_timeout_ms: number(keys::CLUSTER_REQUEST_TIMEOUT)
                 .unwrap_or(defaults.cluster_request_timeout_ms),
             enable_agent_reuse: get(keys::ENABLE_AGENT_REUSE) == Some("true"),
@@ -87,11 +93,20 @@ impl ClusterProfile {
             let ms = self.auto_register_timeout_ms.to_string();
             map.insert(keys::AUTO_REGISTER_TIMEOUT_MS.to_owned(), ms);
         }
-        map.insert(keys::PENDING_PODS_COUNT.to_owned(), self.pending_pods_count.to_string());
+        map.insert(
+            keys::PENDING_PODS_COUNT.to_owned(),
+            self.pending_pods_count.to_string(),
+        );
         let timeout = self.cluster_request_timeout_ms.to_string();
         map.insert(keys::CLUSTER_REQUEST_TIMEOUT.to_owned(), timeout);
-        map.insert(keys::ENABLE_AGENT_REUSE.to_owned(), self.enable_agent_reuse.to_string());
-        map.insert(keys::IDLE_TIMEOUT_MS.to_owned(), self.idle_timeout_ms.to_string());
+        map.insert(
+            keys::ENABLE_AGENT_REUSE.to_owned(),
+            self.enable_agent_reuse.to_string(),
+        );
+        map.insert(
+            keys::IDLE_TIMEOUT_MS.to_owned(),
+            self.idle_timeout_ms.to_string(),
+        );
         if let Some(max_pods) = self.max_pods {
             map.insert(keys::MAX_PODS.to_owned(), max_pods.to_string());
         }
@@ -111,7 +126,10 @@ mod tests {
             max_pods: Some(40),
             ..ClusterProfile::default()
         };
-        assert_eq!(ClusterProfile::from_properties(&profile.to_properties()), profile);
+        assert_eq!(
+            ClusterProfile::from_properties(&profile.to_properties()),
+            profile
+        );
     }
 
     #[test]

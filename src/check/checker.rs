@@ -93,7 +93,10 @@ impl Checker {
     /// The ids of the active `sometimes` monitors (coverage signals).
     pub fn sometimes_ids(&self) -> Vec<&'static str> {
         const SOMETIMES: [&str; 2] = ["reuse-happens", "restart-recovers"];
-        self.active_ids().into_iter().filter(|id| SOMETIMES.contains(id)).collect()
+        self.active_ids()
+            .into_iter()
+            .filter(|id| SOMETIMES.contains(id))
+            .collect()
     }
 
     /// Feed one record at `t_ms`. Times never decrease.

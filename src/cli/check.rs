@@ -16,5 +16,9 @@ pub(super) fn run(files: &[PathBuf]) -> Result<(), Failure> {
             Err(error) => errors.push(error.to_string()),
         }
     }
-    if errors.is_empty() { Ok(()) } else { Err(Failure::Input(errors.join("\nerror: "))) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Input(errors.join("\nerror: ")))
+    }
 }

@@ -20,7 +20,8 @@ pub(super) fn load(file: &Path) -> Result<Scenario, Failure> {
 
 /// Run settings from the scenario and the flags.
 pub(super) fn settings(scenario: &Scenario, args: &SimArgs) -> Result<RunSettings, Failure> {
-    let mut settings = RunSettings::from_scenario(scenario).map_err(|e| Failure::Input(e.to_string()))?;
+    let mut settings =
+        RunSettings::from_scenario(scenario).map_err(|e| Failure::Input(e.to_string()))?;
     if let Some(seed) = args.seed {
         settings.seed = seed;
     }
@@ -41,8 +42,12 @@ pub(super) fn settings(scenario: &Scenario, args: &SimArgs) -> Result<RunSetting
 
 /// The command that reproduces a run.
 pub(super) fn reproduce(file: &Path, settings: &RunSettings, scenario: &Scenario) -> String {
-    let mut command =
-        format!("cargo xtask sim {} --seed {} --policy {}", file.display(), settings.seed, settings.policy.name());
+    let mut command = format!(
+        "cargo xtask sim {} --seed {} --policy {}",
+        file.display(),
+        settings.seed,
+        settings.policy.name()
+    );
     if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
         command.push_str(&format!(" --variant {variant}"));
     }
@@ -51,7 +56,9 @@ pub(super) fn reproduce(file: &Path, settings: &RunSettings, scenario: &Scenario
 
 /// The default report folder of a run.
 pub(super) fn report_dir(scenario: &Scenario, settings: &RunSettings) -> PathBuf {
-    let mut dir = PathBuf::from("reports").join(&scenario.name).join(settings.policy.name());
+    let mut dir = PathBuf::from("reports")
+        .join(&scenario.name)
+        .join(settings.policy.name());
     if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
         dir = dir.join(variant);
     }
@@ -82,14 +89,34 @@ pub(super) fn run_one(
 pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     let scenario = load(&args.file)?;
     let settings = settings(&scenario, args)?;
-    let outcome = run_one(&args.file, &scenario, settings.clone(), args.out.as_deref(), args.trace)?;
+    let outcome = run_one(
+        &args.file,
+        &scenario,
+        settings.clone(),
+        args.out.as_deref(),
+        args.trace,
+    )?;
     let metrics = outcome.collector.metrics(&outcome.info);
     if args.quiet {
-        println!("{} {}", outcome.info.verdict.to_uppercase(), outcome.info.fingerprint);
+        println!(
+            "{} {}",
+            outcome.info.verdict.to_uppercase(),
+            outcome.info.fingerprint
+        );
     } else {
-        print!("{}", crate::report::terminal::summary(&outcome.info, &metrics));
-        let dir = args.out.clone().unwrap_or_else(|| report_dir(&scenario, &settings));
+        print!(
+            "{}",
+            crate::report::terminal::summary(&outcome.info, &metrics)
+        );
+        let dir = args
+            .out
+            .clone()
+            .unwrap_or_else(|| report_dir(&scenario, &settings));
         println!("report: {}", dir.display());
     }
-    if outcome.passed() { Ok(()) } else { Err(Failure::Violated) }
+    if outcome.passed() {
+        Ok(())
+    } else {
+        Err(Failure::Violated)
+    }
 }

@@ -43,7 +43,12 @@ pub struct Queue<E> {
 
 impl<E> Default for Queue<E> {
     fn default() -> Self {
-        Queue { heap: BinaryHeap::new(), sequence: 0, now: SimTime::ZERO, popped_count: 0 }
+        Queue {
+            heap: BinaryHeap::new(),
+            sequence: 0,
+            now: SimTime::ZERO,
+            popped_count: 0,
+        }
     }
 }
 
@@ -69,9 +74,17 @@ impl<E> Queue<E> {
 
     /// Schedule `event` at `time`, which must not be in the past.
     pub fn push(&mut self, time: SimTime, event: E) {
-        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        assert!(
+            time >= self.now,
+            "event scheduled in the past: {time} < {}",
+            self.now
+        );
         self.sequence += 1;
-        self.heap.push(Entry { time, sequence: self.sequence, event });
+        self.heap.push(Entry {
+            time,
+            sequence: self.sequence,
+            event,
+        });
     }
 
     /// Schedule `event` `delay_ms` after now.

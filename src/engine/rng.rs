@@ -44,12 +44,16 @@ pub struct Stream {
 impl Stream {
     /// The stream `id` of the run seeded with `seed`.
     pub fn new(seed: u64, id: StreamId) -> Stream {
-        Stream { rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ id.salt()) }
+        Stream {
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ id.salt()),
+        }
     }
 
     /// A child stream (e.g. one per replica), independent of later draws on `self`.
     pub fn fork(&mut self) -> Stream {
-        Stream { rng: Xoshiro256PlusPlus::seed_from_u64(self.rng.next_u64()) }
+        Stream {
+            rng: Xoshiro256PlusPlus::seed_from_u64(self.rng.next_u64()),
+        }
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -71,7 +75,11 @@ impl Stream {
     /// Uniform in `[min, max]` (inclusive).
     pub fn range_inclusive(&mut self, min: u64, max: u64) -> u64 {
         assert!(min <= max, "range_inclusive({min}, {max})");
-        if min == max { min } else { min + self.below(max - min + 1) }
+        if min == max {
+            min
+        } else {
+            min + self.below(max - min + 1)
+        }
     }
 
     /// True with probability `p` (clamped to [0, 1]).

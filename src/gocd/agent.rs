@@ -46,7 +46,12 @@ pub struct GoAgent {
 impl GoAgent {
     /// The process starts with the pod's `GO_EA_*` environment and a fresh uuid (the default
     /// ephemeral container filesystem keeps no identity across restarts).
-    pub fn new(elastic_agent_id: String, uuid: u64, key: String, environment: Option<String>) -> GoAgent {
+    pub fn new(
+        elastic_agent_id: String,
+        uuid: u64,
+        key: String,
+        environment: Option<String>,
+    ) -> GoAgent {
         GoAgent {
             elastic_agent_id,
             uuid,
@@ -98,7 +103,8 @@ impl GoAgent {
                 elastic_agent_id: self.elastic_agent_id.clone(),
                 uuid: self.uuid,
             })),
-            (AgentTimer::BuildDone, Phase::Building { job }) | (AgentTimer::Report, Phase::Reporting { job }) => {
+            (AgentTimer::BuildDone, Phase::Building { job })
+            | (AgentTimer::Report, Phase::Reporting { job }) => {
                 let job = *job;
                 self.phase = Phase::Reporting { job };
                 out.push(AgentAction::Send(AgentRequest::ReportCompleted {
@@ -112,7 +118,12 @@ impl GoAgent {
     }
 
     /// The answer to a request of `kind`.
-    pub fn handle_reply(&mut self, kind: RequestKind, reply: ServerReply, out: &mut Vec<AgentAction>) {
+    pub fn handle_reply(
+        &mut self,
+        kind: RequestKind,
+        reply: ServerReply,
+        out: &mut Vec<AgentAction>,
+    ) {
         match kind {
             RequestKind::Register => self.on_register(reply, out),
             RequestKind::Ping => self.on_ping(reply, out),
@@ -134,10 +145,16 @@ impl GoAgent {
             }));
             if !self.ping_running {
                 self.ping_running = true;
-                out.push(AgentAction::Timer { delay_ms: PING_INTERVAL_MS, timer: AgentTimer::Ping });
+                out.push(AgentAction::Timer {
+                    delay_ms: PING_INTERVAL_MS,
+                    timer: AgentTimer::Ping,
+                });
             }
         } else {
-            out.push(AgentAction::Timer { delay_ms: REGISTER_RETRY_MS, timer: AgentTimer::Register });
+            out.push(AgentAction::Timer {
+                delay_ms: REGISTER_RETRY_MS,
+                timer: AgentTimer::Register,
+            });
         }
     }
 
@@ -145,12 +162,18 @@ impl GoAgent {
         if reply == ServerReply::NotRegistered && self.phase == Phase::Idle {
             self.reregister(out);
         }
-        out.push(AgentAction::Timer { delay_ms: PING_INTERVAL_MS, timer: AgentTimer::Ping });
+        out.push(AgentAction::Timer {
+            delay_ms: PING_INTERVAL_MS,
+            timer: AgentTimer::Ping,
+        });
     }
 
     fn reregister(&mut self, out: &mut Vec<AgentAction>) {
         self.phase = Phase::Registering;
-        out.push(AgentAction::Timer { delay_ms: REGISTER_RETRY_MS, timer: AgentTimer::Register });
+        out.push(AgentAction::Timer {
+            delay_ms: REGISTER_RETRY_MS,
+            timer: AgentTimer::Register,
+        });
     }
 
     fn on_work(&mut self, reply: ServerReply, out: &mut Vec<AgentAction>) {
@@ -161,7 +184,10 @@ impl GoAgent {
             ServerReply::Work { job, runtime_ms } => {
                 self.phase = Phase::Building { job };
                 self.poll_backoff_ms = 0;
-                out.push(AgentAction::Timer { delay_ms: runtime_ms, timer: AgentTimer::BuildDone });
+                out.push(AgentAction::Timer {
+                    delay_ms: runtime_ms,
+                    timer: AgentTimer::BuildDone,
+                });
             }
             ServerReply::NotRegistered => self.reregister(out),
             _ => {
@@ -170,15 +196,23 @@ impl GoAgent {
                 } else {
                     (self.poll_backoff_ms * 3 / 2).min(POLL_BACKOFF_MS_MAX)
                 };
-                out.push(AgentAction::Timer { delay_ms: self.poll_backoff_ms, timer: AgentTimer::Poll });
+                out.push(AgentAction::Timer {
+                    delay_ms: self.poll_backoff_ms,
+                    timer: AgentTimer::Poll,
+                });
             }
         }
     }
 
     fn on_report(&mut self, reply: ServerReply, out: &mut Vec<AgentAction>) {
-        let Phase::Reporting { .. } = self.phase else { return };
+        let Phase::Reporting { .. } = self.phase else {
+            return;
+        };
         if reply == ServerReply::Failed {
-            out.push(AgentAction::Timer { delay_ms: REPORT_RETRY_MS, timer: AgentTimer::Report });
+            out.push(AgentAction::Timer {
+                delay_ms: REPORT_RETRY_MS,
+                timer: AgentTimer::Report,
+            });
             return;
         }
         self.phase = Phase::Idle;
@@ -211,8 +245,18 @@ mod tests {
         assert_eq!(sent(&out), [RequestKind::Register]);
         for _ in 0..3 {
             out.clear();
-            agent.handle_reply(RequestKind::Register, ServerReply::Refused("used key".into()), &mut out);
-            assert_eq!(out, [AgentAction::Timer { delay_ms: REGISTER_RETRY_MS, timer: AgentTimer::Register }]);
+            agent.handle_reply(
+                RequestKind::Register,
+                ServerReply::Refused("used key".into()),
+                &mut out,
+            );
+            assert_eq!(
+                out,
+                [AgentAction::Timer {
+                    delay_ms: REGISTER_RETRY_MS,
+                    timer: AgentTimer::Register
+                }]
+            );
             out.clear();
             agent.handle_timer(AgentTimer::Register, &mut out);
             assert_eq!(sent(&out), [RequestKind::Register]);
@@ -233,6 +277,9 @@ mod tests {
             }
             agent.handle_timer(AgentTimer::Poll, &mut Vec::new());
         }
-        assert_eq!(delays, [1_000, 1_500, 2_250, 3_375, 5_062, 7_593, 10_000, 10_000]);
+        assert_eq!(
+            delays,
+            [1_000, 1_500, 2_250, 3_375, 5_062, 7_593, 10_000, 10_000]
+        );
     }
 }

@@ -4,13 +4,26 @@
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AgentRequest {
     /// Auto-register with the pod's one-time key.
-    Register { elastic_agent_id: String, uuid: u64, key: String, environment: Option<String> },
+    Register {
+        elastic_agent_id: String,
+        uuid: u64,
+        key: String,
+        environment: Option<String>,
+    },
     /// Liveness ping, every 5 s; reports the job being built, if any.
-    Ping { elastic_agent_id: String, uuid: u64, building: Option<u64> },
+    Ping {
+        elastic_agent_id: String,
+        uuid: u64,
+        building: Option<u64>,
+    },
     /// Ask for work.
     GetWork { elastic_agent_id: String, uuid: u64 },
     /// The job finished.
-    ReportCompleted { elastic_agent_id: String, uuid: u64, job: u64 },
+    ReportCompleted {
+        elastic_agent_id: String,
+        uuid: u64,
+        job: u64,
+    },
 }
 
 impl AgentRequest {
@@ -45,7 +58,10 @@ pub enum ServerReply {
     NoWork,
     /// The agent is disabled.
     Denied,
-    Work { job: u64, runtime_ms: u64 },
+    Work {
+        job: u64,
+        runtime_ms: u64,
+    },
     Ack,
     /// No answer: server down, connection refused, or the request timed out.
     Failed,
@@ -55,5 +71,8 @@ pub enum ServerReply {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AgentAction {
     Send(AgentRequest),
-    Timer { delay_ms: u64, timer: super::AgentTimer },
+    Timer {
+        delay_ms: u64,
+        timer: super::AgentTimer,
+    },
 }

@@ -14,8 +14,17 @@ pub(super) fn metadata(agent_id: &str, agent: &AgentRecord) -> AgentMetadata {
         AgentRuntime::Missing => (AgentState::Missing, BuildState::Unknown),
         AgentRuntime::LostContact => (AgentState::LostContact, BuildState::Unknown),
     };
-    let config_state = if agent.enabled { ConfigState::Enabled } else { ConfigState::Disabled };
-    AgentMetadata { agent_id: agent_id.to_owned(), agent_state, build_state, config_state }
+    let config_state = if agent.enabled {
+        ConfigState::Enabled
+    } else {
+        ConfigState::Disabled
+    };
+    AgentMetadata {
+        agent_id: agent_id.to_owned(),
+        agent_state,
+        build_state,
+        config_state,
+    }
 }
 
 /// `ServerApi` over the registry; records what the plugin does to agents.
@@ -26,7 +35,10 @@ pub(super) struct Registry<'a> {
 
 impl ServerApi for Registry<'_> {
     fn list_agents(&mut self) -> Vec<AgentMetadata> {
-        self.agents.iter().map(|(id, agent)| metadata(id, agent)).collect()
+        self.agents
+            .iter()
+            .map(|(id, agent)| metadata(id, agent))
+            .collect()
     }
 
     fn disable_agents(&mut self, agent_ids: &[String]) {
@@ -35,7 +47,10 @@ impl ServerApi for Registry<'_> {
                 && agent.enabled
             {
                 agent.enabled = false;
-                self.records.push(Record::AgentConfig { agent: id.clone(), enabled: false });
+                self.records.push(Record::AgentConfig {
+                    agent: id.clone(),
+                    enabled: false,
+                });
             }
         }
     }
@@ -43,7 +58,8 @@ impl ServerApi for Registry<'_> {
     fn delete_agents(&mut self, agent_ids: &[String]) {
         for id in agent_ids {
             if self.agents.remove(id).is_some() {
-                self.records.push(Record::AgentDeleted { agent: id.clone() });
+                self.records
+                    .push(Record::AgentDeleted { agent: id.clone() });
             }
         }
     }

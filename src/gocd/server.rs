@@ -95,7 +95,14 @@ pub struct Server {
 impl Server {
     pub fn new(settings: ServerSettings, profiles: BTreeMap<String, StringMap>) -> Server {
         let cluster_properties = settings.cluster_profile.to_properties();
-        Server { settings, db: Database::default(), memory: None, profiles, cluster_properties, dispatching: false }
+        Server {
+            settings,
+            db: Database::default(),
+            memory: None,
+            profiles,
+            cluster_properties,
+            dispatching: false,
+        }
     }
 
     pub fn is_up(&self) -> bool {
@@ -104,7 +111,9 @@ impl Server {
 
     /// Elastic profile properties of `profile`.
     pub fn profile(&self, profile: &str) -> &StringMap {
-        self.profiles.get(profile).expect("scenario validation rejects unknown profiles")
+        self.profiles
+            .get(profile)
+            .expect("scenario validation rejects unknown profiles")
     }
 
     /// The process starts (first boot or restart): agents loaded from the database are
@@ -128,13 +137,20 @@ impl Server {
             agent.last_heard_ms = now_ms;
             if agent.runtime != AgentRuntime::Missing {
                 agent.runtime = AgentRuntime::Missing;
-                out.records.push(Record::AgentState { agent: id.clone(), state: AgentRuntime::Missing });
+                out.records.push(Record::AgentState {
+                    agent: id.clone(),
+                    state: AgentRuntime::Missing,
+                });
             }
         }
         out.timers.push((FIRST_TICK_MS, ServerTimer::Assignment));
         out.timers.push((FIRST_TICK_MS, ServerTimer::Ping));
-        out.timers.push((self.settings.hung_job_check_interval_ms, ServerTimer::HungCheck));
-        out.timers.push((AGENT_REFRESH_MS, ServerTimer::AgentRefresh));
+        out.timers.push((
+            self.settings.hung_job_check_interval_ms,
+            ServerTimer::HungCheck,
+        ));
+        out.timers
+            .push((AGENT_REFRESH_MS, ServerTimer::AgentRefresh));
     }
 
     /// The process dies: everything in memory is gone; the database stays.
@@ -157,7 +173,10 @@ impl Server {
 
     /// Edit an elastic profile; returns its new identity.
     pub fn edit_profile(&mut self, profile: &str, set: &BTreeMap<String, String>) {
-        let properties = self.profiles.get_mut(profile).expect("validated profile name");
+        let properties = self
+            .profiles
+            .get_mut(profile)
+            .expect("validated profile name");
         for (key, value) in set {
             properties.insert(profile_key(key).to_owned(), value.clone());
         }
@@ -203,15 +222,18 @@ impl Server {
         match timer {
             ServerTimer::Assignment => {
                 self.assignment_tick(now_ms, out);
-                out.timers.push((self.settings.assignment_interval_ms, timer));
+                out.timers
+                    .push((self.settings.assignment_interval_ms, timer));
             }
             ServerTimer::Ping => {
                 self.server_ping(now_ms, out);
-                out.timers.push((self.settings.server_ping_interval_ms, timer));
+                out.timers
+                    .push((self.settings.server_ping_interval_ms, timer));
             }
             ServerTimer::HungCheck => {
                 self.reschedule_hung_jobs(now_ms, out);
-                out.timers.push((self.settings.hung_job_check_interval_ms, timer));
+                out.timers
+                    .push((self.settings.hung_job_check_interval_ms, timer));
             }
             ServerTimer::AgentRefresh => {
                 self.refresh_agents(now_ms, out);
@@ -234,15 +256,22 @@ impl Server {
 
     /// `BuildAssignmentService.onTimer` → `createAgentsFor(old, new)`.
     fn assignment_tick(&mut self, now_ms: u64, out: &mut ServerOut) {
-        let mut plan: Vec<&Job> =
-            self.db.jobs.values().filter(|j| j.state == JobState::Scheduled).collect();
+        let mut plan: Vec<&Job> = self
+            .db
+            .jobs
+            .values()
+            .filter(|j| j.state == JobState::Scheduled)
+            .collect();
         plan.sort_by_key(|j| (j.scheduled_ms, j.id));
         let new_plan: Vec<u64> = plan.iter().map(|j| j.id).collect();
         let memory = self.memory.as_mut().expect("checked by caller");
         let old: BTreeSet<u64> = memory.job_plans.iter().copied().collect();
         let starvation = self.settings.job_starvation_timeout_ms;
         for job in plan {
-            let starving = memory.last_try_ms.get(&job.id).is_some_and(|t| now_ms - t >= starvation);
+            let starving = memory
+                .last_try_ms
+                .get(&job.id)
+                .is_some_and(|t| now_ms - t >= starvation);
             if old.contains(&job.id) && !starving {
                 continue;
             }
@@ -250,7 +279,9 @@ impl Server {
             memory.next_request += 1;
             let request = memory.next_request;
             let key = format!("key-{:08x}-{request}", memory.process_id & 0xffff_ffff);
-            memory.keys.insert(key.clone(), now_ms + self.settings.auto_register_key_ttl_ms);
+            memory
+                .keys
+                .insert(key.clone(), now_ms + self.settings.auto_register_key_ttl_ms);
             let body = CreateAgentRequest {
                 auto_register_key: key,
                 elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
@@ -258,8 +289,16 @@ impl Server {
                 environment: job.environment.clone(),
                 job_identifier: Self::job_identifier(job),
             };
-            memory.queue.push_back(Queued { request, job: job.id, queued_ms: now_ms, body });
-            out.records.push(Record::CreateAgentQueued { job: job.id, request });
+            memory.queue.push_back(Queued {
+                request,
+                job: job.id,
+                queued_ms: now_ms,
+                body,
+            });
+            out.records.push(Record::CreateAgentQueued {
+                job: job.id,
+                request,
+            });
         }
         memory.job_plans = new_plan;
         self.dispatch_creates(now_ms, out);
@@ -271,20 +310,33 @@ impl Server {
             return;
         }
         self.dispatching = true;
-        let ttl = self.settings.job_starvation_timeout_ms.saturating_sub(CREATE_AGENT_TTL_MARGIN_MS);
+        let ttl = self
+            .settings
+            .job_starvation_timeout_ms
+            .saturating_sub(CREATE_AGENT_TTL_MARGIN_MS);
         loop {
-            let Some(memory) = self.memory.as_mut() else { break };
+            let Some(memory) = self.memory.as_mut() else {
+                break;
+            };
             if memory.threads_busy >= self.settings.create_agent_threads {
                 break;
             }
-            let Some(queued) = memory.queue.pop_front() else { break };
+            let Some(queued) = memory.queue.pop_front() else {
+                break;
+            };
             if now_ms - queued.queued_ms > ttl {
-                out.records.push(Record::CreateAgentExpired { job: queued.job, request: queued.request });
+                out.records.push(Record::CreateAgentExpired {
+                    job: queued.job,
+                    request: queued.request,
+                });
                 continue;
             }
             memory.threads_busy += 1;
             memory.pending.insert(queued.request, Pending::CreateAgent);
-            out.records.push(Record::CreateAgentStarted { job: queued.job, request: queued.request });
+            out.records.push(Record::CreateAgentStarted {
+                job: queued.job,
+                request: queued.request,
+            });
             let request = PluginRequest::CreateAgent(queued.body);
             self.call_plugin(now_ms, out, |allocator, api, outbox| {
                 allocator.handle_request(now_ms, RequestId(queued.request), request, api, outbox);
@@ -304,7 +356,10 @@ impl Server {
         let Server { db, memory, .. } = self;
         let memory = memory.as_mut().expect("plugin called on a stopped server");
         let mut outbox = Outbox::default();
-        let mut registry = Registry { agents: &mut db.agents, records: &mut out.records };
+        let mut registry = Registry {
+            agents: &mut db.agents,
+            records: &mut out.records,
+        };
         let result = f(memory.allocator.as_mut(), &mut registry, &mut outbox);
         out.kube_calls.extend(outbox.calls);
         for decision in outbox.decisions {
@@ -331,7 +386,13 @@ impl Server {
     }
 
     /// The answer to one of the allocator's Kubernetes calls.
-    pub fn handle_kube(&mut self, now_ms: u64, call: CallId, result: KubeResult, out: &mut ServerOut) {
+    pub fn handle_kube(
+        &mut self,
+        now_ms: u64,
+        call: CallId,
+        result: KubeResult,
+        out: &mut ServerOut,
+    ) {
         self.call_plugin(now_ms, out, |allocator, api, outbox| {
             allocator.handle_kube(now_ms, call, result, api, outbox);
         });
@@ -388,11 +449,23 @@ impl Server {
 
     /// Reschedule `job` as a new instance of the same logical job.
     fn reschedule(&mut self, now_ms: u64, job: u64, reason: &str, out: &mut ServerOut) {
-        let old = self.db.jobs.get_mut(&job).expect("rescheduling a known job");
-        assert_eq!(old.state, JobState::Assigned, "only assigned jobs are rescheduled");
+        let old = self
+            .db
+            .jobs
+            .get_mut(&job)
+            .expect("rescheduling a known job");
+        assert_eq!(
+            old.state,
+            JobState::Assigned,
+            "only assigned jobs are rescheduled"
+        );
         old.state = JobState::Rescheduled;
-        let (logical, profile, environment, runtime_ms) =
-            (old.logical, old.profile.clone(), old.environment.clone(), old.runtime_ms);
+        let (logical, profile, environment, runtime_ms) = (
+            old.logical,
+            old.profile.clone(),
+            old.environment.clone(),
+            old.runtime_ms,
+        );
         if let Some(agent) = old.agent.clone()
             && let Some(record) = self.db.agents.get_mut(&agent)
             && record.job == Some(job)
@@ -400,7 +473,11 @@ impl Server {
             record.job = None;
         }
         let new_job = self.db.next_job_id();
-        out.records.push(Record::JobRescheduled { job, new_job, reason: reason.to_owned() });
+        out.records.push(Record::JobRescheduled {
+            job,
+            new_job,
+            reason: reason.to_owned(),
+        });
         let config = self.config_identity(&profile, environment.as_deref());
         out.records.push(Record::JobScheduled {
             job: new_job,
@@ -425,29 +502,46 @@ impl Server {
     fn refresh_agents(&mut self, now_ms: u64, out: &mut ServerOut) {
         let timeout = self.settings.agent_connection_timeout_ms;
         for (id, agent) in &mut self.db.agents {
-            if agent.runtime != AgentRuntime::LostContact && now_ms - agent.last_heard_ms > timeout {
+            if agent.runtime != AgentRuntime::LostContact && now_ms - agent.last_heard_ms > timeout
+            {
                 agent.runtime = AgentRuntime::LostContact;
-                out.records.push(Record::AgentState { agent: id.clone(), state: AgentRuntime::LostContact });
+                out.records.push(Record::AgentState {
+                    agent: id.clone(),
+                    state: AgentRuntime::LostContact,
+                });
             }
         }
     }
 
     /// An agent's HTTP request arrives. The caller only delivers it while the server is up.
-    pub fn handle_agent(&mut self, now_ms: u64, request: AgentRequest, out: &mut ServerOut) -> ServerReply {
+    pub fn handle_agent(
+        &mut self,
+        now_ms: u64,
+        request: AgentRequest,
+        out: &mut ServerOut,
+    ) -> ServerReply {
         assert!(self.memory.is_some(), "agent request to a stopped server");
         match request {
-            AgentRequest::Register { elastic_agent_id, uuid, key, environment } => {
-                self.register(now_ms, elastic_agent_id, uuid, &key, environment, out)
-            }
-            AgentRequest::Ping { elastic_agent_id, uuid, building } => {
-                self.ping(now_ms, &elastic_agent_id, uuid, building, out)
-            }
-            AgentRequest::GetWork { elastic_agent_id, uuid } => {
-                self.get_work(now_ms, &elastic_agent_id, uuid, out)
-            }
-            AgentRequest::ReportCompleted { elastic_agent_id, uuid, job } => {
-                self.completed(now_ms, &elastic_agent_id, uuid, job, out)
-            }
+            AgentRequest::Register {
+                elastic_agent_id,
+                uuid,
+                key,
+                environment,
+            } => self.register(now_ms, elastic_agent_id, uuid, &key, environment, out),
+            AgentRequest::Ping {
+                elastic_agent_id,
+                uuid,
+                building,
+            } => self.ping(now_ms, &elastic_agent_id, uuid, building, out),
+            AgentRequest::GetWork {
+                elastic_agent_id,
+                uuid,
+            } => self.get_work(now_ms, &elastic_agent_id, uuid, out),
+            AgentRequest::ReportCompleted {
+                elastic_agent_id,
+                uuid,
+                job,
+            } => self.completed(now_ms, &elastic_agent_id, uuid, job, out),
         }
     }
 
@@ -463,7 +557,10 @@ impl Server {
         out: &mut ServerOut,
     ) -> ServerReply {
         let memory = self.memory.as_mut().expect("checked by caller");
-        let key_valid = memory.keys.remove(key).is_some_and(|expiry| now_ms <= expiry);
+        let key_valid = memory
+            .keys
+            .remove(key)
+            .is_some_and(|expiry| now_ms <= expiry);
         let refusal = if !key_valid {
             Some("auto-register key is unknown, used or expired")
         } else if self.db.agents.contains_key(&agent) {
@@ -472,7 +569,11 @@ impl Server {
             None
         };
         if let Some(reason) = refusal {
-            out.records.push(Record::AgentRegistrationRefused { agent, uuid, reason: reason.to_owned() });
+            out.records.push(Record::AgentRegistrationRefused {
+                agent,
+                uuid,
+                reason: reason.to_owned(),
+            });
             return ServerReply::Refused(reason.to_owned());
         }
         let record = AgentRecord {
@@ -488,7 +589,14 @@ impl Server {
         ServerReply::Registered
     }
 
-    fn ping(&mut self, now_ms: u64, id: &str, uuid: u64, building: Option<u64>, out: &mut ServerOut) -> ServerReply {
+    fn ping(
+        &mut self,
+        now_ms: u64,
+        id: &str,
+        uuid: u64,
+        building: Option<u64>,
+        out: &mut ServerOut,
+    ) -> ServerReply {
         let Some(agent) = self.db.agents.get_mut(id).filter(|a| a.uuid == uuid) else {
             return ServerReply::NotRegistered;
         };
@@ -500,7 +608,10 @@ impl Server {
         };
         if agent.runtime != runtime {
             agent.runtime = runtime;
-            out.records.push(Record::AgentState { agent: id.to_owned(), state: runtime });
+            out.records.push(Record::AgentState {
+                agent: id.to_owned(),
+                state: runtime,
+            });
         }
         ServerReply::Pong
     }
@@ -514,7 +625,11 @@ impl Server {
             return ServerReply::Denied;
         }
         if let Some(job) = agent.job
-            && self.db.jobs.get(&job).is_some_and(|j| j.state == JobState::Assigned)
+            && self
+                .db
+                .jobs
+                .get(&job)
+                .is_some_and(|j| j.state == JobState::Assigned)
         {
             self.reschedule(now_ms, job, "abandoned: its agent asked for new work", out);
         }
@@ -535,9 +650,18 @@ impl Server {
             let answer = self.call_plugin(now_ms, out, |allocator, api, outbox| {
                 allocator.should_assign_work(now_ms, &request, api, outbox)
             });
-            out.records.push(Record::ShouldAssignWork { agent: id.to_owned(), job: job_id, answer });
+            out.records.push(Record::ShouldAssignWork {
+                agent: id.to_owned(),
+                job: job_id,
+                answer,
+            });
             // The plugin may have disabled or deleted this agent while answering.
-            let Some(agent) = self.db.agents.get(id).filter(|a| a.uuid == uuid && a.enabled) else {
+            let Some(agent) = self
+                .db
+                .agents
+                .get(id)
+                .filter(|a| a.uuid == uuid && a.enabled)
+            else {
                 return ServerReply::NoWork;
             };
             if answer {
@@ -553,22 +677,40 @@ impl Server {
         let job = self.db.jobs.get_mut(&job_id).expect("candidate job exists");
         job.state = JobState::Assigned;
         job.agent = Some(agent_id.to_owned());
-        let (profile, environment, runtime_ms) = (job.profile.clone(), job.environment.clone(), job.runtime_ms);
+        let (profile, environment, runtime_ms) =
+            (job.profile.clone(), job.environment.clone(), job.runtime_ms);
         let memory = self.memory.as_mut().expect("checked");
         memory.job_plans.retain(|j| *j != job_id);
         let agent = self.db.agents.get_mut(agent_id).expect("checked by caller");
         agent.job = Some(job_id);
         let config = self.config_identity(&profile, environment.as_deref());
-        out.records.push(Record::JobAssigned { job: job_id, agent: agent_id.to_owned(), config });
+        out.records.push(Record::JobAssigned {
+            job: job_id,
+            agent: agent_id.to_owned(),
+            config,
+        });
         let agent = self.db.agents.get_mut(agent_id).expect("checked by caller");
         if agent.runtime != AgentRuntime::Building {
             agent.runtime = AgentRuntime::Building;
-            out.records.push(Record::AgentState { agent: agent_id.to_owned(), state: AgentRuntime::Building });
+            out.records.push(Record::AgentState {
+                agent: agent_id.to_owned(),
+                state: AgentRuntime::Building,
+            });
         }
-        ServerReply::Work { job: job_id, runtime_ms }
+        ServerReply::Work {
+            job: job_id,
+            runtime_ms,
+        }
     }
 
-    fn completed(&mut self, now_ms: u64, id: &str, uuid: u64, job_id: u64, out: &mut ServerOut) -> ServerReply {
+    fn completed(
+        &mut self,
+        now_ms: u64,
+        id: &str,
+        uuid: u64,
+        job_id: u64,
+        out: &mut ServerOut,
+    ) -> ServerReply {
         let Some(agent) = self.db.agents.get_mut(id).filter(|a| a.uuid == uuid) else {
             return ServerReply::NotRegistered;
         };
@@ -578,14 +720,22 @@ impl Server {
         }
         if agent.runtime != AgentRuntime::Idle && agent.job.is_none() {
             agent.runtime = AgentRuntime::Idle;
-            out.records.push(Record::AgentState { agent: id.to_owned(), state: AgentRuntime::Idle });
+            out.records.push(Record::AgentState {
+                agent: id.to_owned(),
+                state: AgentRuntime::Idle,
+            });
         }
-        let Some(job) = self.db.jobs.get_mut(&job_id) else { return ServerReply::Ack };
+        let Some(job) = self.db.jobs.get_mut(&job_id) else {
+            return ServerReply::Ack;
+        };
         if job.state != JobState::Assigned || job.agent.as_deref() != Some(id) {
             return ServerReply::Ack;
         }
         job.state = JobState::Completed;
-        out.records.push(Record::JobCompleted { job: job_id, agent: id.to_owned() });
+        out.records.push(Record::JobCompleted {
+            job: job_id,
+            agent: id.to_owned(),
+        });
         let job = job.clone();
         let memory = self.memory.as_mut().expect("checked");
         memory.last_try_ms.remove(&job_id);

@@ -44,7 +44,11 @@ pub struct KubeApi {
 impl KubeApi {
     pub fn new(settings: KubeSettings) -> KubeApi {
         let nodes = (0..settings.nodes)
-            .map(|i| Node { name: format!("node-{i}"), alive: true, used: 0 })
+            .map(|i| Node {
+                name: format!("node-{i}"),
+                alive: true,
+                used: 0,
+            })
             .collect();
         KubeApi {
             settings,
@@ -80,7 +84,9 @@ impl KubeApi {
 
     /// True while the pod's agent container is running.
     pub fn container_running(&self, name: &str) -> bool {
-        self.pods.get(name).is_some_and(|state| state.container_running)
+        self.pods
+            .get(name)
+            .is_some_and(|state| state.container_running)
     }
 
     /// The current Lease, if any.
@@ -105,9 +111,11 @@ impl KubeApi {
                     .map(|s| s.pod.clone())
                     .collect(),
             )),
-            KubeRequest::GetPod { name } => {
-                self.pods.get(&name).map(|s| KubeReply::Pod(s.pod.clone())).ok_or(KubeError::NotFound)
-            }
+            KubeRequest::GetPod { name } => self
+                .pods
+                .get(&name)
+                .map(|s| KubeReply::Pod(s.pod.clone()))
+                .ok_or(KubeError::NotFound),
             KubeRequest::CreatePod { template } => {
                 if self.pods.contains_key(&template.name) {
                     return Err(KubeError::Conflict);
@@ -131,8 +139,7 @@ impl KubeApi {
                 };
                 self.uid_to_name.insert(uid, pod.name.clone());
                 let reply = pod.clone();
-                let state =
-                    PodState {
+                let state = PodState {
                     pod,
                     container_running: false,
                     backoff_ms: 0,
@@ -159,16 +166,24 @@ impl KubeApi {
                     Err(KubeError::NotFound)
                 }
             }
-            KubeRequest::AnnotatePod { name, set, remove, resource_version } => {
-                self.annotate(&name, set, &remove, resource_version)
-            }
-            KubeRequest::GetLease { name } => {
-                self.leases.get(&name).cloned().map(KubeReply::Lease).ok_or(KubeError::NotFound)
-            }
+            KubeRequest::AnnotatePod {
+                name,
+                set,
+                remove,
+                resource_version,
+            } => self.annotate(&name, set, &remove, resource_version),
+            KubeRequest::GetLease { name } => self
+                .leases
+                .get(&name)
+                .cloned()
+                .map(KubeReply::Lease)
+                .ok_or(KubeError::NotFound),
             KubeRequest::CreateLease { name, spec } => self.create_lease(actor, name, spec, fx),
-            KubeRequest::UpdateLease { name, spec, resource_version } => {
-                self.update_lease(actor, name, spec, resource_version, fx)
-            }
+            KubeRequest::UpdateLease {
+                name,
+                spec,
+                resource_version,
+            } => self.update_lease(actor, name, spec, resource_version, fx),
             KubeRequest::DeleteLease { name } => self.delete_lease(actor, &name, fx),
         }
     }
@@ -180,7 +195,12 @@ impl KubeApi {
         remove: &[String],
         resource_version: Option<u64>,
     ) -> KubeResult {
-        let current = self.pods.get(name).ok_or(KubeError::NotFound)?.pod.resource_version;
+        let current = self
+            .pods
+            .get(name)
+            .ok_or(KubeError::NotFound)?
+            .pod
+            .resource_version;
         if resource_version.is_some_and(|rv| rv != current) {
             return Err(KubeError::Conflict);
         }
@@ -205,8 +225,13 @@ impl KubeApi {
             return Err(KubeError::Conflict);
         }
         let rv = self.bump();
-        fx.records.push(lease_record(actor, "create", &spec, None, None, rv));
-        let lease = Lease { name: name.clone(), spec, resource_version: rv };
+        fx.records
+            .push(lease_record(actor, "create", &spec, None, None, rv));
+        let lease = Lease {
+            name: name.clone(),
+            spec,
+            resource_version: rv,
+        };
         self.leases.insert(name, lease.clone());
         Ok(KubeReply::Lease(lease))
     }
@@ -219,13 +244,28 @@ impl KubeApi {
         resource_version: u64,
         fx: &mut KubeEffects,
     ) -> KubeResult {
-        let current = self.leases.get(&name).ok_or(KubeError::NotFound)?.resource_version;
+        let current = self
+            .leases
+            .get(&name)
+            .ok_or(KubeError::NotFound)?
+            .resource_version;
         if current != resource_version {
             return Err(KubeError::Conflict);
         }
         let rv = self.bump();
-        fx.records.push(lease_record(actor, "update", &spec, Some(current), Some(resource_version), rv));
-        let lease = Lease { name: name.clone(), spec, resource_version: rv };
+        fx.records.push(lease_record(
+            actor,
+            "update",
+            &spec,
+            Some(current),
+            Some(resource_version),
+            rv,
+        ));
+        let lease = Lease {
+            name: name.clone(),
+            spec,
+            resource_version: rv,
+        };
         self.leases.insert(name, lease.clone());
         Ok(KubeReply::Lease(lease))
     }
@@ -233,8 +273,18 @@ impl KubeApi {
     fn delete_lease(&mut self, actor: Actor, name: &str, fx: &mut KubeEffects) -> KubeResult {
         let old = self.leases.remove(name).ok_or(KubeError::NotFound)?;
         let rv = self.bump();
-        let spec = LeaseSpec { lease_transitions: old.spec.lease_transitions, ..LeaseSpec::default() };
-        fx.records.push(lease_record(actor, "delete", &spec, Some(old.resource_version), None, rv));
+        let spec = LeaseSpec {
+            lease_transitions: old.spec.lease_transitions,
+            ..LeaseSpec::default()
+        };
+        fx.records.push(lease_record(
+            actor,
+            "delete",
+            &spec,
+            Some(old.resource_version),
+            None,
+            rv,
+        ));
         Ok(KubeReply::Deleted)
     }
 }

@@ -13,17 +13,25 @@ const BACKOFF_MS_MAX: u64 = 5 * 60_000;
 impl KubeApi {
     /// Place waiting pods on nodes with a free slot, oldest first. A pod that finds none is
     /// reported Unschedulable once and waits.
-    pub(super) fn schedule_pending(&mut self, now: SimTime, random: &mut Stream, fx: &mut KubeEffects) {
+    pub(super) fn schedule_pending(
+        &mut self,
+        now: SimTime,
+        random: &mut Stream,
+        fx: &mut KubeEffects,
+    ) {
         let mut still_waiting = std::collections::VecDeque::new();
         while let Some(name) = self.unscheduled.pop_front() {
-            let Some(state) = self.pods.get(&name) else { continue };
+            let Some(state) = self.pods.get(&name) else {
+                continue;
+            };
             if state.pod.node.is_some() {
                 continue;
             }
             let capacity = self.settings.pods_per_node;
             let Some(index) = self.nodes.iter().position(|n| n.alive && n.used < capacity) else {
                 if !state.reported_unschedulable {
-                    fx.records.push(Record::PodUnschedulable { pod: name.clone() });
+                    fx.records
+                        .push(Record::PodUnschedulable { pod: name.clone() });
                     let state = self.pods.get_mut(&name).expect("looked up above");
                     state.reported_unschedulable = true;
                 }
@@ -38,7 +46,10 @@ impl KubeApi {
             state.pod.resource_version = rv;
             let (min, max) = self.settings.pod_startup_ms;
             let uid = state.pod.uid;
-            fx.timers.push((now.plus_ms(random.range_inclusive(min, max)), KubeTimer::PodStarted { uid }));
+            fx.timers.push((
+                now.plus_ms(random.range_inclusive(min, max)),
+                KubeTimer::PodStarted { uid },
+            ));
             fx.records.push(Record::PodScheduled { pod: name, node });
         }
         self.unscheduled = still_waiting;
@@ -49,9 +60,13 @@ impl KubeApi {
         let uid = match timer {
             KubeTimer::PodStarted { uid } | KubeTimer::ContainerRestart { uid } => uid,
         };
-        let Some(name) = self.uid_to_name.get(&uid).cloned() else { return };
+        let Some(name) = self.uid_to_name.get(&uid).cloned() else {
+            return;
+        };
         let rv = self.bump();
-        let Some(state) = self.pods.get_mut(&name) else { return };
+        let Some(state) = self.pods.get_mut(&name) else {
+            return;
+        };
         if state.pod.uid != uid || state.container_running || state.pod.phase == PodPhase::Failed {
             return;
         }
@@ -64,7 +79,10 @@ impl KubeApi {
             KubeTimer::ContainerRestart { .. } => {
                 state.pod.restart_count += 1;
                 let restart_count = state.pod.restart_count;
-                fx.records.push(Record::ContainerRestarted { pod: name.clone(), restart_count });
+                fx.records.push(Record::ContainerRestarted {
+                    pod: name.clone(),
+                    restart_count,
+                });
             }
         }
         let _ = now;
@@ -79,18 +97,29 @@ impl KubeApi {
     pub fn kill_container(&mut self, now: SimTime, name: &str, fx: &mut KubeEffects) -> bool {
         let rv = self.bump();
         let base = self.settings.container_restart_backoff_ms;
-        let Some(state) = self.pods.get_mut(name) else { return false };
+        let Some(state) = self.pods.get_mut(name) else {
+            return false;
+        };
         if !state.container_running {
             return false;
         }
         state.container_running = false;
         state.pod.ready = false;
         state.pod.resource_version = rv;
-        state.backoff_ms = if state.backoff_ms == 0 { base } else { (state.backoff_ms * 2).min(BACKOFF_MS_MAX) };
+        state.backoff_ms = if state.backoff_ms == 0 {
+            base
+        } else {
+            (state.backoff_ms * 2).min(BACKOFF_MS_MAX)
+        };
         let uid = state.pod.uid;
-        fx.records.push(Record::ContainerDied { pod: name.to_owned() });
+        fx.records.push(Record::ContainerDied {
+            pod: name.to_owned(),
+        });
         fx.agent_killed.push(uid);
-        fx.timers.push((now.plus_ms(state.backoff_ms), KubeTimer::ContainerRestart { uid }));
+        fx.timers.push((
+            now.plus_ms(state.backoff_ms),
+            KubeTimer::ContainerRestart { uid },
+        ));
         true
     }
 
@@ -98,7 +127,9 @@ impl KubeApi {
     /// restart. The pod object stays until someone deletes it.
     pub fn fail_pod(&mut self, name: &str, fx: &mut KubeEffects) -> bool {
         let rv = self.bump();
-        let Some(state) = self.pods.get_mut(name) else { return false };
+        let Some(state) = self.pods.get_mut(name) else {
+            return false;
+        };
         if state.pod.phase == PodPhase::Failed {
             return false;
         }
@@ -109,7 +140,10 @@ impl KubeApi {
             state.container_running = false;
             fx.agent_killed.push(state.pod.uid);
         }
-        fx.records.push(Record::PodPhase { pod: name.to_owned(), phase: "Failed".to_owned() });
+        fx.records.push(Record::PodPhase {
+            pod: name.to_owned(),
+            phase: "Failed".to_owned(),
+        });
         true
     }
 
@@ -122,7 +156,9 @@ impl KubeApi {
         random: &mut Stream,
         fx: &mut KubeEffects,
     ) -> bool {
-        let Some(state) = self.pods.remove(name) else { return false };
+        let Some(state) = self.pods.remove(name) else {
+            return false;
+        };
         self.bump();
         self.uid_to_name.remove(&state.pod.uid);
         if let Some(node) = &state.pod.node
@@ -133,19 +169,35 @@ impl KubeApi {
         if state.container_running {
             fx.agent_killed.push(state.pod.uid);
         }
-        fx.records.push(Record::PodDeleted { pod: name.to_owned(), by: actor });
+        fx.records.push(Record::PodDeleted {
+            pod: name.to_owned(),
+            by: actor,
+        });
         self.schedule_pending(now, random, fx);
         true
     }
 
     /// Delete a pod as `kubectl delete pod` would (a fault).
-    pub fn delete_pod_external(&mut self, now: SimTime, name: &str, random: &mut Stream, fx: &mut KubeEffects) -> bool {
+    pub fn delete_pod_external(
+        &mut self,
+        now: SimTime,
+        name: &str,
+        random: &mut Stream,
+        fx: &mut KubeEffects,
+    ) -> bool {
         self.remove_pod(now, name, Actor::External, random, fx)
     }
 
     /// A node disappears with all its pods. Returns false if no live node is left to lose.
-    pub fn lose_node(&mut self, now: SimTime, random: &mut Stream, fx: &mut KubeEffects) -> Option<String> {
-        let alive: Vec<usize> = (0..self.nodes.len()).filter(|&i| self.nodes[i].alive).collect();
+    pub fn lose_node(
+        &mut self,
+        now: SimTime,
+        random: &mut Stream,
+        fx: &mut KubeEffects,
+    ) -> Option<String> {
+        let alive: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].alive)
+            .collect();
         if alive.is_empty() {
             return None;
         }
@@ -167,7 +219,11 @@ impl KubeApi {
 
     /// Count pods by phase: (not Running, Running).
     pub fn phase_counts(&self) -> (u32, u32) {
-        let running = self.pods.values().filter(|s| s.pod.phase == PodPhase::Running).count() as u32;
+        let running = self
+            .pods
+            .values()
+            .filter(|s| s.pod.phase == PodPhase::Running)
+            .count() as u32;
         (self.pods.len() as u32 - running, running)
     }
 }

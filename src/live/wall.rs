@@ -11,7 +11,9 @@ pub struct Stopwatch {
 impl Stopwatch {
     #[allow(clippy::disallowed_methods)] // Wall time of a whole run, measured outside it.
     pub fn start() -> Stopwatch {
-        Stopwatch { started: std::time::Instant::now() }
+        Stopwatch {
+            started: std::time::Instant::now(),
+        }
     }
 
     /// Seconds since `start`.

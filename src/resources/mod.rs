@@ -108,10 +108,18 @@ pub struct Lease {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum KubeRequest {
     /// List pods whose labels include every pair of `selector`.
-    ListPods { selector: StringMap },
-    GetPod { name: String },
-    CreatePod { template: PodTemplate },
-    DeletePod { name: String },
+    ListPods {
+        selector: StringMap,
+    },
+    GetPod {
+        name: String,
+    },
+    CreatePod {
+        template: PodTemplate,
+    },
+    DeletePod {
+        name: String,
+    },
     /// Merge `set` into the annotations and remove `remove`. With `resource_version`, the write
     /// is a compare-and-swap: it fails with `Conflict` if the pod changed since.
     AnnotatePod {
@@ -120,12 +128,23 @@ pub enum KubeRequest {
         remove: Vec<String>,
         resource_version: Option<u64>,
     },
-    GetLease { name: String },
+    GetLease {
+        name: String,
+    },
     /// Fails with `Conflict` (AlreadyExists) if the Lease exists.
-    CreateLease { name: String, spec: LeaseSpec },
+    CreateLease {
+        name: String,
+        spec: LeaseSpec,
+    },
     /// Fails with `Conflict` if `resource_version` is not the current one.
-    UpdateLease { name: String, spec: LeaseSpec, resource_version: u64 },
-    DeleteLease { name: String },
+    UpdateLease {
+        name: String,
+        spec: LeaseSpec,
+        resource_version: u64,
+    },
+    DeleteLease {
+        name: String,
+    },
 }
 
 impl KubeRequest {

@@ -13,7 +13,10 @@ pub struct Range {
 impl Range {
     /// A fixed duration.
     pub const fn fixed(ms: u64) -> Range {
-        Range { min_ms: ms, max_ms: ms }
+        Range {
+            min_ms: ms,
+            max_ms: ms,
+        }
     }
 }
 
@@ -52,8 +55,14 @@ impl Default for Cluster {
         Cluster {
             nodes: 4,
             pods_per_node: 10,
-            pod_startup: Range { min_ms: 2_000, max_ms: 15_000 },
-            api_latency: Range { min_ms: 2, max_ms: 40 },
+            pod_startup: Range {
+                min_ms: 2_000,
+                max_ms: 15_000,
+            },
+            api_latency: Range {
+                min_ms: 2,
+                max_ms: 40,
+            },
             api_error_rate: 0.0,
             container_restart_backoff_ms: 10_000,
         }
@@ -129,14 +138,30 @@ pub struct Profile {
 #[derive(Clone, Debug, PartialEq)]
 pub enum JobSource {
     /// `count` jobs scheduled within `spread_ms` after `at_ms`.
-    Burst { at_ms: u64, count: u32, spread_ms: u64, profile: String, runtime: Range },
+    Burst {
+        at_ms: u64,
+        count: u32,
+        spread_ms: u64,
+        profile: String,
+        runtime: Range,
+    },
     /// Exponential inter-arrival times in `[from_ms, until_ms)`.
-    Poisson { from_ms: u64, until_ms: u64, per_minute: f64, profile: String, runtime: Range },
+    Poisson {
+        from_ms: u64,
+        until_ms: u64,
+        per_minute: f64,
+        profile: String,
+        runtime: Range,
+    },
     /// Replay: arrivals, runtimes and start-up times from a recorded trace (path resolved
     /// relative to the scenario file).
     Trace { file: std::path::PathBuf },
     /// One explicit job (what `shrink` writes): scheduled at `at_ms`, runs `runtime_ms`.
-    Single { at_ms: u64, profile: String, runtime_ms: u64 },
+    Single {
+        at_ms: u64,
+        profile: String,
+        runtime_ms: u64,
+    },
 }
 
 /// Which pods a pod fault picks.
@@ -173,22 +198,61 @@ pub struct Fault {
 /// What a fault does.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
-    ServerCrash { downtime_ms: u64 },
-    PodDelete { target: PodTarget, count: u32 },
-    ContainerRestart { target: PodTarget, count: u32 },
+    ServerCrash {
+        downtime_ms: u64,
+    },
+    PodDelete {
+        target: PodTarget,
+        count: u32,
+    },
+    ContainerRestart {
+        target: PodTarget,
+        count: u32,
+    },
     /// Extension: the pod fails for good (eviction, image error): phase Failed, no restart.
-    PodFail { target: PodTarget, count: u32 },
+    PodFail {
+        target: PodTarget,
+        count: u32,
+    },
     /// Node groups: "gocd", "kube-api", "agents", "replica-N", "replicas", "leader".
-    Partition { between: [String; 2], for_ms: u64 },
-    ApiOutage { for_ms: u64, mode: OutageMode },
-    ProfileEdit { profile: String, set: BTreeMap<String, String> },
-    NodeLoss { count: u32 },
-    Burst { count: u32, spread_ms: u64, profile: String, runtime: Range },
-    ReplicaCrash { replica: ReplicaRef, downtime_ms: u64 },
-    ReplicaPause { replica: ReplicaRef, for_ms: u64 },
-    ClockDrift { replica: ReplicaRef, rate: f64 },
+    Partition {
+        between: [String; 2],
+        for_ms: u64,
+    },
+    ApiOutage {
+        for_ms: u64,
+        mode: OutageMode,
+    },
+    ProfileEdit {
+        profile: String,
+        set: BTreeMap<String, String>,
+    },
+    NodeLoss {
+        count: u32,
+    },
+    Burst {
+        count: u32,
+        spread_ms: u64,
+        profile: String,
+        runtime: Range,
+    },
+    ReplicaCrash {
+        replica: ReplicaRef,
+        downtime_ms: u64,
+    },
+    ReplicaPause {
+        replica: ReplicaRef,
+        for_ms: u64,
+    },
+    ClockDrift {
+        replica: ReplicaRef,
+        rate: f64,
+    },
     LeaseDelete,
-    CallbackDelay { replica: ReplicaRef, delay_ms: u64 },
+    CallbackDelay {
+        replica: ReplicaRef,
+        delay_ms: u64,
+    },
 }
 
 impl FaultKind {
@@ -237,9 +301,15 @@ impl Default for Swarm {
     fn default() -> Self {
         Swarm {
             enabled: false,
-            kinds: ["server_crash", "pod_delete", "container_restart", "partition", "api_outage"]
-                .map(str::to_owned)
-                .to_vec(),
+            kinds: [
+                "server_crash",
+                "pod_delete",
+                "container_restart",
+                "partition",
+                "api_outage",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
             mean_interval_ms: 5 * 60_000,
         }
     }
@@ -256,7 +326,11 @@ pub struct Invariants {
 
 impl Default for Invariants {
     fn default() -> Self {
-        Invariants { max_job_wait_ms: 5 * 60_000, disable: Vec::new(), require: Vec::new() }
+        Invariants {
+            max_job_wait_ms: 5 * 60_000,
+            disable: Vec::new(),
+            require: Vec::new(),
+        }
     }
 }
 

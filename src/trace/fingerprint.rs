@@ -14,7 +14,11 @@ pub struct Fingerprint {
 
 impl Default for Fingerprint {
     fn default() -> Self {
-        Fingerprint { hasher: Sha256::new(), buffer: Vec::with_capacity(256), count: 0 }
+        Fingerprint {
+            hasher: Sha256::new(),
+            buffer: Vec::with_capacity(256),
+            count: 0,
+        }
     }
 }
 

@@ -18,7 +18,11 @@ impl JsonlWriter {
     pub fn create(path: &Path) -> std::io::Result<JsonlWriter> {
         let temporary = path.with_extension("jsonl.tmp");
         let out = BufWriter::new(File::create(&temporary)?);
-        Ok(JsonlWriter { out, temporary, path: path.to_owned() })
+        Ok(JsonlWriter {
+            out,
+            temporary,
+            path: path.to_owned(),
+        })
     }
 
     /// Append one record.

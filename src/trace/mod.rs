@@ -54,35 +54,78 @@ pub enum Record {
         config: String,
     },
     /// The server posted a create-agent for this job on the plugin queue.
-    CreateAgentQueued { job: u64, request: u64 },
+    CreateAgentQueued {
+        job: u64,
+        request: u64,
+    },
     /// A plugin thread picked it up.
-    CreateAgentStarted { job: u64, request: u64 },
+    CreateAgentStarted {
+        job: u64,
+        request: u64,
+    },
     /// It sat in the queue past its time-to-live and was dropped.
-    CreateAgentExpired { job: u64, request: u64 },
+    CreateAgentExpired {
+        job: u64,
+        request: u64,
+    },
     /// The plugin finished handling a request (its server thread is free).
-    PluginRequestDone { request: u64 },
+    PluginRequestDone {
+        request: u64,
+    },
     /// should-assign-work was asked and answered.
-    ShouldAssignWork { agent: String, job: u64, answer: bool },
+    ShouldAssignWork {
+        agent: String,
+        job: u64,
+        answer: bool,
+    },
     /// A job instance was given to an agent. `config` is the job's identity as in
     /// `JobScheduled`, recomputed now.
-    JobAssigned { job: u64, agent: String, config: String },
+    JobAssigned {
+        job: u64,
+        agent: String,
+        config: String,
+    },
     /// The agent reported the job finished.
-    JobCompleted { job: u64, agent: String },
+    JobCompleted {
+        job: u64,
+        agent: String,
+    },
     /// A job instance was rescheduled as `new_job` (hung job, abandoned build).
-    JobRescheduled { job: u64, new_job: u64, reason: String },
+    JobRescheduled {
+        job: u64,
+        new_job: u64,
+        reason: String,
+    },
     /// A job instance was cancelled.
-    JobCancelled { job: u64 },
+    JobCancelled {
+        job: u64,
+    },
     /// An agent process registered (`agent` is the elastic agent id, i.e. the pod name;
     /// `uuid` changes when the container restarts).
-    AgentRegistered { agent: String, uuid: u64 },
+    AgentRegistered {
+        agent: String,
+        uuid: u64,
+    },
     /// Registration refused (HTTP 422) with the server's reason.
-    AgentRegistrationRefused { agent: String, uuid: u64, reason: String },
+    AgentRegistrationRefused {
+        agent: String,
+        uuid: u64,
+        reason: String,
+    },
     /// The server's runtime state of an agent changed.
-    AgentState { agent: String, state: AgentRuntime },
+    AgentState {
+        agent: String,
+        state: AgentRuntime,
+    },
     /// An agent was enabled or disabled.
-    AgentConfig { agent: String, enabled: bool },
+    AgentConfig {
+        agent: String,
+        enabled: bool,
+    },
     /// An agent was deleted from the server's registry.
-    AgentDeleted { agent: String },
+    AgentDeleted {
+        agent: String,
+    },
     /// The server sent server-ping to the plugin.
     ServerPing,
     /// The server process stopped (crash) or started.
@@ -90,27 +133,62 @@ pub enum Record {
     ServerStarted,
     // ── allocator ─────────────────────────────────────────────────────────────────────────
     /// Something the allocator decided (see `allocator::Decision`).
-    Decision { job: Option<u64>, pod: Option<String>, code: String, text: String },
+    Decision {
+        job: Option<u64>,
+        pod: Option<String>,
+        code: String,
+        text: String,
+    },
     // ── Kubernetes ────────────────────────────────────────────────────────────────────────
     /// The API server accepted a pod create. `config` is the harness's identity of the
     /// config the pod was created with; `job_label` its `Elastic-Agent-Job-Id`.
-    PodCreated { pod: String, job_label: Option<u64>, config: String, by: Actor },
-    PodScheduled { pod: String, node: String },
-    PodUnschedulable { pod: String },
+    PodCreated {
+        pod: String,
+        job_label: Option<u64>,
+        config: String,
+        by: Actor,
+    },
+    PodScheduled {
+        pod: String,
+        node: String,
+    },
+    PodUnschedulable {
+        pod: String,
+    },
     /// Container started; phase Running.
-    PodRunning { pod: String },
+    PodRunning {
+        pod: String,
+    },
     /// The agent container died and will be restarted by the kubelet.
-    ContainerDied { pod: String },
+    ContainerDied {
+        pod: String,
+    },
     /// The kubelet restarted the container (restartCount is now `restart_count`).
-    ContainerRestarted { pod: String, restart_count: u32 },
+    ContainerRestarted {
+        pod: String,
+        restart_count: u32,
+    },
     /// Phase changed to Failed or Succeeded.
-    PodPhase { pod: String, phase: String },
+    PodPhase {
+        pod: String,
+        phase: String,
+    },
     /// Pod removed from the API server.
-    PodDeleted { pod: String, by: Actor },
+    PodDeleted {
+        pod: String,
+        by: Actor,
+    },
     /// A Kubernetes node disappeared with its pods.
-    NodeLost { node: String },
+    NodeLost {
+        node: String,
+    },
     /// One Kubernetes API call answered (or timed out) for a client.
-    KubeCall { caller: String, verb: String, target: String, outcome: String },
+    KubeCall {
+        caller: String,
+        verb: String,
+        target: String,
+        outcome: String,
+    },
     // ── leader election ───────────────────────────────────────────────────────────────────
     /// The API server accepted a Lease write. `rv_current` is the Lease's resourceVersion
     /// before the write (None if absent); `rv_sent` what the writer sent (None for create and
@@ -125,34 +203,83 @@ pub enum Record {
         rv_new: u64,
     },
     /// A replica started or stopped competing in the election.
-    ElectionStarted { replica: u32 },
-    ElectionStopped { replica: u32 },
+    ElectionStarted {
+        replica: u32,
+    },
+    ElectionStopped {
+        replica: u32,
+    },
     /// The replica's elector acquired or renewed the Lease (a successful write), on its own
     /// observation.
-    LeaseHeld { replica: u32, term: u64 },
+    LeaseHeld {
+        replica: u32,
+        term: u64,
+    },
     /// The replica's runner believes it leads (OnStartedLeading of `term` delivered) / stopped.
-    LeadingStarted { replica: u32, term: u64 },
-    LeadingStopped { replica: u32, term: u64 },
+    LeadingStarted {
+        replica: u32,
+        term: u64,
+    },
+    LeadingStopped {
+        replica: u32,
+        term: u64,
+    },
     /// A leader module started / stopped running on a replica.
-    ModuleStarted { replica: u32, module: String, term: u64 },
-    ModuleStopped { replica: u32, module: String },
+    ModuleStarted {
+        replica: u32,
+        module: String,
+        term: u64,
+    },
+    ModuleStopped {
+        replica: u32,
+        module: String,
+    },
     /// A module received a configuration (`version` grows with the config timeline).
-    ModuleConfig { replica: u32, module: String, version: u64 },
+    ModuleConfig {
+        replica: u32,
+        module: String,
+        version: u64,
+    },
     /// A running module did one unit of its periodic work.
-    ModuleAction { replica: u32, module: String },
+    ModuleAction {
+        replica: u32,
+        module: String,
+    },
     /// A configuration reached the replica's runner; `runnable_modules` names the leader
     /// modules it makes runnable (the demand `election-iff-demand` follows).
-    ConfigReceived { replica: u32, version: u64, runnable_modules: Vec<String> },
+    ConfigReceived {
+        replica: u32,
+        version: u64,
+        runnable_modules: Vec<String>,
+    },
     /// A replica process crashed / started / paused / resumed.
-    ReplicaStopped { replica: u32 },
-    ReplicaStarted { replica: u32 },
-    ReplicaPaused { replica: u32 },
-    ReplicaResumed { replica: u32 },
+    ReplicaStopped {
+        replica: u32,
+    },
+    ReplicaStarted {
+        replica: u32,
+    },
+    ReplicaPaused {
+        replica: u32,
+    },
+    ReplicaResumed {
+        replica: u32,
+    },
     // ── faults and phases ─────────────────────────────────────────────────────────────────
-    FaultStarted { index: u32, fault: String, target: String },
-    FaultEnded { index: u32, fault: String },
+    FaultStarted {
+        index: u32,
+        fault: String,
+        target: String,
+    },
+    FaultEnded {
+        index: u32,
+        fault: String,
+    },
     /// An elastic profile was edited: its config identity is now `config`.
-    ProfileEdited { profile: String, config: String },
+    ProfileEdited {
+        profile: String,
+        config: String,
+    },
     /// Periodic sample tick for the timeline (not fingerprinted).
     Sample,
     /// `duration` reached: no new faults or jobs; the liveness phase starts.

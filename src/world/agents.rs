@@ -6,7 +6,9 @@ use super::build::{AgentProcess, World, groups};
 use super::events::Event;
 use crate::allocator::pod_spec::keys;
 use crate::engine::SimTime;
-use crate::gocd::{AgentAction, AgentRequest, AgentTimer, GoAgent, RequestKind, ServerOut, ServerReply};
+use crate::gocd::{
+    AgentAction, AgentRequest, AgentTimer, GoAgent, RequestKind, ServerOut, ServerReply,
+};
 
 /// One-way latency between an agent and the server.
 const AGENT_LATENCY_MS: (u64, u64) = (1, 5);
@@ -19,10 +21,20 @@ impl World {
     /// The container of pod `uid` started: its go-agent process starts with the pod's
     /// auto-register environment and a fresh uuid.
     pub(super) fn start_agent(&mut self, now: SimTime, uid: u64, name: &str, sink: &mut dyn Sink) {
-        let pod = self.kube.pod(name).expect("a started container belongs to a pod");
-        let key = pod.env.get(keys::ENV_AUTO_REGISTER_KEY).cloned().unwrap_or_default();
-        let elastic_agent_id =
-            pod.env.get(keys::ENV_ELASTIC_AGENT_ID).cloned().unwrap_or_else(|| name.to_owned());
+        let pod = self
+            .kube
+            .pod(name)
+            .expect("a started container belongs to a pod");
+        let key = pod
+            .env
+            .get(keys::ENV_AUTO_REGISTER_KEY)
+            .cloned()
+            .unwrap_or_default();
+        let elastic_agent_id = pod
+            .env
+            .get(keys::ENV_ELASTIC_AGENT_ID)
+            .cloned()
+            .unwrap_or_else(|| name.to_owned());
         let environment = pod.env.get(keys::ENV_AUTO_REGISTER_ENVIRONMENT).cloned();
         let uuid = self.random_agents.next_u64();
         let incarnation = self.incarnations.entry(uid).or_insert(0);
@@ -42,15 +54,28 @@ impl World {
     }
 
     fn current(&self, uid: u64, incarnation: u32) -> bool {
-        self.agents.get(&uid).is_some_and(|p| p.incarnation == incarnation)
+        self.agents
+            .get(&uid)
+            .is_some_and(|p| p.incarnation == incarnation)
     }
 
-    pub(super) fn agent_timer(&mut self, now: SimTime, uid: u64, incarnation: u32, timer: AgentTimer, sink: &mut dyn Sink) {
+    pub(super) fn agent_timer(
+        &mut self,
+        now: SimTime,
+        uid: u64,
+        incarnation: u32,
+        timer: AgentTimer,
+        sink: &mut dyn Sink,
+    ) {
         if !self.current(uid, incarnation) {
             return;
         }
         let mut actions = Vec::new();
-        self.agents.get_mut(&uid).expect("current").agent.handle_timer(timer, &mut actions);
+        self.agents
+            .get_mut(&uid)
+            .expect("current")
+            .agent
+            .handle_timer(timer, &mut actions);
         self.apply_agent(now, uid, incarnation, actions, sink);
     }
 
@@ -67,32 +92,77 @@ impl World {
             return;
         }
         let mut actions = Vec::new();
-        self.agents.get_mut(&uid).expect("current").agent.handle_reply(kind, reply, &mut actions);
+        self.agents
+            .get_mut(&uid)
+            .expect("current")
+            .agent
+            .handle_reply(kind, reply, &mut actions);
         self.apply_agent(now, uid, incarnation, actions, sink);
     }
 
-    fn apply_agent(&mut self, now: SimTime, uid: u64, incarnation: u32, actions: Vec<AgentAction>, _sink: &mut dyn Sink) {
+    fn apply_agent(
+        &mut self,
+        now: SimTime,
+        uid: u64,
+        incarnation: u32,
+        actions: Vec<AgentAction>,
+        _sink: &mut dyn Sink,
+    ) {
         for action in actions {
             match action {
                 AgentAction::Timer { delay_ms, timer } => {
-                    self.queue.push(now.plus_ms(delay_ms), Event::AgentTimer { uid, incarnation, timer });
+                    self.queue.push(
+                        now.plus_ms(delay_ms),
+                        Event::AgentTimer {
+                            uid,
+                            incarnation,
+                            timer,
+                        },
+                    );
                 }
-                AgentAction::Send(request) => self.send_agent_request(now, uid, incarnation, request),
+                AgentAction::Send(request) => {
+                    self.send_agent_request(now, uid, incarnation, request)
+                }
             }
         }
     }
 
-    fn send_agent_request(&mut self, now: SimTime, uid: u64, incarnation: u32, request: AgentRequest) {
+    fn send_agent_request(
+        &mut self,
+        now: SimTime,
+        uid: u64,
+        incarnation: u32,
+        request: AgentRequest,
+    ) {
         let kind = request.kind();
         if !self.server.is_up() {
-            let event = Event::AgentReply { uid, incarnation, kind, reply: ServerReply::Failed };
+            let event = Event::AgentReply {
+                uid,
+                incarnation,
+                kind,
+                reply: ServerReply::Failed,
+            };
             self.queue.push(now.plus_ms(AGENT_REFUSED_MS), event);
         } else if !self.partitions.connected(groups::AGENTS, groups::GOCD) {
-            let event = Event::AgentReply { uid, incarnation, kind, reply: ServerReply::Failed };
+            let event = Event::AgentReply {
+                uid,
+                incarnation,
+                kind,
+                reply: ServerReply::Failed,
+            };
             self.queue.push(now.plus_ms(AGENT_HTTP_TIMEOUT_MS), event);
         } else {
-            let latency = self.random_network.range_inclusive(AGENT_LATENCY_MS.0, AGENT_LATENCY_MS.1);
-            self.queue.push(now.plus_ms(latency), Event::AgentArrive { uid, incarnation, request });
+            let latency = self
+                .random_network
+                .range_inclusive(AGENT_LATENCY_MS.0, AGENT_LATENCY_MS.1);
+            self.queue.push(
+                now.plus_ms(latency),
+                Event::AgentArrive {
+                    uid,
+                    incarnation,
+                    request,
+                },
+            );
         }
     }
 
@@ -113,7 +183,17 @@ impl World {
         } else {
             ServerReply::Failed
         };
-        let latency = self.random_network.range_inclusive(AGENT_LATENCY_MS.0, AGENT_LATENCY_MS.1);
-        self.queue.push(now.plus_ms(latency), Event::AgentReply { uid, incarnation, kind, reply });
+        let latency = self
+            .random_network
+            .range_inclusive(AGENT_LATENCY_MS.0, AGENT_LATENCY_MS.1);
+        self.queue.push(
+            now.plus_ms(latency),
+            Event::AgentReply {
+                uid,
+                incarnation,
+                kind,
+                reply,
+            },
+        );
     }
 }

@@ -2,7 +2,7 @@
 
 use super::events::Event;
 use crate::allocator::{ClusterProfile, Policy};
-use crate::engine::{GroupMask, Nodes, NodeId, Partitions, Queue, SimTime, Stream, StreamId};
+use crate::engine::{NodeId, Nodes, Partitions, Queue, SimTime, Stream, StreamId};
 use crate::gocd::{GoAgent, Server, ServerSettings};
 use crate::kube::{KubeApi, KubeSettings};
 use crate::resources::{KubeRequest, KubeResult, StringMap};
@@ -24,8 +24,9 @@ pub struct RunSettings {
 impl RunSettings {
     /// The scenario's own seed, policy and variant.
     pub fn from_scenario(scenario: &Scenario) -> Result<RunSettings, WorldError> {
-        let policy = Policy::from_name(&scenario.plugin.policy)
-            .ok_or_else(|| WorldError::Input(format!("unknown policy {:?}", scenario.plugin.policy)))?;
+        let policy = Policy::from_name(&scenario.plugin.policy).ok_or_else(|| {
+            WorldError::Input(format!("unknown policy {:?}", scenario.plugin.policy))
+        })?;
         let total_ms = scenario.duration_ms + scenario.settle_ms;
         Ok(RunSettings {
             seed: scenario.seed,
@@ -60,13 +61,21 @@ pub(super) struct Arrival {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Client {
     /// The plugin inside the server process of this epoch.
-    Plugin { epoch: crate::engine::Epoch },
+    Plugin {
+        epoch: crate::engine::Epoch,
+        call: crate::allocator::CallId,
+    },
+    /// Leader replica `index` in process `epoch`.
+    Replica {
+        index: u32,
+        epoch: crate::engine::Epoch,
+        call: crate::leader::CallId,
+    },
 }
 
 /// A Kubernetes call in flight.
 pub(super) struct PendingCall {
     pub(super) client: Client,
-    pub(super) local: crate::allocator::CallId,
     pub(super) request: Option<KubeRequest>,
     pub(super) result: Option<KubeResult>,
     pub(super) done: bool,
@@ -113,6 +122,8 @@ pub struct World {
     pub(super) deferred: Vec<usize>,
     /// Active fault intervals by fault index, for `FaultEnded` at the end of the safety phase.
     pub(super) active_faults: BTreeMap<usize, String>,
+    /// The replica a running crash or pause fault hit, by fault index.
+    pub(super) fault_targets: BTreeMap<usize, u32>,
     pub(super) safety_over: bool,
     /// What the swarm drew for this seed, one line each.
     pub(super) swarm_drawn: Vec<String>,
@@ -123,6 +134,13 @@ pub struct World {
     pub(super) random_server: Stream,
     pub(super) random_agents: Stream,
     pub(super) random_api: Stream,
+    pub(super) random_leader: Stream,
+    pub(super) replicas: Vec<super::leader::ReplicaNode>,
+    pub(super) variant: crate::leader::Variant,
+    /// The configuration flags as of the latest `[[leader.config]]` entry, and every version.
+    pub(super) config_flags: BTreeMap<String, bool>,
+    pub(super) config_version: u64,
+    pub(super) config_history: BTreeMap<u64, BTreeMap<String, bool>>,
 }
 
 impl World {
@@ -138,7 +156,10 @@ impl World {
         let kube = KubeApi::new(KubeSettings {
             nodes: scenario.cluster.nodes,
             pods_per_node: scenario.cluster.pods_per_node,
-            pod_startup_ms: (scenario.cluster.pod_startup.min_ms, scenario.cluster.pod_startup.max_ms),
+            pod_startup_ms: (
+                scenario.cluster.pod_startup.min_ms,
+                scenario.cluster.pod_startup.max_ms,
+            ),
             container_restart_backoff_ms: scenario.cluster.container_restart_backoff_ms,
         });
         let plugin = &scenario.plugin;
@@ -168,7 +189,7 @@ impl World {
             .iter()
             .map(|p| (p.name.clone(), profile_properties(p)))
             .collect();
-        Ok(World {
+        let mut world = World {
             server: Server::new(server_settings, profiles),
             kube,
             queue: Queue::default(),
@@ -184,6 +205,7 @@ impl World {
             arrivals,
             deferred: Vec::new(),
             active_faults: BTreeMap::new(),
+            fault_targets: BTreeMap::new(),
             safety_over: false,
             swarm_drawn,
             ended: false,
@@ -193,9 +215,17 @@ impl World {
             random_server: Stream::new(seed, StreamId::Server),
             random_agents: Stream::new(seed, StreamId::Agents),
             random_api: Stream::new(seed, StreamId::KubeApi),
+            random_leader: Stream::new(seed, StreamId::Leader),
+            replicas: Vec::new(),
+            variant: super::leader::variant(settings.variant.as_deref()),
+            config_flags: BTreeMap::new(),
+            config_version: 0,
+            config_history: BTreeMap::new(),
             scenario,
             settings,
-        })
+        };
+        world.add_replicas();
+        Ok(world)
     }
 
     /// The scenario being run.
@@ -225,7 +255,10 @@ impl World {
 
     /// Job arrivals planned from `[[jobs]]`: (at_ms, profile, runtime_ms).
     pub fn planned_arrivals(&self) -> Vec<(u64, String, u64)> {
-        self.arrivals.iter().map(|a| (a.at_ms, a.profile.clone(), a.runtime_ms)).collect()
+        self.arrivals
+            .iter()
+            .map(|a| (a.at_ms, a.profile.clone(), a.runtime_ms))
+            .collect()
     }
 }
 
@@ -250,10 +283,30 @@ fn plan_arrivals(scenario: &Scenario, random: &mut Stream) -> Result<Vec<Arrival
     let mut arrivals = Vec::new();
     for source in &scenario.jobs {
         match source {
-            JobSource::Burst { at_ms, count, spread_ms, profile, runtime } => {
-                burst(&mut arrivals, random, *at_ms, *count, *spread_ms, profile, *runtime);
+            JobSource::Burst {
+                at_ms,
+                count,
+                spread_ms,
+                profile,
+                runtime,
+            } => {
+                burst(
+                    &mut arrivals,
+                    random,
+                    *at_ms,
+                    *count,
+                    *spread_ms,
+                    profile,
+                    *runtime,
+                );
             }
-            JobSource::Poisson { from_ms, until_ms, per_minute, profile, runtime } => {
+            JobSource::Poisson {
+                from_ms,
+                until_ms,
+                per_minute,
+                profile,
+                runtime,
+            } => {
                 let mean_ms = 60_000.0 / per_minute;
                 let mut t = *from_ms;
                 loop {
@@ -262,11 +315,23 @@ fn plan_arrivals(scenario: &Scenario, random: &mut Stream) -> Result<Vec<Arrival
                         break;
                     }
                     let runtime_ms = draw(random, *runtime);
-                    arrivals.push(Arrival { at_ms: t, profile: profile.clone(), runtime_ms });
+                    arrivals.push(Arrival {
+                        at_ms: t,
+                        profile: profile.clone(),
+                        runtime_ms,
+                    });
                 }
             }
-            JobSource::Single { at_ms, profile, runtime_ms } => {
-                arrivals.push(Arrival { at_ms: *at_ms, profile: profile.clone(), runtime_ms: *runtime_ms });
+            JobSource::Single {
+                at_ms,
+                profile,
+                runtime_ms,
+            } => {
+                arrivals.push(Arrival {
+                    at_ms: *at_ms,
+                    profile: profile.clone(),
+                    runtime_ms: *runtime_ms,
+                });
             }
             JobSource::Trace { file } => {
                 return Err(WorldError::Input(format!(
@@ -294,7 +359,10 @@ pub(super) fn burst(
     for _ in 0..count {
         let offset = random.range_inclusive(0, spread_ms);
         let runtime_ms = draw(random, runtime);
-        arrivals.push(Arrival { at_ms: at_ms + offset, profile: profile.to_owned(), runtime_ms });
+        arrivals.push(Arrival {
+            at_ms: at_ms + offset,
+            profile: profile.to_owned(),
+            runtime_ms,
+        });
     }
 }
-

@@ -21,25 +21,61 @@ impl World {
     fn client_mask(client: Client) -> GroupMask {
         match client {
             Client::Plugin { .. } => groups::GOCD,
+            Client::Replica { index, .. } => groups::REPLICAS.union(groups::replica(index)),
         }
     }
 
-    /// The plugin issues a call: it travels to the API server unless a partition drops it,
-    /// and the client gives up after `cluster_request_timeout`.
-    pub(super) fn send_plugin_call(&mut self, now: SimTime, epoch: Epoch, local: CallId, request: KubeRequest) {
+    /// The plugin issues a call; it gives up after `cluster_request_timeout`.
+    pub(super) fn send_plugin_call(
+        &mut self,
+        now: SimTime,
+        epoch: Epoch,
+        local: CallId,
+        request: KubeRequest,
+    ) {
+        let timeout = self.scenario.plugin.cluster_request_timeout_ms;
+        self.send_call(
+            now,
+            Client::Plugin { epoch, call: local },
+            request,
+            Some(timeout),
+        );
+    }
+
+    /// A client issues a call: it travels to the API server unless a partition drops it, and
+    /// the client gives up after `timeout_ms` (real milliseconds), if any.
+    pub(super) fn send_call(
+        &mut self,
+        now: SimTime,
+        client: Client,
+        request: KubeRequest,
+        timeout_ms: Option<u64>,
+    ) {
         self.next_call += 1;
         let call = self.next_call;
-        let client = Client::Plugin { epoch };
-        let reaches = self.partitions.connected(Self::client_mask(client), groups::KUBE_API);
+        let reaches = self
+            .partitions
+            .connected(Self::client_mask(client), groups::KUBE_API);
         // A dropped request never reaches the server; the client still waits for its timeout.
         let request = reaches.then_some(request);
-        self.calls.insert(call, PendingCall { client, local, request, result: None, done: false });
+        self.calls.insert(
+            call,
+            PendingCall {
+                client,
+                request,
+                result: None,
+                done: false,
+            },
+        );
         if reaches {
             let latency = self.api_latency_ms();
-            self.queue.push(now.plus_ms(latency), Event::KubeArrive { call });
+            self.queue
+                .push(now.plus_ms(latency), Event::KubeArrive { call });
         }
-        let timeout = self.scenario.plugin.cluster_request_timeout_ms;
-        self.queue.push(now.plus_ms(timeout), Event::KubeTimeout { call });
+        if let Some(timeout) = timeout_ms {
+            self.queue
+                .push(now.plus_ms(timeout), Event::KubeTimeout { call });
+        }
     }
 
     /// A request reaches the API server. It is served even if its client already gave up
@@ -68,6 +104,7 @@ impl World {
         let request = pending.request.take().expect("a call is served once");
         let actor = match pending.client {
             Client::Plugin { .. } => Actor::Allocator,
+            Client::Replica { index, .. } => Actor::Replica(index),
         };
         let error_rate = self.scenario.cluster.api_error_rate;
         if self.random_api.chance(error_rate) {
@@ -75,7 +112,9 @@ impl World {
             return;
         }
         let mut fx = KubeEffects::default();
-        let result = self.kube.serve(now, actor, request, &mut self.random_kubelet, &mut fx);
+        let result = self
+            .kube
+            .serve(now, actor, request, &mut self.random_kubelet, &mut fx);
         self.apply_kube(now, fx, sink);
         self.answer(now, call, result);
     }
@@ -84,9 +123,14 @@ impl World {
         let pending = self.calls.get_mut(&call).expect("caller checked");
         pending.result = Some(result);
         let (client, done) = (pending.client, pending.done);
-        if !done && self.partitions.connected(groups::KUBE_API, Self::client_mask(client)) {
+        if !done
+            && self
+                .partitions
+                .connected(groups::KUBE_API, Self::client_mask(client))
+        {
             let latency = self.api_latency_ms();
-            self.queue.push(now.plus_ms(latency), Event::KubeReturn { call });
+            self.queue
+                .push(now.plus_ms(latency), Event::KubeReturn { call });
         } else {
             // Nobody is waiting, or the answer is lost on the way back.
             self.calls.remove(&call);
@@ -94,39 +138,69 @@ impl World {
     }
 
     pub(super) fn kube_return(&mut self, now: SimTime, call: u64, sink: &mut dyn Sink) {
-        let Some(pending) = self.calls.remove(&call) else { return };
+        // A paused replica reads its answer when it resumes.
+        if let Some(PendingCall {
+            client: Client::Replica { index, .. },
+            done: false,
+            ..
+        }) = self.calls.get(&call)
+            && let Some(until) = self.replicas[*index as usize].paused_until
+        {
+            self.queue.push(until, Event::KubeReturn { call });
+            return;
+        }
+        let Some(pending) = self.calls.remove(&call) else {
+            return;
+        };
         if pending.done {
             return;
         }
         let result = pending.result.expect("answered before returning");
-        self.deliver(now, pending.client, pending.local, result, sink);
+        self.deliver(now, pending.client, result, sink);
     }
 
     pub(super) fn kube_timeout(&mut self, now: SimTime, call: u64, sink: &mut dyn Sink) {
-        let Some(pending) = self.calls.get_mut(&call) else { return };
+        let Some(pending) = self.calls.get_mut(&call) else {
+            return;
+        };
         if pending.done {
             return;
         }
+        // A paused replica cannot notice its timeout until it resumes.
+        if let Client::Replica { index, .. } = pending.client
+            && let Some(until) = self.replicas[index as usize].paused_until
+        {
+            self.queue.push(until, Event::KubeTimeout { call });
+            return;
+        }
         pending.done = true;
-        let (client, local) = (pending.client, pending.local);
+        let client = pending.client;
         // A request still travelling or held stays tracked so that the API server's side
         // effects happen when it arrives; a dropped one (no request left, no answer) goes.
         if pending.request.is_none() && pending.result.is_none() {
             self.calls.remove(&call);
         }
-        self.deliver(now, client, local, Err(KubeError::Timeout), sink);
+        self.deliver(now, client, Err(KubeError::Timeout), sink);
     }
 
+    /// Hand an answer to its client, if the client's process is still the one that asked.
     fn deliver(
         &mut self,
         now: SimTime,
         client: Client,
-        local: CallId,
         result: crate::resources::KubeResult,
         sink: &mut dyn Sink,
     ) {
         match client {
-            Client::Plugin { epoch } => {
+            Client::Replica { index, epoch, call } => {
+                if self
+                    .nodes
+                    .is_current(self.replicas[index as usize].node, epoch)
+                {
+                    self.replica_input(now, index, crate::leader::Input::Kube(call, result), sink);
+                }
+            }
+            Client::Plugin { epoch, call: local } => {
                 if !self.nodes.is_current(self.gocd, epoch) {
                     return;
                 }
@@ -147,7 +221,8 @@ impl World {
                     self.emit(sink, node::GOCD, record);
                 }
                 let mut out = ServerOut::default();
-                self.server.handle_kube(now.as_ms(), local, result, &mut out);
+                self.server
+                    .handle_kube(now.as_ms(), local, result, &mut out);
                 self.apply_server(now, out, sink);
             }
         }

@@ -3,31 +3,84 @@
 use crate::engine::Epoch;
 use crate::gocd::{AgentRequest, AgentTimer, RequestKind, ServerReply, ServerTimer};
 use crate::kube::KubeTimer;
+use crate::leader::TimerToken;
 
 /// Everything that can happen at an instant.
 #[derive(Debug)]
 pub(super) enum Event {
     /// A workload job arrives (index into the arrivals table).
-    Arrival { index: usize },
+    Arrival {
+        index: usize,
+    },
     /// A server timer of process `epoch`.
-    Server { epoch: Epoch, timer: ServerTimer },
+    Server {
+        epoch: Epoch,
+        timer: ServerTimer,
+    },
     /// The crashed server process comes back.
     ServerRestart,
     /// A Kubernetes call reaches the API server.
-    KubeArrive { call: u64 },
+    KubeArrive {
+        call: u64,
+    },
     /// Its answer reaches the client.
-    KubeReturn { call: u64 },
+    KubeReturn {
+        call: u64,
+    },
     /// The client gives up waiting.
-    KubeTimeout { call: u64 },
+    KubeTimeout {
+        call: u64,
+    },
     Kubelet(KubeTimer),
     /// A go-agent timer of one container incarnation.
-    AgentTimer { uid: u64, incarnation: u32, timer: AgentTimer },
+    AgentTimer {
+        uid: u64,
+        incarnation: u32,
+        timer: AgentTimer,
+    },
     /// A go-agent request reaches the server.
-    AgentArrive { uid: u64, incarnation: u32, request: AgentRequest },
+    AgentArrive {
+        uid: u64,
+        incarnation: u32,
+        request: AgentRequest,
+    },
     /// The server's answer (or a failure) reaches the go-agent.
-    AgentReply { uid: u64, incarnation: u32, kind: RequestKind, reply: ServerReply },
-    FaultStart { index: usize },
-    FaultEnd { index: usize },
+    AgentReply {
+        uid: u64,
+        incarnation: u32,
+        kind: RequestKind,
+        reply: ServerReply,
+    },
+    /// A leader replica's timer (in process `epoch`).
+    ReplicaTimer {
+        replica: u32,
+        epoch: Epoch,
+        token: TimerToken,
+    },
+    /// A configuration version reaches a replica.
+    ReplicaConfig {
+        replica: u32,
+        epoch: Epoch,
+        version: u64,
+    },
+    /// A crashed replica process comes back.
+    ReplicaRestart {
+        replica: u32,
+    },
+    /// A paused replica process resumes.
+    ReplicaResume {
+        replica: u32,
+    },
+    /// A `[[leader.config]]` entry takes effect.
+    ConfigChange {
+        index: usize,
+    },
+    FaultStart {
+        index: usize,
+    },
+    FaultEnd {
+        index: usize,
+    },
     Sample,
     SafetyEnd,
     End,

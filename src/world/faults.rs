@@ -28,14 +28,16 @@ impl World {
                 self.server.crash(&mut out);
                 self.nodes.crash(self.gocd);
                 self.apply_server(now, out, sink);
-                self.queue.push(now.plus_ms(*downtime_ms), Event::ServerRestart);
+                self.queue
+                    .push(now.plus_ms(*downtime_ms), Event::ServerRestart);
                 ("gocd".to_owned(), Some(*downtime_ms))
             }
             FaultKind::PodDelete { target, count } => {
                 let pods = self.pick_pods(*target, *count);
                 let mut fx = KubeEffects::default();
                 for pod in &pods {
-                    self.kube.delete_pod_external(now, pod, &mut self.random_kubelet, &mut fx);
+                    self.kube
+                        .delete_pod_external(now, pod, &mut self.random_kubelet, &mut fx);
                 }
                 self.apply_kube(now, fx, sink);
                 (pods.join(","), None)
@@ -81,7 +83,10 @@ impl World {
                 self.server.edit_profile(profile, set);
                 let environment = self.profile_environment(profile);
                 let config = self.server.config_identity(profile, environment.as_deref());
-                let record = Record::ProfileEdited { profile: profile.clone(), config };
+                let record = Record::ProfileEdited {
+                    profile: profile.clone(),
+                    config,
+                };
                 self.emit(sink, node::GOCD, record);
                 (profile.clone(), None)
             }
@@ -96,31 +101,108 @@ impl World {
                 self.apply_kube(now, fx, sink);
                 (lost.join(","), None)
             }
-            FaultKind::Burst { count, spread_ms, profile, runtime } => {
+            FaultKind::Burst {
+                count,
+                spread_ms,
+                profile,
+                runtime,
+            } => {
                 let mut planned = Vec::new();
-                burst(&mut planned, &mut self.random_faults, now.as_ms(), *count, *spread_ms, profile, *runtime);
+                burst(
+                    &mut planned,
+                    &mut self.random_faults,
+                    now.as_ms(),
+                    *count,
+                    *spread_ms,
+                    profile,
+                    *runtime,
+                );
                 for arrival in planned {
                     let at = SimTime::from_ms(arrival.at_ms);
                     self.arrivals.push(arrival);
-                    self.queue.push(at, Event::Arrival { index: self.arrivals.len() - 1 });
+                    self.queue.push(
+                        at,
+                        Event::Arrival {
+                            index: self.arrivals.len() - 1,
+                        },
+                    );
                 }
                 (format!("{count} jobs of {profile}"), None)
             }
-            other => {
-                // Leader faults need replicas; without them there is nothing to break.
-                (format!("{} (no effect without replicas)", other.name()), None)
+            FaultKind::ReplicaCrash {
+                replica,
+                downtime_ms,
+            } => {
+                let Some(replica_index) = self.replica_index(*replica) else {
+                    return self.no_target(index, name, sink);
+                };
+                if !self.crash_replica(now, replica_index, *downtime_ms, sink) {
+                    return self.no_target(index, name, sink);
+                }
+                self.fault_targets.insert(index, replica_index);
+                (format!("replica-{replica_index}"), Some(*downtime_ms))
+            }
+            FaultKind::ReplicaPause { replica, for_ms } => {
+                let Some(replica_index) = self.replica_index(*replica) else {
+                    return self.no_target(index, name, sink);
+                };
+                if !self.pause_replica(now, replica_index, *for_ms, sink) {
+                    return self.no_target(index, name, sink);
+                }
+                self.fault_targets.insert(index, replica_index);
+                (format!("replica-{replica_index}"), Some(*for_ms))
+            }
+            FaultKind::ClockDrift { replica, rate } => {
+                let Some(replica_index) = self.replica_index(*replica) else {
+                    return self.no_target(index, name, sink);
+                };
+                self.drift_replica(now, replica_index, *rate);
+                (format!("replica-{replica_index} x{rate}"), None)
+            }
+            FaultKind::LeaseDelete => {
+                let deleted = self.delete_lease(now, sink);
+                (
+                    if deleted { "lease" } else { "lease (absent)" }.to_owned(),
+                    None,
+                )
+            }
+            FaultKind::CallbackDelay { replica, delay_ms } => {
+                let Some(replica_index) = self.replica_index(*replica) else {
+                    return self.no_target(index, name, sink);
+                };
+                if let Some(process) = self.replicas[replica_index as usize].process.as_mut() {
+                    process.delay_next_started_leading(*delay_ms);
+                }
+                (format!("replica-{replica_index} +{delay_ms}ms"), None)
             }
         };
-        self.emit(sink, node::HARNESS, Record::FaultStarted { index: index as u32, fault: name.to_owned(), target });
+        self.emit(
+            sink,
+            node::HARNESS,
+            Record::FaultStarted {
+                index: index as u32,
+                fault: name.to_owned(),
+                target,
+            },
+        );
         match lasting_ms {
             Some(ms) => {
                 self.active_faults.insert(index, name.to_owned());
-                if !matches!(kind, FaultKind::ServerCrash { .. }) {
+                let ends_itself = matches!(
+                    kind,
+                    FaultKind::ServerCrash { .. }
+                        | FaultKind::ReplicaCrash { .. }
+                        | FaultKind::ReplicaPause { .. }
+                );
+                if !ends_itself {
                     self.queue.push(now.plus_ms(ms), Event::FaultEnd { index });
                 }
             }
             None => {
-                let record = Record::FaultEnded { index: index as u32, fault: name.to_owned() };
+                let record = Record::FaultEnded {
+                    index: index as u32,
+                    fault: name.to_owned(),
+                };
                 self.emit(sink, node::HARNESS, record);
             }
         }
@@ -129,14 +211,64 @@ impl World {
     /// A lasting fault ends (also called for every active fault at the end of the safety
     /// phase, and when a crashed server restarts).
     pub(super) fn fault_end(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
-        let Some(name) = self.active_faults.remove(&index) else { return };
+        let Some(name) = self.active_faults.remove(&index) else {
+            return;
+        };
         match &self.scenario.faults[index].kind {
             FaultKind::Partition { .. } => self.partitions.heal(index as u32),
             FaultKind::ApiOutage { .. } => self.end_outage(now, sink),
             FaultKind::ServerCrash { .. } => {}
             _ => {}
         }
-        self.emit(sink, node::HARNESS, Record::FaultEnded { index: index as u32, fault: name });
+        self.emit(
+            sink,
+            node::HARNESS,
+            Record::FaultEnded {
+                index: index as u32,
+                fault: name,
+            },
+        );
+    }
+
+    /// A fault with no target at this moment (no leader, replica down): recorded as such.
+    fn no_target(&mut self, index: usize, name: &str, sink: &mut dyn Sink) {
+        let target = "none (no such replica at this moment)".to_owned();
+        self.emit(
+            sink,
+            node::HARNESS,
+            Record::FaultStarted {
+                index: index as u32,
+                fault: name.to_owned(),
+                target,
+            },
+        );
+        self.emit(
+            sink,
+            node::HARNESS,
+            Record::FaultEnded {
+                index: index as u32,
+                fault: name.to_owned(),
+            },
+        );
+    }
+
+    /// Called when a replica restarts or resumes: its crash or pause fault ends.
+    pub(super) fn end_replica_faults(&mut self, now: SimTime, replica: u32, sink: &mut dyn Sink) {
+        let ended: Vec<usize> = self
+            .active_faults
+            .keys()
+            .copied()
+            .filter(|i| match self.scenario.faults[*i].kind {
+                FaultKind::ReplicaCrash { .. } | FaultKind::ReplicaPause { .. } => {
+                    self.fault_targets.get(i) == Some(&replica)
+                }
+                _ => false,
+            })
+            .collect();
+        for index in ended {
+            self.fault_targets.remove(&index);
+            self.fault_end(now, index, sink);
+        }
     }
 
     /// Called when the server restarts: its crash fault ends.
@@ -153,7 +285,11 @@ impl World {
     }
 
     fn profile_environment(&self, profile: &str) -> Option<String> {
-        self.scenario.profiles.iter().find(|p| p.name == profile).and_then(|p| p.environment.clone())
+        self.scenario
+            .profiles
+            .iter()
+            .find(|p| p.name == profile)
+            .and_then(|p| p.environment.clone())
     }
 
     fn group_mask(&self, group: &str) -> GroupMask {
@@ -161,7 +297,8 @@ impl World {
             "gocd" => groups::GOCD,
             "kube-api" => groups::KUBE_API,
             "agents" => groups::AGENTS,
-            "replicas" | "leader" => groups::REPLICAS,
+            "replicas" => groups::REPLICAS,
+            "leader" => self.leader_mask(),
             other => other
                 .strip_prefix("replica-")
                 .and_then(|n| n.parse().ok())

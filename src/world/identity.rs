@@ -6,7 +6,10 @@ use crate::resources::{Pod, StringMap};
 use sha2::{Digest, Sha256};
 
 /// 12 hex digits of SHA-256 over the elastic profile properties and the environment.
-pub fn config_identity(elastic_profile_properties: &StringMap, environment: Option<&str>) -> String {
+pub fn config_identity(
+    elastic_profile_properties: &StringMap,
+    environment: Option<&str>,
+) -> String {
     let mut hasher = Sha256::new();
     for (key, value) in elastic_profile_properties {
         hasher.update(key.as_bytes());

@@ -11,6 +11,7 @@ mod calls;
 mod events;
 mod faults;
 mod identity;
+mod leader;
 mod run;
 mod swarm;
 

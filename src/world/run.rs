@@ -42,16 +42,24 @@ impl World {
         self.server.start(0, process_id, &mut out);
         self.apply_server(SimTime::ZERO, out, sink);
         for index in 0..self.arrivals.len() {
-            self.queue.push(SimTime::from_ms(self.arrivals[index].at_ms), Event::Arrival { index });
+            self.queue.push(
+                SimTime::from_ms(self.arrivals[index].at_ms),
+                Event::Arrival { index },
+            );
         }
         for index in 0..self.scenario.faults.len() {
             let at_ms = self.scenario.faults[index].at_ms;
             if at_ms < self.scenario.duration_ms {
-                self.queue.push(SimTime::from_ms(at_ms), Event::FaultStart { index });
+                self.queue
+                    .push(SimTime::from_ms(at_ms), Event::FaultStart { index });
             }
         }
+        self.start_replicas(sink);
         self.queue.push(SimTime::ZERO, Event::Sample);
-        self.queue.push(SimTime::from_ms(self.scenario.duration_ms), Event::SafetyEnd);
+        self.queue.push(
+            SimTime::from_ms(self.scenario.duration_ms),
+            Event::SafetyEnd,
+        );
         let end = self.scenario.duration_ms + self.scenario.settle_ms;
         self.queue.push(SimTime::from_ms(end), Event::End);
     }
@@ -79,20 +87,48 @@ impl World {
                 self.kube.handle_timer(now, timer, &mut fx);
                 self.apply_kube(now, fx, sink);
             }
-            Event::AgentTimer { uid, incarnation, timer } => {
+            Event::AgentTimer {
+                uid,
+                incarnation,
+                timer,
+            } => {
                 self.agent_timer(now, uid, incarnation, timer, sink);
             }
-            Event::AgentArrive { uid, incarnation, request } => {
+            Event::AgentArrive {
+                uid,
+                incarnation,
+                request,
+            } => {
                 self.agent_arrive(now, uid, incarnation, request, sink);
             }
-            Event::AgentReply { uid, incarnation, kind, reply } => {
+            Event::AgentReply {
+                uid,
+                incarnation,
+                kind,
+                reply,
+            } => {
                 self.agent_reply(now, uid, incarnation, kind, reply, sink);
             }
+            Event::ReplicaTimer { .. } | Event::ReplicaConfig { .. } => {
+                self.replica_event(now, event, sink)
+            }
+            Event::ReplicaRestart { replica } => {
+                if !self.safety_over {
+                    self.restart_replica(replica, sink);
+                    self.end_replica_faults(now, replica, sink);
+                }
+            }
+            Event::ReplicaResume { replica } => {
+                self.resume_replica(now, replica, sink);
+                self.end_replica_faults(now, replica, sink);
+            }
+            Event::ConfigChange { index } => self.config_change(now, index),
             Event::FaultStart { index } => self.fault_start(now, index, sink),
             Event::FaultEnd { index } => self.fault_end(now, index, sink),
             Event::Sample => {
                 self.emit(sink, node::HARNESS, Record::Sample);
-                self.queue.push_after(self.settings.sample_interval_ms, Event::Sample);
+                self.queue
+                    .push_after(self.settings.sample_interval_ms, Event::Sample);
             }
             Event::SafetyEnd => self.end_safety_phase(now, sink),
             Event::End => {
@@ -115,7 +151,14 @@ impl World {
             .find(|p| p.name == arrival.profile)
             .and_then(|p| p.environment.clone());
         let mut out = ServerOut::default();
-        self.server.schedule_job(now.as_ms(), None, &arrival.profile, environment, arrival.runtime_ms, &mut out);
+        self.server.schedule_job(
+            now.as_ms(),
+            None,
+            &arrival.profile,
+            environment,
+            arrival.runtime_ms,
+            &mut out,
+        );
         self.apply_server(now, out, sink);
     }
 
@@ -126,7 +169,8 @@ impl World {
         }
         let epoch = self.nodes.epoch(self.gocd);
         for (delay_ms, timer) in out.timers {
-            self.queue.push(now.plus_ms(delay_ms), Event::Server { epoch, timer });
+            self.queue
+                .push(now.plus_ms(delay_ms), Event::Server { epoch, timer });
         }
         for (local, request) in out.kube_calls {
             self.send_plugin_call(now, epoch, local, request);
@@ -175,6 +219,7 @@ impl World {
         self.partitions.heal_all();
         self.end_outage(now, sink);
         self.restart_server(now, sink);
+        self.heal_replicas(now, sink);
         self.emit(sink, node::HARNESS, Record::SafetyPhaseEnded);
     }
 }

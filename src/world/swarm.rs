@@ -8,7 +8,12 @@ use crate::engine::{Stream, StreamId};
 use crate::scenario::{Fault, FaultKind, OutageMode, PodTarget, Range, ReplicaRef, Scenario};
 use std::collections::BTreeMap;
 
-const TARGETS: [PodTarget; 4] = [PodTarget::Idle, PodTarget::Busy, PodTarget::Pending, PodTarget::Any];
+const TARGETS: [PodTarget; 4] = [
+    PodTarget::Idle,
+    PodTarget::Busy,
+    PodTarget::Pending,
+    PodTarget::Any,
+];
 
 /// The faults a seed draws, and one line per enabled kind saying what it drew.
 pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
@@ -17,13 +22,14 @@ pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
     }
     let mut random = Stream::new(seed, StreamId::Swarm);
     // Each kind is on with probability 1/2 (at least one is on), with a weight in [1, 4).
-    let mut enabled: Vec<(String, f64)> = scenario
-        .swarm
-        .kinds
-        .iter()
-        .filter(|_| random.chance(0.5))
-        .map(|kind| (kind.clone(), 1.0 + 3.0 * random.unit()))
-        .collect();
+    let mut enabled: Vec<(String, f64)> = Vec::new();
+    for kind in &scenario.swarm.kinds {
+        let on = random.chance(0.5);
+        let weight = 1.0 + 3.0 * random.unit();
+        if on {
+            enabled.push((kind.clone(), weight));
+        }
+    }
     if enabled.is_empty() {
         let index = random.below(scenario.swarm.kinds.len() as u64) as usize;
         enabled.push((scenario.swarm.kinds[index].clone(), 1.0));
@@ -56,7 +62,11 @@ pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
     let mut drawn = vec![format!(
         "swarm: mean interval {:.0}s, kinds {}",
         mean_ms / 1000.0,
-        enabled.iter().map(|(k, w)| format!("{k} (weight {w:.1})")).collect::<Vec<_>>().join(", ")
+        enabled
+            .iter()
+            .map(|(k, w)| format!("{k} (weight {w:.1})"))
+            .collect::<Vec<_>>()
+            .join(", ")
     )];
     drawn.extend(counts.iter().map(|(kind, n)| format!("{kind} x{n}")));
     (faults, drawn)
@@ -77,7 +87,9 @@ fn replica(scenario: &Scenario, random: &mut Stream) -> ReplicaRef {
 
 fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) -> Option<Fault> {
     let kind = match kind {
-        "server_crash" => FaultKind::ServerCrash { downtime_ms: range(random, 5_000, 180_000) },
+        "server_crash" => FaultKind::ServerCrash {
+            downtime_ms: range(random, 5_000, 180_000),
+        },
         "pod_delete" => FaultKind::PodDelete {
             target: TARGETS[random.below(4) as usize],
             count: 1 + random.below(3) as u32,
@@ -86,9 +98,16 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
             target: TARGETS[random.below(4) as usize],
             count: 1 + random.below(2) as u32,
         },
-        "pod_fail" => FaultKind::PodFail { target: TARGETS[random.below(4) as usize], count: 1 },
+        "pod_fail" => FaultKind::PodFail {
+            target: TARGETS[random.below(4) as usize],
+            count: 1,
+        },
         "partition" => {
-            let mut pairs = vec![["gocd", "kube-api"], ["agents", "gocd"], ["agents", "kube-api"]];
+            let mut pairs = vec![
+                ["gocd", "kube-api"],
+                ["agents", "gocd"],
+                ["agents", "kube-api"],
+            ];
             if scenario.leader.is_some() {
                 pairs.push(["leader", "kube-api"]);
                 pairs.push(["replicas", "kube-api"]);
@@ -101,10 +120,16 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
         }
         "api_outage" => FaultKind::ApiOutage {
             for_ms: range(random, 3_000, 120_000),
-            mode: if random.chance(0.5) { OutageMode::Error } else { OutageMode::Hang },
+            mode: if random.chance(0.5) {
+                OutageMode::Error
+            } else {
+                OutageMode::Hang
+            },
         },
         "profile_edit" => {
-            let profile = scenario.profiles.get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
+            let profile = scenario
+                .profiles
+                .get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
             let image = format!("{}-swarm{}", profile.image, random.below(1000));
             FaultKind::ProfileEdit {
                 profile: profile.name.clone(),
@@ -113,12 +138,17 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
         }
         "node_loss" if scenario.cluster.nodes > 1 => FaultKind::NodeLoss { count: 1 },
         "burst" => {
-            let profile = scenario.profiles.get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
+            let profile = scenario
+                .profiles
+                .get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
             FaultKind::Burst {
                 count: 5 + random.below(26) as u32,
                 spread_ms: range(random, 0, 30_000),
                 profile: profile.name.clone(),
-                runtime: Range { min_ms: 10_000, max_ms: 180_000 },
+                runtime: Range {
+                    min_ms: 10_000,
+                    max_ms: 180_000,
+                },
             }
         }
         "replica_crash" => FaultKind::ReplicaCrash {

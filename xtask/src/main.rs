@@ -30,7 +30,16 @@ fn main() -> ExitCode {
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let status = Command::new(cargo)
-        .args(["run", "--release", "--quiet", "--package", "elasticsim", "--bin", "elasticsim", "--"])
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "--package",
+            "elasticsim",
+            "--bin",
+            "elasticsim",
+            "--",
+        ])
         .args(&args)
         .status();
     match status {
