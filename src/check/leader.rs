@@ -19,6 +19,8 @@ mod safety;
 mod view;
 
 #[cfg(test)]
+mod scenario_tests;
+#[cfg(test)]
 mod tests;
 
 use super::{Kind, Monitor, Violation};

@@ -192,16 +192,20 @@ impl RejoinAfterOutage {
             let Some(view) = self.view.replicas.get(&replica) else {
                 continue;
             };
-            if view.election_running || view.stopped {
+            if view.stopped {
                 self.lost.remove(&replica);
                 continue;
             }
-            let deadline_ms = ended_ms.max(lost_ms) + grace_ms;
-            if t_ms <= deadline_ms {
+            let back_ms = ended_ms.max(lost_ms);
+            if t_ms <= back_ms + grace_ms {
                 continue;
             }
             self.lost.remove(&replica);
-            if view.active() && view.wants_election() {
+            // Judged at the deadline: an election that starts and stops again at once (the
+            // agentk-v1 wrapper unregistering) is no rejoin.
+            let rejoined =
+                view.election_running || view.last_held_ms.is_some_and(|held_ms| held_ms > back_ms);
+            if !rejoined && view.active() && view.wants_election() {
                 let message = format!(
                     "replica {replica} lost the lease in an API outage (at {lost_ms} ms) and has \
                      not re-entered the election {} ms after the API answered again",
