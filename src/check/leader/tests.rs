@@ -149,81 +149,50 @@ fn leader_monitors_cover_every_row_of_the_leader_table() {
     );
 }
 
+/// An accepted Lease update by `replica`: (rv current, rv sent) and the new rv after it.
+fn update(replica: u32, holder: &str, transitions: u32, rv: (u64, u64)) -> Record {
+    let (current, sent) = rv;
+    let by = Actor::Replica(replica);
+    write(
+        by,
+        "update-lease",
+        holder,
+        transitions,
+        (Some(current), Some(sent), current + 1),
+    )
+}
+
 #[test]
 fn lease_cas_trips_on_a_stale_write_and_a_wrong_transition_count_only() {
     let create = (
         0,
         write(Actor::Replica(0), "create-lease", "a", 0, (None, None, 1)),
     );
-    let renew = (
-        2_000,
-        write(
-            Actor::Replica(0),
-            "update-lease",
-            "a",
-            0,
-            (Some(1), Some(1), 2),
-        ),
+    let renew = (2_000, update(0, "a", 0, (1, 1)));
+    let release = (4_000, update(0, "", 0, (2, 2)));
+    let history = [create.clone(), renew, release];
+    let after = |step: Record| {
+        let mut records = history.to_vec();
+        records.push((6_000, step));
+        run("lease-cas", &records, 10_000)
+    };
+    assert!(
+        after(update(1, "b", 1, (3, 3))).is_empty(),
+        "a new holder counts one transition"
     );
-    let release = (
-        4_000,
-        write(
-            Actor::Replica(0),
-            "update-lease",
-            "",
-            0,
-            (Some(2), Some(2), 3),
-        ),
-    );
-    let take = (
-        6_000,
-        write(
-            Actor::Replica(1),
-            "update-lease",
-            "b",
-            1,
-            (Some(3), Some(3), 4),
-        ),
-    );
-    let honest = [create.clone(), renew.clone(), release.clone(), take];
-    assert!(run("lease-cas", &honest, 10_000).is_empty());
 
-    let stale = (
-        6_000,
-        write(
-            Actor::Replica(1),
-            "update-lease",
-            "b",
-            1,
-            (Some(3), Some(2), 4),
-        ),
-    );
-    let found = run(
-        "lease-cas",
-        &[create.clone(), renew.clone(), release.clone(), stale],
-        10_000,
-    );
-    assert_eq!(found.len(), 1);
-    assert_eq!(found[0].objects, vec!["replica:1".to_string()]);
-
-    let uncounted = (
-        6_000,
-        write(
-            Actor::Replica(1),
-            "update-lease",
-            "b",
-            0,
-            (Some(3), Some(3), 4),
-        ),
+    let stale = after(update(1, "b", 1, (3, 2)));
+    assert_eq!(stale.len(), 1);
+    assert_eq!(stale[0].objects, vec!["replica:1".to_string()]);
+    assert_eq!(
+        after(update(1, "b", 0, (3, 3))).len(),
+        1,
+        "the transition was not counted"
     );
     assert_eq!(
-        run(
-            "lease-cas",
-            &[create.clone(), renew, release, uncounted],
-            10_000
-        )
-        .len(),
-        1
+        after(update(0, "a", 0, (3, 3))).len(),
+        1,
+        "re-acquiring after a release counts"
     );
 
     let recreate = (

@@ -42,6 +42,16 @@ impl ReplicaView {
         !self.stopped && self.paused_since_ms.is_none()
     }
 
+    /// A process ended or began: nothing of the old one survives but the quoted records.
+    fn restart(&mut self, stopped: bool) {
+        let recent = std::mem::take(&mut self.recent);
+        *self = ReplicaView {
+            stopped,
+            recent,
+            ..ReplicaView::default()
+        };
+    }
+
     pub(super) fn wants_election(&self) -> bool {
         self.demand
             .as_ref()
@@ -275,21 +285,8 @@ impl LeaderView {
                     view.demand_changed_ms = t_ms;
                 }
             }
-            Record::ReplicaStopped { .. } => {
-                let recent = std::mem::take(&mut view.recent);
-                *view = ReplicaView {
-                    stopped: true,
-                    recent,
-                    ..ReplicaView::default()
-                };
-            }
-            Record::ReplicaStarted { .. } => {
-                let recent = std::mem::take(&mut view.recent);
-                *view = ReplicaView {
-                    recent,
-                    ..ReplicaView::default()
-                };
-            }
+            Record::ReplicaStopped { .. } => view.restart(true),
+            Record::ReplicaStarted { .. } => view.restart(false),
             Record::ReplicaPaused { .. } => view.paused_since_ms = Some(t_ms),
             Record::ReplicaResumed { .. } => {
                 if let Some(since_ms) = view.paused_since_ms.take() {
