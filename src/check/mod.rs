@@ -5,6 +5,10 @@
 //! their deadline or at the end of the settle phase, `sometimes` monitors at the end of the
 //! run (as coverage, a failure only when the scenario requires them).
 
+mod leader;
+
+pub use leader::{LeaderBounds, leader_monitors};
+
 use crate::trace::Record;
 use serde::Serialize;
 

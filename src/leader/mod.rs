@@ -35,7 +35,7 @@ mod module;
 mod replica;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use elector::{Elector, ElectorEvent, ElectorSettings, TakeoverDuration};
 pub use replica::Replica;

@@ -9,10 +9,10 @@ use crate::leader::{
 use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, Lease, LeaseSpec};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub(super) const LEASE_NAME: &str = "agent-1-lock";
+pub(crate) const LEASE_NAME: &str = "agent-1-lock";
 
 /// A deterministic stream (64-bit LCG, top 53 bits).
-pub(super) struct SeededRandom(pub(super) u64);
+pub(crate) struct SeededRandom(pub(crate) u64);
 
 impl Random for SeededRandom {
     fn unit(&mut self) -> f64 {
@@ -25,7 +25,7 @@ impl Random for SeededRandom {
 }
 
 /// agentk's timings (LD 15 s, RD 10 s, RP 2 s), one module `gitops` stopping in 1 s.
-pub(super) fn settings(identity: &str, variant: Variant) -> LeaderSettings {
+pub(crate) fn settings(identity: &str, variant: Variant) -> LeaderSettings {
     LeaderSettings {
         identity: identity.to_string(),
         lease_name: LEASE_NAME.to_string(),
@@ -42,12 +42,12 @@ pub(super) fn settings(identity: &str, variant: Variant) -> LeaderSettings {
     }
 }
 
-pub(super) fn flags(gitops: bool) -> BTreeMap<String, bool> {
+pub(crate) fn flags(gitops: bool) -> BTreeMap<String, bool> {
     BTreeMap::from([("gitops".to_string(), gitops)])
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum OutageMode {
+pub(crate) enum OutageMode {
     /// Every call fails at once with a server error.
     Error,
     /// Calls hang until the outage ends (or the caller's timeout fires).
@@ -64,11 +64,32 @@ struct Outage {
 
 /// One call as the world saw it.
 #[derive(Clone, Debug)]
-pub(super) struct CallRecord {
-    pub(super) replica: usize,
-    pub(super) sent_ms: u64,
-    pub(super) request: KubeRequest,
-    pub(super) answer: Option<(u64, KubeResult)>,
+pub(crate) struct CallRecord {
+    pub(crate) replica: usize,
+    pub(crate) sent_ms: u64,
+    pub(crate) request: KubeRequest,
+    pub(crate) answer: Option<(u64, KubeResult)>,
+}
+
+/// Everything observable, in the order it happened (what a world turns into trace records).
+#[derive(Clone, Debug)]
+pub(crate) enum Journal {
+    Observed {
+        replica: usize,
+        observation: Observation,
+    },
+    /// An accepted Lease write; `by` is `None` for a third party.
+    Written {
+        by: Option<usize>,
+        verb: &'static str,
+        spec: LeaseSpec,
+        rv_current: Option<u64>,
+        rv_sent: Option<u64>,
+        rv_new: u64,
+    },
+    Crashed {
+        replica: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -85,9 +106,9 @@ struct Slot {
     clock_offset_ms: u64,
 }
 
-pub(super) struct World {
-    pub(super) now_ms: u64,
-    pub(super) lease: Option<Lease>,
+pub(crate) struct World {
+    pub(crate) now_ms: u64,
+    pub(crate) lease: Option<Lease>,
     next_resource_version: u64,
     latency_ms: u64,
     outages: Vec<Outage>,
@@ -96,14 +117,15 @@ pub(super) struct World {
     sequence: u64,
     random: SeededRandom,
     calls: BTreeMap<(usize, CallId), usize>,
-    pub(super) call_log: Vec<CallRecord>,
+    pub(crate) call_log: Vec<CallRecord>,
     /// Every accepted write: (real time, writer, spec); the writer is `None` for third parties.
-    pub(super) writes: Vec<(u64, Option<usize>, LeaseSpec)>,
-    pub(super) observations: Vec<(u64, usize, Observation)>,
+    pub(crate) writes: Vec<(u64, Option<usize>, LeaseSpec)>,
+    pub(crate) observations: Vec<(u64, usize, Observation)>,
+    pub(crate) journal: Vec<(u64, Journal)>,
 }
 
 impl World {
-    pub(super) fn new(latency_ms: u64, seed: u64) -> World {
+    pub(crate) fn new(latency_ms: u64, seed: u64) -> World {
         World {
             now_ms: 0,
             lease: None,
@@ -118,12 +140,13 @@ impl World {
             call_log: Vec::new(),
             writes: Vec::new(),
             observations: Vec::new(),
+            journal: Vec::new(),
         }
     }
 
     /// Add a replica whose local clock reads real time plus `clock_offset_ms`; it starts now
     /// with configuration version 1.
-    pub(super) fn add_replica(
+    pub(crate) fn add_replica(
         &mut self,
         settings: LeaderSettings,
         clock_offset_ms: u64,
@@ -146,25 +169,27 @@ impl World {
         index
     }
 
-    pub(super) fn replica(&self, index: usize) -> &Replica {
+    pub(crate) fn replica(&self, index: usize) -> &Replica {
         self.slots[index]
             .replica
             .as_ref()
             .expect("the replica is alive")
     }
 
-    pub(super) fn replica_mut(&mut self, index: usize) -> &mut Replica {
+    pub(crate) fn replica_mut(&mut self, index: usize) -> &mut Replica {
         self.slots[index]
             .replica
             .as_mut()
             .expect("the replica is alive")
     }
 
-    pub(super) fn crash(&mut self, index: usize) {
+    pub(crate) fn crash(&mut self, index: usize) {
         self.slots[index].replica = None;
+        self.journal
+            .push((self.now_ms, Journal::Crashed { replica: index }));
     }
 
-    pub(super) fn configure(&mut self, index: usize, version: u64, gitops: bool) {
+    pub(crate) fn configure(&mut self, index: usize, version: u64, gitops: bool) {
         self.step(
             index,
             Input::Config {
@@ -174,7 +199,7 @@ impl World {
         );
     }
 
-    pub(super) fn outage(
+    pub(crate) fn outage(
         &mut self,
         from_ms: u64,
         until_ms: u64,
@@ -191,7 +216,7 @@ impl World {
     }
 
     /// A third party writes the Lease at `at_ms` (unconditionally).
-    pub(super) fn external_write(&mut self, at_ms: u64, spec: LeaseSpec) {
+    pub(crate) fn external_write(&mut self, at_ms: u64, spec: LeaseSpec) {
         self.push(at_ms, Event::ExternalWrite(spec));
     }
 
@@ -233,11 +258,16 @@ impl World {
             }
         }
         for observation in out.observations {
+            let entry = Journal::Observed {
+                replica: index,
+                observation: observation.clone(),
+            };
+            self.journal.push((self.now_ms, entry));
             self.observations.push((self.now_ms, index, observation));
         }
     }
 
-    pub(super) fn run_until(&mut self, until_ms: u64) {
+    pub(crate) fn run_until(&mut self, until_ms: u64) {
         while let Some(entry) = self.queue.first_entry() {
             let (at_ms, _) = *entry.key();
             if at_ms > until_ms {
@@ -257,7 +287,7 @@ impl World {
             Event::Answer(index, call, result) => self.answer(index, call, result),
             Event::Timeout(index, call) => self.answer(index, call, Err(KubeError::Timeout)),
             Event::ExternalWrite(spec) => {
-                self.write(None, spec);
+                self.write(None, "update-lease", None, spec);
             }
         }
     }
@@ -306,15 +336,32 @@ impl World {
         self.step(index, Input::Kube(call, result));
     }
 
-    fn write(&mut self, by: Option<usize>, spec: LeaseSpec) -> Lease {
+    fn write(
+        &mut self,
+        by: Option<usize>,
+        verb: &'static str,
+        rv_sent: Option<u64>,
+        spec: LeaseSpec,
+    ) -> Lease {
         let lease = Lease {
             name: LEASE_NAME.to_string(),
             spec: spec.clone(),
             resource_version: self.next_resource_version,
         };
         self.next_resource_version += 1;
+        let rv_current = self.lease.as_ref().map(|lease| lease.resource_version);
         self.lease = Some(lease.clone());
-        self.writes.push((self.now_ms, by, spec));
+        self.writes.push((self.now_ms, by, spec.clone()));
+        let rv_new = lease.resource_version;
+        let entry = Journal::Written {
+            by,
+            verb,
+            spec,
+            rv_current,
+            rv_sent,
+            rv_new,
+        };
+        self.journal.push((self.now_ms, entry));
         lease
     }
 
@@ -326,9 +373,9 @@ impl World {
                 .clone()
                 .map(KubeReply::Lease)
                 .ok_or(KubeError::NotFound),
-            KubeRequest::CreateLease { spec, .. } if self.lease.is_none() => {
-                Ok(KubeReply::Lease(self.write(Some(index), spec)))
-            }
+            KubeRequest::CreateLease { spec, .. } if self.lease.is_none() => Ok(KubeReply::Lease(
+                self.write(Some(index), "create-lease", None, spec),
+            )),
             KubeRequest::UpdateLease {
                 spec,
                 resource_version,
@@ -338,7 +385,13 @@ impl World {
                 .as_ref()
                 .is_some_and(|lease| lease.resource_version == resource_version) =>
             {
-                Ok(KubeReply::Lease(self.write(Some(index), spec)))
+                let rv_sent = Some(resource_version);
+                Ok(KubeReply::Lease(self.write(
+                    Some(index),
+                    "update-lease",
+                    rv_sent,
+                    spec,
+                )))
             }
             KubeRequest::CreateLease { .. } | KubeRequest::UpdateLease { .. } => {
                 Err(KubeError::Conflict)
@@ -350,7 +403,7 @@ impl World {
     // ── queries ─────────────────────────────────────────────────────────────────────────
 
     /// Real times at which `replica` made `observation`.
-    pub(super) fn times_of(&self, replica: usize, observation: &Observation) -> Vec<u64> {
+    pub(crate) fn times_of(&self, replica: usize, observation: &Observation) -> Vec<u64> {
         self.observations
             .iter()
             .filter(|(_, index, seen)| *index == replica && seen == observation)
@@ -359,7 +412,7 @@ impl World {
     }
 
     /// Real times of `replica`'s accepted writes naming `holder`.
-    pub(super) fn writes_of(&self, replica: usize, holder: &str) -> Vec<u64> {
+    pub(crate) fn writes_of(&self, replica: usize, holder: &str) -> Vec<u64> {
         self.writes
             .iter()
             .filter(|(_, by, spec)| *by == Some(replica) && spec.holder_identity == holder)
@@ -368,7 +421,7 @@ impl World {
     }
 
     /// The calls of `replica`, in order.
-    pub(super) fn calls_of(&self, replica: usize) -> Vec<&CallRecord> {
+    pub(crate) fn calls_of(&self, replica: usize) -> Vec<&CallRecord> {
         self.call_log
             .iter()
             .filter(|record| record.replica == replica)
@@ -377,7 +430,7 @@ impl World {
 
     /// Whether `replica` has a module whose Run is running at the end of the log: the
     /// started and stopped observations are paired per module.
-    pub(super) fn module_running(&self, replica: usize) -> bool {
+    pub(crate) fn module_running(&self, replica: usize) -> bool {
         let mut running = false;
         for (_, index, observation) in &self.observations {
             if *index != replica {

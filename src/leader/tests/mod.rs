@@ -1,5 +1,5 @@
 //! Tests of the pure machines against a scripted fake Lease API (the list).
 
 mod elector_tests;
-mod harness;
+pub(crate) mod harness;
 mod runner_tests;

@@ -1,0 +1,115 @@
+//! Leader-election monitors: one per row of the leader table of `INVARIANTS.md`.
+//!
+//! Every monitor rebuilds what it needs from the records alone ([`view::LeaderView`]): the
+//! Lease from `LeaseWritten`, each replica's elector, runner and modules from the records the
+//! world translates 1:1 from `crate::leader::Observation`, and the faults in force from
+//! `FaultStarted`/`FaultEnded`. The world should name a clock drift's rate in its target
+//! (`rate=1.3`); a drift of unknown rate counts as outside the fault budget.
+//!
+//! Files:
+//! * `leader/view.rs`: the state rebuilt from records, and the fault budget;
+//! * `leader/safety.rs`: `lease-cas`, `single-leader-acting`, `leader-grounded`,
+//!   `leader-only`, `no-duplicate-module`, `config-fresh`;
+//! * `leader/demand.rs`: `election-iff-demand`, `rejoin-after-outage`;
+//! * `leader/liveness.rs`: `failover-bound`, `runner-progress`.
+
+mod demand;
+mod liveness;
+mod safety;
+mod view;
+
+#[cfg(test)]
+mod scenario_tests;
+#[cfg(test)]
+mod tests;
+
+use super::{Kind, Monitor, Violation};
+use crate::leader::Variant;
+use view::LeaderView;
+
+/// The scenario's leader settings, as the monitors' bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaderBounds {
+    pub lease_duration_ms: u64,
+    pub renew_deadline_ms: u64,
+    pub retry_period_ms: u64,
+    /// One API call, one way.
+    pub api_latency_max_ms: u64,
+    pub module_stop_latency_max_ms: u64,
+    pub replicas: u32,
+    pub variant: Variant,
+}
+
+impl LeaderBounds {
+    /// One API round trip at worst.
+    fn round_trip_ms(&self) -> u64 {
+        2 * self.api_latency_max_ms
+    }
+
+    /// LD − RP − RD − δ − module stop (reference b.5); overlaps need a fault larger than it.
+    fn safety_margin_ms(&self) -> i64 {
+        let spent_ms = self.retry_period_ms
+            + self.renew_deadline_ms
+            + self.round_trip_ms()
+            + self.module_stop_latency_max_ms;
+        self.lease_duration_ms as i64 - spent_ms as i64
+    }
+
+    /// The longest a jittered acquire gap lasts: 2.2·RP.
+    fn retry_gap_max_ms(&self) -> u64 {
+        self.retry_period_ms * 22 / 10
+    }
+
+    /// After a crash: LD + 2·2.2·RP, plus the round trips of the observing Get and the
+    /// taking Get and Update.
+    fn failover_ms(&self) -> u64 {
+        self.lease_duration_ms + 2 * self.retry_gap_max_ms() + 3 * self.round_trip_ms()
+    }
+
+    /// After a release reached the server: 2.2·RP plus a Get and an Update.
+    fn graceful_failover_ms(&self) -> u64 {
+        self.retry_gap_max_ms() + 2 * self.round_trip_ms()
+    }
+}
+
+/// Every leader monitor, in the order of the table.
+pub fn leader_monitors(bounds: LeaderBounds) -> Vec<Box<dyn Monitor>> {
+    vec![
+        Box::new(safety::LeaseCas::new(bounds)),
+        Box::new(safety::SingleLeaderActing::new(bounds)),
+        Box::new(safety::LeaderGrounded::new(bounds)),
+        Box::new(safety::LeaderOnly::new(bounds)),
+        Box::new(safety::NoDuplicateModule::new(bounds)),
+        Box::new(safety::ConfigFresh::new(bounds)),
+        Box::new(demand::ElectionIffDemand::new(bounds)),
+        Box::new(liveness::FailoverBound::new(bounds)),
+        Box::new(demand::RejoinAfterOutage::new(bounds)),
+        Box::new(liveness::RunnerProgress::new(bounds)),
+    ]
+}
+
+/// Build a violation naming replicas and modules, quoting their recent records.
+fn violation(
+    id: &'static str,
+    kind: Kind,
+    t_ms: u64,
+    view: &LeaderView,
+    replicas: &[u32],
+    modules: &[&str],
+    message: String,
+) -> Violation {
+    let objects = replicas
+        .iter()
+        .map(|replica| format!("replica:{replica}"))
+        .chain(modules.iter().map(|module| format!("module:{module}")))
+        .collect();
+    Violation {
+        id,
+        kind,
+        at_ms: t_ms,
+        objects,
+        message,
+        context: view.context(replicas),
+        expected: false,
+    }
+}

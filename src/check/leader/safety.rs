@@ -1,0 +1,458 @@
+//! The `always` leader invariants about the Lease, who acts, and what modules receive.
+
+use super::view::LeaderView;
+use super::{LeaderBounds, violation};
+use crate::check::{Kind, Monitor, Violation};
+use crate::trace::{Actor, Record};
+use std::collections::BTreeSet;
+
+/// `lease-cas`: every accepted write carried the current resourceVersion (or created an
+/// absent Lease); `leaseTransitions` grows by one exactly when the holder changes to a new
+/// non-empty holder, and stays put otherwise. Third-party writes are unconditional by nature
+/// and only reset what the monitor knows.
+pub(super) struct LeaseCas {
+    view: LeaderView,
+}
+
+impl LeaseCas {
+    pub(super) fn new(_bounds: LeaderBounds) -> LeaseCas {
+        LeaseCas {
+            view: LeaderView::default(),
+        }
+    }
+
+    fn check_write(&self, record: &Record) -> Option<(Option<u32>, String)> {
+        let Record::LeaseWritten {
+            by,
+            verb,
+            holder,
+            transitions,
+            rv_current,
+            rv_sent,
+            rv_new,
+        } = record
+        else {
+            return None;
+        };
+        let writer = match by {
+            Actor::Replica(replica) => Some(*replica),
+            _ => None,
+        };
+        if *by == Actor::External || verb.contains("delete") {
+            return None;
+        }
+        if rv_current.is_some_and(|current| *rv_new <= current) {
+            return Some((
+                writer,
+                format!("resourceVersion went from {rv_current:?} to {rv_new}"),
+            ));
+        }
+        if verb.contains("create") {
+            return rv_current.map(|current| {
+                (
+                    writer,
+                    format!("a create was accepted over an existing Lease (rv {current})"),
+                )
+            });
+        }
+        if rv_sent != rv_current {
+            let message =
+                format!("a {verb} sent rv {rv_sent:?} but the current rv was {rv_current:?}");
+            return Some((writer, message));
+        }
+        let previous = self.view.lease.as_ref()?;
+        let moved = !holder.is_empty() && *holder != previous.holder;
+        let expected = previous.transitions + u32::from(moved);
+        (*transitions != expected).then(|| {
+            let message = format!(
+                "leaseTransitions went from {} to {transitions} when the holder went from {:?} \
+                 to {holder:?} (expected {expected})",
+                previous.transitions, previous.holder
+            );
+            (writer, message)
+        })
+    }
+}
+
+impl Monitor for LeaseCas {
+    fn id(&self) -> &'static str {
+        "lease-cas"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        let broken = self.check_write(record);
+        self.view.apply(t_ms, record);
+        if let Some((writer, message)) = broken {
+            let replicas = writer.into_iter().collect::<Vec<_>>();
+            out.push(violation(
+                self.id(),
+                Kind::Always,
+                t_ms,
+                &self.view,
+                &replicas,
+                &[],
+                message,
+            ));
+        }
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
+
+/// `single-leader-acting`: at most one replica has leader modules running at any instant.
+/// A violation outside the fault budget is reported as expected, with the reason.
+pub(super) struct SingleLeaderActing {
+    bounds: LeaderBounds,
+    view: LeaderView,
+    overlapping: bool,
+}
+
+impl SingleLeaderActing {
+    pub(super) fn new(bounds: LeaderBounds) -> SingleLeaderActing {
+        SingleLeaderActing {
+            bounds,
+            view: LeaderView::default(),
+            overlapping: false,
+        }
+    }
+}
+
+impl Monitor for SingleLeaderActing {
+    fn id(&self) -> &'static str {
+        "single-leader-acting"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        self.view.apply(t_ms, record);
+        let acting = self.view.acting();
+        if acting.len() < 2 {
+            self.overlapping = false;
+            return;
+        }
+        if self.overlapping {
+            return;
+        }
+        self.overlapping = true;
+        let budget = self.view.outside_budget(t_ms, &acting, &self.bounds);
+        let mut message = format!("replicas {acting:?} run leader modules at the same time");
+        if let Some(reason) = &budget {
+            message.push_str(&format!(" (outside the fault budget: {reason})"));
+        }
+        let mut found = violation(
+            self.id(),
+            Kind::Always,
+            t_ms,
+            &self.view,
+            &acting,
+            &[],
+            message,
+        );
+        found.expected = budget.is_some();
+        out.push(found);
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
+
+/// `leader-grounded`: modules run only within RP + RD + stop latency of the replica's last
+/// successful Lease write (plus one API latency of slack).
+pub(super) struct LeaderGrounded {
+    bounds: LeaderBounds,
+    view: LeaderView,
+    flagged: BTreeSet<u32>,
+}
+
+impl LeaderGrounded {
+    pub(super) fn new(bounds: LeaderBounds) -> LeaderGrounded {
+        LeaderGrounded {
+            bounds,
+            view: LeaderView::default(),
+            flagged: BTreeSet::new(),
+        }
+    }
+
+    fn bound_ms(&self) -> u64 {
+        let bounds = &self.bounds;
+        bounds.retry_period_ms
+            + bounds.renew_deadline_ms
+            + bounds.module_stop_latency_max_ms
+            + bounds.api_latency_max_ms
+    }
+
+    fn check(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        let bound_ms = self.bound_ms();
+        for (replica, view) in &self.view.replicas {
+            if !view.active() || view.running.is_empty() {
+                self.flagged.remove(replica);
+                continue;
+            }
+            let grounded = view
+                .last_held_ms
+                .is_some_and(|held_ms| t_ms <= held_ms + bound_ms);
+            if grounded || !self.flagged.insert(*replica) {
+                continue;
+            }
+            let message = match view.last_held_ms {
+                Some(held_ms) => format!(
+                    "replica {replica} runs leader modules {} ms after its last lease write \
+                     (bound {bound_ms} ms)",
+                    t_ms - held_ms
+                ),
+                None => {
+                    format!("replica {replica} runs leader modules without ever holding the lease")
+                }
+            };
+            let budget = self.view.outside_budget(t_ms, &[*replica], &self.bounds);
+            let mut found = violation(
+                self.id(),
+                Kind::Always,
+                t_ms,
+                &self.view,
+                &[*replica],
+                &[],
+                message,
+            );
+            found.expected = budget.is_some();
+            out.push(found);
+        }
+    }
+}
+
+impl Monitor for LeaderGrounded {
+    fn id(&self) -> &'static str {
+        "leader-grounded"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        self.view.apply(t_ms, record);
+        if let Record::LeaseHeld { replica, .. } = record {
+            self.flagged.remove(replica);
+        }
+        self.check(t_ms, out);
+    }
+
+    fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        self.check(t_ms, out);
+    }
+}
+
+/// `leader-only`: the runner believes it leads only on an OnStartedLeading of the term its
+/// elector currently holds; a module starts only under the term the runner believes in; and
+/// no module runs longer than the stop latency after the runner stopped leading.
+pub(super) struct LeaderOnly {
+    bounds: LeaderBounds,
+    view: LeaderView,
+    flagged: BTreeSet<u32>,
+}
+
+impl LeaderOnly {
+    pub(super) fn new(bounds: LeaderBounds) -> LeaderOnly {
+        LeaderOnly {
+            bounds,
+            view: LeaderView::default(),
+            flagged: BTreeSet::new(),
+        }
+    }
+
+    /// A broken rule at this record, judged on the state before it.
+    fn check_record(&self, record: &Record) -> Option<(u32, Option<String>, String)> {
+        match record {
+            Record::LeadingStarted { replica, term } => {
+                let lease_term = self
+                    .view
+                    .replicas
+                    .get(replica)
+                    .and_then(|view| view.lease_term);
+                (lease_term != Some(*term)).then(|| {
+                    let message = format!(
+                        "replica {replica}'s runner took the OnStartedLeading of term {term} while \
+                         its elector holds {lease_term:?}"
+                    );
+                    (*replica, None, message)
+                })
+            }
+            Record::ModuleStarted {
+                replica,
+                module,
+                term,
+            } => {
+                let believed = self
+                    .view
+                    .replicas
+                    .get(replica)
+                    .and_then(|view| view.believed_term);
+                (believed != Some(*term)).then(|| {
+                    let message = format!(
+                        "module {module} started for term {term} on replica {replica} whose runner \
+                         believes {believed:?}"
+                    );
+                    (*replica, Some(module.clone()), message)
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Modules still running past the stop latency after LeadingStopped.
+    fn check_lingering(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
+        let stop_ms = self.bounds.module_stop_latency_max_ms;
+        for (replica, view) in &self.view.replicas {
+            let lingering = view.active()
+                && !view.running.is_empty()
+                && view.believed_term.is_none()
+                && view
+                    .leading_stopped_ms
+                    .is_some_and(|stopped_ms| t_ms > stopped_ms + stop_ms);
+            if !lingering {
+                self.flagged.remove(replica);
+                continue;
+            }
+            if self.flagged.insert(*replica) {
+                let message = format!(
+                    "replica {replica} still runs {:?} more than {stop_ms} ms after its runner \
+                     stopped leading",
+                    view.running
+                );
+                out.push(violation(
+                    self.id(),
+                    Kind::Always,
+                    t_ms,
+                    &self.view,
+                    &[*replica],
+                    &[],
+                    message,
+                ));
+            }
+        }
+    }
+}
+
+impl Monitor for LeaderOnly {
+    fn id(&self) -> &'static str {
+        "leader-only"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        let broken = self.check_record(record);
+        self.view.apply(t_ms, record);
+        if let Some((replica, module, message)) = broken {
+            let modules = module.as_deref().into_iter().collect::<Vec<_>>();
+            out.push(violation(
+                self.id(),
+                Kind::Always,
+                t_ms,
+                &self.view,
+                &[replica],
+                &modules,
+                message,
+            ));
+        }
+        self.check_lingering(t_ms, out);
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
+
+/// `no-duplicate-module`: a module never starts on a replica where its `Run` is active.
+pub(super) struct NoDuplicateModule {
+    view: LeaderView,
+}
+
+impl NoDuplicateModule {
+    pub(super) fn new(_bounds: LeaderBounds) -> NoDuplicateModule {
+        NoDuplicateModule {
+            view: LeaderView::default(),
+        }
+    }
+}
+
+impl Monitor for NoDuplicateModule {
+    fn id(&self) -> &'static str {
+        "no-duplicate-module"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        let duplicate = match record {
+            Record::ModuleStarted {
+                replica, module, ..
+            } => self
+                .view
+                .replicas
+                .get(replica)
+                .is_some_and(|view| view.running.contains(module))
+                .then_some((*replica, module.clone())),
+            _ => None,
+        };
+        self.view.apply(t_ms, record);
+        if let Some((replica, module)) = duplicate {
+            let message =
+                format!("module {module} started again on replica {replica} while running");
+            out.push(violation(
+                self.id(),
+                Kind::Always,
+                t_ms,
+                &self.view,
+                &[replica],
+                &[&module],
+                message,
+            ));
+        }
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
+
+/// `config-fresh`: a module never receives a configuration older than one it already
+/// received (per replica process).
+pub(super) struct ConfigFresh {
+    view: LeaderView,
+}
+
+impl ConfigFresh {
+    pub(super) fn new(_bounds: LeaderBounds) -> ConfigFresh {
+        ConfigFresh {
+            view: LeaderView::default(),
+        }
+    }
+}
+
+impl Monitor for ConfigFresh {
+    fn id(&self) -> &'static str {
+        "config-fresh"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        let stale = match record {
+            Record::ModuleConfig {
+                replica,
+                module,
+                version,
+            } => self
+                .view
+                .replicas
+                .get(replica)
+                .and_then(|view| view.config_versions.get(module).copied())
+                .filter(|newest| newest > version)
+                .map(|newest| (*replica, module.clone(), *version, newest)),
+            _ => None,
+        };
+        self.view.apply(t_ms, record);
+        if let Some((replica, module, version, newest)) = stale {
+            let message = format!(
+                "module {module} on replica {replica} received config {version} after config \
+                 {newest}"
+            );
+            out.push(violation(
+                self.id(),
+                Kind::Always,
+                t_ms,
+                &self.view,
+                &[replica],
+                &[&module],
+                message,
+            ));
+        }
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}

@@ -1,0 +1,470 @@
+//! Each leader monitor trips on a hand-built sequence and stays quiet on a close one that
+//! keeps the invariant.
+
+use super::{LeaderBounds, leader_monitors};
+use crate::check::{Kind, Violation};
+use crate::leader::Variant;
+use crate::trace::{Actor, Record};
+
+/// LD 15 s, RD 10 s, RP 2 s, 40 ms each way, modules stop within 2 s.
+fn bounds() -> LeaderBounds {
+    LeaderBounds {
+        lease_duration_ms: 15_000,
+        renew_deadline_ms: 10_000,
+        retry_period_ms: 2_000,
+        api_latency_max_ms: 40,
+        module_stop_latency_max_ms: 2_000,
+        replicas: 3,
+        variant: Variant::Fixed,
+    }
+}
+
+/// Feed `records` to the monitor `id`, then finish at `end_ms`.
+fn run(id: &str, records: &[(u64, Record)], end_ms: u64) -> Vec<Violation> {
+    let mut monitor = leader_monitors(bounds())
+        .into_iter()
+        .find(|monitor| monitor.id() == id)
+        .expect("every leader invariant has a monitor");
+    let mut out = Vec::new();
+    for (t_ms, record) in records {
+        monitor.observe(*t_ms, record, &mut out);
+    }
+    monitor.finish(end_ms, &mut out);
+    for violation in &out {
+        assert_eq!(violation.id, id, "a monitor reports only its own invariant");
+    }
+    out
+}
+
+fn write(
+    by: Actor,
+    verb: &str,
+    holder: &str,
+    transitions: u32,
+    rv: (Option<u64>, Option<u64>, u64),
+) -> Record {
+    let (rv_current, rv_sent, rv_new) = rv;
+    Record::LeaseWritten {
+        by,
+        verb: verb.to_string(),
+        holder: holder.to_string(),
+        transitions,
+        rv_current,
+        rv_sent,
+        rv_new,
+    }
+}
+
+fn held(replica: u32, term: u64) -> Record {
+    Record::LeaseHeld { replica, term }
+}
+
+fn leading(replica: u32, term: u64) -> Record {
+    Record::LeadingStarted { replica, term }
+}
+
+fn started(replica: u32, term: u64) -> Record {
+    Record::ModuleStarted {
+        replica,
+        module: "gitops".to_string(),
+        term,
+    }
+}
+
+fn stopped(replica: u32) -> Record {
+    Record::ModuleStopped {
+        replica,
+        module: "gitops".to_string(),
+    }
+}
+
+fn config(replica: u32, version: u64, runnable: bool) -> Record {
+    let runnable_modules = if runnable {
+        vec!["gitops".to_string()]
+    } else {
+        Vec::new()
+    };
+    Record::ConfigReceived {
+        replica,
+        version,
+        runnable_modules,
+    }
+}
+
+fn module_config(replica: u32, version: u64) -> Record {
+    Record::ModuleConfig {
+        replica,
+        module: "gitops".to_string(),
+        version,
+    }
+}
+
+fn fault(index: u32, fault: &str, started: bool) -> Record {
+    if started {
+        Record::FaultStarted {
+            index,
+            fault: fault.to_string(),
+            target: "all".to_string(),
+        }
+    } else {
+        Record::FaultEnded {
+            index,
+            fault: fault.to_string(),
+        }
+    }
+}
+
+/// Replica `replica` with a runnable config wins term 1 at `t_ms` and starts its module.
+fn leader_at(replica: u32, t_ms: u64) -> Vec<(u64, Record)> {
+    vec![
+        (t_ms, config(replica, 1, true)),
+        (t_ms, Record::ElectionStarted { replica }),
+        (t_ms, held(replica, 1)),
+        (t_ms, leading(replica, 1)),
+        (t_ms, started(replica, 1)),
+        (t_ms, module_config(replica, 1)),
+    ]
+}
+
+#[test]
+fn leader_monitors_cover_every_row_of_the_leader_table() {
+    let ids = leader_monitors(bounds())
+        .iter()
+        .map(|monitor| monitor.id())
+        .collect::<Vec<_>>();
+    assert_eq!(
+        ids,
+        [
+            "lease-cas",
+            "single-leader-acting",
+            "leader-grounded",
+            "leader-only",
+            "no-duplicate-module",
+            "config-fresh",
+            "election-iff-demand",
+            "failover-bound",
+            "rejoin-after-outage",
+            "runner-progress",
+        ]
+    );
+}
+
+/// An accepted Lease update by `replica`: (rv current, rv sent) and the new rv after it.
+fn update(replica: u32, holder: &str, transitions: u32, rv: (u64, u64)) -> Record {
+    let (current, sent) = rv;
+    let by = Actor::Replica(replica);
+    write(
+        by,
+        "update-lease",
+        holder,
+        transitions,
+        (Some(current), Some(sent), current + 1),
+    )
+}
+
+#[test]
+fn lease_cas_trips_on_a_stale_write_and_a_wrong_transition_count_only() {
+    let create = (
+        0,
+        write(Actor::Replica(0), "create-lease", "a", 0, (None, None, 1)),
+    );
+    let renew = (2_000, update(0, "a", 0, (1, 1)));
+    let release = (4_000, update(0, "", 0, (2, 2)));
+    let history = [create.clone(), renew, release];
+    let after = |step: Record| {
+        let mut records = history.to_vec();
+        records.push((6_000, step));
+        run("lease-cas", &records, 10_000)
+    };
+    assert!(
+        after(update(1, "b", 1, (3, 3))).is_empty(),
+        "a new holder counts one transition"
+    );
+
+    let stale = after(update(1, "b", 1, (3, 2)));
+    assert_eq!(stale.len(), 1);
+    assert_eq!(stale[0].objects, vec!["replica:1".to_string()]);
+    assert_eq!(
+        after(update(1, "b", 0, (3, 3))).len(),
+        1,
+        "the transition was not counted"
+    );
+    assert_eq!(
+        after(update(0, "a", 0, (3, 3))).len(),
+        1,
+        "re-acquiring after a release counts"
+    );
+
+    let recreate = (
+        1_000,
+        write(
+            Actor::Replica(1),
+            "create-lease",
+            "b",
+            0,
+            (Some(1), None, 2),
+        ),
+    );
+    assert_eq!(run("lease-cas", &[create, recreate], 10_000).len(), 1);
+}
+
+#[test]
+fn single_leader_acting_trips_on_overlapping_modules_and_labels_budget_breaches() {
+    let mut handover = leader_at(0, 0);
+    handover.push((20_000, stopped(0)));
+    handover.extend(leader_at(1, 20_000));
+    assert!(run("single-leader-acting", &handover, 30_000).is_empty());
+
+    let mut overlap = leader_at(0, 0);
+    overlap.extend(leader_at(1, 20_000));
+    let found = run("single-leader-acting", &overlap, 30_000);
+    assert_eq!(found.len(), 1, "one report per overlap");
+    assert!(!found[0].expected, "no fault: a real failure");
+
+    let mut edited = leader_at(0, 0);
+    edited.push((
+        5_000,
+        write(Actor::External, "delete-lease", "", 0, (Some(9), None, 10)),
+    ));
+    edited.extend(leader_at(1, 6_000));
+    let found = run("single-leader-acting", &edited, 30_000);
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0].expected,
+        "a third-party Lease edit is outside the fault budget"
+    );
+}
+
+#[test]
+fn leader_grounded_trips_when_modules_outlive_the_last_renewal() {
+    let mut renewing = leader_at(0, 0);
+    renewing.push((10_000, held(0, 1)));
+    renewing.push((
+        20_000,
+        Record::ModuleAction {
+            replica: 0,
+            module: "gitops".to_string(),
+        },
+    ));
+    assert!(run("leader-grounded", &renewing, 20_000).is_empty());
+
+    let mut stale = leader_at(0, 0);
+    stale.push((
+        20_000,
+        Record::ModuleAction {
+            replica: 0,
+            module: "gitops".to_string(),
+        },
+    ));
+    let found = run("leader-grounded", &stale, 20_000);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].at_ms, 20_000);
+}
+
+#[test]
+fn leader_only_trips_on_a_stale_callback_and_on_lingering_modules() {
+    let current = leader_at(0, 0);
+    assert!(run("leader-only", &current, 10_000).is_empty());
+
+    // H4: the callback of term 1 arrives after the elector's run ended.
+    let stale = vec![
+        (0, config(0, 1, true)),
+        (0, Record::ElectionStarted { replica: 0 }),
+        (0, held(0, 1)),
+        (12_000, Record::ElectionStopped { replica: 0 }),
+        (12_000, Record::ElectionStarted { replica: 0 }),
+        (30_000, leading(0, 1)),
+        (30_000, started(0, 1)),
+    ];
+    let found = run("leader-only", &stale, 40_000);
+    assert_eq!(
+        found.len(),
+        1,
+        "the stale LeadingStarted is the broken step"
+    );
+    assert_eq!(found[0].at_ms, 30_000);
+
+    let mut prompt_stop = leader_at(0, 0);
+    prompt_stop.push((
+        12_000,
+        Record::LeadingStopped {
+            replica: 0,
+            term: 1,
+        },
+    ));
+    prompt_stop.push((13_500, stopped(0)));
+    assert!(run("leader-only", &prompt_stop, 20_000).is_empty());
+
+    let mut lingering = leader_at(0, 0);
+    lingering.push((
+        12_000,
+        Record::LeadingStopped {
+            replica: 0,
+            term: 1,
+        },
+    ));
+    lingering.push((
+        14_001,
+        Record::ModuleAction {
+            replica: 0,
+            module: "gitops".to_string(),
+        },
+    ));
+    assert_eq!(run("leader-only", &lingering, 20_000).len(), 1);
+}
+
+#[test]
+fn no_duplicate_module_trips_on_a_second_start_without_a_stop() {
+    let mut restarted = leader_at(0, 0);
+    restarted.push((5_000, stopped(0)));
+    restarted.push((6_000, started(0, 1)));
+    assert!(run("no-duplicate-module", &restarted, 10_000).is_empty());
+
+    let mut doubled = leader_at(0, 0);
+    doubled.push((6_000, started(0, 1)));
+    let found = run("no-duplicate-module", &doubled, 10_000);
+    assert_eq!(found.len(), 1);
+    assert!(found[0].objects.contains(&"module:gitops".to_string()));
+}
+
+#[test]
+fn config_fresh_trips_on_an_older_config_only() {
+    let mut fresh = leader_at(0, 0);
+    fresh.push((5_000, module_config(0, 3)));
+    fresh.push((9_000, module_config(0, 3)));
+    assert!(
+        run("config-fresh", &fresh, 10_000).is_empty(),
+        "the same version again is fine"
+    );
+
+    let mut stale = leader_at(0, 0);
+    stale.push((5_000, module_config(0, 3)));
+    stale.push((9_000, module_config(0, 2)));
+    assert_eq!(run("config-fresh", &stale, 10_000).len(), 1);
+}
+
+#[test]
+fn election_iff_demand_trips_when_the_election_does_not_follow_the_config() {
+    let following = vec![
+        (0, config(0, 1, true)),
+        (0, Record::ElectionStarted { replica: 0 }),
+        (60_000, config(0, 2, false)),
+        (61_000, Record::ElectionStopped { replica: 0 }),
+    ];
+    assert!(run("election-iff-demand", &following, 100_000).is_empty());
+
+    // #398: the demand stays but the election stopped for good.
+    let abandoned = vec![
+        (0, config(0, 1, true)),
+        (0, Record::ElectionStarted { replica: 0 }),
+        (31_000, Record::ElectionStopped { replica: 0 }),
+    ];
+    let found = run("election-iff-demand", &abandoned, 100_000);
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        found[0].at_ms, 100_000,
+        "judged when time has passed the grace"
+    );
+
+    let unreleased = vec![
+        (0, config(0, 1, true)),
+        (0, Record::ElectionStarted { replica: 0 }),
+        (
+            0,
+            write(Actor::Replica(0), "create-lease", "a", 0, (None, None, 1)),
+        ),
+        (60_000, config(0, 2, false)),
+        (61_000, Record::ElectionStopped { replica: 0 }),
+    ];
+    assert_eq!(run("election-iff-demand", &unreleased, 61_000).len(), 1);
+    let mut released = unreleased.clone();
+    released.insert(
+        4,
+        (
+            60_900,
+            write(
+                Actor::Replica(0),
+                "update-lease",
+                "",
+                0,
+                (Some(1), Some(1), 2),
+            ),
+        ),
+    );
+    assert!(run("election-iff-demand", &released, 61_000).is_empty());
+}
+
+#[test]
+fn failover_bound_trips_when_nobody_takes_over_after_a_crash() {
+    let mut crashed = leader_at(0, 0);
+    crashed.push((0, config(1, 1, true)));
+    crashed.push((0, Record::ElectionStarted { replica: 1 }));
+    crashed.push((1_000, held(0, 1)));
+    crashed.push((5_000, Record::ReplicaStopped { replica: 0 }));
+    let bound_ms = 15_000 + 2 * 4_400 + 3 * 80;
+
+    let mut taken_over = crashed.clone();
+    taken_over.push((20_000, held(1, 1)));
+    taken_over.push((20_000, leading(1, 1)));
+    taken_over.push((20_000, started(1, 1)));
+    taken_over.push((1_000 + bound_ms + 1, Record::Sample));
+    assert!(run("failover-bound", &taken_over, 60_000).is_empty());
+
+    crashed.push((1_000 + bound_ms, Record::Sample));
+    assert!(
+        run("failover-bound", &crashed, 1_000 + bound_ms).is_empty(),
+        "the bound is inclusive"
+    );
+    let found = run("failover-bound", &crashed, 1_000 + bound_ms + 1);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].kind, Kind::Eventually);
+}
+
+#[test]
+fn rejoin_after_outage_trips_when_a_replica_that_lost_the_lease_stays_out() {
+    let mut outage = leader_at(0, 0);
+    outage.push((20_000, fault(0, "api_outage", true)));
+    outage.push((
+        30_000,
+        Record::LeadingStopped {
+            replica: 0,
+            term: 1,
+        },
+    ));
+    outage.push((30_000, Record::ElectionStopped { replica: 0 }));
+    outage.push((31_000, stopped(0)));
+    outage.push((50_000, fault(0, "api_outage", false)));
+    let grace_ms = 2_000 + 10_000 + 4_400 + 2 * 80;
+
+    let mut rejoined = outage.clone();
+    rejoined.push((50_000, Record::ElectionStarted { replica: 0 }));
+    assert!(run("rejoin-after-outage", &rejoined, 100_000).is_empty());
+
+    let found = run("rejoin-after-outage", &outage, 100_000);
+    assert_eq!(found.len(), 1);
+    assert!(
+        run("rejoin-after-outage", &outage, 50_000 + grace_ms).is_empty(),
+        "not before the grace"
+    );
+}
+
+#[test]
+fn runner_progress_trips_when_a_config_never_reaches_the_running_module() {
+    let mut delivered = leader_at(0, 0);
+    delivered.push((10_000, config(0, 2, true)));
+    delivered.push((10_010, module_config(0, 2)));
+    delivered.push((30_000, Record::Sample));
+    assert!(run("runner-progress", &delivered, 30_000).is_empty());
+
+    let mut stuck = leader_at(0, 0);
+    stuck.push((10_000, config(0, 2, true)));
+    stuck.push((30_000, Record::Sample));
+    let found = run("runner-progress", &stuck, 30_000);
+    assert_eq!(found.len(), 1);
+    assert!(found[0].message.contains("receive config 2"));
+
+    let mut never_started = leader_at(0, 0);
+    never_started.push((5_000, stopped(0)));
+    never_started.push((6_000, config(0, 2, true)));
+    assert_eq!(run("runner-progress", &never_started, 30_000).len(), 1);
+}

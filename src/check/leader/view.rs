@@ -1,0 +1,332 @@
+//! What the leader monitors know, rebuilt from trace records alone: each replica's runner,
+//! elector and modules as the records show them, the Lease, and the faults in force.
+
+use super::LeaderBounds;
+use crate::trace::{Actor, Record};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// How many recent records per replica a violation quotes.
+const CONTEXT_LINES_MAX: usize = 8;
+
+/// Fault names whose effect is that replicas cannot reach the API.
+const API_FAULTS: [&str; 2] = ["api_outage", "partition"];
+
+/// One replica process as the records show it.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ReplicaView {
+    pub(super) stopped: bool,
+    pub(super) paused_since_ms: Option<u64>,
+    /// The last finished pause: (end, length).
+    pub(super) last_pause: Option<(u64, u64)>,
+    /// Modules whose `Run` is active (started, not yet returned).
+    pub(super) running: BTreeSet<String>,
+    /// The term of the OnStartedLeading the runner acted on.
+    pub(super) believed_term: Option<u64>,
+    pub(super) leading_stopped_ms: Option<u64>,
+    /// The term the elector holds the lease in (LeaseHeld), until its Run returns.
+    pub(super) lease_term: Option<u64>,
+    pub(super) last_held_ms: Option<u64>,
+    pub(super) election_running: bool,
+    pub(super) election_changed_ms: u64,
+    /// Runnable modules of the latest configuration; `None` before the first.
+    pub(super) demand: Option<BTreeSet<String>>,
+    pub(super) demand_changed_ms: u64,
+    /// The newest configuration version each module received.
+    pub(super) config_versions: BTreeMap<String, u64>,
+    recent: VecDeque<String>,
+}
+
+impl ReplicaView {
+    /// Alive and not frozen.
+    pub(super) fn active(&self) -> bool {
+        !self.stopped && self.paused_since_ms.is_none()
+    }
+
+    /// A process ended or began: nothing of the old one survives but the quoted records.
+    fn restart(&mut self, stopped: bool) {
+        let recent = std::mem::take(&mut self.recent);
+        *self = ReplicaView {
+            stopped,
+            recent,
+            ..ReplicaView::default()
+        };
+    }
+
+    pub(super) fn wants_election(&self) -> bool {
+        self.demand
+            .as_ref()
+            .is_some_and(|demand| !demand.is_empty())
+    }
+}
+
+/// The Lease as the API server's accepted writes show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct LeaseView {
+    pub(super) holder: String,
+    pub(super) transitions: u32,
+    pub(super) resource_version: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct LeaderView {
+    pub(super) replicas: BTreeMap<u32, ReplicaView>,
+    /// Faults started and not yet ended: index to name.
+    pub(super) faults: BTreeMap<u32, String>,
+    /// When the last API fault ended.
+    pub(super) api_fault_ended_ms: Option<u64>,
+    /// When a third party last edited or deleted the Lease.
+    pub(super) external_edit_ms: Option<u64>,
+    /// Clock drifts in force: index to rate, if the target names one.
+    pub(super) drifts: BTreeMap<u32, Option<f64>>,
+    pub(super) lease: Option<LeaseView>,
+    /// The identity each replica writes as holder.
+    pub(super) identities: BTreeMap<u32, String>,
+}
+
+impl LeaderView {
+    pub(super) fn replica(&mut self, replica: u32) -> &mut ReplicaView {
+        self.replicas.entry(replica).or_default()
+    }
+
+    pub(super) fn api_fault_active(&self) -> bool {
+        self.faults
+            .values()
+            .any(|fault| API_FAULTS.contains(&fault.as_str()))
+    }
+
+    /// The replicas whose modules run (frozen ones included: they resume acting).
+    pub(super) fn acting(&self) -> Vec<u32> {
+        let acting = self.replicas.iter();
+        acting
+            .filter(|(_, view)| !view.stopped && !view.running.is_empty())
+            .map(|(r, _)| *r)
+            .collect()
+    }
+
+    /// The last records touching these replicas, oldest first.
+    pub(super) fn context(&self, replicas: &[u32]) -> Vec<String> {
+        let mut lines = replicas
+            .iter()
+            .filter_map(|replica| self.replicas.get(replica))
+            .flat_map(|view| view.recent.iter().cloned())
+            .collect::<Vec<_>>();
+        // Lines start with the time: a stable sort by it interleaves the replicas.
+        lines.sort_by_key(|line| line.split(' ').next().and_then(|t| t.parse::<u64>().ok()));
+        lines
+    }
+
+    /// Why a violation at `t_ms` involving `replicas` is outside the fault budget, if it is:
+    /// a clock rate ratio at or above LD/(RP+RD), a pause longer than the safety margin, a
+    /// third-party Lease edit, or bounds that leave no margin at all.
+    pub(super) fn outside_budget(
+        &self,
+        t_ms: u64,
+        replicas: &[u32],
+        bounds: &LeaderBounds,
+    ) -> Option<String> {
+        let margin_ms = bounds.safety_margin_ms();
+        if margin_ms <= 0 {
+            return Some(
+                "the bounds leave no safety margin (LD - RP - RD - latency - stop)".into(),
+            );
+        }
+        let ratio_max = bounds.lease_duration_ms as f64
+            / (bounds.retry_period_ms + bounds.renew_deadline_ms) as f64;
+        for rate in self.drifts.values() {
+            match rate {
+                Some(rate) if rate.max(1.0 / rate) < ratio_max => {}
+                Some(rate) => return Some(format!("clock rate {rate} is outside LD/(RP+RD)")),
+                None => return Some("a clock drift of unknown rate is in force".into()),
+            }
+        }
+        let window_ms =
+            bounds.lease_duration_ms + bounds.retry_period_ms + bounds.renew_deadline_ms;
+        if self
+            .external_edit_ms
+            .is_some_and(|edit_ms| t_ms <= edit_ms + window_ms)
+        {
+            return Some("a third party edited the Lease".into());
+        }
+        for replica in replicas {
+            let Some(view) = self.replicas.get(replica) else {
+                continue;
+            };
+            let paused_ms = view.paused_since_ms.map(|since_ms| t_ms - since_ms);
+            let recent_pause_ms = view
+                .last_pause
+                .filter(|(end_ms, _)| t_ms <= end_ms + window_ms)
+                .map(|(_, length_ms)| length_ms);
+            if let Some(length_ms) = paused_ms.into_iter().chain(recent_pause_ms).max()
+                && length_ms as i64 > margin_ms
+            {
+                return Some(format!("replica {replica} was paused for {length_ms} ms"));
+            }
+        }
+        None
+    }
+
+    /// Fold one record in.
+    pub(super) fn apply(&mut self, t_ms: u64, record: &Record) {
+        if let Some(replica) = replica_of(record) {
+            let view = self.replica(replica);
+            view.recent.push_back(format!("{t_ms} {record:?}"));
+            if view.recent.len() > CONTEXT_LINES_MAX {
+                view.recent.pop_front();
+            }
+        }
+        match record {
+            Record::LeaseWritten {
+                by,
+                verb,
+                holder,
+                transitions,
+                rv_new,
+                ..
+            } => {
+                self.apply_lease_write(t_ms, *by, verb, holder, *transitions, *rv_new);
+            }
+            Record::FaultStarted {
+                index,
+                fault,
+                target,
+            } => {
+                if fault == "clock_drift" {
+                    self.drifts.insert(*index, parse_rate(target));
+                }
+                if fault == "lease_delete" {
+                    self.external_edit_ms = Some(t_ms);
+                }
+                self.faults.insert(*index, fault.clone());
+            }
+            Record::FaultEnded { index, fault } => {
+                self.faults.remove(index);
+                if API_FAULTS.contains(&fault.as_str()) {
+                    self.api_fault_ended_ms = Some(t_ms);
+                }
+                self.drifts.remove(index);
+            }
+            _ => self.apply_replica_record(t_ms, record),
+        }
+    }
+
+    fn apply_lease_write(
+        &mut self,
+        t_ms: u64,
+        by: Actor,
+        verb: &str,
+        holder: &str,
+        transitions: u32,
+        rv_new: u64,
+    ) {
+        if by == Actor::External {
+            self.external_edit_ms = Some(t_ms);
+        }
+        if let Actor::Replica(replica) = by
+            && !holder.is_empty()
+        {
+            self.identities.insert(replica, holder.to_string());
+        }
+        self.lease = if verb.contains("delete") {
+            None
+        } else {
+            Some(LeaseView {
+                holder: holder.to_string(),
+                transitions,
+                resource_version: rv_new,
+            })
+        };
+    }
+
+    fn apply_replica_record(&mut self, t_ms: u64, record: &Record) {
+        let Some(replica) = replica_of(record) else {
+            return;
+        };
+        let view = self.replica(replica);
+        match record {
+            Record::ElectionStarted { .. } => {
+                view.election_running = true;
+                view.election_changed_ms = t_ms;
+            }
+            Record::ElectionStopped { .. } => {
+                view.election_running = false;
+                view.election_changed_ms = t_ms;
+                view.lease_term = None;
+            }
+            Record::LeaseHeld { term, .. } => {
+                view.lease_term = Some(*term);
+                view.last_held_ms = Some(t_ms);
+            }
+            Record::LeadingStarted { term, .. } => view.believed_term = Some(*term),
+            Record::LeadingStopped { .. } => {
+                view.believed_term = None;
+                view.leading_stopped_ms = Some(t_ms);
+            }
+            Record::ModuleStarted { module, .. } => {
+                view.running.insert(module.clone());
+            }
+            Record::ModuleStopped { module, .. } => {
+                view.running.remove(module);
+            }
+            Record::ModuleConfig {
+                module, version, ..
+            } => {
+                let newest = view
+                    .config_versions
+                    .entry(module.clone())
+                    .or_insert(*version);
+                *newest = (*newest).max(*version);
+            }
+            Record::ConfigReceived {
+                runnable_modules, ..
+            } => {
+                let demand = runnable_modules.iter().cloned().collect::<BTreeSet<_>>();
+                if view.demand.as_ref() != Some(&demand) {
+                    view.demand = Some(demand);
+                    view.demand_changed_ms = t_ms;
+                }
+            }
+            Record::ReplicaStopped { .. } => view.restart(true),
+            Record::ReplicaStarted { .. } => view.restart(false),
+            Record::ReplicaPaused { .. } => view.paused_since_ms = Some(t_ms),
+            Record::ReplicaResumed { .. } => {
+                if let Some(since_ms) = view.paused_since_ms.take() {
+                    view.last_pause = Some((t_ms, t_ms - since_ms));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The replica a leader record is about.
+pub(super) fn replica_of(record: &Record) -> Option<u32> {
+    match record {
+        Record::ElectionStarted { replica }
+        | Record::ElectionStopped { replica }
+        | Record::LeaseHeld { replica, .. }
+        | Record::LeadingStarted { replica, .. }
+        | Record::LeadingStopped { replica, .. }
+        | Record::ModuleStarted { replica, .. }
+        | Record::ModuleStopped { replica, .. }
+        | Record::ModuleConfig { replica, .. }
+        | Record::ModuleAction { replica, .. }
+        | Record::ConfigReceived { replica, .. }
+        | Record::ReplicaStopped { replica }
+        | Record::ReplicaStarted { replica }
+        | Record::ReplicaPaused { replica }
+        | Record::ReplicaResumed { replica } => Some(*replica),
+        Record::LeaseWritten {
+            by: Actor::Replica(replica),
+            ..
+        } => Some(*replica),
+        _ => None,
+    }
+}
+
+/// A `rate=<x>` the world may put in a clock drift's target.
+fn parse_rate(target: &str) -> Option<f64> {
+    let rate = target
+        .split([' ', ','])
+        .find_map(|part| part.strip_prefix("rate="))?;
+    rate.parse::<f64>().ok().filter(|rate| *rate > 0.0)
+}
