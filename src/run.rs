@@ -90,7 +90,20 @@ pub fn run_scenario(
     let seed = settings.seed;
     let variant = settings.variant.clone();
     let bounds = Bounds::from_scenario(scenario, reuse_enabled(scenario, policy));
-    let checker = Checker::new(&bounds, &scenario.invariants.disable, Vec::new());
+    let extra = match &scenario.leader {
+        Some(leader) => crate::check::leader_monitors(crate::check::LeaderBounds {
+            lease_duration_ms: leader.lease_duration_ms,
+            renew_deadline_ms: leader.renew_deadline_ms,
+            retry_period_ms: leader.retry_period_ms,
+            api_latency_max_ms: scenario.cluster.api_latency.max_ms,
+            module_stop_latency_max_ms: leader.module_stop_latency.max_ms,
+            replicas: leader.replicas,
+            variant: crate::leader::Variant::from_name(variant.as_deref().unwrap_or(&leader.variant))
+                .unwrap_or(crate::leader::Variant::Fixed),
+        }),
+        None => Vec::new(),
+    };
+    let checker = Checker::new(&bounds, &scenario.invariants.disable, extra);
     let trace =
         match trace_path {
             Some(path) => Some(JsonlWriter::create(path).map_err(|e| {

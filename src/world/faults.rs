@@ -157,7 +157,7 @@ impl World {
                     return self.no_target(index, name, sink);
                 };
                 self.drift_replica(now, replica_index, *rate);
-                (format!("replica-{replica_index} x{rate}"), None)
+                (format!("replica-{replica_index} rate={rate}"), None)
             }
             FaultKind::LeaseDelete => {
                 let deleted = self.delete_lease(now, sink);
