@@ -314,10 +314,7 @@ impl Server {
             .settings
             .job_starvation_timeout_ms
             .saturating_sub(CREATE_AGENT_TTL_MARGIN_MS);
-        loop {
-            let Some(memory) = self.memory.as_mut() else {
-                break;
-            };
+        while let Some(memory) = self.memory.as_mut() {
             if memory.threads_busy >= self.settings.create_agent_threads {
                 break;
             }
