@@ -98,8 +98,10 @@ pub fn run_scenario(
             api_latency_max_ms: scenario.cluster.api_latency.max_ms,
             module_stop_latency_max_ms: leader.module_stop_latency.max_ms,
             replicas: leader.replicas,
-            variant: crate::leader::Variant::from_name(variant.as_deref().unwrap_or(&leader.variant))
-                .unwrap_or(crate::leader::Variant::Fixed),
+            variant: crate::leader::Variant::from_name(
+                variant.as_deref().unwrap_or(&leader.variant),
+            )
+            .unwrap_or(crate::leader::Variant::Fixed),
         }),
         None => Vec::new(),
     };

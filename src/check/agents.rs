@@ -199,10 +199,13 @@ impl Monitor for NoWorkToDisabled {
 }
 
 /// `no-kill-while-building`: the allocator never deletes a pod whose agent is building a job
-/// (the completion is recorded before the delete, so a delete after it is fine).
+/// (the completion is recorded before the delete, so a delete after it is fine). A build whose
+/// agent container died is already lost — the server reschedules it — so deleting that pod
+/// kills nothing.
 #[derive(Debug, Default)]
 pub struct NoKillWhileBuilding {
     assignments: Assignments,
+    lost_builds: BTreeSet<String>,
 }
 
 impl Monitor for NoKillWhileBuilding {
@@ -216,6 +219,7 @@ impl Monitor for NoKillWhileBuilding {
             by: Actor::Allocator,
         } = record
             && let Some(job) = self.assignments.job_of(pod)
+            && !self.lost_builds.contains(pod)
         {
             let message =
                 format!("the allocator deleted pod {pod} while its agent was building job {job}");
@@ -227,6 +231,15 @@ impl Monitor for NoKillWhileBuilding {
                 objects,
                 message,
             ));
+        }
+        match record {
+            Record::ContainerDied { pod } => {
+                self.lost_builds.insert(pod.clone());
+            }
+            Record::JobAssigned { agent, .. } | Record::PodDeleted { pod: agent, .. } => {
+                self.lost_builds.remove(agent);
+            }
+            _ => {}
         }
         self.assignments.observe(record);
     }

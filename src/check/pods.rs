@@ -191,7 +191,7 @@ impl Monitor for NoOrphanPods {
         if !self.outage.is_down() {
             self.report_passed(t_ms, out);
         }
-        if let Some(down_ms) = self.outage.observe(t_ms, record) {
+        if let Some((down_ms, _)) = self.outage.observe(t_ms, record) {
             self.deadlines.delay_all(down_ms, 0);
         }
         match record {

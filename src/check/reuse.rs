@@ -21,9 +21,10 @@ struct IdlePod {
 
 /// `idle-timeout` (only with reuse): a reusable pod that became idle (at `AgentRegistered` or
 /// `JobCompleted`) is not deleted by the allocator before IDLE, and is deleted within
-/// IDLE + PING unless a job claims it. A server outage delays the second deadline by its
-/// length, and to at least restart + IDLE + PING, because the restarted plugin has forgotten
-/// every idle time. Reported once per pod.
+/// IDLE + PING unless a job claims it. A server outage, or a cut between the plugin and the API
+/// server (partition, API outage), delays the second deadline by its length — after a server
+/// restart to at least restart + IDLE + PING, because the restarted plugin has forgotten every
+/// idle time. Reported once per pod.
 #[derive(Debug)]
 pub struct IdleTimeout {
     idle_timeout_ms: u64,
@@ -161,8 +162,13 @@ impl Monitor for IdleTimeout {
         if !self.outage.is_down() {
             self.report_passed(t_ms, out);
         }
-        if let Some(down_ms) = self.outage.observe(t_ms, record) {
-            let floor_ms = t_ms.saturating_add(self.idle_deadline_ms);
+        if let Some((down_ms, restarted)) = self.outage.observe(t_ms, record) {
+            // A restarted plugin forgot every idle time; a cut-off one did not.
+            let floor_ms = if restarted {
+                t_ms.saturating_add(self.idle_deadline_ms)
+            } else {
+                0
+            };
             self.deadlines.delay_all(down_ms, floor_ms);
         }
         match record {

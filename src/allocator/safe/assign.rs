@@ -114,6 +114,18 @@ impl Safe {
                 claim.job_id, claim.deadline_ms
             ));
         }
+        // Rule 1, the other side: a job holding a claim on another idle pod waits for that pod
+        // (it polls within seconds). Giving the job to whichever idle pod polls first would
+        // strand the claimed pod: re-claimed by the next job, never assigned, never reaped.
+        if let Some(other) = self.view.pods.iter().find(|(other, pod)| {
+            other.as_str() != name
+                && self
+                    .view
+                    .live_claim(pod, now_ms)
+                    .is_some_and(|claim| claim.job_id == job_id)
+        }) {
+            return Err(format!("job {job_id} is reserved on pod {}", other.0));
+        }
         let created_for = record.pod.label(pod_spec::keys::JOB_ID);
         if !reuse && created_for != Some(job_id.to_string().as_str()) {
             return Err(format!(

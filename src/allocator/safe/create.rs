@@ -347,9 +347,15 @@ impl Safe {
                     .pods
                     .get(name)
                     .expect("the claimed pod was just observed");
-                let claim = record
+                // The overlay is gone if should-assign-work gave the pod to its job while the
+                // claim was in flight: the claim then did its work already.
+                let Some(claim) = record
                     .claim_overlay
-                    .expect("a claim in flight keeps its overlay");
+                    .or_else(|| Claim::from_pod(&record.pod))
+                else {
+                    self.finish_locked(id, out);
+                    return;
+                };
                 let deadline_ms = claim.deadline_ms;
                 let text = format!(
                     "claimed idle pod {name} for job {job_id} until about t={deadline_ms}: \
