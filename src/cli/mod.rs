@@ -55,6 +55,13 @@ impl From<crate::run::RunError> for Failure {
     }
 }
 
+/// Print to stdout; a closed pipe (`| head`) is not an error worth a panic.
+pub(crate) fn say(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+}
+
 /// Run one parsed command line.
 pub fn execute(cli: Cli) -> Result<(), Failure> {
     match cli.command {
