@@ -8,9 +8,13 @@ pub(super) fn run(files: &[PathBuf]) -> Result<(), Failure> {
     for file in files {
         match crate::scenario::load(file) {
             Ok(loaded) => {
-                println!("ok {} ({})", file.display(), loaded.scenario.name);
+                super::say(&format!(
+                    "ok {} ({})\n",
+                    file.display(),
+                    loaded.scenario.name
+                ));
                 for warning in &loaded.warnings {
-                    println!("  warning: {warning}");
+                    super::say(&format!("  warning: {warning}\n"));
                 }
             }
             Err(error) => errors.push(error.to_string()),

@@ -59,7 +59,9 @@ impl From<crate::run::RunError> for Failure {
 pub(crate) fn say(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
 }
 
 /// Run one parsed command line.

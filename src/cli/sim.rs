@@ -98,21 +98,15 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     )?;
     let metrics = outcome.collector.metrics(&outcome.info);
     if args.quiet {
-        println!(
-            "{} {}",
-            outcome.info.verdict.to_uppercase(),
-            outcome.info.fingerprint
-        );
+        let verdict = outcome.info.verdict.to_uppercase();
+        super::say(&format!("{verdict} {}\n", outcome.info.fingerprint));
     } else {
-        print!(
-            "{}",
-            crate::report::terminal::summary(&outcome.info, &metrics)
-        );
+        super::say(&crate::report::terminal::summary(&outcome.info, &metrics));
         let dir = args
             .out
             .clone()
             .unwrap_or_else(|| report_dir(&scenario, &settings));
-        println!("report: {}", dir.display());
+        super::say(&format!("report: {}\n", dir.display()));
     }
     if outcome.passed() {
         Ok(())
