@@ -335,7 +335,8 @@ fn plan_arrivals(scenario: &Scenario, random: &mut Stream) -> Result<Vec<Arrival
             }
             JobSource::Trace { file } => {
                 return Err(WorldError::Input(format!(
-                    "[[jobs]] kind = \"trace\" ({}) needs replay mode, which this build does not have yet",
+                    "[[jobs]] kind = \"trace\" ({}) needs replay mode, which this build \
+                     does not have yet",
                     file.display()
                 )));
             }

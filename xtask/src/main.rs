@@ -8,6 +8,9 @@
 
 use std::process::{Command, ExitCode};
 
+#[cfg(test)]
+mod tidy;
+
 const HELP: &str = "\
 cargo xtask <command> [args]
 
