@@ -106,7 +106,11 @@ fn the_binary_prints_the_golden_fingerprint_with_quiet() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     let words: Vec<&str> = stdout.split_whitespace().collect();
-    assert_eq!(words.len(), 2, "--quiet prints `VERDICT DIGEST`: {stdout:?}");
+    assert_eq!(
+        words.len(),
+        2,
+        "--quiet prints `VERDICT DIGEST`: {stdout:?}"
+    );
     assert_eq!(words[0], "PASS");
     assert_eq!(words[1], golden_digest());
 }
@@ -148,10 +152,10 @@ fn enabling_swarm_leaves_job_arrivals_unchanged() {
     let quiet = scenario(&SWARM_SCENARIO.replace("SWARM", "false"));
     let swarm = scenario(&SWARM_SCENARIO.replace("SWARM", "true"));
     for seed in 1..=8 {
-        let without = World::new(quiet.clone(), common::settings(&quiet, seed))
-            .expect("the world builds");
-        let with = World::new(swarm.clone(), common::settings(&swarm, seed))
-            .expect("the world builds");
+        let without =
+            World::new(quiet.clone(), common::settings(&quiet, seed)).expect("the world builds");
+        let with =
+            World::new(swarm.clone(), common::settings(&swarm, seed)).expect("the world builds");
         assert!(
             without.planned_faults().is_empty(),
             "no swarm, no faults (seed {seed})"
@@ -219,7 +223,12 @@ fn the_trace_file_has_one_json_object_per_record() {
         .filter(|e| !matches!(e.record, Record::Sample))
         .count();
     assert_eq!(lines.len(), records);
-    for kind in ["server_started", "job_scheduled", "pod_created", "run_ended"] {
+    for kind in [
+        "server_started",
+        "job_scheduled",
+        "pod_created",
+        "run_ended",
+    ] {
         assert!(kinds.contains(kind), "the trace has no {kind}");
     }
 }
