@@ -41,7 +41,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Loaded, ScenarioError> {
     let source = error::Source { text, file: path };
     let root = toml::de::DeTable::parse(text).map_err(|syntax| {
         let span = syntax.span().unwrap_or(0..0);
-        let mut error = source.error(ErrorKind::Syntax, span, "", "", "");
+        let key = syntax_key(text, span.start);
+        let mut error = source.error(ErrorKind::Syntax, span, &key, "", "");
         error.expected = format!("invalid TOML: {}", syntax.message().trim_end());
         error
     })?;
@@ -72,4 +73,47 @@ pub fn load(path: &Path) -> Result<Loaded, ScenarioError> {
         })
     })?;
     parse_bytes(&bytes, path)
+}
+
+/// The key whose value holds a syntax error at byte `offset` (`key = <bad value>` on that
+/// line), with its enclosing `[table]` or `[[array]]` entry, so that even a syntax error
+/// names its key (OUTPUTS.md). Empty when the error is not inside a value.
+fn syntax_key(text: &str, offset: usize) -> String {
+    let Some(before) = text.get(..offset) else {
+        return String::new();
+    };
+    let line_start = before.rfind('\n').map_or(0, |index| index + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let Some(equals) = line.find('=').filter(|e| line_start + e < offset) else {
+        return String::new();
+    };
+    let key = line[..equals].trim();
+    let bare = |name: &str| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    };
+    if !bare(key) {
+        return String::new();
+    }
+    // The nearest header above; an array of tables is indexed by its earlier headers.
+    let headers: Vec<&str> = text[..line_start]
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| l.starts_with('[') && l.ends_with(']'))
+        .collect();
+    let Some(header) = headers.last() else {
+        return key.to_owned();
+    };
+    let name = header.trim_matches(|c| c == '[' || c == ']').trim();
+    if !bare(name) {
+        return key.to_owned();
+    }
+    if header.starts_with("[[") {
+        let index = headers.iter().filter(|h| *h == header).count() - 1;
+        format!("{name}[{index}].{key}")
+    } else {
+        format!("{name}.{key}")
+    }
 }

@@ -27,11 +27,11 @@ fn assert_error(error: &ScenarioError, kind: ErrorKind, key: &str, line: usize, 
 #[test]
 fn a_toml_syntax_error_names_its_line_and_column() {
     let error = error_of("name = \"x\"\n[cluster]\nnodes = = 3\n");
-    assert_error(&error, ErrorKind::Syntax, "", 3, 9);
+    assert_error(&error, ErrorKind::Syntax, "cluster.nodes", 3, 9);
     assert!(
         error
             .to_string()
-            .starts_with("scenarios/bad.toml:3:9: invalid TOML: "),
+            .starts_with("scenarios/bad.toml:3:9: cluster.nodes: invalid TOML: "),
         "{error}"
     );
 }
