@@ -415,7 +415,15 @@ set = { gitops = true, nothing = true }
 
 #[test]
 fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
-    let scenario = contract_example_scenario();
+    let mut scenario = contract_example_scenario();
+    // `pod_fail` is an extension of the contract, so the contract's example does not use it.
+    scenario.faults.push(Fault {
+        at_ms: 1_000,
+        kind: FaultKind::PodFail {
+            target: PodTarget::Pending,
+            count: 2,
+        },
+    });
     let mut kinds: Vec<&str> = scenario
         .faults
         .iter()

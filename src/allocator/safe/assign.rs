@@ -114,11 +114,15 @@ impl Safe {
                 claim.job_id, claim.deadline_ms
             ));
         }
-        // Rule 1, the other side: a job holding a claim on another idle pod waits for that pod
-        // (it polls within seconds). Giving the job to whichever idle pod polls first would
-        // strand the claimed pod: re-claimed by the next job, never assigned, never reaped.
+        // Rule 1, the other side: a job holding a claim on another *reused* idle pod waits for
+        // that pod (it polls within seconds). Giving the job to whichever idle pod polls first
+        // would strand the claimed pod: re-claimed by the next job, never assigned, never
+        // reaped. (A pod still being created for the job may lose it to an idle pod: it then
+        // becomes a free idle pod itself.)
+        let job_label = job_id.to_string();
         if let Some(other) = self.view.pods.iter().find(|(other, pod)| {
             other.as_str() != name
+                && pod.pod.label(pod_spec::keys::JOB_ID) != Some(job_label.as_str())
                 && self
                     .view
                     .live_claim(pod, now_ms)
