@@ -18,13 +18,14 @@ impl Safe {
             &request.cluster_profile_properties,
             request.environment.as_deref(),
         );
+        let settings = ClusterProfile::from_properties(&request.cluster_profile_properties);
         let needs = JobNeeds {
             job_id,
             config_hash: &config_hash,
             environment: request.environment.as_deref(),
+            idle_timeout_ms: settings.idle_timeout_ms,
         };
-        let reuse =
-            ClusterProfile::from_properties(&request.cluster_profile_properties).enable_agent_reuse;
+        let reuse = settings.enable_agent_reuse;
         if let Err(reason) = self.assign_verdict(now_ms, request, needs, reuse) {
             // Rule 5: a false answer only records why; no state changes (pr355's `compute`
             // returning null evicted the pod on every false).
