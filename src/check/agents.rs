@@ -199,10 +199,15 @@ impl Monitor for NoWorkToDisabled {
 }
 
 /// `no-kill-while-building`: the allocator never deletes a pod whose agent is building a job
-/// (the completion is recorded before the delete, so a delete after it is fine).
+/// (the completion is recorded before the delete, so a delete after it is fine). A build
+/// whose agent container died, or whose pod failed, is already dead: the server reschedules
+/// it, and deleting the pod (rules 7 and 8 of `safe`) kills nothing.
 #[derive(Debug, Default)]
 pub struct NoKillWhileBuilding {
     assignments: Assignments,
+    /// Pods whose container died (or whose phase turned Failed or Succeeded) since their
+    /// last assignment.
+    dead_builds: BTreeSet<String>,
 }
 
 impl Monitor for NoKillWhileBuilding {
@@ -216,6 +221,7 @@ impl Monitor for NoKillWhileBuilding {
             by: Actor::Allocator,
         } = record
             && let Some(job) = self.assignments.job_of(pod)
+            && !self.dead_builds.contains(pod)
         {
             let message =
                 format!("the allocator deleted pod {pod} while its agent was building job {job}");
@@ -227,6 +233,15 @@ impl Monitor for NoKillWhileBuilding {
                 objects,
                 message,
             ));
+        }
+        match record {
+            Record::ContainerDied { pod } | Record::PodPhase { pod, .. } => {
+                self.dead_builds.insert(pod.clone());
+            }
+            Record::JobAssigned { agent, .. } | Record::PodDeleted { pod: agent, .. } => {
+                self.dead_builds.remove(agent);
+            }
+            _ => {}
         }
         self.assignments.observe(record);
     }

@@ -96,3 +96,59 @@ impl ServerOutage {
         }
     }
 }
+
+/// Tracks faults that cut the plugin off the Kubernetes API (`api_outage`, or a partition
+/// between `gocd` and `kube-api`): no plugin-side delete can land while one lasts, and only
+/// the first server-ping after it can act, up to one PING later.
+#[derive(Debug, Default)]
+pub(crate) struct ApiCut {
+    server_ping_interval_ms: u64,
+    active: BTreeSet<u32>,
+    started_ms: Option<u64>,
+}
+
+impl ApiCut {
+    pub(crate) fn new(server_ping_interval_ms: u64) -> Self {
+        ApiCut {
+            server_ping_interval_ms,
+            ..ApiCut::default()
+        }
+    }
+
+    /// True while such a fault lasts.
+    pub(crate) fn is_cut(&self) -> bool {
+        !self.active.is_empty()
+    }
+
+    /// Follow `record`; when the last cut ends, returns how far plugin-side deadlines move:
+    /// the cut's length plus one PING.
+    pub(crate) fn observe(&mut self, t_ms: u64, record: &crate::trace::Record) -> Option<u64> {
+        match record {
+            crate::trace::Record::FaultStarted {
+                index,
+                fault,
+                target,
+            } if cuts_api(fault, target) => {
+                self.active.insert(*index);
+                self.started_ms.get_or_insert(t_ms);
+                None
+            }
+            crate::trace::Record::FaultEnded { index, .. } if self.active.remove(index) => {
+                if !self.active.is_empty() {
+                    return None;
+                }
+                let started_ms = self.started_ms.take()?;
+                let cut_ms = t_ms.saturating_sub(started_ms);
+                Some(cut_ms.saturating_add(self.server_ping_interval_ms))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The fault keeps the GoCD server (and so the plugin) from reaching the Kubernetes API.
+fn cuts_api(fault: &str, target: &str) -> bool {
+    let mut sides: Vec<&str> = target.split('|').collect();
+    sides.sort_unstable();
+    fault == "api_outage" || (fault == "partition" && sides == ["gocd", "kube-api"])
+}
