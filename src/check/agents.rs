@@ -199,13 +199,15 @@ impl Monitor for NoWorkToDisabled {
 }
 
 /// `no-kill-while-building`: the allocator never deletes a pod whose agent is building a job
-/// (the completion is recorded before the delete, so a delete after it is fine). A build whose
-/// agent container died is already lost — the server reschedules it — so deleting that pod
-/// kills nothing.
+/// (the completion is recorded before the delete, so a delete after it is fine). A build
+/// whose agent container died, or whose pod failed, is already dead: the server reschedules
+/// it, and deleting the pod (rules 7 and 8 of `safe`) kills nothing.
 #[derive(Debug, Default)]
 pub struct NoKillWhileBuilding {
     assignments: Assignments,
-    lost_builds: BTreeSet<String>,
+    /// Pods whose container died (or whose phase turned Failed or Succeeded) since their
+    /// last assignment.
+    dead_builds: BTreeSet<String>,
 }
 
 impl Monitor for NoKillWhileBuilding {
@@ -219,7 +221,7 @@ impl Monitor for NoKillWhileBuilding {
             by: Actor::Allocator,
         } = record
             && let Some(job) = self.assignments.job_of(pod)
-            && !self.lost_builds.contains(pod)
+            && !self.dead_builds.contains(pod)
         {
             let message =
                 format!("the allocator deleted pod {pod} while its agent was building job {job}");
@@ -233,11 +235,11 @@ impl Monitor for NoKillWhileBuilding {
             ));
         }
         match record {
-            Record::ContainerDied { pod } => {
-                self.lost_builds.insert(pod.clone());
+            Record::ContainerDied { pod } | Record::PodPhase { pod, .. } => {
+                self.dead_builds.insert(pod.clone());
             }
             Record::JobAssigned { agent, .. } | Record::PodDeleted { pod: agent, .. } => {
-                self.lost_builds.remove(agent);
+                self.dead_builds.remove(agent);
             }
             _ => {}
         }

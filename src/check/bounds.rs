@@ -16,6 +16,9 @@ pub struct Bounds {
     pub server_ping_interval_ms: u64,
     /// IDLE: an idle reusable pod lives at least this long, and at most IDLE + PING.
     pub idle_timeout_ms: u64,
+    /// The time a ping's own Kubernetes calls may take (`cluster_request_timeout`): a
+    /// delete decided at the last ping before a deadline lands that much later.
+    pub call_slack_ms: u64,
     /// LOST: the server's agent connection timeout (kept for monitors that judge lost agents).
     pub agent_connection_timeout_ms: u64,
     /// True only when the policy reuses agents and reuse is switched on (the world decides).
@@ -32,20 +35,23 @@ impl Bounds {
             auto_register_timeout_ms: scenario.plugin.auto_register_timeout_ms,
             server_ping_interval_ms: scenario.server.server_ping_interval_ms,
             idle_timeout_ms: scenario.plugin.idle_timeout_ms,
+            call_slack_ms: scenario.plugin.cluster_request_timeout_ms,
             agent_connection_timeout_ms: scenario.server.agent_connection_timeout_ms,
             reuse_enabled,
         }
     }
 
-    /// ART + PING: how long a pod may stay unregistered.
+    /// ART + PING (+ the ping's call time): how long a pod may stay unregistered.
     pub fn registration_deadline_ms(&self) -> u64 {
         self.auto_register_timeout_ms
             .saturating_add(self.server_ping_interval_ms)
+            .saturating_add(self.call_slack_ms)
     }
 
-    /// IDLE + PING: how long an idle reusable pod may live.
+    /// IDLE + PING (+ the ping's call time): how long an idle reusable pod may live.
     pub fn idle_deadline_ms(&self) -> u64 {
         self.idle_timeout_ms
             .saturating_add(self.server_ping_interval_ms)
+            .saturating_add(self.call_slack_ms)
     }
 }

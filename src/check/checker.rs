@@ -55,13 +55,20 @@ impl Checker {
             Box::new(NoWorkToDisabled::default()),
             Box::new(PendingLimit::new(bounds.pending_pods_count)),
             Box::new(NoKillWhileBuilding::default()),
-            Box::new(NoOrphanPods::new(bounds.registration_deadline_ms())),
+            Box::new(NoOrphanPods::new(
+                bounds.registration_deadline_ms(),
+                bounds.server_ping_interval_ms,
+            )),
             Box::new(AllJobsComplete::default()),
             Box::new(NoLostJob::default()),
             Box::new(RestartRecovers::default()),
         ];
         if bounds.reuse_enabled {
-            let idle = IdleTimeout::new(bounds.idle_timeout_ms, bounds.idle_deadline_ms());
+            let idle = IdleTimeout::new(
+                bounds.idle_timeout_ms,
+                bounds.idle_deadline_ms(),
+                bounds.server_ping_interval_ms,
+            );
             monitors.push(Box::new(idle));
             monitors.push(Box::new(ReuseHappens::default()));
         } else {

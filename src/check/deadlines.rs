@@ -68,70 +68,87 @@ impl<K: Ord + Clone> Deadlines<K> {
     }
 }
 
-/// Tracks the times the plugin cannot act on the cluster: the GoCD server is down (no plugin
-/// runs, no agent can register), or the plugin is cut off from the API server (a partition
-/// between `gocd` and `kube-api`, an API outage). Plugin-side deadlines wait for it.
+/// Tracks GoCD server outages: while the server is down no plugin runs and no agent can
+/// register, so plugin-side deadlines wait for it.
 #[derive(Debug, Default)]
 pub(crate) struct ServerOutage {
-    /// Active causes: fault indexes, and `u32::MAX` for a stopped server.
-    causes: BTreeSet<u32>,
-    started_ms: Option<u64>,
-    /// The server restarted during the current cut-off (the plugin forgot its memory).
-    restarted: bool,
+    stopped_ms: Option<u64>,
 }
 
-/// The cause id of a stopped server.
-const SERVER_DOWN: u32 = u32::MAX;
-
 impl ServerOutage {
-    /// True while the plugin cannot act.
+    /// True while the server is stopped.
     pub(crate) fn is_down(&self) -> bool {
-        !self.causes.is_empty()
+        self.stopped_ms.is_some()
     }
 
-    /// Follow `record`; when the last cause ends, returns how long the plugin was cut off and
-    /// whether the server restarted meanwhile.
-    pub(crate) fn observe(
-        &mut self,
-        t_ms: u64,
-        record: &crate::trace::Record,
-    ) -> Option<(u64, bool)> {
-        use crate::trace::Record;
-        let (cause, starts) = match record {
-            Record::ServerStopped => (SERVER_DOWN, true),
-            Record::ServerStarted => (SERVER_DOWN, false),
-            Record::FaultStarted {
+    /// Follow `record`; at a restart, returns how long the server was down.
+    pub(crate) fn observe(&mut self, t_ms: u64, record: &crate::trace::Record) -> Option<u64> {
+        match record {
+            crate::trace::Record::ServerStopped => {
+                self.stopped_ms.get_or_insert(t_ms);
+                None
+            }
+            crate::trace::Record::ServerStarted => self
+                .stopped_ms
+                .take()
+                .map(|stopped_ms| t_ms.saturating_sub(stopped_ms)),
+            _ => None,
+        }
+    }
+}
+
+/// Tracks faults that cut the plugin off the Kubernetes API (`api_outage`, or a partition
+/// between `gocd` and `kube-api`): no plugin-side delete can land while one lasts, and only
+/// the first server-ping after it can act, up to one PING later.
+#[derive(Debug, Default)]
+pub(crate) struct ApiCut {
+    server_ping_interval_ms: u64,
+    active: BTreeSet<u32>,
+    started_ms: Option<u64>,
+}
+
+impl ApiCut {
+    pub(crate) fn new(server_ping_interval_ms: u64) -> Self {
+        ApiCut {
+            server_ping_interval_ms,
+            ..ApiCut::default()
+        }
+    }
+
+    /// True while such a fault lasts.
+    pub(crate) fn is_cut(&self) -> bool {
+        !self.active.is_empty()
+    }
+
+    /// Follow `record`; when the last cut ends, returns how far plugin-side deadlines move:
+    /// the cut's length plus one PING.
+    pub(crate) fn observe(&mut self, t_ms: u64, record: &crate::trace::Record) -> Option<u64> {
+        match record {
+            crate::trace::Record::FaultStarted {
                 index,
                 fault,
                 target,
-            } if cuts_plugin_off(fault, target) => (*index, true),
-            Record::FaultEnded { index, .. } if self.causes.contains(index) => (*index, false),
-            _ => return None,
-        };
-        if starts {
-            if self.causes.is_empty() {
-                self.started_ms = Some(t_ms);
-                self.restarted = false;
+            } if cuts_api(fault, target) => {
+                self.active.insert(*index);
+                self.started_ms.get_or_insert(t_ms);
+                None
             }
-            self.causes.insert(cause);
-            return None;
+            crate::trace::Record::FaultEnded { index, .. } if self.active.remove(index) => {
+                if !self.active.is_empty() {
+                    return None;
+                }
+                let started_ms = self.started_ms.take()?;
+                let cut_ms = t_ms.saturating_sub(started_ms);
+                Some(cut_ms.saturating_add(self.server_ping_interval_ms))
+            }
+            _ => None,
         }
-        if !self.causes.remove(&cause) {
-            return None;
-        }
-        if cause == SERVER_DOWN {
-            self.restarted = true;
-        }
-        if !self.causes.is_empty() {
-            return None;
-        }
-        let started_ms = self.started_ms.take()?;
-        Some((t_ms.saturating_sub(started_ms), self.restarted))
     }
 }
 
-/// True for a fault that cuts the plugin off from the API server.
-fn cuts_plugin_off(fault: &str, target: &str) -> bool {
-    fault == "api_outage"
-        || (fault == "partition" && target.contains("gocd") && target.contains("kube-api"))
+/// The fault keeps the GoCD server (and so the plugin) from reaching the Kubernetes API.
+fn cuts_api(fault: &str, target: &str) -> bool {
+    let mut sides: Vec<&str> = target.split('|').collect();
+    sides.sort_unstable();
+    fault == "api_outage" || (fault == "partition" && sides == ["gocd", "kube-api"])
 }

@@ -1,6 +1,6 @@
 //! Pod monitors: `pending-limit`, `one-pod-per-job`, `no-orphan-pods`.
 
-use super::deadlines::{Deadlines, ServerOutage};
+use super::deadlines::{ApiCut, Deadlines, ServerOutage};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
 use crate::trace::{Actor, Record};
@@ -129,8 +129,9 @@ impl Monitor for OnePodPerJob {
 }
 
 /// `no-orphan-pods`: every pod registers or is deleted within ART + PING of its creation
-/// (reported at that deadline; a server outage delays the deadline by its length), and at the
-/// end no pod exists whose agent is not registered. Reported once per pod.
+/// (reported at that deadline; a server outage delays the deadline by its length, a cut
+/// between the plugin and the API by its length plus one PING), and at the end no pod exists
+/// whose agent is not registered. Reported once per pod.
 #[derive(Debug)]
 pub struct NoOrphanPods {
     registration_deadline_ms: u64,
@@ -139,17 +140,19 @@ pub struct NoOrphanPods {
     created_ms: BTreeMap<String, u64>,
     deadlines: Deadlines<String>,
     outage: ServerOutage,
+    api_cut: ApiCut,
     reported: BTreeSet<String>,
 }
 
 impl NoOrphanPods {
-    pub fn new(registration_deadline_ms: u64) -> Self {
+    pub fn new(registration_deadline_ms: u64, server_ping_interval_ms: u64) -> Self {
         NoOrphanPods {
             registration_deadline_ms,
             registered: BTreeMap::new(),
             created_ms: BTreeMap::new(),
             deadlines: Deadlines::default(),
             outage: ServerOutage::default(),
+            api_cut: ApiCut::new(server_ping_interval_ms),
             reported: BTreeSet::new(),
         }
     }
@@ -172,7 +175,7 @@ impl NoOrphanPods {
             let created_ms = self.created_ms.get(&pod).copied().unwrap_or(0);
             let message = format!(
                 "pod {pod} created at t={} was neither registered nor deleted by t={} \
-                 (ART + PING = {})",
+                 (ART + PING + call slack = {})",
                 seconds(created_ms),
                 seconds(deadline_ms),
                 seconds(self.registration_deadline_ms)
@@ -188,11 +191,14 @@ impl Monitor for NoOrphanPods {
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
-        if !self.outage.is_down() {
+        if !self.outage.is_down() && !self.api_cut.is_cut() {
             self.report_passed(t_ms, out);
         }
-        if let Some((down_ms, _)) = self.outage.observe(t_ms, record) {
+        if let Some(down_ms) = self.outage.observe(t_ms, record) {
             self.deadlines.delay_all(down_ms, 0);
+        }
+        if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {
+            self.deadlines.delay_all(delay_ms, 0);
         }
         match record {
             Record::PodCreated { pod, .. } => {

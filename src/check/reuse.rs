@@ -1,7 +1,7 @@
 //! Reuse monitors: `idle-timeout` (always), `reuse-happens` and `restart-recovers`
 //! (sometimes).
 
-use super::deadlines::{Deadlines, ServerOutage};
+use super::deadlines::{ApiCut, Deadlines, ServerOutage};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
 use crate::trace::{Actor, Record};
@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 struct IdlePod {
     config: String,
     profile: Option<String>,
-    /// False once the pod can never take a job again: its container died or restarted, or its
-    /// profile now has another config.
+    /// False once the pod can never take a job again: its container died or restarted, it
+    /// failed, or its profile now has another config.
     reusable: bool,
     building: bool,
     idle_since_ms: Option<u64>,
@@ -21,33 +21,39 @@ struct IdlePod {
 
 /// `idle-timeout` (only with reuse): a reusable pod that became idle (at `AgentRegistered` or
 /// `JobCompleted`) is not deleted by the allocator before IDLE, and is deleted within
-/// IDLE + PING unless a job claims it. A server outage, or a cut between the plugin and the API
-/// server (partition, API outage), delays the second deadline by its length — after a server
-/// restart to at least restart + IDLE + PING, because the restarted plugin has forgotten every
-/// idle time. Reported once per pod.
+/// IDLE + PING unless a job claims it. An idle start at registration gets one more PING:
+/// no message tells the plugin that an agent registered, it sees it at its next list. A
+/// server outage delays the second deadline by its length, and to at least restart + IDLE +
+/// PING, because the restarted plugin has forgotten every idle time; a cut between the
+/// plugin and the API delays it by its length + PING. Reported once per pod.
 #[derive(Debug)]
 pub struct IdleTimeout {
     idle_timeout_ms: u64,
     idle_deadline_ms: u64,
+    /// How late the plugin may learn of a registration (PING).
+    notice_ms: u64,
     profile_of_job: BTreeMap<u64, String>,
     config_of_profile: BTreeMap<String, String>,
     pods: BTreeMap<String, IdlePod>,
     deadlines: Deadlines<String>,
     outage: ServerOutage,
+    api_cut: ApiCut,
     reported: BTreeSet<String>,
 }
 
 impl IdleTimeout {
-    /// `idle_deadline_ms` is IDLE + PING.
-    pub fn new(idle_timeout_ms: u64, idle_deadline_ms: u64) -> Self {
+    /// `idle_deadline_ms` is IDLE + PING (plus call slack); `notice_ms` is PING.
+    pub fn new(idle_timeout_ms: u64, idle_deadline_ms: u64, notice_ms: u64) -> Self {
         IdleTimeout {
             idle_timeout_ms,
             idle_deadline_ms,
+            notice_ms,
             profile_of_job: BTreeMap::new(),
             config_of_profile: BTreeMap::new(),
             pods: BTreeMap::new(),
             deadlines: Deadlines::default(),
             outage: ServerOutage::default(),
+            api_cut: ApiCut::new(notice_ms),
             reported: BTreeSet::new(),
         }
     }
@@ -73,24 +79,28 @@ impl IdleTimeout {
                 .and_then(|p| p.idle_since_ms)
                 .unwrap_or(0);
             let message = format!(
-                "idle pod {pod} (idle since t={}) still existed at t={}, past IDLE + PING = {}",
+                "idle pod {pod} (idle since t={}) still existed at t={}, past its idle \
+                 deadline ({} after becoming idle)",
                 seconds(since_ms),
                 seconds(deadline_ms),
-                seconds(self.idle_deadline_ms)
+                seconds(deadline_ms.saturating_sub(since_ms))
             );
             self.report(deadline_ms, &pod, message, out);
         }
     }
 
-    fn become_idle(&mut self, t_ms: u64, pod: &str) {
+    /// The pod's agent is idle from `t_ms`; `notice_ms` is how late the plugin may learn it.
+    fn become_idle(&mut self, t_ms: u64, pod: &str, notice_ms: u64) {
         let Some(state) = self.pods.get_mut(pod) else {
             return;
         };
         state.building = false;
         state.idle_since_ms = Some(t_ms);
         if state.reusable {
-            self.deadlines
-                .set(pod.to_owned(), t_ms.saturating_add(self.idle_deadline_ms));
+            let deadline_ms = t_ms
+                .saturating_add(self.idle_deadline_ms)
+                .saturating_add(notice_ms);
+            self.deadlines.set(pod.to_owned(), deadline_ms);
         }
     }
 
@@ -159,17 +169,15 @@ impl Monitor for IdleTimeout {
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
-        if !self.outage.is_down() {
+        if !self.outage.is_down() && !self.api_cut.is_cut() {
             self.report_passed(t_ms, out);
         }
-        if let Some((down_ms, restarted)) = self.outage.observe(t_ms, record) {
-            // A restarted plugin forgot every idle time; a cut-off one did not.
-            let floor_ms = if restarted {
-                t_ms.saturating_add(self.idle_deadline_ms)
-            } else {
-                0
-            };
+        if let Some(down_ms) = self.outage.observe(t_ms, record) {
+            let floor_ms = t_ms.saturating_add(self.idle_deadline_ms);
             self.deadlines.delay_all(down_ms, floor_ms);
+        }
+        if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {
+            self.deadlines.delay_all(delay_ms, 0);
         }
         match record {
             Record::JobScheduled { job, profile, .. } => {
@@ -184,7 +192,9 @@ impl Monitor for IdleTimeout {
             } => {
                 self.pod_created(pod, *job_label, config);
             }
-            Record::ContainerDied { pod } | Record::ContainerRestarted { pod, .. } => {
+            Record::ContainerDied { pod }
+            | Record::ContainerRestarted { pod, .. }
+            | Record::PodPhase { pod, .. } => {
                 self.never_reusable(pod);
             }
             Record::AgentRegistered { agent, .. } => {
@@ -194,10 +204,11 @@ impl Monitor for IdleTimeout {
                     .get(agent)
                     .is_some_and(|p| !p.building && p.idle_since_ms.is_none());
                 if starts_idle {
-                    self.become_idle(t_ms, agent);
+                    self.become_idle(t_ms, agent, self.notice_ms);
                 }
             }
-            Record::JobCompleted { agent, .. } => self.become_idle(t_ms, agent),
+            // job-completion tells the plugin at once.
+            Record::JobCompleted { agent, .. } => self.become_idle(t_ms, agent, 0),
             Record::JobAssigned { agent, .. } => {
                 if let Some(state) = self.pods.get_mut(agent) {
                     state.building = true;

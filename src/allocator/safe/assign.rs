@@ -18,13 +18,14 @@ impl Safe {
             &request.cluster_profile_properties,
             request.environment.as_deref(),
         );
+        let settings = ClusterProfile::from_properties(&request.cluster_profile_properties);
         let needs = JobNeeds {
             job_id,
             config_hash: &config_hash,
             environment: request.environment.as_deref(),
+            idle_timeout_ms: settings.idle_timeout_ms,
         };
-        let reuse =
-            ClusterProfile::from_properties(&request.cluster_profile_properties).enable_agent_reuse;
+        let reuse = settings.enable_agent_reuse;
         if let Err(reason) = self.assign_verdict(now_ms, request, needs, reuse) {
             // Rule 5: a false answer only records why; no state changes (pr355's `compute`
             // returning null evicted the pod on every false).
@@ -113,22 +114,6 @@ impl Safe {
                 "reserved for job {} until t={}",
                 claim.job_id, claim.deadline_ms
             ));
-        }
-        // Rule 1, the other side: a job holding a claim on another *reused* idle pod waits for
-        // that pod (it polls within seconds). Giving the job to whichever idle pod polls first
-        // would strand the claimed pod: re-claimed by the next job, never assigned, never
-        // reaped. (A pod still being created for the job may lose it to an idle pod: it then
-        // becomes a free idle pod itself.)
-        let job_label = job_id.to_string();
-        if let Some(other) = self.view.pods.iter().find(|(other, pod)| {
-            other.as_str() != name
-                && pod.pod.label(pod_spec::keys::JOB_ID) != Some(job_label.as_str())
-                && self
-                    .view
-                    .live_claim(pod, now_ms)
-                    .is_some_and(|claim| claim.job_id == job_id)
-        }) {
-            return Err(format!("job {job_id} is reserved on pod {}", other.0));
         }
         let created_for = record.pod.label(pod_spec::keys::JOB_ID);
         if !reuse && created_for != Some(job_id.to_string().as_str()) {

@@ -16,6 +16,7 @@ impl Safe {
         out: &mut Outbox,
     ) {
         let job_id = request.job_identifier.job_id;
+        self.view.requested_jobs.insert(job_id);
         if self.view.served_jobs.contains(&job_id) {
             let text = format!("job {job_id} already has an agent: no pod created");
             out.decide(Some(job_id), None, "skip-assigned", text);
@@ -257,11 +258,21 @@ impl Safe {
         !record.retired
             && !record.delete_in_flight
             && record.running_job.is_none()
+            && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
             && record.pod.phase == PodPhase::Running
             && !record.container_restarted()
             && needs.matches(record)
             && self.view.live_claim(record, now_ms).is_none()
             && agents.get(name).is_some_and(agent_is_assignable)
+    }
+
+    /// The pod's idle clock runs out within `EXPIRY_MARGIN_MS`: it is left to the reaper.
+    /// A claim on it would be taken only after the ping that should reap it, and would keep
+    /// the pod past idle_timeout + one ping (the `idle-timeout` bound).
+    fn expires_soon(now_ms: u64, record: &PodRecord, idle_timeout_ms: u64) -> bool {
+        record.idle_since_ms().is_some_and(|since_ms| {
+            now_ms.saturating_add(EXPIRY_MARGIN_MS) >= since_ms.saturating_add(idle_timeout_ms)
+        })
     }
 
     /// Try the next idle candidate with a compare-and-swap claim, or go on to create.
@@ -313,7 +324,9 @@ impl Safe {
         let request = KubeRequest::AnnotatePod {
             name: name.clone(),
             set,
-            remove: vec![annotation::IDLE_SINCE_MS.to_owned()],
+            // Idle-since stays: if the job runs elsewhere the claim is spent and the pod's
+            // idle clock goes on from when it really became idle.
+            remove: Vec::new(),
             resource_version: Some(record.pod.resource_version),
         };
         self.issue(
@@ -342,18 +355,13 @@ impl Safe {
         match result {
             Ok(KubeReply::Pod(pod)) => {
                 self.view.observe(pod);
-                let record = self
-                    .view
-                    .pods
-                    .get(name)
-                    .expect("the claimed pod was just observed");
-                // The overlay is gone if should-assign-work gave the pod to its job while the
-                // claim was in flight: the claim then did its work already.
-                let Some(claim) = record
-                    .claim_overlay
-                    .or_else(|| Claim::from_pod(&record.pod))
-                else {
-                    self.finish_locked(id, out);
+                let overlay = self.view.pods.get(name).and_then(|r| r.claim_overlay);
+                let Some(claim) = overlay else {
+                    // The overlay is spent while the claim was in flight: should-assign-work
+                    // gave the pod the claiming job (the usual case), or the pod went away.
+                    if !self.finish_if_served(id, job_id, out) {
+                        self.claim_next_or_create(now_ms, id, out);
+                    }
                     return;
                 };
                 let deadline_ms = claim.deadline_ms;

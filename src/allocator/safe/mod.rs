@@ -30,6 +30,10 @@ use view::View;
 /// create-agent resend period (about 125 s), so a resend finds its own claim still holding.
 pub(crate) const CLAIM_DURATION_MS: u64 = 150_000;
 
+/// An idle pod this close to its idle timeout is not claimed: an agent asks for work at
+/// least every 10 s, so a claim made earlier is taken before the ping that would reap it.
+pub(crate) const EXPIRY_MARGIN_MS: u64 = 20_000;
+
 /// What an unanswered Kubernetes call was for.
 #[derive(Clone, Debug)]
 enum Pending {
@@ -73,6 +77,7 @@ impl CreateTask {
             job_id: self.request.job_identifier.job_id,
             config_hash: &self.config_hash,
             environment: self.request.environment.as_deref(),
+            idle_timeout_ms: self.settings.idle_timeout_ms,
         }
     }
 }

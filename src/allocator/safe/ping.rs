@@ -160,8 +160,11 @@ impl Safe {
     /// Rule 3 (pr355 measured idleness from pod creation, killing pods between jobs and
     /// keeping short-job pods too long): an idle pod is disabled at the server first, then
     /// deleted, once it has been idle for idle_timeout since idle-since (written on the pod,
-    /// so restarts keep it). A claimed or assigned pod is never reaped. Without reuse, an
-    /// idle pod whose job is gone is deleted at once.
+    /// so restarts keep it). An assigned pod is never reaped, nor is a claimed pod before its
+    /// idle timeout: a claim is made only well before expiry (`EXPIRY_MARGIN_MS`), so it is
+    /// taken first unless the agent cannot reach the server; then idle_timeout still holds
+    /// and the job gets a new pod on its next create-agent. Without reuse, an idle pod whose
+    /// job is gone is deleted at once.
     fn reap_idle_pods(
         &mut self,
         now_ms: u64,
@@ -170,22 +173,30 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        for name in self.idle_pod_names(now_ms, agents) {
+        for name in self.idle_pod_names(now_ms, agents, true) {
             let record = self.view.pods.get(&name).expect("names come from the view");
+            let claim = self.view.live_claim(record, now_ms);
             if !settings.enable_agent_reuse {
-                let text = format!("agent {name} is idle and reuse is off: deleting its pod");
-                self.retire(&name, "reap-idle", text, agents, server, out);
+                if claim.is_none() {
+                    let text = format!("agent {name} is idle and reuse is off: deleting its pod");
+                    self.retire(&name, "reap-idle", text, agents, server, out);
+                }
                 continue;
             }
             let Some(idle_since_ms) = record.idle_since_ms() else {
-                self.mark_idle(now_ms, &name, out);
+                if claim.is_none() {
+                    self.mark_idle(now_ms, &name, out);
+                }
                 continue;
             };
             let expiry_ms = idle_since_ms.saturating_add(settings.idle_timeout_ms);
             if now_ms >= expiry_ms {
+                let claimed = claim.map_or(String::new(), |claim| {
+                    format!(" (its claim for job {} was not taken)", claim.job_id)
+                });
                 let text = format!(
                     "pod {name} idle since t={idle_since_ms}, past idle_timeout \
-                     ({} ms): disabling and deleting",
+                     ({} ms){claimed}: disabling and deleting",
                     settings.idle_timeout_ms
                 );
                 self.retire(&name, "reap-idle", text, agents, server, out);
@@ -193,13 +204,13 @@ impl Safe {
         }
     }
 
-    /// Pods whose agent is idle and enabled at the server, with no job of ours and no live
-    /// claim: the pods the idle clock runs for.
-    fn idle_pod_names(&self, now_ms: u64, agents: &Agents) -> Vec<String> {
+    /// Pods whose agent is idle and enabled at the server, with no job of ours (and, unless
+    /// `claimed_too`, no live claim): the pods the idle clock runs for.
+    fn idle_pod_names(&self, now_ms: u64, agents: &Agents, claimed_too: bool) -> Vec<String> {
         let idle = |(name, record): &(&String, &view::PodRecord)| {
             !record.retired
                 && record.running_job.is_none()
-                && self.view.live_claim(record, now_ms).is_none()
+                && (claimed_too || self.view.live_claim(record, now_ms).is_none())
                 && agents.get(*name).is_some_and(agent_is_assignable)
         };
         self.view
@@ -213,7 +224,7 @@ impl Safe {
     /// Start the idle clock of idle pods that have none yet, at every list (create-agent
     /// lists come often), so idle-since lags the real moment as little as possible.
     pub(super) fn mark_idle_pods(&mut self, now_ms: u64, agents: &Agents, out: &mut Outbox) {
-        for name in self.idle_pod_names(now_ms, agents) {
+        for name in self.idle_pod_names(now_ms, agents, false) {
             let record = self.view.pods.get(&name).expect("names come from the view");
             if record.idle_since_ms().is_none() {
                 self.mark_idle(now_ms, &name, out);

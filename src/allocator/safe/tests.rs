@@ -109,20 +109,13 @@ fn idle_pods_are_deleted_after_idle_timeout_measured_from_idle_since() {
 }
 
 #[test]
-fn claimed_or_assigned_pods_are_never_reaped() {
+fn assigned_pods_are_never_reaped_and_a_taken_claim_keeps_its_pod() {
     let mut driver = Driver::with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     driver.now_ms = 4 * MINUTE_MS;
     driver.create_agent(2, None);
     driver.settle();
     assert_eq!(driver.decided("claim").len(), 1);
-    driver.now_ms = 6 * MINUTE_MS;
-    driver.ping();
-    driver.settle();
-    assert!(
-        driver.pod_names().contains(&pod),
-        "claimed: kept past the idle timeout"
-    );
     assert!(driver.should_assign(&pod, 2, None));
     driver.now_ms = 30 * MINUTE_MS;
     driver.ping();
@@ -130,6 +123,113 @@ fn claimed_or_assigned_pods_are_never_reaped() {
     assert!(driver.pod_names().contains(&pod), "building: kept");
     assert!(driver.server.disabled.is_empty());
     assert!(driver.decided("reap-idle").is_empty());
+}
+
+#[test]
+fn a_claim_not_taken_by_the_idle_timeout_does_not_keep_its_pod_alive() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = 4 * MINUTE_MS;
+    driver.create_agent(2, None);
+    driver.settle();
+    assert_eq!(driver.decided("claim").len(), 1);
+    driver.now_ms = 4 * MINUTE_MS + 30_000;
+    driver.ping();
+    driver.settle();
+    assert!(
+        driver.pod_names().contains(&pod),
+        "claimed, not expired: kept"
+    );
+    // The agent never came for its job (cut off from the server): idle_timeout still holds.
+    driver.now_ms = 5 * MINUTE_MS + 30_000;
+    driver.ping();
+    driver.settle();
+    assert!(!driver.pod_names().contains(&pod));
+    let reaped = driver.decided("reap-idle");
+    assert_eq!(reaped.len(), 1);
+    assert!(reaped[0].text.contains("claim for job 2 was not taken"));
+    // The job's next create-agent makes a pod instead of waiting on the dead claim.
+    driver.create_agent(2, None);
+    driver.settle();
+    assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
+}
+
+#[test]
+fn an_idle_pod_about_to_expire_is_not_claimed() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = 5 * MINUTE_MS - EXPIRY_MARGIN_MS;
+    driver.create_agent(2, None);
+    driver.settle();
+    assert!(driver.decided("claim").is_empty());
+    let created = driver.decided("create");
+    assert!(
+        created
+            .iter()
+            .any(|d| d.job_id == Some(2) && d.pod.as_deref() != Some(&pod))
+    );
+}
+
+#[test]
+fn a_claim_keeps_the_idle_clock_so_a_pod_whose_claimer_ran_elsewhere_expires_on_time() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = 3 * MINUTE_MS;
+    driver.create_agent(2, None);
+    driver.settle();
+    assert_eq!(driver.decided("claim").len(), 1);
+    // Job 2 goes to another agent: the claim is spent, the pod idle since t=0 all along.
+    driver.create_agent(3, None);
+    driver.settle();
+    let other = driver.decided("create").last().and_then(|d| d.pod.clone());
+    let other = other.expect("job 3 gets a new pod");
+    driver.register(&other);
+    assert!(driver.should_assign(&other, 3, None));
+    driver.complete(&other, 3);
+    driver.settle();
+    assert!(driver.should_assign(&other, 2, None));
+    driver.now_ms = 5 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.pod_names().contains(&pod),
+        "reaped 5 minutes after t=0"
+    );
+}
+
+#[test]
+fn a_claim_taken_by_assignment_while_in_flight_ends_the_create_without_a_pod() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = MINUTE_MS;
+    let id = driver.create_agent(2, None);
+    assert!(driver.answer_next(), "the list");
+    // The claim write is in flight when the agent asks for work and gets job 2.
+    assert!(driver.should_assign(&pod, 2, None));
+    driver.settle();
+    assert!(driver.is_finished(id));
+    assert!(driver.decided("create").iter().all(|d| d.job_id != Some(2)));
+    assert_eq!(driver.pod_names(), vec![pod]);
+}
+
+#[test]
+fn a_claim_written_before_a_restart_for_a_job_served_then_does_not_pin_the_pod() {
+    let mut driver = Driver::with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = MINUTE_MS;
+    driver.create_agent(2, None);
+    driver.settle();
+    assert_eq!(driver.decided("claim").len(), 1);
+    // Job 2 ran on another agent; then the server restarts: the new process never hears
+    // of job 2 again, so its claim on the pod is void.
+    driver.restart_server(2);
+    driver.now_ms = 2 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        driver.should_assign(&pod, 7, None),
+        "the pod is free for any job"
+    );
 }
 
 #[test]

@@ -110,6 +110,11 @@ pub(crate) struct View {
     /// Jobs should-assign-work said true for, or that completed: a claim for one of them is
     /// spent, and a create-agent for one of them must not make a pod.
     pub(crate) served_jobs: BTreeSet<u64>,
+    /// Jobs this process received a create-agent for. A claim written by an older process
+    /// counts only once its job asks again (the server resends create-agent for every
+    /// waiting job after a restart): a claim for a job served before the restart would
+    /// otherwise pin an idle pod until the claim's deadline.
+    pub(crate) requested_jobs: BTreeSet<u64>,
 }
 
 impl View {
@@ -150,13 +155,16 @@ impl View {
         self.deleted.insert(name.to_owned());
     }
 
-    /// The claim on a pod that still reserves it at `now_ms`: not past its deadline, and
-    /// its job not served yet (a served job's reservation is spent, wherever it ran).
+    /// The claim on a pod that still reserves it at `now_ms`: not past its deadline, its job
+    /// not served yet (a served job's reservation is spent, wherever it ran) and still
+    /// asking this process for an agent.
     pub(crate) fn live_claim(&self, record: &PodRecord, now_ms: u64) -> Option<Claim> {
         let claim = record
             .claim_overlay
             .or_else(|| Claim::from_pod(&record.pod))?;
-        let live = claim.deadline_ms > now_ms && !self.served_jobs.contains(&claim.job_id);
+        let live = claim.deadline_ms > now_ms
+            && !self.served_jobs.contains(&claim.job_id)
+            && self.requested_jobs.contains(&claim.job_id);
         live.then_some(claim)
     }
 
@@ -203,6 +211,8 @@ pub(crate) struct JobNeeds<'a> {
     pub(crate) job_id: u64,
     pub(crate) config_hash: &'a str,
     pub(crate) environment: Option<&'a str>,
+    /// The cluster profile's idle timeout (reuse candidates must not be about to expire).
+    pub(crate) idle_timeout_ms: u64,
 }
 
 impl JobNeeds<'_> {

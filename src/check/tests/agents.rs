@@ -165,3 +165,29 @@ fn deleting_after_completion_or_by_an_external_fault_is_not_a_kill_while_buildin
     let violations = run(&bounds(), &records, 10_000);
     assert!(of(&violations, "no-kill-while-building").is_empty());
 }
+
+#[test]
+fn deleting_a_pod_whose_container_died_mid_build_is_not_a_kill_while_building() {
+    let mut records = clean_life(0, 1, "pod-a");
+    records.truncate(5);
+    let died = Record::ContainerDied {
+        pod: "pod-a".to_owned(),
+    };
+    records.push((5_500, died));
+    records.push((6_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&bounds(), &records, 10_000);
+    assert!(of(&violations, "no-kill-while-building").is_empty());
+}
+
+#[test]
+fn a_container_death_before_an_assignment_does_not_excuse_killing_that_build() {
+    let mut records = clean_life(0, 1, "pod-a");
+    records.truncate(5);
+    let died = Record::ContainerDied {
+        pod: "pod-a".to_owned(),
+    };
+    records.insert(4, (3_500, died));
+    records.push((6_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&bounds(), &records, 10_000);
+    assert_eq!(of(&violations, "no-kill-while-building").len(), 1);
+}

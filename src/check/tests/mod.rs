@@ -19,6 +19,7 @@ fn bounds() -> Bounds {
         auto_register_timeout_ms: 30_000,
         server_ping_interval_ms: 10_000,
         idle_timeout_ms: 50_000,
+        call_slack_ms: 0,
         agent_connection_timeout_ms: 300_000,
         reuse_enabled: false,
     }

@@ -149,3 +149,55 @@ fn an_old_pod_running_a_job_after_the_restart_is_recovery_and_no_crash_needs_non
     let violations = run(&bounds(), &idle_from_eight_seconds("pod-b"), 100_000);
     assert!(of(&violations, "restart-recovers").is_empty());
 }
+
+#[test]
+fn an_agent_idle_since_registration_gets_one_more_ping_before_it_must_be_gone() {
+    // Registered at 3 s, never given a job: IDLE + PING + PING = 70 s later.
+    let mut records = clean_life(0, 1, "pod-a");
+    records.truncate(4);
+    records.push((72_000, Record::Sample));
+    let violations = run(&reuse_bounds(), &records, 72_500);
+    assert!(of(&violations, "idle-timeout").is_empty());
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    let late = of(&violations, "idle-timeout");
+    assert_eq!(late.len(), 1);
+    assert_eq!(late[0].at_ms, 73_000);
+}
+
+#[test]
+fn a_partition_between_the_plugin_and_the_api_delays_the_idle_deadline() {
+    // Idle from 8 s: deadline 68 s; a 30 s partition from 40 s moves it by 30 s + PING.
+    let mut records = idle_from_eight_seconds("pod-a");
+    let cut = Record::FaultStarted {
+        index: 0,
+        fault: "partition".to_owned(),
+        target: "kube-api|gocd".to_owned(),
+    };
+    records.push((40_000, cut));
+    let healed = Record::FaultEnded {
+        index: 0,
+        fault: "partition".to_owned(),
+    };
+    records.push((70_000, healed));
+    records.push((100_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    assert!(of(&violations, "idle-timeout").is_empty());
+    records.pop();
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let late = of(&violations, "idle-timeout");
+    assert_eq!(late.len(), 1);
+    assert_eq!(late[0].at_ms, 108_000);
+}
+
+#[test]
+fn a_failed_pod_is_never_reusable_and_may_be_deleted_early() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    let failed = Record::PodPhase {
+        pod: "pod-a".to_owned(),
+        phase: "Failed".to_owned(),
+    };
+    records.push((9_000, failed));
+    records.push((10_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    assert!(of(&violations, "idle-timeout").is_empty());
+}
