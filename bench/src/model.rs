@@ -87,6 +87,8 @@ pub struct ChildReport {
     pub hours: u64,
     pub peak_rss_mb: f64,
     pub wall_s: f64,
+    /// CPU time of the child (user + system), to tell a slow run from a busy machine.
+    pub cpu_s: f64,
     pub sim_ms: u64,
     pub events: u64,
 }
@@ -101,10 +103,12 @@ pub fn child_rss(day_path: &Path, hours: u64, out: &Path) -> anyhow::Result<()> 
     let wall_s = started.elapsed().as_secs_f64();
     let status = std::fs::read_to_string("/proc/self/status")
         .context("reading /proc/self/status (peak RSS needs Linux)")?;
+    let stat = std::fs::read_to_string("/proc/self/stat").context("reading /proc/self/stat")?;
     let report = ChildReport {
         hours,
         peak_rss_mb: vm_hwm_kb(&status)? as f64 / 1024.0,
         wall_s,
+        cpu_s: cpu_s(&stat)?,
         sim_ms: outcome.info.sim_ms,
         events: outcome.info.events,
     };
@@ -144,6 +148,27 @@ pub fn vm_hwm_kb(status: &str) -> anyhow::Result<u64> {
         .with_context(|| format!("parsing VmHWM from {line:?}"))
 }
 
+/// Clock ticks per second of `/proc/<pid>/stat` times (`USER_HZ`, 100 on Linux).
+const TICKS_PER_S: f64 = 100.0;
+
+/// User plus system CPU seconds from the text of `/proc/self/stat` (fields 14 and 15; the
+/// command name in parentheses may hold spaces, so fields are counted after its `)`).
+pub fn cpu_s(stat: &str) -> anyhow::Result<f64> {
+    let after_name = stat
+        .rfind(')')
+        .map(|index| &stat[index + 1..])
+        .ok_or_else(|| anyhow!("no command name in /proc/self/stat"))?;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // After the name, field 3 (state) is index 0, so utime (14) is index 11, stime index 12.
+    let ticks = |index: usize| -> anyhow::Result<f64> {
+        let field = fields
+            .get(index)
+            .ok_or_else(|| anyhow!("/proc/self/stat is too short"))?;
+        Ok(field.parse::<u64>().context("a CPU time field")? as f64)
+    };
+    Ok((ticks(11)? + ticks(12)?) / TICKS_PER_S)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +178,13 @@ mod tests {
         let status = "Name:\tbench\nVmPeak:\t  999 kB\nVmHWM:\t   12345 kB\nVmRSS:\t 100 kB\n";
         assert_eq!(vm_hwm_kb(status).expect("a VmHWM line"), 12_345);
         assert!(vm_hwm_kb("Name:\tbench\n").is_err());
+    }
+
+    #[test]
+    fn cpu_time_is_user_plus_system_ticks_after_the_command_name() {
+        let stat = "4242 (bench (x) y) R 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0 1 0";
+        assert_eq!(cpu_s(stat).expect("a full stat line"), 3.0);
+        assert!(cpu_s("4242 (bench) R 1 2").is_err());
     }
 
     #[test]
