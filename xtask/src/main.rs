@@ -1,10 +1,11 @@
 //! `cargo xtask`: the front door users type (matklad's xtask convention).
 //!
 //! Every simulation command (`sim`, `check`, `compare`, `shrink`, `nightly`, `plot`, `merge`,
-//! `bench`, `record`, `serve`) is forwarded to the `elasticsim` binary, built in release mode,
-//! so that there is one implementation of each and `cargo xtask sim FILE` behaves exactly as
-//! `elasticsim sim FILE`. The exit code is passed through (0 pass, 1 violation, 2 bad input,
-//! 3 internal error).
+//! `record`, `serve`) is forwarded to the `elasticsim` binary, built in release mode, so that
+//! there is one implementation of each and `cargo xtask sim FILE` behaves exactly as
+//! `elasticsim sim FILE`. `bench` runs the `elasticsim-bench` crate instead (release): it
+//! needs turmoil as the measured peer, which the simulator must not depend on. The exit code is
+//! passed through (0 pass, 1 violation, 2 bad input, 3 internal error).
 
 use std::process::{Command, ExitCode};
 
@@ -20,7 +21,7 @@ Commands (forwarded to `elasticsim`, built with --release):
   compare FILE --policies upstream,pr355,safe --seeds N
   shrink FILE --seed N [--time 60s]
   nightly [--seeds N] [--update-baseline]
-  bench
+  bench [--quick] [--out DIR]   (runs elasticsim-bench; writes reports/bench/bench.{json,md})
   plot DIR
 
 Run `cargo xtask sim --help` for every flag.";
@@ -32,18 +33,24 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    // `bench` has its own crate; every other command is the simulator's.
+    let (package, binary, forwarded) = if args[0] == "bench" {
+        ("elasticsim-bench", "elasticsim-bench", &args[1..])
+    } else {
+        ("elasticsim", "elasticsim", &args[..])
+    };
     let status = Command::new(cargo)
         .args([
             "run",
             "--release",
             "--quiet",
             "--package",
-            "elasticsim",
+            package,
             "--bin",
-            "elasticsim",
+            binary,
             "--",
         ])
-        .args(&args)
+        .args(forwarded)
         .status();
     match status {
         Ok(status) => match status.code() {
