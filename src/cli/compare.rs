@@ -32,10 +32,13 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
             .join(&scenario.name)
             .join("compare")
     });
-    let failed = |e: std::io::Error| Failure::Internal(format!("writing {}: {e}", folder.display()));
+    let failed =
+        |e: std::io::Error| Failure::Internal(format!("writing {}: {e}", folder.display()));
     std::fs::create_dir_all(&folder).map_err(failed)?;
-    atomic::write_with(&folder.join("compare.csv"), |out| write_compare_csv(out, &rows))
-        .map_err(failed)?;
+    atomic::write_with(&folder.join("compare.csv"), |out| {
+        write_compare_csv(out, &rows)
+    })
+    .map_err(failed)?;
     let title = format!("{} (seeds {seeds})", scenario.name);
     atomic::write_file(
         &folder.join("compare.md"),

@@ -12,8 +12,7 @@ use crate::scenario::format_duration_ms;
 use crate::world::RunSettings;
 
 pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {
-    let budget_ms = crate::scenario::parse_duration_ms(&args.time)
-        .map_err(|e| {
+    let budget_ms = crate::scenario::parse_duration_ms(&args.time).map_err(|e| {
         Failure::Input(format!(
             "--time {:?}: expected a duration such as 60s or 5m, found {}",
             args.time,
@@ -43,7 +42,12 @@ pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {
     let stopwatch = Stopwatch::start();
     let budget_s = budget_ms as f64 / 1000.0;
     let out_of_time = || stopwatch.seconds() >= budget_s;
-    let outcome = shrink(&scenario, &settings, args.invariant.as_deref(), &out_of_time)?;
+    let outcome = shrink(
+        &scenario,
+        &settings,
+        args.invariant.as_deref(),
+        &out_of_time,
+    )?;
     let wall_s = stopwatch.seconds();
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
@@ -59,7 +63,11 @@ pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {
         settings.policy.name(),
         outcome.invariant,
         outcome.runs,
-        if outcome.stopped_early { " (time budget ran out)" } else { "" }
+        if outcome.stopped_early {
+            " (time budget ran out)"
+        } else {
+            ""
+        }
     );
     if outcome.fallback {
         println!("  the explicit run lost the failure: shrank the scenario's own entries only");

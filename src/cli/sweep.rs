@@ -67,7 +67,10 @@ pub(super) fn parse_seeds(text: &str) -> Result<SeedRange, Failure> {
 }
 
 pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
-    let text = args.seeds.as_deref().expect("dispatch sends only --seeds runs here");
+    let text = args
+        .seeds
+        .as_deref()
+        .expect("dispatch sends only --seeds runs here");
     let seeds = parse_seeds(text)?;
     if args.trace {
         return Err(Failure::Input(
@@ -100,9 +103,18 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     let wall_s = stopwatch.seconds();
     let summary = SweepSummary::of(&rows);
     write_sweep(&folder, &scenario, &settings, &summary, &rows)?;
-    let rate = if wall_s > 0.0 { rows.len() as f64 / wall_s } else { 0.0 };
+    let rate = if wall_s > 0.0 {
+        rows.len() as f64 / wall_s
+    } else {
+        0.0
+    };
     if args.quiet {
-        println!("{} {}/{} seeds passed", verdict(&summary), summary.passed, summary.seeds);
+        println!(
+            "{} {}/{} seeds passed",
+            verdict(&summary),
+            summary.passed,
+            summary.seeds
+        );
     } else {
         println!(
             "{} {} (policy {}, seeds {seeds})",
@@ -122,7 +134,11 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
 }
 
 fn verdict(summary: &SweepSummary) -> &'static str {
-    if summary.failed() == 0 { "PASS" } else { "FAIL" }
+    if summary.failed() == 0 {
+        "PASS"
+    } else {
+        "FAIL"
+    }
 }
 
 fn write_sweep(
@@ -132,7 +148,8 @@ fn write_sweep(
     summary: &SweepSummary,
     rows: &[SeedRow],
 ) -> Result<(), Failure> {
-    let failed = |e: std::io::Error| Failure::Internal(format!("writing {}: {e}", folder.display()));
+    let failed =
+        |e: std::io::Error| Failure::Internal(format!("writing {}: {e}", folder.display()));
     std::fs::create_dir_all(folder).map_err(failed)?;
     atomic::write_with(&folder.join("sweep.csv"), |out| {
         crate::explore::write_sweep_csv(out, rows)

@@ -70,7 +70,13 @@ pub fn compare_rows(runs: &[(String, Vec<SeedRow>)]) -> Vec<PolicyRow> {
 fn policy_row(policy: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static str>) -> PolicyRow {
     let seeds = rows.len() as u64;
     let passed = rows.iter().filter(|row| row.passed()).count() as u64;
-    let fraction = |count: u64| if seeds == 0 { 0.0 } else { count as f64 / seeds as f64 };
+    let fraction = |count: u64| {
+        if seeds == 0 {
+            0.0
+        } else {
+            count as f64 / seeds as f64
+        }
+    };
     let invariant_pass_rates = failing_ids
         .iter()
         .map(|id| {
@@ -85,7 +91,10 @@ fn policy_row(policy: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static st
     for class in rows.iter().filter_map(|row| row.failure_class.clone()) {
         *failure_classes.entry(class).or_insert(0) += 1;
     }
-    let mut waits_ms: Vec<u64> = rows.iter().flat_map(|row| row.waits_ms.iter().copied()).collect();
+    let mut waits_ms: Vec<u64> = rows
+        .iter()
+        .flat_map(|row| row.waits_ms.iter().copied())
+        .collect();
     waits_ms.sort_unstable();
     let assigned: u64 = rows.iter().map(|row| row.assigned).sum();
     let reused: u64 = rows.iter().map(|row| row.reused).sum();
@@ -97,7 +106,11 @@ fn policy_row(policy: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static st
         pass_rate: fraction(passed),
         invariant_pass_rates,
         failure_classes,
-        reuse_ratio: if assigned == 0 { 0.0 } else { reused as f64 / assigned as f64 },
+        reuse_ratio: if assigned == 0 {
+            0.0
+        } else {
+            reused as f64 / assigned as f64
+        },
         wait_s_p50: percentile_s(&waits_ms, 50),
         wait_s_p95: percentile_s(&waits_ms, 95),
         wait_s_max: percentile_s(&waits_ms, 100),
@@ -121,9 +134,15 @@ pub fn compare_cells(rows: &[PolicyRow]) -> Vec<(String, Vec<String>)> {
         ("wait_s_max", |r| number_text(r.wait_s_max)),
         ("pods_created_mean", |r| number_text(r.pods_created_mean)),
         ("pod_seconds_mean", |r| number_text(r.pod_seconds_mean())),
-        ("pod_seconds_busy_mean", |r| number_text(r.pod_seconds_busy_mean)),
-        ("pod_seconds_idle_mean", |r| number_text(r.pod_seconds_idle_mean)),
-        ("pod_seconds_pending_mean", |r| number_text(r.pod_seconds_pending_mean)),
+        ("pod_seconds_busy_mean", |r| {
+            number_text(r.pod_seconds_busy_mean)
+        }),
+        ("pod_seconds_idle_mean", |r| {
+            number_text(r.pod_seconds_idle_mean)
+        }),
+        ("pod_seconds_pending_mean", |r| {
+            number_text(r.pod_seconds_pending_mean)
+        }),
     ];
     let mut lines: Vec<(String, Vec<String>)> = fixed
         .iter()
@@ -147,7 +166,10 @@ fn classes_text(classes: &BTreeMap<String, u64>) -> String {
     if classes.is_empty() {
         return "-".to_owned();
     }
-    let parts: Vec<String> = classes.iter().map(|(class, n)| format!("{class} {n}")).collect();
+    let parts: Vec<String> = classes
+        .iter()
+        .map(|(class, n)| format!("{class} {n}"))
+        .collect();
     parts.join(" ")
 }
 
@@ -168,7 +190,11 @@ pub fn write_compare_csv(out: &mut dyn Write, rows: &[PolicyRow]) -> io::Result<
 /// The side-by-side table as aligned text.
 pub fn compare_table(rows: &[PolicyRow]) -> String {
     let lines = compare_cells(rows);
-    let label_width = lines.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
+    let label_width = lines
+        .iter()
+        .map(|(label, _)| label.len())
+        .max()
+        .unwrap_or(0);
     let mut out = format!("{:<label_width$}", "");
     for row in rows {
         let _ = write!(out, "  {:>12}", row.policy);

@@ -31,6 +31,9 @@ pub use seeds::SeedRange;
 pub use shrink::{ShrinkOutcome, shrink};
 pub use sweep::{Finished, Reproduce, SeedRow, SweepPlan, ViolatedId, first_violated, sweep};
 pub use tables::{
-    FAILING_LISTED_MAX, InvariantCount, SWEEP_METRICS, SweepSummary, sweep_markdown,
-    sweep_table, write_sweep_csv,
+    FAILING_LISTED_MAX, InvariantCount, SWEEP_METRICS, SweepSummary, sweep_markdown, sweep_table,
+    write_sweep_csv,
 };
+
+#[cfg(test)]
+mod tests;

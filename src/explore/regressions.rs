@@ -89,8 +89,8 @@ pub struct Replayed {
 
 /// Run an entry's scenario with its seed, policy and variant.
 pub fn replay(entry: &Entry) -> Result<Replayed, RunError> {
-    let loaded = crate::scenario::load(&entry.scenario)
-        .map_err(|e| RunError::Input(e.to_string()))?;
+    let loaded =
+        crate::scenario::load(&entry.scenario).map_err(|e| RunError::Input(e.to_string()))?;
     let scenario = loaded.scenario;
     let mut settings = RunSettings::from_scenario(&scenario)?;
     if let Some(seed) = entry.seed {
@@ -145,9 +145,15 @@ pub fn unlisted_files(folder: &Path, entries: &[Entry]) -> Result<Vec<PathBuf>, 
     let reading = |e: std::io::Error| format!("{}: {e}", folder.display());
     for item in std::fs::read_dir(folder).map_err(reading)? {
         let path = item.map_err(reading)?.path();
-        let is_scenario = path.extension().is_some_and(|extension| extension == "toml")
+        let is_scenario = path
+            .extension()
+            .is_some_and(|extension| extension == "toml")
             && path.file_name().is_some_and(|name| name != LIST_FILE);
-        if is_scenario && !entries.iter().any(|entry| same_file(&entry.scenario, &path)) {
+        if is_scenario
+            && !entries
+                .iter()
+                .any(|entry| same_file(&entry.scenario, &path))
+        {
             unlisted.push(path);
         }
     }

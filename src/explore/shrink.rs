@@ -201,11 +201,13 @@ fn simplify(
             *current = candidate;
         }
     } else {
-        shrink_number(checker, current, out_of_time, floor_ms, |s| &mut s.duration_ms);
+        shrink_number(checker, current, out_of_time, floor_ms, |s| {
+            &mut s.duration_ms
+        });
         // Below ART + PING the parser warns that the settle phase is too short for the
         // eventually-invariants, so a repro stops there and loads without warnings.
-        let settle_floor_ms = current.plugin.auto_register_timeout_ms
-            + current.server.server_ping_interval_ms;
+        let settle_floor_ms =
+            current.plugin.auto_register_timeout_ms + current.server.server_ping_interval_ms;
         let settle_floor_ms = settle_floor_ms.min(current.settle_ms);
         shrink_number(checker, current, out_of_time, settle_floor_ms, |s| {
             &mut s.settle_ms

@@ -101,7 +101,13 @@ fn metric_cell(name: &str, value: f64) -> String {
 /// `sweep.csv`: one row per seed, in seed order.
 pub fn write_sweep_csv(out: &mut dyn Write, rows: &[SeedRow]) -> io::Result<()> {
     let mut writer = csv::Writer::from_writer(out);
-    let mut header = vec!["seed", "verdict", "violated", "fingerprint", "failure_class"];
+    let mut header = vec![
+        "seed",
+        "verdict",
+        "violated",
+        "fingerprint",
+        "failure_class",
+    ];
     header.extend(SWEEP_METRICS);
     writer.write_record(&header)?;
     for row in rows {
@@ -137,7 +143,12 @@ pub fn sweep_table(summary: &SweepSummary, rows: &[SeedRow]) -> String {
         let _ = writeln!(out, "  {class:<9} {seeds} seeds");
     }
     if !summary.invariants.is_empty() {
-        let width = summary.invariants.iter().map(|c| c.id.len()).max().unwrap_or(0);
+        let width = summary
+            .invariants
+            .iter()
+            .map(|c| c.id.len())
+            .max()
+            .unwrap_or(0);
         let _ = writeln!(out, "  {:<width$}  class     seeds violated", "invariant");
         for count in &summary.invariants {
             let _ = writeln!(
@@ -170,7 +181,11 @@ pub fn sweep_table(summary: &SweepSummary, rows: &[SeedRow]) -> String {
 /// `sweep.md`: the same for people, with every failing seed and its reproduce command.
 pub fn sweep_markdown(title: &str, summary: &SweepSummary, rows: &[SeedRow]) -> String {
     let mut out = String::new();
-    let verdict = if summary.failed() == 0 { "PASS" } else { "FAIL" };
+    let verdict = if summary.failed() == 0 {
+        "PASS"
+    } else {
+        "FAIL"
+    };
     let _ = writeln!(out, "# {verdict} {title}\n");
     let _ = writeln!(
         out,
@@ -200,7 +215,10 @@ pub fn sweep_markdown(title: &str, summary: &SweepSummary, rows: &[SeedRow]) -> 
     let failing: Vec<&SeedRow> = rows.iter().filter(|row| !row.passed()).collect();
     if !failing.is_empty() {
         let _ = writeln!(out, "## Failing seeds\n");
-        let _ = writeln!(out, "| seed | class | violated | reproduce |\n|---|---|---|---|");
+        let _ = writeln!(
+            out,
+            "| seed | class | violated | reproduce |\n|---|---|---|---|"
+        );
         for row in failing {
             let _ = writeln!(
                 out,
