@@ -16,11 +16,13 @@
 //! | [`check`] | invariant monitors fed by trace records |
 //! | [`world`] | one run: wires models, allocator, faults and monitors on the engine |
 //! | [`report`] | metrics, CSV, JSON and Markdown summaries |
+//! | [`explore`] | many seeds: sweeps, policy comparisons, shrinking, regressions |
 
 pub mod allocator;
 pub mod check;
 pub mod cli;
 pub mod engine;
+pub mod explore;
 pub mod gocd;
 pub mod kube;
 pub mod leader;

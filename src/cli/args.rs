@@ -16,6 +16,10 @@ pub struct Cli {
 pub enum Command {
     /// Run a scenario (one seed, or many in parallel) and write its report.
     Sim(SimArgs),
+    /// Run the same seeds under several policies and print them side by side.
+    Compare(CompareArgs),
+    /// Minimise a failing seed's jobs and faults into a `repro.toml` that fails on its own.
+    Shrink(ShrinkArgs),
     /// Validate scenario files only.
     Check {
         /// Scenario files.
@@ -53,4 +57,53 @@ pub struct SimArgs {
     /// Print only the verdict line.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// `elasticsim compare`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompareArgs {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// Policies to compare, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "upstream,pr355,safe",
+        value_parser = ["upstream", "pr355", "safe"]
+    )]
+    pub policies: Vec<String>,
+    /// Seeds: `N` (seeds 1..=N) or `A..B` (A to B-1).
+    #[arg(long, default_value = "100")]
+    pub seeds: String,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Folder for `compare.csv` and `compare.md` (default `reports/<scenario>/compare/`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `elasticsim shrink`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ShrinkArgs {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// The failing seed.
+    #[arg(long)]
+    pub seed: u64,
+    /// Allocator policy: upstream, pr355 or safe (overrides `[plugin] policy`).
+    #[arg(long, value_parser = ["upstream", "pr355", "safe"])]
+    pub policy: Option<String>,
+    /// Leader-runner variant: agentk-v1 or fixed (overrides `[leader] variant`).
+    #[arg(long, value_parser = ["agentk-v1", "fixed"])]
+    pub variant: Option<String>,
+    /// The invariant id to keep failing (default: the run's earliest violation).
+    #[arg(long)]
+    pub invariant: Option<String>,
+    /// Wall-clock budget for shrinking, as a duration (`60s`, `5m`).
+    #[arg(long, default_value = "60s")]
+    pub time: String,
+    /// Where to write the repro (default `reports/<scenario>/<policy>/seed-<N>/repro.toml`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

@@ -5,9 +5,12 @@
 
 mod args;
 mod check;
+mod compare;
+mod shrink;
 mod sim;
+mod sweep;
 
-pub use args::{Cli, Command};
+pub use args::{Cli, Command, CompareArgs, ShrinkArgs};
 
 use std::fmt;
 
@@ -67,7 +70,10 @@ pub(crate) fn say(text: &str) {
 /// Run one parsed command line.
 pub fn execute(cli: Cli) -> Result<(), Failure> {
     match cli.command {
+        Command::Sim(args) if args.seeds.is_some() => sweep::run(&args),
         Command::Sim(args) => sim::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::Shrink(args) => shrink::run(&args),
         Command::Check { files } => check::run(&files),
     }
 }

@@ -1,0 +1,236 @@
+//! The same seeds under several policies, side by side.
+//!
+//! Aggregation rules (what `compare.csv`, `compare.md` and the terminal table mean):
+//! - pass rates are fractions of seeds: overall, and per invariant (seeds where that invariant
+//!   held), for every invariant that failed under at least one compared policy;
+//! - job waits are pooled: p50/p95/max over every assigned job instance of every seed, with
+//!   the report's nearest-rank rule, so a seed with more jobs weighs more;
+//! - the reuse ratio is pooled too: reused assignments ÷ assignments over all seeds;
+//! - pods created and pod-seconds are means per seed.
+
+use super::sweep::SeedRow;
+use crate::report::format::{number_text, ratio_text};
+use crate::report::percentile_nearest_rank;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// One policy's aggregate over the compared seeds. Plots use these rows directly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyRow {
+    pub policy: String,
+    pub seeds: u64,
+    pub passed: u64,
+    /// `passed ÷ seeds`.
+    pub pass_rate: f64,
+    /// Invariant id → fraction of seeds in which it held (ids failing under any policy).
+    pub invariant_pass_rates: BTreeMap<&'static str, f64>,
+    /// `safety`, `liveness`, `both` → failing seeds.
+    pub failure_classes: BTreeMap<String, u64>,
+    pub reuse_ratio: f64,
+    pub wait_s_p50: f64,
+    pub wait_s_p95: f64,
+    pub wait_s_max: f64,
+    pub pods_created_mean: f64,
+    pub pod_seconds_busy_mean: f64,
+    pub pod_seconds_idle_mean: f64,
+    pub pod_seconds_pending_mean: f64,
+}
+
+impl PolicyRow {
+    /// Busy + idle + pending pod-seconds per seed: what the pods cost.
+    pub fn pod_seconds_mean(&self) -> f64 {
+        self.pod_seconds_busy_mean + self.pod_seconds_idle_mean + self.pod_seconds_pending_mean
+    }
+}
+
+fn mean(values: impl Iterator<Item = f64>, count: u64) -> f64 {
+    if count == 0 {
+        0.0
+    } else {
+        values.sum::<f64>() / count as f64
+    }
+}
+
+fn percentile_s(sorted_ms: &[u64], percent: u64) -> f64 {
+    percentile_nearest_rank(sorted_ms, percent).map_or(0.0, |ms| ms as f64 / 1000.0)
+}
+
+/// Aggregate each policy's seed rows; `runs` is (policy name, rows) in display order.
+pub fn compare_rows(runs: &[(String, Vec<SeedRow>)]) -> Vec<PolicyRow> {
+    let failing_ids: BTreeSet<&'static str> = runs
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().flat_map(|row| row.violated_ids()))
+        .collect();
+    runs.iter()
+        .map(|(policy, rows)| policy_row(policy, rows, &failing_ids))
+        .collect()
+}
+
+fn policy_row(policy: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static str>) -> PolicyRow {
+    let seeds = rows.len() as u64;
+    let passed = rows.iter().filter(|row| row.passed()).count() as u64;
+    let fraction = |count: u64| {
+        if seeds == 0 {
+            0.0
+        } else {
+            count as f64 / seeds as f64
+        }
+    };
+    let invariant_pass_rates = failing_ids
+        .iter()
+        .map(|id| {
+            let held = rows
+                .iter()
+                .filter(|row| !row.violated_ids().contains(id))
+                .count() as u64;
+            (*id, fraction(held))
+        })
+        .collect();
+    let mut failure_classes = BTreeMap::new();
+    for class in rows.iter().filter_map(|row| row.failure_class.clone()) {
+        *failure_classes.entry(class).or_insert(0) += 1;
+    }
+    let mut waits_ms: Vec<u64> = rows
+        .iter()
+        .flat_map(|row| row.waits_ms.iter().copied())
+        .collect();
+    waits_ms.sort_unstable();
+    let assigned: u64 = rows.iter().map(|row| row.assigned).sum();
+    let reused: u64 = rows.iter().map(|row| row.reused).sum();
+    let metric_mean = |pick: fn(&SeedRow) -> f64| mean(rows.iter().map(pick), seeds);
+    PolicyRow {
+        policy: policy.to_owned(),
+        seeds,
+        passed,
+        pass_rate: fraction(passed),
+        invariant_pass_rates,
+        failure_classes,
+        reuse_ratio: if assigned == 0 {
+            0.0
+        } else {
+            reused as f64 / assigned as f64
+        },
+        wait_s_p50: percentile_s(&waits_ms, 50),
+        wait_s_p95: percentile_s(&waits_ms, 95),
+        wait_s_max: percentile_s(&waits_ms, 100),
+        pods_created_mean: metric_mean(|row| row.metrics.pods_created as f64),
+        pod_seconds_busy_mean: metric_mean(|row| row.metrics.pod_seconds_busy),
+        pod_seconds_idle_mean: metric_mean(|row| row.metrics.pod_seconds_idle),
+        pod_seconds_pending_mean: metric_mean(|row| row.metrics.pod_seconds_pending),
+    }
+}
+
+/// The table's lines: (label, one cell per policy). Invariant pass rates come last.
+pub fn compare_cells(rows: &[PolicyRow]) -> Vec<(String, Vec<String>)> {
+    type Cell = fn(&PolicyRow) -> String;
+    let fixed: [(&str, Cell); 12] = [
+        ("seeds", |r| r.seeds.to_string()),
+        ("pass_rate", |r| ratio_text(r.pass_rate)),
+        ("failure_classes", |r| classes_text(&r.failure_classes)),
+        ("reuse_ratio", |r| ratio_text(r.reuse_ratio)),
+        ("wait_s_p50", |r| number_text(r.wait_s_p50)),
+        ("wait_s_p95", |r| number_text(r.wait_s_p95)),
+        ("wait_s_max", |r| number_text(r.wait_s_max)),
+        ("pods_created_mean", |r| number_text(r.pods_created_mean)),
+        ("pod_seconds_mean", |r| number_text(r.pod_seconds_mean())),
+        ("pod_seconds_busy_mean", |r| {
+            number_text(r.pod_seconds_busy_mean)
+        }),
+        ("pod_seconds_idle_mean", |r| {
+            number_text(r.pod_seconds_idle_mean)
+        }),
+        ("pod_seconds_pending_mean", |r| {
+            number_text(r.pod_seconds_pending_mean)
+        }),
+    ];
+    let mut lines: Vec<(String, Vec<String>)> = fixed
+        .iter()
+        .map(|(label, cell)| (label.to_string(), rows.iter().map(cell).collect()))
+        .collect();
+    let ids: BTreeSet<&'static str> = rows
+        .iter()
+        .flat_map(|row| row.invariant_pass_rates.keys().copied())
+        .collect();
+    for id in ids {
+        let cells = rows
+            .iter()
+            .map(|row| ratio_text(row.invariant_pass_rates.get(id).copied().unwrap_or(1.0)))
+            .collect();
+        lines.push((format!("pass_rate:{id}"), cells));
+    }
+    lines
+}
+
+fn classes_text(classes: &BTreeMap<String, u64>) -> String {
+    if classes.is_empty() {
+        return "-".to_owned();
+    }
+    let parts: Vec<String> = classes
+        .iter()
+        .map(|(class, n)| format!("{class} {n}"))
+        .collect();
+    parts.join(" ")
+}
+
+/// `compare.csv`: one line per metric, one column per policy (`metric,<policy>…`).
+pub fn write_compare_csv(out: &mut dyn Write, rows: &[PolicyRow]) -> io::Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
+    let mut header = vec!["metric".to_owned()];
+    header.extend(rows.iter().map(|row| row.policy.clone()));
+    writer.write_record(&header)?;
+    for (label, cells) in compare_cells(rows) {
+        let mut record = vec![label];
+        record.extend(cells);
+        writer.write_record(&record)?;
+    }
+    writer.flush()
+}
+
+/// The side-by-side table as aligned text.
+pub fn compare_table(rows: &[PolicyRow]) -> String {
+    let lines = compare_cells(rows);
+    let label_width = lines
+        .iter()
+        .map(|(label, _)| label.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = format!("{:<label_width$}", "");
+    for row in rows {
+        let _ = write!(out, "  {:>12}", row.policy);
+    }
+    out.push('\n');
+    for (label, cells) in lines {
+        let _ = write!(out, "{label:<label_width$}");
+        for cell in cells {
+            let _ = write!(out, "  {cell:>12}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `compare.md`: the same table in Markdown, with the aggregation rules.
+pub fn compare_markdown(title: &str, rows: &[PolicyRow]) -> String {
+    let mut out = format!("# Compare {title}\n\n");
+    out.push_str(
+        "Waits are pooled over every job of every seed (nearest rank); the reuse ratio is \
+         pooled over all assignments; pods and pod-seconds are means per seed; \
+         `pass_rate:<id>` is the fraction of seeds in which that invariant held.\n\n",
+    );
+    out.push_str("| metric |");
+    for row in rows {
+        let _ = write!(out, " {} |", row.policy);
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(rows.len()));
+    out.push('\n');
+    for (label, cells) in compare_cells(rows) {
+        let _ = write!(out, "| {label} |");
+        for cell in cells {
+            let _ = write!(out, " {cell} |");
+        }
+        out.push('\n');
+    }
+    out
+}

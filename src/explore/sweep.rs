@@ -1,0 +1,157 @@
+//! Many seeds of one scenario, one simulation per rayon task. Nothing is shared between runs
+//! but the read-only scenario, so a seed's fingerprint never depends on the thread count or on
+//! which other seeds ran.
+
+use super::seeds::SeedRange;
+use crate::check::Kind;
+use crate::live::wall::Stopwatch;
+use crate::report::Metrics;
+use crate::run::{RunError, RunOutcome, run_scenario};
+use crate::scenario::Scenario;
+use crate::world::RunSettings;
+use rayon::prelude::*;
+
+/// An invariant that failed in a run, with how it is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ViolatedId {
+    pub id: &'static str,
+    pub kind: Kind,
+}
+
+impl ViolatedId {
+    /// `safety` for an `always` invariant, `liveness` for the others (`eventually`, required
+    /// `sometimes`): the same split as `RunInfo::failure_class`.
+    pub fn class(&self) -> &'static str {
+        if self.kind == Kind::Always {
+            "safety"
+        } else {
+            "liveness"
+        }
+    }
+}
+
+/// What a sweep keeps of one seed's run: verdict, failing ids, fingerprint and metrics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeedRow {
+    pub seed: u64,
+    /// `pass` or `fail`.
+    pub verdict: String,
+    /// `safety`, `liveness` or `both` for a failing run.
+    pub failure_class: Option<String>,
+    /// Failing invariants, sorted by id, without repeats.
+    pub violated: Vec<ViolatedId>,
+    /// The earliest failing violation's id (what `shrink` picks by default).
+    pub first_violated: Option<&'static str>,
+    pub fingerprint: String,
+    pub metrics: Metrics,
+    /// Every assigned job instance's wait, ascending (for pooled percentiles).
+    pub waits_ms: Vec<u64>,
+    /// Job assignments, and those to an agent that had already run a job.
+    pub assigned: u64,
+    pub reused: u64,
+    /// The command that reruns this seed alone.
+    pub reproduce: String,
+}
+
+impl SeedRow {
+    /// Fold a finished run into a row.
+    pub fn from_outcome(outcome: &RunOutcome) -> SeedRow {
+        let info = &outcome.info;
+        let mut violated: Vec<ViolatedId> = info
+            .violations
+            .iter()
+            .map(|violation| ViolatedId {
+                id: violation.id,
+                kind: violation.kind,
+            })
+            .collect();
+        violated.sort_unstable();
+        violated.dedup_by_key(|violated| violated.id);
+        let mut waits_ms: Vec<u64> = outcome
+            .collector
+            .jobs()
+            .filter_map(|row| row.wait_ms())
+            .collect();
+        waits_ms.sort_unstable();
+        let (assigned, reused) = outcome.collector.assignments();
+        SeedRow {
+            seed: info.seed,
+            verdict: info.verdict.clone(),
+            failure_class: info.failure_class.clone(),
+            violated,
+            first_violated: first_violated(outcome),
+            fingerprint: info.fingerprint.clone(),
+            metrics: outcome.collector.metrics(info),
+            waits_ms,
+            assigned,
+            reused,
+            reproduce: info.reproduce.clone(),
+        }
+    }
+
+    /// True if no invariant failed.
+    pub fn passed(&self) -> bool {
+        self.verdict == "pass"
+    }
+
+    /// The failing ids, sorted.
+    pub fn violated_ids(&self) -> Vec<&'static str> {
+        self.violated.iter().map(|violated| violated.id).collect()
+    }
+}
+
+/// The id of the earliest failing violation (the first listed among equal times).
+pub fn first_violated(outcome: &RunOutcome) -> Option<&'static str> {
+    outcome
+        .info
+        .violations
+        .iter()
+        .enumerate()
+        .min_by_key(|(index, violation)| (violation.at_ms, *index))
+        .map(|(_, violation)| violation.id)
+}
+
+/// One sweep: a scenario, the run settings every seed shares (their seed is replaced), the
+/// seeds and the worker count (`None`: one per core).
+pub struct SweepPlan<'a> {
+    pub scenario: &'a Scenario,
+    pub settings: RunSettings,
+    pub seeds: SeedRange,
+    pub threads: Option<usize>,
+}
+
+/// Called by the worker that ran a seed, as soon as it finished: write a failing seed's
+/// report folder, tick a progress bar. An error ends the sweep.
+pub type Finished<'a> = dyn Fn(&RunOutcome) -> Result<(), RunError> + Sync + 'a;
+
+/// The command that reruns one seed, given its settings.
+pub type Reproduce<'a> = dyn Fn(&RunSettings) -> String + Sync + 'a;
+
+/// Run every seed of `plan` on a local rayon pool; rows come back in seed order. The first
+/// run or hook error (in seed order) ends the sweep.
+pub fn sweep(
+    plan: &SweepPlan<'_>,
+    reproduce: &Reproduce<'_>,
+    finished: &Finished<'_>,
+) -> Result<Vec<SeedRow>, RunError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(plan.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| RunError::Internal(format!("cannot start the worker pool: {e}")))?;
+    let seeds: Vec<u64> = plan.seeds.seeds().collect();
+    pool.install(|| {
+        seeds
+            .par_iter()
+            .map(|&seed| {
+                let mut settings = plan.settings.clone();
+                settings.seed = seed;
+                let command = reproduce(&settings);
+                let stopwatch = Stopwatch::start();
+                let mut outcome = run_scenario(plan.scenario, settings, None, command)?;
+                outcome.info.wall_s = stopwatch.seconds();
+                finished(&outcome)?;
+                Ok(SeedRow::from_outcome(&outcome))
+            })
+            .collect()
+    })
+}

@@ -1,0 +1,234 @@
+//! What a sweep adds up to: per invariant, how many seeds violated it; per failure class, how
+//! many seeds; the failing seeds. Written as `sweep.csv` and `sweep.md` and printed as a table.
+
+use super::sweep::SeedRow;
+use crate::report::format::{number_text, ratio_text};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// Failing seeds the terminal table lists before saying "… and N more".
+pub const FAILING_LISTED_MAX: usize = 20;
+
+/// The metric columns of `sweep.csv`, after `seed,verdict,violated,fingerprint,failure_class`.
+/// Wall-clock metrics are left out on purpose, so the file is the same on any machine and
+/// with any thread count.
+pub const SWEEP_METRICS: [&str; 13] = [
+    "jobs_total",
+    "jobs_completed",
+    "reuse_ratio",
+    "pods_created",
+    "wait_s_p50",
+    "wait_s_p95",
+    "wait_s_max",
+    "pod_seconds_busy",
+    "pod_seconds_idle",
+    "pod_seconds_pending",
+    "failovers",
+    "events",
+    "sim_s",
+];
+
+/// How many seeds violated one invariant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvariantCount {
+    pub id: &'static str,
+    /// `safety` or `liveness`.
+    pub class: &'static str,
+    pub seeds_violated: u64,
+}
+
+/// The aggregate of a sweep's rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepSummary {
+    pub seeds: u64,
+    pub passed: u64,
+    /// Sorted by id.
+    pub invariants: Vec<InvariantCount>,
+    /// `safety`, `liveness`, `both` → seeds.
+    pub classes: BTreeMap<String, u64>,
+    /// Failing rows' seeds, ascending.
+    pub failing_seeds: Vec<u64>,
+}
+
+impl SweepSummary {
+    pub fn of(rows: &[SeedRow]) -> SweepSummary {
+        let mut invariants: BTreeMap<&'static str, InvariantCount> = BTreeMap::new();
+        let mut classes = BTreeMap::new();
+        let mut failing_seeds = Vec::new();
+        for row in rows {
+            for violated in &row.violated {
+                invariants
+                    .entry(violated.id)
+                    .or_insert(InvariantCount {
+                        id: violated.id,
+                        class: violated.class(),
+                        seeds_violated: 0,
+                    })
+                    .seeds_violated += 1;
+            }
+            if let Some(class) = &row.failure_class {
+                *classes.entry(class.clone()).or_insert(0) += 1;
+            }
+            if !row.passed() {
+                failing_seeds.push(row.seed);
+            }
+        }
+        failing_seeds.sort_unstable();
+        SweepSummary {
+            seeds: rows.len() as u64,
+            passed: rows.iter().filter(|row| row.passed()).count() as u64,
+            invariants: invariants.into_values().collect(),
+            classes,
+            failing_seeds,
+        }
+    }
+
+    /// Seeds that failed.
+    pub fn failed(&self) -> u64 {
+        self.seeds - self.passed
+    }
+}
+
+fn metric_cell(name: &str, value: f64) -> String {
+    if name == "reuse_ratio" {
+        ratio_text(value)
+    } else {
+        number_text(value)
+    }
+}
+
+/// `sweep.csv`: one row per seed, in seed order.
+pub fn write_sweep_csv(out: &mut dyn Write, rows: &[SeedRow]) -> io::Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
+    let mut header = vec![
+        "seed",
+        "verdict",
+        "violated",
+        "fingerprint",
+        "failure_class",
+    ];
+    header.extend(SWEEP_METRICS);
+    writer.write_record(&header)?;
+    for row in rows {
+        let metrics = row.metrics.to_map();
+        let mut record = vec![
+            row.seed.to_string(),
+            row.verdict.clone(),
+            row.violated_ids().join(";"),
+            row.fingerprint.clone(),
+            row.failure_class.clone().unwrap_or_default(),
+        ];
+        for name in SWEEP_METRICS {
+            let value = metrics[name];
+            record.push(metric_cell(name, value));
+        }
+        writer.write_record(&record)?;
+    }
+    writer.flush()
+}
+
+/// The invariant table and the failing-seed list, as plain text (terminal) lines.
+pub fn sweep_table(summary: &SweepSummary, rows: &[SeedRow]) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail, so every fmt::Result below is Ok.
+    let _ = writeln!(
+        out,
+        "{} seeds: {} passed, {} failed",
+        summary.seeds,
+        summary.passed,
+        summary.failed()
+    );
+    for (class, seeds) in &summary.classes {
+        let _ = writeln!(out, "  {class:<9} {seeds} seeds");
+    }
+    if !summary.invariants.is_empty() {
+        let width = summary
+            .invariants
+            .iter()
+            .map(|c| c.id.len())
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(out, "  {:<width$}  class     seeds violated", "invariant");
+        for count in &summary.invariants {
+            let _ = writeln!(
+                out,
+                "  {:<width$}  {:<8}  {}",
+                count.id, count.class, count.seeds_violated
+            );
+        }
+    }
+    let failing: Vec<&SeedRow> = rows.iter().filter(|row| !row.passed()).collect();
+    if !failing.is_empty() {
+        let _ = writeln!(out, "failing seeds:");
+        for row in failing.iter().take(FAILING_LISTED_MAX) {
+            let _ = writeln!(
+                out,
+                "  seed {} [{}] {}: {}",
+                row.seed,
+                row.failure_class.as_deref().unwrap_or("?"),
+                row.violated_ids().join(", "),
+                row.reproduce
+            );
+        }
+        if failing.len() > FAILING_LISTED_MAX {
+            let _ = writeln!(out, "  … and {} more", failing.len() - FAILING_LISTED_MAX);
+        }
+    }
+    out
+}
+
+/// `sweep.md`: the same for people, with every failing seed and its reproduce command.
+pub fn sweep_markdown(title: &str, summary: &SweepSummary, rows: &[SeedRow]) -> String {
+    let mut out = String::new();
+    let verdict = if summary.failed() == 0 {
+        "PASS"
+    } else {
+        "FAIL"
+    };
+    let _ = writeln!(out, "# {verdict} {title}\n");
+    let _ = writeln!(
+        out,
+        "{} seeds: {} passed, {} failed.\n",
+        summary.seeds,
+        summary.passed,
+        summary.failed()
+    );
+    if !summary.classes.is_empty() {
+        let _ = writeln!(out, "| failure class | seeds |\n|---|---|");
+        for (class, seeds) in &summary.classes {
+            let _ = writeln!(out, "| {class} | {seeds} |");
+        }
+        out.push('\n');
+    }
+    if !summary.invariants.is_empty() {
+        let _ = writeln!(out, "| invariant | class | seeds violated |\n|---|---|---|");
+        for count in &summary.invariants {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} |",
+                count.id, count.class, count.seeds_violated
+            );
+        }
+        out.push('\n');
+    }
+    let failing: Vec<&SeedRow> = rows.iter().filter(|row| !row.passed()).collect();
+    if !failing.is_empty() {
+        let _ = writeln!(out, "## Failing seeds\n");
+        let _ = writeln!(
+            out,
+            "| seed | class | violated | reproduce |\n|---|---|---|---|"
+        );
+        for row in failing {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | `{}` |",
+                row.seed,
+                row.failure_class.as_deref().unwrap_or(""),
+                row.violated_ids().join(", "),
+                row.reproduce
+            );
+        }
+    }
+    out
+}

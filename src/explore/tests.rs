@@ -1,0 +1,137 @@
+//! Aggregation rules of sweeps and comparisons, on hand-made rows.
+
+use super::{
+    FAILING_LISTED_MAX, PolicyRow, SeedRow, SweepSummary, ViolatedId, compare_rows, sweep_table,
+    write_compare_csv, write_sweep_csv,
+};
+use crate::check::Kind;
+use crate::report::Metrics;
+
+fn row(seed: u64, violated: &[(&'static str, Kind)], waits_ms: &[u64]) -> SeedRow {
+    let mut violated: Vec<ViolatedId> = violated
+        .iter()
+        .map(|&(id, kind)| ViolatedId { id, kind })
+        .collect();
+    // Rows keep their ids sorted, as `SeedRow::from_outcome` does.
+    violated.sort_unstable();
+    let safety = violated.iter().any(|v| v.kind == Kind::Always);
+    let liveness = violated.iter().any(|v| v.kind != Kind::Always);
+    let class = match (safety, liveness) {
+        (false, false) => None,
+        (true, false) => Some("safety"),
+        (false, true) => Some("liveness"),
+        (true, true) => Some("both"),
+    };
+    SeedRow {
+        seed,
+        verdict: if class.is_some() { "fail" } else { "pass" }.to_owned(),
+        failure_class: class.map(str::to_owned),
+        first_violated: None,
+        violated,
+        fingerprint: format!("f{seed}"),
+        metrics: Metrics {
+            pods_created: seed,
+            pod_seconds_busy: 10.0 * seed as f64,
+            ..Metrics::default()
+        },
+        waits_ms: waits_ms.to_vec(),
+        assigned: waits_ms.len() as u64,
+        reused: 1,
+        reproduce: format!("cargo xtask sim x.toml --seed {seed}"),
+    }
+}
+
+const WAIT: (&str, Kind) = ("job-wait-bound", Kind::Always);
+const COMPLETE: (&str, Kind) = ("all-jobs-complete", Kind::Eventually);
+
+#[test]
+fn a_sweep_summary_counts_seeds_per_invariant_and_per_class() {
+    let rows = [
+        row(1, &[], &[]),
+        row(2, &[WAIT], &[]),
+        row(3, &[WAIT, COMPLETE], &[]),
+        row(4, &[COMPLETE], &[]),
+    ];
+    let summary = SweepSummary::of(&rows);
+    assert_eq!((summary.seeds, summary.passed, summary.failed()), (4, 1, 3));
+    let counts: Vec<(&str, &str, u64)> = summary
+        .invariants
+        .iter()
+        .map(|c| (c.id, c.class, c.seeds_violated))
+        .collect();
+    assert_eq!(
+        counts,
+        vec![
+            ("all-jobs-complete", "liveness", 2),
+            ("job-wait-bound", "safety", 2)
+        ]
+    );
+    let classes: Vec<(&str, u64)> = summary
+        .classes
+        .iter()
+        .map(|(class, n)| (class.as_str(), *n))
+        .collect();
+    assert_eq!(classes, vec![("both", 1), ("liveness", 1), ("safety", 1)]);
+    assert_eq!(summary.failing_seeds, vec![2, 3, 4]);
+}
+
+#[test]
+fn the_sweep_table_lists_at_most_twenty_failing_seeds_then_says_how_many_more() {
+    let rows: Vec<SeedRow> = (1..=25).map(|seed| row(seed, &[WAIT], &[])).collect();
+    let table = sweep_table(&SweepSummary::of(&rows), &rows);
+    assert!(table.contains("--seed 20\n"), "{table}");
+    assert!(!table.contains("--seed 21\n"), "{table}");
+    assert!(table.contains(&format!("… and {} more", 25 - FAILING_LISTED_MAX)));
+}
+
+#[test]
+fn sweep_csv_lists_violated_ids_separated_by_semicolons() {
+    let rows = [row(3, &[WAIT, COMPLETE], &[])];
+    let mut bytes = Vec::new();
+    write_sweep_csv(&mut bytes, &rows).expect("writing to memory cannot fail");
+    let text = String::from_utf8(bytes).expect("CSV is UTF-8");
+    let line = text.lines().nth(1).expect("one data row");
+    assert!(
+        line.starts_with("3,fail,all-jobs-complete;job-wait-bound,f3,both,"),
+        "{line}"
+    );
+}
+
+#[test]
+fn compare_pools_waits_over_all_seeds_and_averages_pod_costs_per_seed() {
+    let runs = vec![
+        (
+            "pr355".to_owned(),
+            vec![
+                row(1, &[WAIT], &[1_000, 2_000]),
+                row(2, &[], &[3_000, 400_000]),
+            ],
+        ),
+        (
+            "safe".to_owned(),
+            vec![row(1, &[], &[500]), row(3, &[], &[700])],
+        ),
+    ];
+    let rows: Vec<PolicyRow> = compare_rows(&runs);
+    let pr355 = &rows[0];
+    assert_eq!(pr355.pass_rate, 0.5);
+    assert_eq!(pr355.wait_s_p50, 2.0, "the 2nd of 4 pooled waits");
+    assert_eq!(pr355.wait_s_max, 400.0);
+    assert_eq!(pr355.reuse_ratio, 0.5, "2 reused of 4 assigned");
+    assert_eq!(pr355.pods_created_mean, 1.5);
+    assert_eq!(pr355.pod_seconds_mean(), 15.0);
+    // An invariant failing under one policy gets a pass rate under every policy.
+    assert_eq!(pr355.invariant_pass_rates.get("job-wait-bound"), Some(&0.5));
+    assert_eq!(
+        rows[1].invariant_pass_rates.get("job-wait-bound"),
+        Some(&1.0)
+    );
+    let mut bytes = Vec::new();
+    write_compare_csv(&mut bytes, &rows).expect("writing to memory cannot fail");
+    let text = String::from_utf8(bytes).expect("CSV is UTF-8");
+    assert!(text.starts_with("metric,pr355,safe\nseeds,2,2\npass_rate,0.5000,1.0000\n"));
+    assert!(
+        text.contains("pass_rate:job-wait-bound,0.5000,1.0000"),
+        "{text}"
+    );
+}
