@@ -156,8 +156,12 @@ impl World {
                 let Some(replica_index) = self.replica_index(*replica) else {
                     return self.no_target(index, name, sink);
                 };
+                // A drift lasts until the safety phase ends or a newer drift of the same
+                // replica replaces it: the monitors judge the fault budget on drifts in force.
+                self.end_drift_faults(now, replica_index, sink);
                 self.drift_replica(now, replica_index, *rate);
-                (format!("replica-{replica_index} rate={rate}"), None)
+                self.fault_targets.insert(index, replica_index);
+                (format!("replica-{replica_index} rate={rate}"), Some(0))
             }
             FaultKind::LeaseDelete => {
                 let deleted = self.delete_lease(now, sink);
@@ -193,6 +197,7 @@ impl World {
                     FaultKind::ServerCrash { .. }
                         | FaultKind::ReplicaCrash { .. }
                         | FaultKind::ReplicaPause { .. }
+                        | FaultKind::ClockDrift { .. }
                 );
                 if !ends_itself {
                     self.queue.push(now.plus_ms(ms), Event::FaultEnd { index });
@@ -266,6 +271,23 @@ impl World {
             })
             .collect();
         for index in ended {
+            self.fault_targets.remove(&index);
+            self.fault_end(now, index, sink);
+        }
+    }
+
+    /// A new drift of `replica` replaces the one in force, which ends.
+    fn end_drift_faults(&mut self, now: SimTime, replica: u32, sink: &mut dyn Sink) {
+        let replaced: Vec<usize> = self
+            .active_faults
+            .keys()
+            .copied()
+            .filter(|i| {
+                matches!(self.scenario.faults[*i].kind, FaultKind::ClockDrift { .. })
+                    && self.fault_targets.get(i) == Some(&replica)
+            })
+            .collect();
+        for index in replaced {
             self.fault_targets.remove(&index);
             self.fault_end(now, index, sink);
         }
