@@ -243,6 +243,15 @@ impl Elector {
                 self.deadline = Some(cx.timer(cycle.deadline_ms));
                 self.start_attempt(cx);
             }
+            Phase::Renewing {
+                term,
+                cycle: Some(cycle),
+            } if cycle.deadline_ms <= cx.now_local_ms => {
+                // The wake came late (a pause, a faster clock): the poll's ctx is already
+                // done, so PollImmediateUntil returns ErrWaitTimeout without a request.
+                self.abandon();
+                self.end_term(term, cx, events);
+            }
             Phase::Renewing { cycle: Some(_), .. } => self.start_attempt(cx),
             phase => panic!("elector wake timer armed in phase {phase:?}"),
         }
@@ -408,6 +417,7 @@ impl Elector {
         let now_k_ms = attempt.now_ms;
         let stage = attempt.stage.clone();
         match (stage, result) {
+            (Stage::Get, _) if self.renew_deadline_passed(cx.now_local_ms) => Some(false),
             (Stage::Get, Err(KubeError::NotFound)) => {
                 let spec = self.own_record(now_k_ms);
                 let request = KubeRequest::CreateLease {
@@ -440,6 +450,15 @@ impl Elector {
             }
             (Stage::Write(_), _) => Some(false),
         }
+    }
+
+    /// True if a renew cycle's deadline has passed: a request made now fails at once, because
+    /// its ctx is done (the answer came late, after a pause or with a faster clock).
+    fn renew_deadline_passed(&self, now_ms: u64) -> bool {
+        matches!(
+            self.phase,
+            Phase::Renewing { cycle: Some(cycle), .. } if cycle.deadline_ms <= now_ms
+        )
     }
 
     fn send_write(&mut self, request: KubeRequest, spec: LeaseSpec, cx: &mut Context) {

@@ -214,6 +214,15 @@ impl World {
         let Some(event) = self.deferred_by_pause(index, event) else {
             return;
         };
+        // A clock that slowed down since the timer was set has not reached its local time
+        // yet: the timer waits (a replica never sees a timer before it is due).
+        if let Event::ReplicaTimer { at_local_ms, .. } = event {
+            let clock = self.replicas[index as usize].clock;
+            if clock.local(now) < at_local_ms {
+                self.queue.push(clock.real(at_local_ms).max(now.plus_ms(1)), event);
+                return;
+            }
+        }
         let input = match event {
             Event::ReplicaTimer { token, .. } => Input::Timer(token),
             Event::ReplicaConfig { version, .. } => Input::Config {
@@ -254,6 +263,7 @@ impl World {
                     replica: index,
                     epoch,
                     token: timer.token,
+                    at_local_ms: timer.at_local_ms,
                 },
             );
         }
