@@ -39,6 +39,9 @@ pub struct ElectorSettings {
     pub takeover_duration: TakeoverDuration,
     /// Timeout of the release write: `None` as in v0.24 (`context.TODO()`), RD from v0.31.
     pub release_timeout_ms: Option<u64>,
+    /// Timeout of each acquire request: `None` as in client-go (only the Run's ctx), so a
+    /// blackholed request wedges the candidate; the fixed runner bounds it.
+    pub acquire_timeout_ms: Option<u64>,
     /// After a lost or cancelled term, emit [`ElectorEvent::LeadershipLost`] and release only
     /// once [`Elector::acknowledge_modules_stopped`] is called.
     pub release_after_acknowledgement: bool,
@@ -365,7 +368,7 @@ impl Elector {
     }
 
     /// The per-request timeout: the renew deadline bounds each request of a cycle; acquire
-    /// requests have none (only the Run's ctx).
+    /// requests have `acquire_timeout_ms`.
     fn request_timeout_ms(&self, now_ms: u64) -> Option<u64> {
         match self.phase {
             Phase::Renewing {
@@ -377,7 +380,7 @@ impl Elector {
                 );
                 Some(cycle.deadline_ms - now_ms)
             }
-            Phase::Acquiring => None,
+            Phase::Acquiring => self.settings.acquire_timeout_ms,
             phase => panic!("no tryAcquireOrRenew in phase {phase:?}"),
         }
     }

@@ -286,6 +286,7 @@ impl World {
             let record = observation_record(index, observation);
             self.emit(sink, NODE, record);
         }
+        self.end_delivered_callback_delays(now, index, sink);
     }
 
     /// The replica currently leading (holder of the Lease, else the one believing it leads).
@@ -334,6 +335,7 @@ impl World {
         let node = slot.node;
         self.nodes.crash(node);
         self.emit(sink, NODE, Record::ReplicaStopped { replica: index });
+        self.end_delivered_callback_delays(now, index, sink);
         self.queue.push(
             now.plus_ms(downtime_ms),
             Event::ReplicaRestart { replica: index },
