@@ -4,7 +4,7 @@ use super::view::LeaderView;
 use super::{LeaderBounds, violation};
 use crate::check::{Kind, Monitor, Violation};
 use crate::trace::{Actor, Record};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// `lease-cas`: every accepted write carried the current resourceVersion (or created an
 /// absent Lease); `leaseTransitions` grows by one exactly when the holder changes to a new
@@ -160,13 +160,6 @@ pub(super) struct LeaderGrounded {
     bounds: LeaderBounds,
     view: LeaderView,
     flagged: BTreeSet<u32>,
-    /// Each replica's clock rate now, from `clock_drift` faults (1 when none is in force).
-    rates: BTreeMap<u32, f64>,
-    /// The replica each `clock_drift` fault in force drifts, by fault index.
-    drifted: BTreeMap<u32, u32>,
-    /// The slowest rate each replica's clock ran at since its last lease write: RP + RD are
-    /// timed on that clock, so they last longer in real time on a slow one.
-    slowest_rates: BTreeMap<u32, f64>,
 }
 
 impl LeaderGrounded {
@@ -175,54 +168,16 @@ impl LeaderGrounded {
             bounds,
             view: LeaderView::default(),
             flagged: BTreeSet::new(),
-            rates: BTreeMap::new(),
-            drifted: BTreeMap::new(),
-            slowest_rates: BTreeMap::new(),
         }
     }
 
+    /// RP + RD and the module's stop are timed on the replica's own clock: on a slow one
+    /// they last longer.
     fn bound_ms(&self, replica: u32) -> u64 {
         let bounds = &self.bounds;
-        let rate = self.slowest_rates.get(&replica).copied().unwrap_or(1.0);
-        let renewing_ms = (bounds.retry_period_ms + bounds.renew_deadline_ms) as f64 / rate;
-        renewing_ms.ceil() as u64 + bounds.module_stop_latency_max_ms + bounds.api_latency_max_ms
-    }
-
-    /// Follow the replicas' clock rates (`replica-N rate=R` targets of `clock_drift`).
-    fn track_rates(&mut self, record: &Record) {
-        match record {
-            Record::LeaseHeld { replica, .. } => {
-                let rate = self.rates.get(replica).copied().unwrap_or(1.0);
-                self.slowest_rates.insert(*replica, rate);
-            }
-            Record::FaultStarted {
-                index,
-                fault,
-                target,
-            } if fault == "clock_drift" => {
-                let mut parts = target.split(' ');
-                let replica = parts
-                    .next()
-                    .and_then(|part| part.strip_prefix("replica-"))
-                    .and_then(|n| n.parse::<u32>().ok());
-                let rate = parts
-                    .find_map(|part| part.strip_prefix("rate="))
-                    .and_then(|rate| rate.parse::<f64>().ok());
-                if let (Some(replica), Some(rate)) = (replica, rate) {
-                    self.drifted.insert(*index, replica);
-                    self.rates.insert(replica, rate);
-                    let slowest = self.slowest_rates.entry(replica).or_insert(1.0);
-                    *slowest = slowest.min(rate);
-                }
-            }
-            // A drift ends when its clock runs true again or a newer drift replaces it.
-            Record::FaultEnded { index, .. } => {
-                if let Some(replica) = self.drifted.remove(index) {
-                    self.rates.remove(&replica);
-                }
-            }
-            _ => {}
-        }
+        let local_ms =
+            bounds.retry_period_ms + bounds.renew_deadline_ms + bounds.module_stop_latency_max_ms;
+        self.view.on_own_clock_ms(replica, local_ms) + bounds.api_latency_max_ms
     }
 
     fn check(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
@@ -271,7 +226,6 @@ impl Monitor for LeaderGrounded {
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         self.view.apply(t_ms, record);
-        self.track_rates(record);
         if let Record::LeaseHeld { replica, .. } = record {
             self.flagged.remove(replica);
         }
@@ -342,8 +296,10 @@ impl LeaderOnly {
 
     /// Modules still running past the stop latency after LeadingStopped.
     fn check_lingering(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
-        let stop_ms = self.bounds.module_stop_latency_max_ms;
         for (replica, view) in &self.view.replicas {
+            let stop_ms = self
+                .view
+                .on_own_clock_ms(*replica, self.bounds.module_stop_latency_max_ms);
             let lingering = view.active()
                 && !view.running.is_empty()
                 && view.believed_term.is_none()
