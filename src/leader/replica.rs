@@ -160,6 +160,12 @@ impl Replica {
         self.core.callback_delay_ms = Some(delay_ms);
     }
 
+    /// Disarm a `callback_delay` that no OnStartedLeading consumed yet (faults end); a late
+    /// callback already on its way still arrives late.
+    pub fn disarm_callback_delay(&mut self) {
+        self.core.callback_delay_ms = None;
+    }
+
     /// True while a `callback_delay` is armed or its late OnStartedLeading is on its way.
     pub fn callback_delay_pending(&self) -> bool {
         self.core.callback_delay_ms.is_some() || !self.core.delayed_started.is_empty()

@@ -415,6 +415,10 @@ impl World {
             }
             self.drift_replica(now, index, 1.0);
             self.restart_replica(index, sink);
+            if let Some(process) = self.replicas[index as usize].process.as_mut() {
+                process.disarm_callback_delay();
+            }
+            self.end_delivered_callback_delays(now, index, sink);
         }
     }
 
