@@ -326,6 +326,7 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
         // A candidate whose Get or Update vanished (a partition drops it) must try again:
         // one retry period is far above any answer's round trip.
         acquire_timeout_ms: fixed.then_some(settings.retry_period_ms),
+        release_reads_first: fixed,
         release_after_acknowledgement: fixed,
         forget_observations_between_runs: !fixed,
     }
