@@ -300,8 +300,10 @@ impl World {
             .keys()
             .copied()
             .filter(|i| {
-                matches!(self.scenario.faults[*i].kind, FaultKind::CallbackDelay { .. })
-                    && self.fault_targets.get(i) == Some(&replica)
+                matches!(
+                    self.scenario.faults[*i].kind,
+                    FaultKind::CallbackDelay { .. }
+                ) && self.fault_targets.get(i) == Some(&replica)
             })
             .collect();
         for index in delivered {

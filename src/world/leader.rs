@@ -219,7 +219,8 @@ impl World {
         if let Event::ReplicaTimer { at_local_ms, .. } = event {
             let clock = self.replicas[index as usize].clock;
             if clock.local(now) < at_local_ms {
-                self.queue.push(clock.real(at_local_ms).max(now.plus_ms(1)), event);
+                self.queue
+                    .push(clock.real(at_local_ms).max(now.plus_ms(1)), event);
                 return;
             }
         }
