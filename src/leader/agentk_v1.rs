@@ -138,6 +138,11 @@ impl AgentkV1Runner {
                     core.modules[index].stop(cx);
                     if self.funcs.is_empty() {
                         core.cancel_election(cx);
+                        // The runner leaves RunningLeader here, not on OnStoppedLeading, which
+                        // it then ignores: its belief in leading ends now.
+                        if let Some(term) = self.believed_term.take() {
+                            cx.observe(Observation::LeadingStopped { term });
+                        }
                         self.status = Status::Stopping;
                     }
                 }

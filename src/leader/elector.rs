@@ -39,6 +39,14 @@ pub struct ElectorSettings {
     pub takeover_duration: TakeoverDuration,
     /// Timeout of the release write: `None` as in v0.24 (`context.TODO()`), RD from v0.31.
     pub release_timeout_ms: Option<u64>,
+    /// Release only after a Get that refreshes the resourceVersion and shows that the Lease
+    /// still names us (client-go v0.34+ refreshes the version; re-checking the holder closes
+    /// H3). Without it a release sent with a version gone stale (a renewal answered after the
+    /// term ended) fails with 409 and leaves the Lease naming us.
+    pub release_reads_first: bool,
+    /// Timeout of each acquire request: `None` as in client-go (only the Run's ctx), so a
+    /// blackholed request wedges the candidate; the fixed runner bounds it.
+    pub acquire_timeout_ms: Option<u64>,
     /// After a lost or cancelled term, emit [`ElectorEvent::LeadershipLost`] and release only
     /// once [`Elector::acknowledge_modules_stopped`] is called.
     pub release_after_acknowledgement: bool,
@@ -73,8 +81,10 @@ enum Phase {
     AwaitingAcknowledgement {
         term: u64,
     },
+    /// `reading`: the release's Get is in flight (see `release_reads_first`).
     Releasing {
         term: u64,
+        reading: bool,
     },
 }
 
@@ -243,6 +253,15 @@ impl Elector {
                 self.deadline = Some(cx.timer(cycle.deadline_ms));
                 self.start_attempt(cx);
             }
+            Phase::Renewing {
+                term,
+                cycle: Some(cycle),
+            } if cycle.deadline_ms <= cx.now_local_ms => {
+                // The wake came late (a pause, a faster clock): the poll's ctx is already
+                // done, so PollImmediateUntil returns ErrWaitTimeout without a request.
+                self.abandon();
+                self.end_term(term, cx, events);
+            }
             Phase::Renewing { cycle: Some(_), .. } => self.start_attempt(cx),
             phase => panic!("elector wake timer armed in phase {phase:?}"),
         }
@@ -315,27 +334,53 @@ impl Elector {
             self.finish(Some(term), events);
             return;
         }
+        if self.settings.release_reads_first {
+            let request = KubeRequest::GetLease {
+                name: self.settings.lease_name.clone(),
+            };
+            self.release_call = Some(cx.call(request, self.settings.release_timeout_ms));
+            self.phase = Phase::Releasing {
+                term,
+                reading: true,
+            };
+            return;
+        }
         let observed = self
             .observed_record
             .as_ref()
             .expect("is_leader implies a record");
+        let transitions = observed.lease_transitions;
+        let resource_version = self
+            .cached_resource_version
+            .expect("a held lease was read or written before");
+        self.send_release(term, resource_version, transitions, cx);
+    }
+
+    /// The release write: holder "" and LDs 1, `transitions` kept.
+    fn send_release(
+        &mut self,
+        term: u64,
+        resource_version: u64,
+        transitions: u32,
+        cx: &mut Context,
+    ) {
         let spec = LeaseSpec {
             holder_identity: String::new(),
             lease_duration_seconds: 1,
             acquire_time_ms: cx.now_local_ms,
             renew_time_ms: cx.now_local_ms,
-            lease_transitions: observed.lease_transitions,
+            lease_transitions: transitions,
         };
-        let resource_version = self
-            .cached_resource_version
-            .expect("a held lease was read or written before");
         let request = KubeRequest::UpdateLease {
             name: self.settings.lease_name.clone(),
             spec,
             resource_version,
         };
         self.release_call = Some(cx.call(request, self.settings.release_timeout_ms));
-        self.phase = Phase::Releasing { term };
+        self.phase = Phase::Releasing {
+            term,
+            reading: false,
+        };
     }
 
     fn on_release_answer(
@@ -344,9 +389,22 @@ impl Elector {
         cx: &mut Context,
         events: &mut Vec<ElectorEvent>,
     ) {
-        let Phase::Releasing { term } = self.phase else {
+        let Phase::Releasing { term, reading } = self.phase else {
             panic!("a release call is live only while releasing");
         };
+        if reading {
+            // Release only a Lease that still names us, with its current version.
+            match result {
+                Ok(KubeReply::Lease(lease))
+                    if lease.spec.holder_identity == self.settings.identity =>
+                {
+                    let transitions = lease.spec.lease_transitions;
+                    self.send_release(term, lease.resource_version, transitions, cx);
+                }
+                _ => self.finish(Some(term), events),
+            }
+            return;
+        }
         if let Ok(KubeReply::Lease(lease)) = result {
             self.cached_resource_version = Some(lease.resource_version);
             self.observed_record = Some(lease.spec);
@@ -356,7 +414,7 @@ impl Elector {
     }
 
     /// The per-request timeout: the renew deadline bounds each request of a cycle; acquire
-    /// requests have none (only the Run's ctx).
+    /// requests have `acquire_timeout_ms`.
     fn request_timeout_ms(&self, now_ms: u64) -> Option<u64> {
         match self.phase {
             Phase::Renewing {
@@ -368,7 +426,7 @@ impl Elector {
                 );
                 Some(cycle.deadline_ms - now_ms)
             }
-            Phase::Acquiring => None,
+            Phase::Acquiring => self.settings.acquire_timeout_ms,
             phase => panic!("no tryAcquireOrRenew in phase {phase:?}"),
         }
     }
@@ -408,6 +466,7 @@ impl Elector {
         let now_k_ms = attempt.now_ms;
         let stage = attempt.stage.clone();
         match (stage, result) {
+            (Stage::Get, _) if self.renew_deadline_passed(cx.now_local_ms) => Some(false),
             (Stage::Get, Err(KubeError::NotFound)) => {
                 let spec = self.own_record(now_k_ms);
                 let request = KubeRequest::CreateLease {
@@ -440,6 +499,15 @@ impl Elector {
             }
             (Stage::Write(_), _) => Some(false),
         }
+    }
+
+    /// True if a renew cycle's deadline has passed: a request made now fails at once, because
+    /// its ctx is done (the answer came late, after a pause or with a faster clock).
+    fn renew_deadline_passed(&self, now_ms: u64) -> bool {
+        matches!(
+            self.phase,
+            Phase::Renewing { cycle: Some(cycle), .. } if cycle.deadline_ms <= now_ms
+        )
     }
 
     fn send_write(&mut self, request: KubeRequest, spec: LeaseSpec, cx: &mut Context) {

@@ -160,6 +160,17 @@ impl Replica {
         self.core.callback_delay_ms = Some(delay_ms);
     }
 
+    /// Disarm a `callback_delay` that no OnStartedLeading consumed yet (faults end); a late
+    /// callback already on its way still arrives late.
+    pub fn disarm_callback_delay(&mut self) {
+        self.core.callback_delay_ms = None;
+    }
+
+    /// True while a `callback_delay` is armed or its late OnStartedLeading is on its way.
+    pub fn callback_delay_pending(&self) -> bool {
+        self.core.callback_delay_ms.is_some() || !self.core.delayed_started.is_empty()
+    }
+
     /// The single entry point: one input at the replica's local time.
     pub fn handle(
         &mut self,
@@ -295,8 +306,9 @@ fn deliver_elector_events(core: &mut Core, runner: &mut dyn Runner, cx: &mut Con
 }
 
 /// The elector each variant runs: client-go v0.24.3 for agentk-v1 (a new `LeaderElector` per
-/// run, own LD for takeover, unbounded release); v0.31-like for fixed (record's LD, release
-/// bounded by RD, observations kept) plus release only after the modules stopped.
+/// run, own LD for takeover, unbounded release and acquire requests); v0.31-like for fixed
+/// (record's LD, release bounded by RD, observations kept) plus release only after the
+/// modules stopped and acquire requests bounded by RP.
 fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
     let fixed = settings.variant == Variant::Fixed;
     ElectorSettings {
@@ -311,6 +323,10 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
             TakeoverDuration::Configured
         },
         release_timeout_ms: fixed.then_some(settings.renew_deadline_ms),
+        // A candidate whose Get or Update vanished (a partition drops it) must try again:
+        // one retry period is far above any answer's round trip.
+        acquire_timeout_ms: fixed.then_some(settings.retry_period_ms),
+        release_reads_first: fixed,
         release_after_acknowledgement: fixed,
         forget_observations_between_runs: !fixed,
     }

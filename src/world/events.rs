@@ -56,6 +56,8 @@ pub(super) enum Event {
         replica: u32,
         epoch: Epoch,
         token: TimerToken,
+        /// The replica's local time the timer is due at.
+        at_local_ms: u64,
     },
     /// A configuration version reaches a replica.
     ReplicaConfig {

@@ -156,8 +156,12 @@ impl World {
                 let Some(replica_index) = self.replica_index(*replica) else {
                     return self.no_target(index, name, sink);
                 };
+                // A drift lasts until the safety phase ends or a newer drift of the same
+                // replica replaces it: the monitors judge the fault budget on drifts in force.
+                self.end_drift_faults(now, replica_index, sink);
                 self.drift_replica(now, replica_index, *rate);
-                (format!("replica-{replica_index} rate={rate}"), None)
+                self.fault_targets.insert(index, replica_index);
+                (format!("replica-{replica_index} rate={rate}"), Some(0))
             }
             FaultKind::LeaseDelete => {
                 let deleted = self.delete_lease(now, sink);
@@ -170,10 +174,14 @@ impl World {
                 let Some(replica_index) = self.replica_index(*replica) else {
                     return self.no_target(index, name, sink);
                 };
-                if let Some(process) = self.replicas[replica_index as usize].process.as_mut() {
-                    process.delay_next_started_leading(*delay_ms);
-                }
-                (format!("replica-{replica_index} +{delay_ms}ms"), None)
+                let Some(process) = self.replicas[replica_index as usize].process.as_mut() else {
+                    return self.no_target(index, name, sink);
+                };
+                process.delay_next_started_leading(*delay_ms);
+                // The fault lasts until the late callback is delivered (or the process dies):
+                // the failover monitor holds its clock while it is in force.
+                self.fault_targets.insert(index, replica_index);
+                (format!("replica-{replica_index} +{delay_ms}ms"), Some(0))
             }
         };
         self.emit(
@@ -193,6 +201,8 @@ impl World {
                     FaultKind::ServerCrash { .. }
                         | FaultKind::ReplicaCrash { .. }
                         | FaultKind::ReplicaPause { .. }
+                        | FaultKind::ClockDrift { .. }
+                        | FaultKind::CallbackDelay { .. }
                 );
                 if !ends_itself {
                     self.queue.push(now.plus_ms(ms), Event::FaultEnd { index });
@@ -266,6 +276,54 @@ impl World {
             })
             .collect();
         for index in ended {
+            self.fault_targets.remove(&index);
+            self.fault_end(now, index, sink);
+        }
+    }
+
+    /// `callback_delay` faults of `replica` end once no late callback is pending any more.
+    pub(super) fn end_delivered_callback_delays(
+        &mut self,
+        now: SimTime,
+        replica: u32,
+        sink: &mut dyn Sink,
+    ) {
+        let pending = self.replicas[replica as usize]
+            .process
+            .as_ref()
+            .is_some_and(|process| process.callback_delay_pending());
+        if pending {
+            return;
+        }
+        let delivered: Vec<usize> = self
+            .active_faults
+            .keys()
+            .copied()
+            .filter(|i| {
+                matches!(
+                    self.scenario.faults[*i].kind,
+                    FaultKind::CallbackDelay { .. }
+                ) && self.fault_targets.get(i) == Some(&replica)
+            })
+            .collect();
+        for index in delivered {
+            self.fault_targets.remove(&index);
+            self.fault_end(now, index, sink);
+        }
+    }
+
+    /// A new drift of `replica` replaces the one in force, which ends.
+    fn end_drift_faults(&mut self, now: SimTime, replica: u32, sink: &mut dyn Sink) {
+        let replaced: Vec<usize> = self
+            .active_faults
+            .keys()
+            .copied()
+            .filter(|i| {
+                matches!(self.scenario.faults[*i].kind, FaultKind::ClockDrift { .. })
+                    && self.fault_targets.get(i) == Some(&replica)
+            })
+            .collect();
+        for index in replaced {
             self.fault_targets.remove(&index);
             self.fault_end(now, index, sink);
         }

@@ -214,6 +214,16 @@ impl World {
         let Some(event) = self.deferred_by_pause(index, event) else {
             return;
         };
+        // A clock that slowed down since the timer was set has not reached its local time
+        // yet: the timer waits (a replica never sees a timer before it is due).
+        if let Event::ReplicaTimer { at_local_ms, .. } = event {
+            let clock = self.replicas[index as usize].clock;
+            if clock.local(now) < at_local_ms {
+                self.queue
+                    .push(clock.real(at_local_ms).max(now.plus_ms(1)), event);
+                return;
+            }
+        }
         let input = match event {
             Event::ReplicaTimer { token, .. } => Input::Timer(token),
             Event::ReplicaConfig { version, .. } => Input::Config {
@@ -254,6 +264,7 @@ impl World {
                     replica: index,
                     epoch,
                     token: timer.token,
+                    at_local_ms: timer.at_local_ms,
                 },
             );
         }
@@ -276,6 +287,7 @@ impl World {
             let record = observation_record(index, observation);
             self.emit(sink, NODE, record);
         }
+        self.end_delivered_callback_delays(now, index, sink);
     }
 
     /// The replica currently leading (holder of the Lease, else the one believing it leads).
@@ -324,6 +336,7 @@ impl World {
         let node = slot.node;
         self.nodes.crash(node);
         self.emit(sink, NODE, Record::ReplicaStopped { replica: index });
+        self.end_delivered_callback_delays(now, index, sink);
         self.queue.push(
             now.plus_ms(downtime_ms),
             Event::ReplicaRestart { replica: index },
@@ -403,6 +416,10 @@ impl World {
             }
             self.drift_replica(now, index, 1.0);
             self.restart_replica(index, sink);
+            if let Some(process) = self.replicas[index as usize].process.as_mut() {
+                process.disarm_callback_delay();
+            }
+            self.end_delivered_callback_delays(now, index, sink);
         }
     }
 

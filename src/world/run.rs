@@ -212,7 +212,19 @@ impl World {
     /// back) and no new jobs or faults start; the liveness phase begins.
     fn end_safety_phase(&mut self, now: SimTime, sink: &mut dyn Sink) {
         self.safety_over = true;
-        let active: Vec<usize> = self.active_faults.keys().copied().collect();
+        // A late callback already on its way ends its fault when it arrives (heal_replicas
+        // disarms the others).
+        let active: Vec<usize> = self
+            .active_faults
+            .keys()
+            .copied()
+            .filter(|i| {
+                !matches!(
+                    self.scenario.faults[*i].kind,
+                    crate::scenario::FaultKind::CallbackDelay { .. }
+                )
+            })
+            .collect();
         for index in active {
             self.fault_end(now, index, sink);
         }

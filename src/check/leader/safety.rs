@@ -171,17 +171,18 @@ impl LeaderGrounded {
         }
     }
 
-    fn bound_ms(&self) -> u64 {
+    /// RP + RD and the module's stop are timed on the replica's own clock: on a slow one
+    /// they last longer.
+    fn bound_ms(&self, replica: u32) -> u64 {
         let bounds = &self.bounds;
-        bounds.retry_period_ms
-            + bounds.renew_deadline_ms
-            + bounds.module_stop_latency_max_ms
-            + bounds.api_latency_max_ms
+        let local_ms =
+            bounds.retry_period_ms + bounds.renew_deadline_ms + bounds.module_stop_latency_max_ms;
+        self.view.on_own_clock_ms(replica, local_ms) + bounds.api_latency_max_ms
     }
 
     fn check(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
-        let bound_ms = self.bound_ms();
         for (replica, view) in &self.view.replicas {
+            let bound_ms = self.bound_ms(*replica);
             if !view.active() || view.running.is_empty() {
                 self.flagged.remove(replica);
                 continue;
@@ -295,8 +296,10 @@ impl LeaderOnly {
 
     /// Modules still running past the stop latency after LeadingStopped.
     fn check_lingering(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
-        let stop_ms = self.bounds.module_stop_latency_max_ms;
         for (replica, view) in &self.view.replicas {
+            let stop_ms = self
+                .view
+                .on_own_clock_ms(*replica, self.bounds.module_stop_latency_max_ms);
             let lingering = view.active()
                 && !view.running.is_empty()
                 && view.believed_term.is_none()

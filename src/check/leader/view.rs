@@ -81,6 +81,12 @@ pub(super) struct LeaderView {
     pub(super) lease: Option<LeaseView>,
     /// The identity each replica writes as holder.
     pub(super) identities: BTreeMap<u32, String>,
+    /// Each replica's clock rate now, from `replica-N rate=R` drift targets (1 if absent).
+    clock_rates: BTreeMap<u32, f64>,
+    /// The replica each drift in force applies to, by fault index.
+    drifted_replicas: BTreeMap<u32, u32>,
+    /// The slowest rate each replica's clock ran at since its last lease write.
+    slowest_rates: BTreeMap<u32, f64>,
 }
 
 impl LeaderView {
@@ -165,8 +171,50 @@ impl LeaderView {
         None
     }
 
+    /// How long `local_ms` of the replica's own clock may last in real time: its timers
+    /// (renew deadline, module stop) run slow when its clock does.
+    pub(super) fn on_own_clock_ms(&self, replica: u32, local_ms: u64) -> u64 {
+        let rate = self.slowest_rates.get(&replica).copied().unwrap_or(1.0);
+        (local_ms as f64 / rate.min(1.0)).ceil() as u64
+    }
+
+    /// Follow each replica's clock rate through drift faults and lease writes.
+    fn track_clock_rates(&mut self, record: &Record) {
+        match record {
+            Record::LeaseHeld { replica, .. } => {
+                let rate = self.clock_rates.get(replica).copied().unwrap_or(1.0);
+                self.slowest_rates.insert(*replica, rate);
+            }
+            Record::FaultStarted {
+                index,
+                fault,
+                target,
+            } if fault == "clock_drift" => {
+                let replica = target
+                    .split(' ')
+                    .next()
+                    .and_then(|part| part.strip_prefix("replica-"))
+                    .and_then(|n| n.parse::<u32>().ok());
+                if let (Some(replica), Some(rate)) = (replica, parse_rate(target)) {
+                    self.drifted_replicas.insert(*index, replica);
+                    self.clock_rates.insert(replica, rate);
+                    let slowest = self.slowest_rates.entry(replica).or_insert(1.0);
+                    *slowest = slowest.min(rate);
+                }
+            }
+            // A drift ends when its clock runs true again or a newer drift replaces it.
+            Record::FaultEnded { index, .. } => {
+                if let Some(replica) = self.drifted_replicas.remove(index) {
+                    self.clock_rates.remove(&replica);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Fold one record in.
     pub(super) fn apply(&mut self, t_ms: u64, record: &Record) {
+        self.track_clock_rates(record);
         if let Some(replica) = replica_of(record) {
             let view = self.replica(replica);
             view.recent.push_back(format!("{t_ms} {record:?}"));
