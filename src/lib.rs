@@ -15,7 +15,8 @@
 //! | [`trace`] | trace records, fingerprint, `trace.jsonl` |
 //! | [`check`] | invariant monitors fed by trace records |
 //! | [`world`] | one run: wires models, allocator, faults and monitors on the engine |
-//! | [`report`] | metrics, CSV, JSON and Markdown summaries |
+//! | [`report`] | metrics, CSV, JSON and Markdown summaries, plots, index pages |
+//! | [`nightly`] | the nightly regression run: baselines, JUnit XML |
 
 pub mod allocator;
 pub mod check;
@@ -25,6 +26,7 @@ pub mod gocd;
 pub mod kube;
 pub mod leader;
 pub mod live;
+pub mod nightly;
 pub mod report;
 pub mod resources;
 pub mod run;
