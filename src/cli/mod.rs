@@ -5,9 +5,11 @@
 
 mod args;
 mod check;
+mod nightly;
+mod plot;
 mod sim;
 
-pub use args::{Cli, Command};
+pub use args::{Cli, Command, NightlyArgs};
 
 use std::fmt;
 
@@ -60,5 +62,7 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Sim(args) => sim::run(&args),
         Command::Check { files } => check::run(&files),
+        Command::Nightly(args) => nightly::run(&args),
+        Command::Plot { dir } => plot::run(&dir),
     }
 }
