@@ -1,7 +1,8 @@
 //! Comparison charts: one panel per metric, one bar per policy (same colour per policy in
 //! every panel), for `compare` and `nightly`.
 
-use super::kit::{FONT, Figure, drawing, render};
+use super::kit::{FONT, Figure, LIGHT_GRID, drawing, render};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::{PlotError, PlotFile};
 use crate::report::format::number_text;
 use plotters::coord::Shift;
@@ -112,52 +113,49 @@ impl CompareFigure {
         panel: &Panel,
         area: &DrawingArea<DB, Shift>,
     ) -> Result<(), PlotError> {
-        let count = self.policies.len() as i32;
-        let top = panel.values.iter().copied().fold(0.0, f64::max).max(1e-9) * 1.25;
+        let count = self.policies.len() as f64;
+        let highest = panel.values.iter().copied().fold(0.0, f64::max);
+        let top = if highest > 0.0 { highest * 1.25 } else { 1.0 };
         let mut chart = drawing(
             ChartBuilder::on(area)
                 .caption(&panel.title, (FONT, 16))
                 .margin(10)
                 .x_label_area_size(30)
                 .y_label_area_size(56)
-                .build_cartesian_2d((0..count).into_segmented(), 0.0..top),
+                .build_cartesian_2d(-0.5..count - 0.5, 0.0..top),
         )?;
-        let names = &self.policies;
         drawing(
             chart
                 .configure_mesh()
                 .disable_x_mesh()
-                .x_labels(self.policies.len() + 1)
-                .x_label_formatter(&|value| match value {
-                    SegmentValue::Exact(index) | SegmentValue::CenterOf(index) => names
-                        .get(*index as usize)
-                        .cloned()
-                        .unwrap_or_default(),
-                    SegmentValue::Last => String::new(),
-                })
+                .x_labels(0)
+                .light_line_style(LIGHT_GRID)
+                .y_label_formatter(&|value| number_text(*value))
                 .label_style((FONT, 13))
                 .draw(),
         )?;
-        let bars = Histogram::vertical(&chart)
-            .margin(14)
-            .style_func(|segment, _| {
-                let index = match segment {
-                    SegmentValue::Exact(index) | SegmentValue::CenterOf(index) => *index,
-                    SegmentValue::Last => 0,
-                };
-                policy_colour(index as usize).filled()
-            })
-            .data(panel.values.iter().enumerate().map(|(index, value)| (index as i32, *value)));
+        let bars = panel.values.iter().enumerate().map(|(index, value)| {
+            let x = index as f64;
+            Rectangle::new([(x - 0.32, 0.0), (x + 0.32, *value)], policy_colour(index).filled())
+        });
         drawing(chart.draw_series(bars))?;
-        let label_style = (FONT, 13).into_font().color(&BLACK);
+        let centred = |size| {
+            (FONT, size)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Bottom))
+        };
         let labels = panel.values.iter().enumerate().map(|(index, value)| {
-            Text::new(
-                number_text(*value),
-                (SegmentValue::CenterOf(index as i32), *value + top * 0.02),
-                label_style.clone(),
-            )
+            Text::new(number_text(*value), (index as f64, *value + top * 0.01), centred(13))
         });
         drawing(chart.draw_series(labels))?;
+        // Policy names under the bars, in pixels below the x axis (relative to the panel).
+        let (base_x, base_y) = area.get_base_pixel();
+        for (index, policy) in self.policies.iter().enumerate() {
+            let (x, y) = chart.backend_coord(&(index as f64, 0.0));
+            let name = Text::new(policy.clone(), (x - base_x, y - base_y + 22), centred(14));
+            drawing(area.draw(&name))?;
+        }
         Ok(())
     }
 }

@@ -87,9 +87,11 @@ impl Figure for LeaderFigure<'_> {
         drawing(chart.draw_series(bars))?;
         shade_faults(&mut chart, &data.faults, data.end_s, unit)?;
         let label_style = (FONT, 15).into_font().color(&BLACK);
+        let (base_x, base_y) = plot.get_base_pixel();
         for replica in &data.replicas {
             let (x, y) = chart.backend_coord(&(0.0, lane_of(*replica) + 0.5));
-            let text = Text::new(format!("replica {replica}"), (x - 84, y - 8), label_style.clone());
+            let position = (x - base_x - 84, y - base_y - 8);
+            let text = Text::new(format!("replica {replica}"), position, label_style.clone());
             drawing(plot.draw(&text))?;
         }
         let mut entries: Vec<LegendEntry> = [
