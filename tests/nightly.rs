@@ -76,7 +76,11 @@ impl Folder {
     fn nightly(&self, extra: &[&str]) -> Output {
         let mut command = Command::new(env!("CARGO_BIN_EXE_elasticsim"));
         command.arg("nightly");
-        for (flag, relative) in [("--scenarios", "scenarios"), ("--baselines", "baselines"), ("--out", "out")] {
+        for (flag, relative) in [
+            ("--scenarios", "scenarios"),
+            ("--baselines", "baselines"),
+            ("--out", "out"),
+        ] {
             command.arg(flag).arg(self.path(relative));
         }
         command
@@ -98,7 +102,11 @@ fn text(output: &Output) -> String {
 #[test]
 fn junit_xml_has_one_suite_per_scenario_one_case_per_policy_and_the_known_failure() {
     let folder = Folder::new("junit");
-    fs::write(folder.path("scenarios/strict.toml"), scenario("strict", "1s")).expect("writable");
+    fs::write(
+        folder.path("scenarios/strict.toml"),
+        scenario("strict", "1s"),
+    )
+    .expect("writable");
     let output = folder.nightly(&["--update-baseline"]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
     let xml = fs::read_to_string(folder.path("out/junit.xml")).expect("junit.xml was written");
@@ -116,16 +124,35 @@ fn junit_xml_has_one_suite_per_scenario_one_case_per_policy_and_the_known_failur
             .collect()
     };
     assert_eq!(cases(&suites[0]), ["upstream", "safe"]);
-    assert_eq!(cases(&suites[1]), ["upstream"], "strict is not in nightly.toml: its own policy");
-    let failures: Vec<roxmltree::Node> =
-        document.descendants().filter(|n| n.has_tag_name("failure")).collect();
+    assert_eq!(
+        cases(&suites[1]),
+        ["upstream"],
+        "strict is not in nightly.toml: its own policy"
+    );
+    let failures: Vec<roxmltree::Node> = document
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .collect();
     assert_eq!(failures.len(), 1, "{xml}");
-    assert_eq!(failures[0].parent().and_then(|case| case.attribute("classname")), Some("nightly.strict"));
+    assert_eq!(
+        failures[0]
+            .parent()
+            .and_then(|case| case.attribute("classname")),
+        Some("nightly.strict")
+    );
     let detail = failures[0].text().unwrap_or_default();
     assert!(detail.contains("job-wait-bound"), "{detail}");
-    assert!(detail.contains("cargo xtask sim") && detail.contains("--seed 1"), "{detail}");
+    assert!(
+        detail.contains("cargo xtask sim") && detail.contains("--seed 1"),
+        "{detail}"
+    );
     assert_eq!(root.attribute("failures"), Some("1"));
-    for file in ["nightly.md", "index.html", "calm/compare.svg", "strict/upstream/seed-1/summary.md"] {
+    for file in [
+        "nightly.md",
+        "index.html",
+        "calm/compare.svg",
+        "strict/upstream/seed-1/summary.md",
+    ] {
         assert!(folder.path("out").join(file).is_file(), "{file} missing");
     }
 }
@@ -144,13 +171,20 @@ fn a_better_baseline_fails_the_nightly_naming_the_metric_until_the_baseline_is_u
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let baseline = folder.path("baselines/calm.json");
     assert!(baseline.is_file());
-    assert_eq!(folder.nightly(&[]).status.code(), Some(0), "a fresh baseline passes");
+    assert_eq!(
+        folder.nightly(&[]).status.code(),
+        Some(0),
+        "a fresh baseline passes"
+    );
     // Claim the past was better: fewer pods than jobs can ever need.
     set_metric(&baseline, "safe", "pods_created", 0.5);
     let output = folder.nightly(&[]);
     let printed = text(&output);
     assert_eq!(output.status.code(), Some(1), "{printed}");
-    assert!(printed.contains("scenario calm, policy safe, metric pods_created"), "{printed}");
+    assert!(
+        printed.contains("scenario calm, policy safe, metric pods_created"),
+        "{printed}"
+    );
     assert!(printed.contains("baseline 0.5"), "{printed}");
     let xml = fs::read_to_string(folder.path("out/junit.xml")).expect("junit.xml was written");
     assert!(xml.contains("metric pods_created"), "{xml}");
@@ -164,11 +198,18 @@ fn a_better_baseline_fails_the_nightly_naming_the_metric_until_the_baseline_is_u
 fn an_unparsable_regressions_file_is_a_warning_not_a_failure() {
     let folder = Folder::new("regressions");
     fs::create_dir_all(folder.path("scenarios/regressions")).expect("writable");
-    fs::write(folder.path("scenarios/regressions/regressions.toml"), "[[oops").expect("writable");
+    fs::write(
+        folder.path("scenarios/regressions/regressions.toml"),
+        "[[oops",
+    )
+    .expect("writable");
     let output = folder.nightly(&["--seeds", "1"]);
     let printed = text(&output);
     assert_eq!(output.status.code(), Some(0), "{printed}");
-    assert!(printed.contains("warning") && printed.contains("regressions.toml"), "{printed}");
+    assert!(
+        printed.contains("warning") && printed.contains("regressions.toml"),
+        "{printed}"
+    );
 }
 
 #[test]
@@ -179,13 +220,30 @@ fn the_ci_workflows_parse_as_yaml_and_run_the_expected_commands() {
         serde_yaml_ng::from_str(&text).expect("the workflow is YAML")
     };
     let nightly = read("nightly.yml");
-    assert!(nightly["on"]["schedule"][0]["cron"].is_string(), "{nightly:?}");
-    let steps = nightly["jobs"]["nightly"]["steps"].as_sequence().expect("steps");
-    let runs: Vec<&str> = steps.iter().filter_map(|step| step["run"].as_str()).collect();
+    assert!(
+        nightly["on"]["schedule"][0]["cron"].is_string(),
+        "{nightly:?}"
+    );
+    let steps = nightly["jobs"]["nightly"]["steps"]
+        .as_sequence()
+        .expect("steps");
+    let runs: Vec<&str> = steps
+        .iter()
+        .filter_map(|step| step["run"].as_str())
+        .collect();
     assert!(runs.contains(&"cargo xtask nightly"), "{runs:?}");
-    let uses: Vec<&str> = steps.iter().filter_map(|step| step["uses"].as_str()).collect();
-    assert!(uses.iter().any(|action| action.starts_with("actions/upload-artifact")));
-    assert!(uses.iter().any(|action| action.starts_with("EnricoMi/publish-unit-test-result-action")));
+    let uses: Vec<&str> = steps
+        .iter()
+        .filter_map(|step| step["uses"].as_str())
+        .collect();
+    assert!(
+        uses.iter()
+            .any(|action| action.starts_with("actions/upload-artifact"))
+    );
+    assert!(
+        uses.iter()
+            .any(|action| action.starts_with("EnricoMi/publish-unit-test-result-action"))
+    );
     let junit = steps
         .iter()
         .find_map(|step| step["with"]["files"].as_str())
@@ -193,5 +251,9 @@ fn the_ci_workflows_parse_as_yaml_and_run_the_expected_commands() {
     assert_eq!(junit, "reports/nightly/junit.xml");
     let pr = read("pr.yml");
     let steps = pr["jobs"]["ci"]["steps"].as_sequence().expect("steps");
-    assert!(steps.iter().any(|step| step["run"].as_str() == Some("bash .ci/run")));
+    assert!(
+        steps
+            .iter()
+            .any(|step| step["run"].as_str() == Some("bash .ci/run"))
+    );
 }

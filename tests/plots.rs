@@ -79,9 +79,8 @@ fn report_folder(test_name: &str) -> PathBuf {
         .expect("the test scenario is valid");
     let settings = elasticsim::world::RunSettings::from_scenario(&loaded.scenario)
         .expect("the test scenario's settings are valid");
-    let outcome =
-        elasticsim::run::run_scenario(&loaded.scenario, settings, None, String::new())
-            .expect("the test scenario runs");
+    let outcome = elasticsim::run::run_scenario(&loaded.scenario, settings, None, String::new())
+        .expect("the test scenario runs");
     elasticsim::report::write_run(&dir, &outcome.info, &outcome.collector)
         .expect("the temp folder is writable");
     dir
@@ -112,7 +111,9 @@ fn png_colours(path: &Path) -> (usize, (u32, u32)) {
     let decoder = png::Decoder::new(fs::File::open(path).expect("the PNG was written"));
     let mut reader = decoder.read_info().expect("the PNG header decodes");
     let mut buffer = vec![0; reader.output_buffer_size()];
-    let frame = reader.next_frame(&mut buffer).expect("the PNG data decodes");
+    let frame = reader
+        .next_frame(&mut buffer)
+        .expect("the PNG data decodes");
     let bytes = &buffer[..frame.buffer_size()];
     let channels = frame.color_type.samples();
     let colours: BTreeSet<&[u8]> = bytes.chunks(channels).collect();
@@ -127,19 +128,43 @@ fn the_states_plot_stacks_four_areas_and_shades_and_labels_every_fault() {
     let layers = ["#2E7D32", "#81C784", "#90A4AE", "#FFCA28"];
     for colour in layers {
         // One stacked area per layer, plus its legend swatch (a rect).
-        assert_eq!(count(&document, "polygon", "fill", colour), 1, "layer {colour}");
+        assert_eq!(
+            count(&document, "polygon", "fill", colour),
+            1,
+            "layer {colour}"
+        );
     }
     // One shaded band per fault, plus the legend swatch.
-    assert_eq!(count(&document, "rect", "fill", FAULT_SHADE_SVG), FAULTS + 1);
+    assert_eq!(
+        count(&document, "rect", "fill", FAULT_SHADE_SVG),
+        FAULTS + 1
+    );
     let labels = texts(&document);
-    for legend in ["pods pending", "agents idle", "agents building", "jobs waiting"] {
-        assert!(labels.iter().any(|label| label == legend), "{legend} missing: {labels:?}");
+    for legend in [
+        "pods pending",
+        "agents idle",
+        "agents building",
+        "jobs waiting",
+    ] {
+        assert!(
+            labels.iter().any(|label| label == legend),
+            "{legend} missing: {labels:?}"
+        );
     }
-    assert!(labels.iter().any(|label| label == "fault active (3)"), "{labels:?}");
+    assert!(
+        labels.iter().any(|label| label == "fault active (3)"),
+        "{labels:?}"
+    );
     for kind in ["api_outage", "partition", "replica_crash"] {
-        assert!(labels.iter().any(|label| label.starts_with(kind)), "{kind} unlabelled");
+        assert!(
+            labels.iter().any(|label| label.starts_with(kind)),
+            "{kind} unlabelled"
+        );
     }
-    assert!(labels.iter().any(|label| label == "simulated time (min)"), "{labels:?}");
+    assert!(
+        labels.iter().any(|label| label == "simulated time (min)"),
+        "{labels:?}"
+    );
 }
 
 #[test]
@@ -148,31 +173,67 @@ fn the_wait_cdf_draws_the_bound_and_the_reuse_plot_shades_faults() {
     let text = svg(&dir, "wait_cdf");
     let document = roxmltree::Document::parse(&text).expect("the SVG is XML");
     // Each line once in the plot and once as its legend swatch.
-    assert_eq!(count(&document, "polyline", "stroke", "#C62828"), 2, "one bound line");
-    assert_eq!(count(&document, "polyline", "stroke", "#1565C0"), 2, "one CDF");
+    assert_eq!(
+        count(&document, "polyline", "stroke", "#C62828"),
+        2,
+        "one bound line"
+    );
+    assert_eq!(
+        count(&document, "polyline", "stroke", "#1565C0"),
+        2,
+        "one CDF"
+    );
     let labels = texts(&document);
-    assert!(labels.iter().any(|label| label.starts_with("max_job_wait = 5m")), "{labels:?}");
-    assert!(labels.iter().any(|label| label.starts_with("assigned jobs (n = ")), "{labels:?}");
+    assert!(
+        labels
+            .iter()
+            .any(|label| label.starts_with("max_job_wait = 5m")),
+        "{labels:?}"
+    );
+    assert!(
+        labels
+            .iter()
+            .any(|label| label.starts_with("assigned jobs (n = ")),
+        "{labels:?}"
+    );
     let reuse = svg(&dir, "reuse");
     let document = roxmltree::Document::parse(&reuse).expect("the SVG is XML");
-    assert_eq!(count(&document, "rect", "fill", FAULT_SHADE_SVG), FAULTS + 1);
+    assert_eq!(
+        count(&document, "rect", "fill", FAULT_SHADE_SVG),
+        FAULTS + 1
+    );
 }
 
 #[test]
 fn the_leader_plot_has_one_labelled_lane_per_replica_and_its_spans() {
     let dir = report_folder("leader");
     let lanes = fs::read_to_string(dir.join("leader.csv")).expect("leader.csv was written");
-    let leading_spans = lanes.lines().filter(|line| line.contains(",leading,")).count();
-    assert!(leading_spans >= 2, "a leader crash makes a second term: {lanes}");
+    let leading_spans = lanes
+        .lines()
+        .filter(|line| line.contains(",leading,"))
+        .count();
+    assert!(
+        leading_spans >= 2,
+        "a leader crash makes a second term: {lanes}"
+    );
     let text = svg(&dir, "leader");
     let document = roxmltree::Document::parse(&text).expect("the SVG is XML");
     let labels = texts(&document);
     for replica in ["replica 0", "replica 1", "replica 2"] {
-        assert!(labels.iter().any(|label| label == replica), "{replica}: {labels:?}");
+        assert!(
+            labels.iter().any(|label| label == replica),
+            "{replica}: {labels:?}"
+        );
     }
     // Every leading span is a bar, plus the legend swatch.
-    assert_eq!(count(&document, "rect", "fill", "#1976D2"), leading_spans + 1);
-    assert_eq!(count(&document, "rect", "fill", FAULT_SHADE_SVG), FAULTS + 1);
+    assert_eq!(
+        count(&document, "rect", "fill", "#1976D2"),
+        leading_spans + 1
+    );
+    assert_eq!(
+        count(&document, "rect", "fill", FAULT_SHADE_SVG),
+        FAULTS + 1
+    );
 }
 
 #[test]
@@ -190,7 +251,11 @@ fn every_png_decodes_with_many_colours_and_plot_redraws_identical_svgs() {
     let before = svg(&dir, "states");
     let drawn = redraw_run_plots(&dir).expect("the folder's CSVs redraw");
     assert_eq!(drawn.len(), 4);
-    assert_eq!(svg(&dir, "states"), before, "redrawing from the CSVs changes nothing");
+    assert_eq!(
+        svg(&dir, "states"),
+        before,
+        "redrawing from the CSVs changes nothing"
+    );
 }
 
 #[test]
@@ -210,7 +275,11 @@ fn compare_charts_draw_one_bar_per_policy_in_every_metric_panel() {
             Vec::new()
         },
     };
-    let rows = [row("upstream", 0.0, 1.0), row("pr355", 0.6, 0.5), row("safe", 0.7, 1.0)];
+    let rows = [
+        row("upstream", 0.0, 1.0),
+        row("pr355", 0.6, 0.5),
+        row("safe", 0.7, 1.0),
+    ];
     let drawn = compare_charts(&dir, &rows).expect("the chart draws");
     assert_eq!(drawn.len(), 1);
     let text = svg(&dir, "compare");
@@ -222,7 +291,11 @@ fn compare_charts_draw_one_bar_per_policy_in_every_metric_panel() {
         assert_eq!(bars, 6, "policy colour {colour}");
     }
     let labels = texts(&document);
-    assert!(labels.iter().any(|label| label == "seeds keeping job-wait-bound"));
+    assert!(
+        labels
+            .iter()
+            .any(|label| label == "seeds keeping job-wait-bound")
+    );
     let (colours, _) = png_colours(&dir.join("compare.png"));
     assert!(colours > 50);
 }

@@ -148,7 +148,10 @@ mod tests {
         };
         assert!(!higher.regressed(100.0, 111.0));
         assert!(higher.regressed(100.0, 111.5));
-        assert!(!higher.regressed(100.0, 0.0), "better is never a regression");
+        assert!(
+            !higher.regressed(100.0, 0.0),
+            "better is never a regression"
+        );
         let lower = Tolerance {
             worse: Worse::Lower,
             tolerance: 0.05,
@@ -170,6 +173,9 @@ mod tests {
         assert_eq!(config.seeds, 200);
         assert_eq!(config.metrics["wait_s_p95"].worse, Worse::Higher);
         let error = NightlyConfig::parse("sedes = 3\n", path).expect_err("a typo is an error");
-        assert!(error.contains("nightly.toml") && error.contains("sedes"), "{error}");
+        assert!(
+            error.contains("nightly.toml") && error.contains("sedes"),
+            "{error}"
+        );
     }
 }

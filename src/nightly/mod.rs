@@ -153,7 +153,9 @@ fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, NightlyError> {
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .filter(|path| {
             path.is_file()
-                && path.extension().is_some_and(|extension| extension == "toml")
+                && path
+                    .extension()
+                    .is_some_and(|extension| extension == "toml")
                 && path.file_name().is_some_and(|name| name != "nightly.toml")
         })
         .collect();
@@ -188,9 +190,14 @@ fn plan_regressions(
                 continue;
             }
         };
-        let policy_name = entry.policy.clone().unwrap_or(scenario.plugin.policy.clone());
+        let policy_name = entry
+            .policy
+            .clone()
+            .unwrap_or(scenario.plugin.policy.clone());
         let Some(policy) = Policy::from_name(&policy_name) else {
-            warnings.push(format!("regression entry skipped: unknown policy `{policy_name}`"));
+            warnings.push(format!(
+                "regression entry skipped: unknown policy `{policy_name}`"
+            ));
             continue;
         };
         let stem = entry.file.file_stem().unwrap_or_default().to_string_lossy();
@@ -227,7 +234,11 @@ fn plan_scenarios(
     let mut groups = Vec::new();
     for file in scenario_files(&options.scenarios_dir)? {
         let scenario = load_scenario(&file, warnings)?;
-        let plan = config.scenarios.get(&scenario.name).cloned().unwrap_or_default();
+        let plan = config
+            .scenarios
+            .get(&scenario.name)
+            .cloned()
+            .unwrap_or_default();
         let policies = plan
             .policies
             .clone()
@@ -310,7 +321,12 @@ pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
     let (entries, entry_warnings) = regressions::load(&options.scenarios_dir);
     warnings.extend(entry_warnings);
     let mut groups = plan_regressions(entries, &mut scenarios, &mut warnings);
-    groups.extend(plan_scenarios(options, &config, &mut scenarios, &mut warnings)?);
+    groups.extend(plan_scenarios(
+        options,
+        &config,
+        &mut scenarios,
+        &mut warnings,
+    )?);
     let tasks: Vec<Task> = groups
         .iter()
         .enumerate()

@@ -1,11 +1,11 @@
 //! The nightly's judgement against baselines and its files: `junit.xml`, `nightly.md`,
 //! `index.html` and one comparison chart per scenario.
 
+use super::junit::{Case, Suite, junit_xml};
 use super::{
     Baseline, GroupOutcome, NightlyConfig, NightlyError, NightlyOptions, NightlyOutcome,
     WALL_CLOCK_METRICS, compare,
 };
-use super::junit::{Case, Suite, junit_xml};
 use crate::report::format::{duration_text, number_text};
 use crate::report::html::{IndexPage, Link, VerdictRow, write_index};
 use crate::report::plots::{PolicyRow, compare_charts};
@@ -95,7 +95,8 @@ fn policy_row(group: &GroupOutcome) -> PolicyRow {
         reuse_ratio: mean("reuse_ratio"),
         wait_s_p95: mean("wait_s_p95"),
         pods_created: mean("pods_created"),
-        pod_seconds: mean("pod_seconds_busy") + mean("pod_seconds_idle")
+        pod_seconds: mean("pod_seconds_busy")
+            + mean("pod_seconds_idle")
             + mean("pod_seconds_pending"),
         pass_rate: group.passed as f64 / seeds,
         invariant_pass_rates: violated
@@ -193,12 +194,32 @@ fn markdown(outcome: &NightlyOutcome, plots: &[Link]) -> String {
                 .map(move |line| format!("- {label}: {line}"))
         })
         .collect();
-    let _ = writeln!(out, "{}\n", if problems.is_empty() { "None.".to_owned() } else { problems.join("\n") });
+    let _ = writeln!(
+        out,
+        "{}\n",
+        if problems.is_empty() {
+            "None.".to_owned()
+        } else {
+            problems.join("\n")
+        }
+    );
     let notes: Vec<String> = outcome
         .groups
         .iter()
-        .filter_map(|group| Some(format!("- {} / {}: {}", group.suite, group.case, group.note.as_ref()?)))
-        .chain(outcome.warnings.iter().map(|warning| format!("- warning: {warning}")))
+        .filter_map(|group| {
+            Some(format!(
+                "- {} / {}: {}",
+                group.suite,
+                group.case,
+                group.note.as_ref()?
+            ))
+        })
+        .chain(
+            outcome
+                .warnings
+                .iter()
+                .map(|warning| format!("- warning: {warning}")),
+        )
         .collect();
     if !notes.is_empty() {
         let _ = writeln!(out, "## Notes\n\n{}\n", notes.join("\n"));
@@ -259,9 +280,9 @@ pub(super) fn write_all(
                 label: format!("{suite}: {}", plot.title),
                 href: format!("{suite}/{}", plot.svg_name()),
             })),
-            Err(error) => outcome
-                .warnings
-                .push(format!("the {suite} comparison chart was not drawn: {error}")),
+            Err(error) => outcome.warnings.push(format!(
+                "the {suite} comparison chart was not drawn: {error}"
+            )),
         }
     }
     write("nightly.md", markdown(outcome, &plots).as_bytes())?;
@@ -279,7 +300,11 @@ pub(super) fn write_all(
             .collect(),
         plots,
         failing: failing_links(outcome),
-        notes: outcome.groups.iter().flat_map(GroupOutcome::problems).collect(),
+        notes: outcome
+            .groups
+            .iter()
+            .flat_map(GroupOutcome::problems)
+            .collect(),
     };
     write_index(out, &page).map_err(|e| NightlyError::Internal(format!("writing index.html: {e}")))
 }

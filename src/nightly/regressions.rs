@@ -55,24 +55,32 @@ fn entry(
         .and_then(toml::Value::as_integer)
         .and_then(|seed| u64::try_from(seed).ok())
         .ok_or("no non-negative integer `seed`")?;
-    let verdict = text(table, &["verdict", "expected", "expect", "expected_verdict"])
-        .unwrap_or_else(|| "pass".to_owned())
-        .to_lowercase();
+    let verdict = text(
+        table,
+        &["verdict", "expected", "expect", "expected_verdict"],
+    )
+    .unwrap_or_else(|| "pass".to_owned())
+    .to_lowercase();
     if verdict != "pass" && verdict != "fail" {
         return Err(format!("verdict `{verdict}` is neither pass nor fail"));
     }
-    let violated = ["violated", "expected_violations", "violations", "expected_violated"]
-        .iter()
-        .find_map(|key| table.get(*key)?.as_array())
-        .map(|ids| {
-            let mut ids: Vec<String> = ids
-                .iter()
-                .filter_map(|id| id.as_str().map(str::to_owned))
-                .collect();
-            ids.sort_unstable();
-            ids.dedup();
-            ids
-        });
+    let violated = [
+        "violated",
+        "expected_violations",
+        "violations",
+        "expected_violated",
+    ]
+    .iter()
+    .find_map(|key| table.get(*key)?.as_array())
+    .map(|ids| {
+        let mut ids: Vec<String> = ids
+            .iter()
+            .filter_map(|id| id.as_str().map(str::to_owned))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    });
     Ok(RegressionEntry {
         file,
         seed,
@@ -108,7 +116,9 @@ pub fn load(scenarios_dir: &Path) -> (Vec<RegressionEntry>, Vec<String>) {
     let mut entries = Vec::new();
     let mut warnings = Vec::new();
     for (position, value) in tables.iter().enumerate() {
-        let table = value.as_table().expect("every element was checked to be a table");
+        let table = value
+            .as_table()
+            .expect("every element was checked to be a table");
         match entry(table, &regressions_dir, scenarios_dir) {
             Ok(entry) => entries.push(entry),
             Err(why) => warnings.push(format!(

@@ -4,7 +4,8 @@ use super::*;
 use std::fs;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("elasticsim-nightly-{}-{name}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("elasticsim-nightly-{}-{name}", std::process::id()));
     // A leftover of an earlier process with the same id may exist; start empty.
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).expect("the temp folder is writable");
@@ -57,8 +58,14 @@ fn junit_xml_nests_cases_in_suites_and_escapes_failure_text() {
         .descendants()
         .find(|node| node.has_tag_name("failure"))
         .expect("the failing case has a failure");
-    assert_eq!(failure.parent().and_then(|case| case.attribute("name")), Some("pr355"));
-    assert_eq!(failure.text(), Some("seed 2 violated job-wait-bound & <more>"));
+    assert_eq!(
+        failure.parent().and_then(|case| case.attribute("name")),
+        Some("pr355")
+    );
+    assert_eq!(
+        failure.text(),
+        Some("seed 2 violated job-wait-bound & <more>")
+    );
 }
 
 #[test]
@@ -71,7 +78,9 @@ fn a_baseline_round_trips_and_compares_only_metrics_with_a_tolerance() {
         scenario: "burst".to_owned(),
         seeds: 20,
         version: "0.1.0".to_owned(),
-        policies: [("upstream".to_owned(), means.clone())].into_iter().collect(),
+        policies: [("upstream".to_owned(), means.clone())]
+            .into_iter()
+            .collect(),
     };
     baseline.save(&dir).expect("the temp folder is writable");
     let loaded = Baseline::load(&dir, "burst")
@@ -93,9 +102,20 @@ fn a_baseline_round_trips_and_compares_only_metrics_with_a_tolerance() {
     .into_iter()
     .collect();
     let regressions = compare("burst", "upstream", &means, &worse, &tolerances);
-    assert_eq!(regressions.len(), 1, "pods_created has no tolerance, so it is not judged");
+    assert_eq!(
+        regressions.len(),
+        1,
+        "pods_created has no tolerance, so it is not judged"
+    );
     let message = regressions[0].message();
-    for part in ["burst", "upstream", "wait_s_p95", "baseline 30", "new 40", "tolerance 10%"] {
+    for part in [
+        "burst",
+        "upstream",
+        "wait_s_p95",
+        "baseline 30",
+        "new 40",
+        "tolerance 10%",
+    ] {
         assert!(message.contains(part), "{part} missing from {message}");
     }
 }
@@ -119,7 +139,11 @@ fn regression_entries_are_read_leniently_and_bad_ones_become_warnings() {
     assert_eq!(entries[0].violated, Some(vec!["job-wait-bound".to_owned()]));
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("entry 2") && warnings[0].contains("missing"));
-    fs::write(regressions_dir.join("regressions.toml"), "this is [not toml").expect("writable");
+    fs::write(
+        regressions_dir.join("regressions.toml"),
+        "this is [not toml",
+    )
+    .expect("writable");
     let (entries, warnings) = regressions::load(&dir);
     assert!(entries.is_empty());
     assert!(warnings[0].contains("skipped"), "{warnings:?}");

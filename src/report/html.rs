@@ -162,11 +162,18 @@ mod tests {
         };
         let html = index_html(&page);
         let table = html.find("<table>").expect("the page has a verdict table");
-        let plot = html.find("<img src=\"burst/compare.svg\"").expect("the plot is shown");
-        let failing = html.find("seed-3/summary.md").expect("the failing seed is linked");
+        let plot = html
+            .find("<img src=\"burst/compare.svg\"")
+            .expect("the plot is shown");
+        let failing = html
+            .find("seed-3/summary.md")
+            .expect("the failing seed is linked");
         assert!(table < plot && plot < failing, "{html}");
         assert!(html.contains("nightly &lt;all&gt;") && html.contains("a&amp;b"));
-        assert!(!html.contains("<script") && !html.contains("http"), "{html}");
+        assert!(
+            !html.contains("<script") && !html.contains("http"),
+            "{html}"
+        );
         assert_eq!(html.matches("class=\"fail\"").count(), 1);
     }
 }

@@ -65,7 +65,9 @@ pub(super) struct LaneTracker {
 impl LaneTracker {
     pub(super) fn observe(&mut self, t_ms: u64, record: &Record) {
         match record {
-            Record::LeadingStarted { replica, .. } => self.start(t_ms, *replica, LaneState::Leading),
+            Record::LeadingStarted { replica, .. } => {
+                self.start(t_ms, *replica, LaneState::Leading)
+            }
             Record::LeadingStopped { replica, .. } => self.stop(t_ms, *replica, LaneState::Leading),
             Record::ModuleStarted { replica, .. } => {
                 let running = self.modules_running.entry(*replica).or_insert(0);
@@ -130,7 +132,13 @@ mod tests {
     #[test]
     fn a_crash_ends_leading_and_acting_and_opens_a_down_span_until_restart() {
         let mut lanes = LaneTracker::default();
-        lanes.observe(1_000, &Record::LeadingStarted { replica: 1, term: 1 });
+        lanes.observe(
+            1_000,
+            &Record::LeadingStarted {
+                replica: 1,
+                term: 1,
+            },
+        );
         let module = "gitops".to_owned();
         lanes.observe(
             1_500,

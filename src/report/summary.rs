@@ -174,7 +174,11 @@ fn write_plots_markdown(out: &mut String, plots: &[PlotFile]) {
 
 /// `summary.md`: verdict, metrics, the `plots` drawn into the same folder (relative links),
 /// violations, coverage, reproduce command.
-pub fn summary_markdown_with_plots(info: &RunInfo, metrics: &Metrics, plots: &[PlotFile]) -> String {
+pub fn summary_markdown_with_plots(
+    info: &RunInfo,
+    metrics: &Metrics,
+    plots: &[PlotFile],
+) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail, so the fmt::Result of each writeln! is always Ok.
     let _ = writeln!(out, "# {}\n", verdict_line(info));

@@ -2,11 +2,11 @@
 //! every panel), for `compare` and `nightly`.
 
 use super::kit::{FONT, Figure, LIGHT_GRID, drawing, render};
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::{PlotError, PlotFile};
 use crate::report::format::number_text;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 /// One policy's numbers over the seeds of a comparison (means over seeds unless said).
@@ -77,7 +77,10 @@ fn panels(rows: &[PolicyRow]) -> Vec<Panel> {
             values: rows
                 .iter()
                 .map(|row| {
-                    let rate = row.invariant_pass_rates.iter().find(|(other, _)| other == id);
+                    let rate = row
+                        .invariant_pass_rates
+                        .iter()
+                        .find(|(other, _)| other == id);
                     rate.map_or(1.0, |(_, rate)| *rate)
                 })
                 .collect(),
@@ -136,7 +139,10 @@ impl CompareFigure {
         )?;
         let bars = panel.values.iter().enumerate().map(|(index, value)| {
             let x = index as f64;
-            Rectangle::new([(x - 0.32, 0.0), (x + 0.32, *value)], policy_colour(index).filled())
+            Rectangle::new(
+                [(x - 0.32, 0.0), (x + 0.32, *value)],
+                policy_colour(index).filled(),
+            )
         });
         drawing(chart.draw_series(bars))?;
         let centred = |size| {
@@ -146,7 +152,11 @@ impl CompareFigure {
                 .pos(Pos::new(HPos::Center, VPos::Bottom))
         };
         let labels = panel.values.iter().enumerate().map(|(index, value)| {
-            Text::new(number_text(*value), (index as f64, *value + top * 0.01), centred(13))
+            Text::new(
+                number_text(*value),
+                (index as f64, *value + top * 0.01),
+                centred(13),
+            )
         });
         drawing(chart.draw_series(labels))?;
         // Policy names under the bars, in pixels below the x axis (relative to the panel).

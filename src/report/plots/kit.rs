@@ -18,7 +18,8 @@ pub(super) const LIGHT_GRID: RGBColor = RGBColor(0xF0, 0xF0, 0xF0);
 /// At most this many faults get a text label; the legend counts the rest.
 const FAULT_LABELS_MAX: usize = 16;
 
-pub(super) type TimeChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+pub(super) type TimeChart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// A figure that can draw itself on any backend.
 pub(super) trait Figure {
@@ -164,7 +165,11 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
     entries: &[LegendEntry],
 ) -> Result<(), PlotError> {
     let label_style = (FONT, 15).into_font().color(&BLACK);
-    drawing(area.draw(&Text::new("Legend", (10, 60), (FONT, 16).into_font().color(&BLACK))))?;
+    drawing(area.draw(&Text::new(
+        "Legend",
+        (10, 60),
+        (FONT, 16).into_font().color(&BLACK),
+    )))?;
     for (position, entry) in entries.iter().enumerate() {
         let top = 88 + 26 * position as i32;
         match entry.swatch {
@@ -172,12 +177,17 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
                 drawing(area.draw(&Rectangle::new([(10, top), (34, top + 14)], color.filled())))?;
             }
             Swatch::Line(color) => {
-                let line = PathElement::new(vec![(10, top + 7), (34, top + 7)], color.stroke_width(3));
+                let line =
+                    PathElement::new(vec![(10, top + 7), (34, top + 7)], color.stroke_width(3));
                 drawing(area.draw(&line))?;
             }
             Swatch::Note => {}
         }
-        drawing(area.draw(&Text::new(entry.label.clone(), (42, top), label_style.clone())))?;
+        drawing(area.draw(&Text::new(
+            entry.label.clone(),
+            (42, top),
+            label_style.clone(),
+        )))?;
     }
     Ok(())
 }

@@ -1,12 +1,12 @@
 //! The time plots and the wait distribution of one run.
 
 use super::kit::{
-    FONT, Figure, LIGHT_GRID, LegendEntry, Swatch, TimeUnit, caption, draw_legend, drawing, fault_legend,
-    shade_faults, with_legend_column,
+    FONT, Figure, LIGHT_GRID, LegendEntry, Swatch, TimeUnit, caption, draw_legend, drawing,
+    fault_legend, shade_faults, with_legend_column,
 };
 use super::{PlotError, RunData};
-use crate::report::format::number_text;
 use crate::report::format::duration_text;
+use crate::report::format::number_text;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
