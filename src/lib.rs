@@ -15,8 +15,9 @@
 //! | [`trace`] | trace records, fingerprint, `trace.jsonl` |
 //! | [`check`] | invariant monitors fed by trace records |
 //! | [`world`] | one run: wires models, allocator, faults and monitors on the engine |
-//! | [`report`] | metrics, CSV, JSON and Markdown summaries |
+//! | [`report`] | metrics, CSV, JSON and Markdown summaries, plots, index pages |
 //! | [`explore`] | many seeds: sweeps, policy comparisons, shrinking, regressions |
+//! | [`nightly`] | the nightly regression run: baselines, JUnit XML |
 
 pub mod allocator;
 pub mod check;
@@ -27,6 +28,7 @@ pub mod gocd;
 pub mod kube;
 pub mod leader;
 pub mod live;
+pub mod nightly;
 pub mod report;
 pub mod resources;
 pub mod run;

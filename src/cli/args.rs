@@ -26,6 +26,36 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Every scenario and regression entry over many seeds, compared with the baselines.
+    Nightly(NightlyArgs),
+    /// Redraw the plots of a run report folder from its CSVs.
+    Plot {
+        /// The report folder (with `timeline.csv`, `jobs.csv`, `faults.csv`).
+        dir: PathBuf,
+    },
+}
+
+/// `elasticsim nightly`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct NightlyArgs {
+    /// Seeds per (scenario, policy) (default from `nightly.toml`, else 200).
+    #[arg(long)]
+    pub seeds: Option<u64>,
+    /// Rewrite the baselines from this run instead of comparing with them.
+    #[arg(long)]
+    pub update_baseline: bool,
+    /// Output folder.
+    #[arg(long, default_value = "reports/nightly")]
+    pub out: PathBuf,
+    /// Folder of scenarios (with `nightly.toml` and `regressions/`).
+    #[arg(long, default_value = "scenarios")]
+    pub scenarios: PathBuf,
+    /// Folder of baseline files (`<scenario>.json`).
+    #[arg(long, default_value = "reports/baselines")]
+    pub baselines: PathBuf,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 /// `elasticsim sim`.

@@ -45,6 +45,26 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
         compare_markdown(&title, &rows).as_bytes(),
     )
     .map_err(failed)?;
+    let chart_rows: Vec<crate::report::plots::PolicyRow> = rows
+        .iter()
+        .map(|row| crate::report::plots::PolicyRow {
+            policy: row.policy.clone(),
+            reuse_ratio: row.reuse_ratio,
+            wait_s_p95: row.wait_s_p95,
+            pods_created: row.pods_created_mean,
+            pod_seconds: row.pod_seconds_mean(),
+            pass_rate: row.pass_rate,
+            invariant_pass_rates: row
+                .invariant_pass_rates
+                .iter()
+                .map(|(id, rate)| ((*id).to_owned(), *rate))
+                .collect(),
+        })
+        .collect();
+    // A chart that cannot be drawn is a warning: the tables above are the result.
+    if let Err(error) = crate::report::plots::compare_charts(&folder, &chart_rows) {
+        eprintln!("warning: compare chart not drawn: {error}");
+    }
     println!("compare {} over seeds {seeds}", scenario.name);
     print!("{}", compare_table(&rows));
     let total = seeds.len() * args.policies.len() as u64;

@@ -6,11 +6,13 @@
 mod args;
 mod check;
 mod compare;
+mod nightly;
+mod plot;
 mod shrink;
 mod sim;
 mod sweep;
 
-pub use args::{Cli, Command, CompareArgs, ShrinkArgs};
+pub use args::{Cli, Command, CompareArgs, NightlyArgs, ShrinkArgs};
 
 use std::fmt;
 
@@ -75,5 +77,7 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Compare(args) => compare::run(&args),
         Command::Shrink(args) => shrink::run(&args),
         Command::Check { files } => check::run(&files),
+        Command::Nightly(args) => nightly::run(&args),
+        Command::Plot { dir } => plot::run(&dir),
     }
 }

@@ -7,6 +7,7 @@
 //! `JobScheduled` / `PodCreated`) are ignored here: the `no-lost-job` and `no-orphan-pods`
 //! monitors own such inconsistencies.
 
+use super::lanes::{LaneSpan, LaneTracker};
 use super::leader::LeaderTracker;
 use super::rows::{AgentActivity, FaultRow, JobOutcome, JobRow, PodPhase, PodRow, TimelineRow};
 use crate::trace::Record;
@@ -112,6 +113,7 @@ pub struct Collector {
     jobs_assigned: u64,
     jobs_assigned_reused: u64,
     leader: LeaderTracker,
+    lanes: LaneTracker,
     last_t_ms: u64,
     ended_at_ms: Option<u64>,
 }
@@ -188,7 +190,10 @@ impl Collector {
             }
             Record::Sample => self.sample(t_ms),
             Record::RunEnded => self.ended_at_ms = Some(t_ms),
-            _ => self.leader.observe(t_ms, record),
+            _ => {
+                self.lanes.observe(t_ms, record);
+                self.leader.observe(t_ms, record);
+            }
         }
     }
 
@@ -361,6 +366,11 @@ impl Collector {
     /// Job assignments, and those that went to an agent that had completed a job before.
     pub fn assignments(&self) -> (u64, u64) {
         (self.jobs_assigned, self.jobs_assigned_reused)
+    }
+
+    /// Leader lanes (`leader.csv`): per replica, when it led, acted, was down or paused.
+    pub fn leader_lanes(&self) -> &[LaneSpan] {
+        self.lanes.spans()
     }
 
     pub(super) fn leader_tracker(&self) -> &LeaderTracker {

@@ -14,6 +14,9 @@
 //! | `terminal.rs` | the post-run terminal summary |
 //! | `info.rs` | [`RunInfo`]: what the caller knows about a run |
 //! | `atomic.rs` | temp-file-and-rename writes |
+//! | `lanes.rs` | leader lanes (`leader.csv`) |
+//! | `plots/` | SVG and PNG plots of a run and of a comparison |
+//! | `html.rs` | the static `index.html` of sweep, compare and nightly folders |
 //!
 //! Use: feed every record to [`Collector::observe`] as the run goes, then build a
 //! [`RunInfo`], call [`write_run`] and print [`terminal::summary`].
@@ -21,9 +24,12 @@
 pub mod atomic;
 mod collector;
 pub mod format;
+pub mod html;
 mod info;
+mod lanes;
 mod leader;
 mod metrics;
+pub mod plots;
 mod rows;
 pub mod summary;
 pub mod tables;
@@ -34,6 +40,7 @@ mod tests;
 
 pub use collector::Collector;
 pub use info::{RunInfo, classify};
+pub use lanes::{LaneSpan, LaneState};
 pub use metrics::{Metrics, percentile_nearest_rank};
 pub use rows::{FaultRow, JobOutcome, JobRow, PodRow, TimelineRow};
 
@@ -51,7 +58,9 @@ pub const REPORT_FILES: [&str; 6] = [
 ];
 
 /// Create `dir` and write the whole report into it, each file atomically. Tables come first
-/// and `summary.json` last, so a folder with a `summary.json` has all its tables.
+/// and `summary.json` last, so a folder with a `summary.json` has all its tables. Runs with
+/// leader records also get `leader.csv`. The plots are drawn after the tables; a plot that
+/// cannot be drawn is a warning on stderr, never an error of the run.
 pub fn write_run(dir: &Path, info: &RunInfo, collector: &Collector) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let metrics = collector.metrics(info);
@@ -67,7 +76,20 @@ pub fn write_run(dir: &Path, info: &RunInfo, collector: &Collector) -> io::Resul
     atomic::write_with(&dir.join("faults.csv"), |out| {
         tables::write_faults(out, collector)
     })?;
-    let markdown = summary::summary_markdown(info, &metrics);
+    if collector.has_leader_records() {
+        atomic::write_with(&dir.join("leader.csv"), |out| {
+            tables::write_leader(out, collector)
+        })?;
+    }
+    let context = plots::PlotContext::from_info(info);
+    let drawn = match plots::write_run_plots(dir, &context) {
+        Ok(drawn) => drawn,
+        Err(error) => {
+            eprintln!("warning: plots of {} not drawn: {error}", dir.display());
+            Vec::new()
+        }
+    };
+    let markdown = summary::summary_markdown_with_plots(info, &metrics, &drawn);
     atomic::write_file(&dir.join("summary.md"), markdown.as_bytes())?;
     atomic::write_file(
         &dir.join("summary.json"),

@@ -4,6 +4,7 @@
 use super::RunInfo;
 use super::format::{duration_text, number_text, seconds_text};
 use super::metrics::{Metrics, seconds};
+use super::plots::PlotFile;
 use crate::check::{Kind, Violation};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -149,8 +150,35 @@ fn write_violation_markdown(out: &mut String, violation: &Violation) {
     }
 }
 
-/// `summary.md`.
+/// `summary.md` without plots.
 pub fn summary_markdown(info: &RunInfo, metrics: &Metrics) -> String {
+    summary_markdown_with_plots(info, metrics, &[])
+}
+
+/// The plots section: each figure's SVG embedded by a relative link, with its PNG linked.
+fn write_plots_markdown(out: &mut String, plots: &[PlotFile]) {
+    if plots.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Plots\n");
+    for plot in plots {
+        let _ = writeln!(
+            out,
+            "![{title}]({svg})\n\n{title} ([PNG]({png}))\n",
+            title = plot.title,
+            svg = plot.svg_name(),
+            png = plot.png_name()
+        );
+    }
+}
+
+/// `summary.md`: verdict, metrics, the `plots` drawn into the same folder (relative links),
+/// violations, coverage, reproduce command.
+pub fn summary_markdown_with_plots(
+    info: &RunInfo,
+    metrics: &Metrics,
+    plots: &[PlotFile],
+) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail, so the fmt::Result of each writeln! is always Ok.
     let _ = writeln!(out, "# {}\n", verdict_line(info));
@@ -173,7 +201,9 @@ pub fn summary_markdown(info: &RunInfo, metrics: &Metrics) -> String {
     for (name, value) in metrics.entries() {
         let _ = writeln!(out, "| {name} | {} |", number_text(value));
     }
-    let _ = writeln!(out, "\n## Violations\n");
+    out.push('\n');
+    write_plots_markdown(&mut out, plots);
+    let _ = writeln!(out, "## Violations\n");
     if info.violations.is_empty() {
         let _ = writeln!(out, "None: every invariant held.\n");
     }

@@ -47,6 +47,8 @@ pub const TIMELINE_HEADER: [&str; 9] = [
 
 pub const FAULTS_HEADER: [&str; 4] = ["at_s", "until_s", "kind", "target"];
 
+pub const LEADER_HEADER: [&str; 4] = ["replica", "state", "from_s", "until_s"];
+
 fn finish(mut writer: csv::Writer<&mut dyn Write>) -> io::Result<()> {
     writer.flush()
 }
@@ -141,6 +143,22 @@ pub fn write_faults(out: &mut dyn Write, collector: &Collector) -> io::Result<()
             optional_seconds_text(row.until_ms),
             row.kind.clone(),
             row.target.clone(),
+        ])?;
+    }
+    finish(writer)
+}
+
+/// `leader.csv`: one row per leader-lane span in start order (see `lanes.rs`); `until_s` is
+/// empty for a span still open at the end of the run.
+pub fn write_leader(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
+    writer.write_record(LEADER_HEADER)?;
+    for span in collector.leader_lanes() {
+        writer.write_record([
+            span.replica.to_string(),
+            span.state.name().to_owned(),
+            seconds_text(span.from_ms),
+            optional_seconds_text(span.until_ms),
         ])?;
     }
     finish(writer)

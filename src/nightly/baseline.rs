@@ -1,0 +1,105 @@
+//! Baselines (`reports/baselines/<scenario>.json`): per policy, the mean of every
+//! deterministic metric over the seeds the baseline was made with.
+
+use super::config::Tolerance;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Metrics that measure the machine, not the system under test: never in a baseline.
+pub const WALL_CLOCK_METRICS: [&str; 3] = ["wall_s", "events_per_s", "compression"];
+
+/// One scenario's baseline file.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct Baseline {
+    pub scenario: String,
+    /// Seeds 1..=seeds were averaged.
+    pub seeds: u64,
+    pub version: String,
+    /// policy → metric → mean over seeds.
+    pub policies: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+impl Baseline {
+    pub fn path(dir: &Path, scenario: &str) -> std::path::PathBuf {
+        dir.join(format!("{scenario}.json"))
+    }
+
+    /// The baseline of `scenario` in `dir`: `Ok(None)` if there is none.
+    pub fn load(dir: &Path, scenario: &str) -> Result<Option<Baseline>, String> {
+        let path = Baseline::path(dir, scenario);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|error| format!("{}: {error}", path.display())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(format!("{}: {error}", path.display())),
+        }
+    }
+
+    /// Write the baseline, pretty-printed, atomically.
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let mut bytes =
+            serde_json::to_vec_pretty(self).expect("a baseline has string keys and numbers only");
+        bytes.push(b'\n');
+        crate::report::atomic::write_file(&Baseline::path(dir, &self.scenario), &bytes)
+    }
+}
+
+/// A metric worse than its baseline beyond tolerance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Regression {
+    pub scenario: String,
+    pub policy: String,
+    pub metric: String,
+    pub baseline: f64,
+    pub value: f64,
+    pub tolerance: Tolerance,
+}
+
+impl Regression {
+    /// One line naming scenario, policy, metric, baseline, new value and tolerance.
+    pub fn message(&self) -> String {
+        format!(
+            "regression: scenario {}, policy {}, metric {}: baseline {}, new {}, tolerance {}% + {} ({})",
+            self.scenario,
+            self.policy,
+            self.metric,
+            number(self.baseline),
+            number(self.value),
+            number(self.tolerance.tolerance * 100.0),
+            number(self.tolerance.absolute),
+            self.tolerance.worse.text()
+        )
+    }
+}
+
+fn number(value: f64) -> String {
+    crate::report::format::number_text(value)
+}
+
+/// Compare one policy's means with its baseline, for every metric with a tolerance. Metrics
+/// missing on either side are not compared.
+pub fn compare(
+    scenario: &str,
+    policy: &str,
+    baseline: &BTreeMap<String, f64>,
+    means: &BTreeMap<String, f64>,
+    tolerances: &BTreeMap<String, Tolerance>,
+) -> Vec<Regression> {
+    tolerances
+        .iter()
+        .filter_map(|(metric, tolerance)| {
+            let (base, value) = (*baseline.get(metric)?, *means.get(metric)?);
+            tolerance.regressed(base, value).then(|| Regression {
+                scenario: scenario.to_owned(),
+                policy: policy.to_owned(),
+                metric: metric.clone(),
+                baseline: base,
+                value,
+                tolerance: *tolerance,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,367 @@
+//! The nightly regression run (`elasticsim nightly`, `OUTPUTS.md`): every entry of
+//! `scenarios/regressions/regressions.toml` first, then every scenario in `scenarios/` under
+//! the policies and seed counts of `scenarios/nightly.toml`; seeds run in parallel. Per
+//! (scenario, policy) the metrics' means over seeds are compared with
+//! `reports/baselines/<scenario>.json` under the tolerances of `nightly.toml`.
+//!
+//! The run fails on any violated invariant, any regression entry whose verdict changed, and
+//! any metric worse than its baseline beyond tolerance. `--update-baseline` rewrites the
+//! baselines from this run instead of comparing. Outputs go to `reports/nightly/`:
+//! `junit.xml`, `nightly.md`, `index.html`, one `compare` chart per scenario, and a report
+//! folder (with plots) for every failing seed.
+
+mod baseline;
+mod config;
+mod junit;
+mod outputs;
+mod regressions;
+mod runner;
+
+#[cfg(test)]
+mod tests;
+
+pub use baseline::{Baseline, Regression, WALL_CLOCK_METRICS, compare};
+pub use config::{NightlyConfig, ScenarioPlan, Tolerance, Worse};
+pub use junit::{Case, Suite, junit_xml};
+pub use regressions::RegressionEntry;
+
+use crate::allocator::Policy;
+use crate::scenario::Scenario;
+use runner::{SeedResult, Task};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What to run and where to write.
+#[derive(Clone, Debug)]
+pub struct NightlyOptions {
+    pub scenarios_dir: PathBuf,
+    pub baselines_dir: PathBuf,
+    pub out_dir: PathBuf,
+    /// Seeds per (scenario, policy), overriding `nightly.toml`.
+    pub seeds: Option<u64>,
+    pub update_baseline: bool,
+    pub threads: Option<usize>,
+    /// Draw a progress bar on stderr (only shown on a terminal).
+    pub progress: bool,
+}
+
+/// Why the nightly could not produce a verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum NightlyError {
+    /// A scenario or `nightly.toml` is invalid (exit 2).
+    #[error("{0}")]
+    Input(String),
+    /// A run or an output failed (exit 3).
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// One failing seed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeedFailure {
+    pub seed: u64,
+    pub violated: Vec<String>,
+    pub reproduce: String,
+    /// Its report folder, relative to the output folder.
+    pub report: Option<String>,
+}
+
+/// One testcase of the nightly: a (scenario, policy) or a regression entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupOutcome {
+    /// The JUnit testsuite: the scenario's name, or `regressions`.
+    pub suite: String,
+    /// The JUnit testcase: the policy, or the entry's label.
+    pub case: String,
+    pub scenario_file: PathBuf,
+    pub seeds: u64,
+    pub passed: u64,
+    pub failing: Vec<SeedFailure>,
+    pub regressions: Vec<Regression>,
+    /// A regression entry whose verdict or violated ids differ from what it expects.
+    pub expectation: Option<String>,
+    pub means: BTreeMap<String, f64>,
+    pub wall_s: f64,
+    /// Why no baseline comparison happened, if it did not.
+    pub note: Option<String>,
+}
+
+impl GroupOutcome {
+    /// Failing seeds matter only where passing is expected: a regression entry that must
+    /// fail is judged by `expectation` alone.
+    pub fn failed(&self) -> bool {
+        let violations_count = self.suite != "regressions" && !self.failing.is_empty();
+        violations_count || !self.regressions.is_empty() || self.expectation.is_some()
+    }
+
+    /// Every problem as lines: violations with reproduce commands, regressions, expectations.
+    pub fn problems(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        lines.extend(self.expectation.clone());
+        if self.suite != "regressions" {
+            for failure in &self.failing {
+                lines.push(format!(
+                    "seed {} violated {}; reproduce: {}",
+                    failure.seed,
+                    failure.violated.join(", "),
+                    failure.reproduce
+                ));
+            }
+        }
+        for regression in &self.regressions {
+            lines.push(format!(
+                "{}; reproduce: cargo xtask nightly --seeds {}",
+                regression.message(),
+                self.seeds
+            ));
+        }
+        lines
+    }
+}
+
+/// Everything the nightly found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NightlyOutcome {
+    pub groups: Vec<GroupOutcome>,
+    pub warnings: Vec<String>,
+    pub baselines_written: Vec<PathBuf>,
+}
+
+impl NightlyOutcome {
+    pub fn failed(&self) -> bool {
+        self.groups.iter().any(GroupOutcome::failed)
+    }
+}
+
+/// A planned group before it runs.
+struct Group {
+    suite: String,
+    case: String,
+    file: PathBuf,
+    scenario: usize,
+    policy: Policy,
+    variant: Option<String>,
+    seeds: Vec<u64>,
+    entry: Option<RegressionEntry>,
+}
+
+/// The scenario files of `dir` (every `*.toml` but `nightly.toml`), sorted.
+fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, NightlyError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| NightlyError::Input(format!("cannot read {}: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.is_file()
+                && path
+                    .extension()
+                    .is_some_and(|extension| extension == "toml")
+                && path.file_name().is_some_and(|name| name != "nightly.toml")
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn load_scenario(file: &Path, warnings: &mut Vec<String>) -> Result<Scenario, NightlyError> {
+    let loaded =
+        crate::scenario::load(file).map_err(|error| NightlyError::Input(error.to_string()))?;
+    warnings.extend(loaded.warnings);
+    Ok(loaded.scenario)
+}
+
+fn policy_named(name: &str, context: &str) -> Result<Policy, NightlyError> {
+    Policy::from_name(name)
+        .ok_or_else(|| NightlyError::Input(format!("{context}: unknown policy `{name}`")))
+}
+
+/// Plan the regression entries' groups (one seed each).
+fn plan_regressions(
+    entries: Vec<RegressionEntry>,
+    scenarios: &mut Vec<Scenario>,
+    warnings: &mut Vec<String>,
+) -> Vec<Group> {
+    let mut groups = Vec::new();
+    for entry in entries {
+        let scenario = match load_scenario(&entry.file, warnings) {
+            Ok(scenario) => scenario,
+            Err(error) => {
+                warnings.push(format!("regression entry skipped: {error}"));
+                continue;
+            }
+        };
+        let policy_name = entry
+            .policy
+            .clone()
+            .unwrap_or(scenario.plugin.policy.clone());
+        let Some(policy) = Policy::from_name(&policy_name) else {
+            warnings.push(format!(
+                "regression entry skipped: unknown policy `{policy_name}`"
+            ));
+            continue;
+        };
+        let stem = entry.file.file_stem().unwrap_or_default().to_string_lossy();
+        groups.push(Group {
+            suite: "regressions".to_owned(),
+            case: format!("{stem} seed {} {policy_name}", entry.seed),
+            file: entry.file.clone(),
+            scenario: scenarios.len(),
+            policy,
+            variant: entry.variant.clone(),
+            seeds: vec![entry.seed],
+            entry: Some(entry),
+        });
+        scenarios.push(scenario);
+    }
+    groups
+}
+
+/// Seeds per (scenario, policy) for this run.
+fn seed_count(options: &NightlyOptions, config: &NightlyConfig, plan: &ScenarioPlan) -> u64 {
+    match (options.seeds, options.update_baseline) {
+        (Some(seeds), _) => seeds,
+        (None, true) => config.baseline_seeds,
+        (None, false) => plan.seeds.unwrap_or(config.seeds),
+    }
+}
+
+fn plan_scenarios(
+    options: &NightlyOptions,
+    config: &NightlyConfig,
+    scenarios: &mut Vec<Scenario>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Group>, NightlyError> {
+    let mut groups = Vec::new();
+    for file in scenario_files(&options.scenarios_dir)? {
+        let scenario = load_scenario(&file, warnings)?;
+        let plan = config
+            .scenarios
+            .get(&scenario.name)
+            .cloned()
+            .unwrap_or_default();
+        let policies = plan
+            .policies
+            .clone()
+            .unwrap_or_else(|| vec![scenario.plugin.policy.clone()]);
+        let seeds: Vec<u64> = (1..=seed_count(options, config, &plan)).collect();
+        for name in policies {
+            let context = format!("nightly.toml [scenarios.{}]", scenario.name);
+            groups.push(Group {
+                suite: scenario.name.clone(),
+                case: name.clone(),
+                file: file.clone(),
+                scenario: scenarios.len(),
+                policy: policy_named(&name, &context)?,
+                variant: None,
+                seeds: seeds.clone(),
+                entry: None,
+            });
+        }
+        scenarios.push(scenario);
+    }
+    Ok(groups)
+}
+
+/// A regression entry's mismatch, if its run did not end as expected.
+fn expectation(entry: &RegressionEntry, result: &SeedResult) -> Option<String> {
+    let verdict = if result.passed { "pass" } else { "fail" };
+    let ids_differ = entry
+        .violated
+        .as_ref()
+        .is_some_and(|expected| *expected != result.violated);
+    (verdict != entry.verdict || ids_differ).then(|| {
+        format!(
+            "expected {} [{}], got {verdict} [{}]; reproduce: {}",
+            entry.verdict,
+            entry.violated.clone().unwrap_or_default().join(", "),
+            result.violated.join(", "),
+            result.reproduce
+        )
+    })
+}
+
+fn fold_group(position: usize, group: &Group, results: &[SeedResult]) -> GroupOutcome {
+    let mine: Vec<&SeedResult> = results.iter().filter(|r| r.group == position).collect();
+    let failing = mine
+        .iter()
+        .filter(|result| !result.passed)
+        .map(|result| SeedFailure {
+            seed: result.seed,
+            violated: result.violated.clone(),
+            reproduce: result.reproduce.clone(),
+            report: result.report.clone(),
+        })
+        .collect();
+    let expectation = match (&group.entry, mine.first()) {
+        (Some(entry), Some(result)) => expectation(entry, result),
+        _ => None,
+    };
+    GroupOutcome {
+        suite: group.suite.clone(),
+        case: group.case.clone(),
+        scenario_file: group.file.clone(),
+        seeds: mine.len() as u64,
+        passed: mine.iter().filter(|result| result.passed).count() as u64,
+        failing,
+        regressions: Vec::new(),
+        expectation,
+        means: runner::means(mine.iter().copied()),
+        wall_s: mine.iter().map(|result| result.wall_s).sum(),
+        note: None,
+    }
+}
+
+/// Run the nightly and write its outputs. The outcome says whether it failed; errors are
+/// bad input or a harness failure.
+pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
+    let config = NightlyConfig::load(&options.scenarios_dir.join("nightly.toml"))
+        .map_err(NightlyError::Input)?;
+    let mut warnings = Vec::new();
+    let mut scenarios = Vec::new();
+    let (entries, entry_warnings) = regressions::load(&options.scenarios_dir);
+    warnings.extend(entry_warnings);
+    let mut groups = plan_regressions(entries, &mut scenarios, &mut warnings);
+    groups.extend(plan_scenarios(
+        options,
+        &config,
+        &mut scenarios,
+        &mut warnings,
+    )?);
+    let tasks: Vec<Task> = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(position, group)| {
+            group.seeds.iter().map(move |seed| Task {
+                group: position,
+                file: group.file.clone(),
+                scenario: group.scenario,
+                seed: *seed,
+                policy: group.policy,
+                variant: group.variant.clone(),
+            })
+        })
+        .collect();
+    std::fs::create_dir_all(&options.out_dir).map_err(|e| {
+        NightlyError::Internal(format!("cannot create {}: {e}", options.out_dir.display()))
+    })?;
+    let results = runner::run_all(
+        &tasks,
+        &scenarios,
+        &options.out_dir,
+        options.threads,
+        options.progress,
+    )
+    .map_err(NightlyError::Internal)?;
+    let mut outcome = NightlyOutcome {
+        groups: groups
+            .iter()
+            .enumerate()
+            .map(|(position, group)| fold_group(position, group, &results))
+            .collect(),
+        warnings,
+        baselines_written: Vec::new(),
+    };
+    outputs::judge_baselines(options, &config, &mut outcome)?;
+    outputs::write_all(options, &mut outcome)?;
+    Ok(outcome)
+}

@@ -1,0 +1,132 @@
+//! Entries of `scenarios/regressions/regressions.toml`: runs that once failed, each with the
+//! verdict (and violated invariant ids) it must have now. The nightly run replays them first.
+//!
+//! The reader is lenient because the file's format is owned elsewhere: it takes the first
+//! array of tables in the file, and in each entry the keys `scenario` (or `file`), `seed`,
+//! `policy`, optional `variant`, `verdict` (or `expected`/`expect`, default `pass`) and
+//! `violated` (or `expected_violations`). A missing or unreadable file, or an entry it cannot
+//! use, is a warning, never an error of the nightly run.
+
+use std::path::{Path, PathBuf};
+
+/// One replayable entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegressionEntry {
+    /// The scenario file, resolved.
+    pub file: PathBuf,
+    pub seed: u64,
+    pub policy: Option<String>,
+    pub variant: Option<String>,
+    /// `"pass"` or `"fail"`.
+    pub verdict: String,
+    /// Expected violated invariant ids, sorted; `None` when the entry does not say.
+    pub violated: Option<Vec<String>>,
+}
+
+fn text(table: &toml::Table, keys: &[&str]) -> Option<String> {
+    keys.iter()
+        .find_map(|key| table.get(*key)?.as_str().map(str::to_owned))
+}
+
+/// The scenario file an entry names: relative to the regressions folder, else to the
+/// scenarios folder, with `.toml` added to a bare name.
+fn resolve(name: &str, regressions_dir: &Path, scenarios_dir: &Path) -> Option<PathBuf> {
+    let mut names = vec![name.to_owned()];
+    if !name.ends_with(".toml") {
+        names.push(format!("{name}.toml"));
+    }
+    let folders = [regressions_dir, scenarios_dir, Path::new("")];
+    folders
+        .iter()
+        .flat_map(|folder| names.iter().map(move |name| folder.join(name)))
+        .find(|path| path.is_file())
+}
+
+fn entry(
+    table: &toml::Table,
+    regressions_dir: &Path,
+    scenarios_dir: &Path,
+) -> Result<RegressionEntry, String> {
+    let name = text(table, &["scenario", "file", "path"]).ok_or("no `scenario` key")?;
+    let file = resolve(&name, regressions_dir, scenarios_dir)
+        .ok_or_else(|| format!("scenario `{name}` not found"))?;
+    let seed = table
+        .get("seed")
+        .and_then(toml::Value::as_integer)
+        .and_then(|seed| u64::try_from(seed).ok())
+        .ok_or("no non-negative integer `seed`")?;
+    let verdict = text(
+        table,
+        &["verdict", "expected", "expect", "expected_verdict"],
+    )
+    .unwrap_or_else(|| "pass".to_owned())
+    .to_lowercase();
+    if verdict != "pass" && verdict != "fail" {
+        return Err(format!("verdict `{verdict}` is neither pass nor fail"));
+    }
+    let violated = [
+        "violated",
+        "expected_violations",
+        "violations",
+        "expected_violated",
+    ]
+    .iter()
+    .find_map(|key| table.get(*key)?.as_array())
+    .map(|ids| {
+        let mut ids: Vec<String> = ids
+            .iter()
+            .filter_map(|id| id.as_str().map(str::to_owned))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    });
+    Ok(RegressionEntry {
+        file,
+        seed,
+        policy: text(table, &["policy"]),
+        variant: text(table, &["variant"]),
+        verdict,
+        violated,
+    })
+}
+
+/// The entries of `<scenarios_dir>/regressions/regressions.toml`, and warnings for what was
+/// skipped.
+pub fn load(scenarios_dir: &Path) -> (Vec<RegressionEntry>, Vec<String>) {
+    let regressions_dir = scenarios_dir.join("regressions");
+    let path = regressions_dir.join("regressions.toml");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return (Vec::new(), Vec::new());
+    };
+    let document: toml::Table = match toml::from_str(&text) {
+        Ok(document) => document,
+        Err(error) => {
+            let warning = format!("{}: not readable, skipped: {error}", path.display());
+            return (Vec::new(), vec![warning]);
+        }
+    };
+    let Some(tables) = document.values().find_map(|value| {
+        let array = value.as_array()?;
+        array.iter().all(toml::Value::is_table).then_some(array)
+    }) else {
+        let warning = format!("{}: no list of entries found, skipped", path.display());
+        return (Vec::new(), vec![warning]);
+    };
+    let mut entries = Vec::new();
+    let mut warnings = Vec::new();
+    for (position, value) in tables.iter().enumerate() {
+        let table = value
+            .as_table()
+            .expect("every element was checked to be a table");
+        match entry(table, &regressions_dir, scenarios_dir) {
+            Ok(entry) => entries.push(entry),
+            Err(why) => warnings.push(format!(
+                "{}: entry {} skipped: {why}",
+                path.display(),
+                position + 1
+            )),
+        }
+    }
+    (entries, warnings)
+}

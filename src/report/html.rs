@@ -1,0 +1,179 @@
+//! A static `index.html` for sweep, compare and nightly folders: the verdict table first,
+//! then the plots, then links to each failing seed's report. No scripts and nothing loaded
+//! from the network: the page and the files it links sit in one folder tree.
+
+use super::atomic;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One line of the verdict table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerdictRow {
+    pub passed: bool,
+    /// One cell per column after the verdict column.
+    pub cells: Vec<String>,
+}
+
+/// A link to a file in (or under) the page's folder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub label: String,
+    /// Relative path from the page's folder.
+    pub href: String,
+}
+
+/// What an index page shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IndexPage {
+    pub title: String,
+    /// One sentence under the title (e.g. the overall verdict and seed count).
+    pub summary: String,
+    /// Column names after the verdict column.
+    pub columns: Vec<String>,
+    pub rows: Vec<VerdictRow>,
+    /// SVG plots, each shown with its label as the caption.
+    pub plots: Vec<Link>,
+    /// Failing seeds' report folders (or their `summary.md`).
+    pub failing: Vec<Link>,
+    /// Free text lines shown after the table (regressions, warnings).
+    pub notes: Vec<String>,
+}
+
+/// Escape text for HTML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1300px}\
+table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:4px 10px;text-align:left}\
+th{background:#eee}.pass{background:#d7f0d7;font-weight:bold}\
+.fail{background:#f6d2d2;font-weight:bold}figure{margin:1.5em 0}img{max-width:100%}";
+
+fn write_table(out: &mut String, page: &IndexPage) {
+    // Writing to a String cannot fail, so the fmt::Result of each write! is always Ok.
+    let _ = write!(out, "<table>\n<tr><th>verdict</th>");
+    for column in &page.columns {
+        let _ = write!(out, "<th>{}</th>", escape(column));
+    }
+    let _ = writeln!(out, "</tr>");
+    for row in &page.rows {
+        let (class, word) = if row.passed {
+            ("pass", "PASS")
+        } else {
+            ("fail", "FAIL")
+        };
+        let _ = write!(out, "<tr><td class=\"{class}\">{word}</td>");
+        for cell in &row.cells {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
+        }
+        let _ = writeln!(out, "</tr>");
+    }
+    let _ = writeln!(out, "</table>");
+}
+
+/// The page as HTML text.
+pub fn index_html(page: &IndexPage) -> String {
+    let mut out = String::new();
+    let title = escape(&page.title);
+    let _ = writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n\
+         <p>{}</p>",
+        escape(&page.summary)
+    );
+    write_table(&mut out, page);
+    for note in &page.notes {
+        let _ = writeln!(out, "<p>{}</p>", escape(note));
+    }
+    if !page.plots.is_empty() {
+        let _ = writeln!(out, "<h2>Plots</h2>");
+    }
+    for plot in &page.plots {
+        let (href, label) = (escape(&plot.href), escape(&plot.label));
+        let _ = writeln!(
+            out,
+            "<figure><a href=\"{href}\"><img src=\"{href}\" alt=\"{label}\"></a>\
+             <figcaption>{label}</figcaption></figure>"
+        );
+    }
+    if !page.failing.is_empty() {
+        let _ = writeln!(out, "<h2>Failing seeds</h2>\n<ul>");
+        for link in &page.failing {
+            let _ = writeln!(
+                out,
+                "<li><a href=\"{}\">{}</a></li>",
+                escape(&link.href),
+                escape(&link.label)
+            );
+        }
+        let _ = writeln!(out, "</ul>");
+    }
+    let _ = writeln!(out, "</body>\n</html>");
+    out
+}
+
+/// Write `dir/index.html` atomically.
+pub fn write_index(dir: &Path, page: &IndexPage) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    atomic::write_file(&dir.join("index.html"), index_html(page).as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_page_puts_the_verdicts_before_the_plots_and_escapes_text() {
+        let page = IndexPage {
+            title: "nightly <all>".to_owned(),
+            summary: "1 of 2 failed".to_owned(),
+            columns: vec!["scenario".to_owned()],
+            rows: vec![
+                VerdictRow {
+                    passed: true,
+                    cells: vec!["burst".to_owned()],
+                },
+                VerdictRow {
+                    passed: false,
+                    cells: vec!["a&b".to_owned()],
+                },
+            ],
+            plots: vec![Link {
+                label: "compare".to_owned(),
+                href: "burst/compare.svg".to_owned(),
+            }],
+            failing: vec![Link {
+                label: "seed 3".to_owned(),
+                href: "burst/safe/seed-3/summary.md".to_owned(),
+            }],
+            notes: Vec::new(),
+        };
+        let html = index_html(&page);
+        let table = html.find("<table>").expect("the page has a verdict table");
+        let plot = html
+            .find("<img src=\"burst/compare.svg\"")
+            .expect("the plot is shown");
+        let failing = html
+            .find("seed-3/summary.md")
+            .expect("the failing seed is linked");
+        assert!(table < plot && plot < failing, "{html}");
+        assert!(html.contains("nightly &lt;all&gt;") && html.contains("a&amp;b"));
+        assert!(
+            !html.contains("<script") && !html.contains("http"),
+            "{html}"
+        );
+        assert_eq!(html.matches("class=\"fail\"").count(), 1);
+    }
+}

@@ -1,0 +1,259 @@
+//! The `nightly` command end to end on a tiny scenarios folder: JUnit structure with a known
+//! failure, baseline regressions named in the output, `--update-baseline`, lenient
+//! regression entries; and the CI workflow files parse as YAML.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A tiny run: three jobs on one node. `max_job_wait` is the knob that makes it fail.
+fn scenario(name: &str, max_job_wait: &str) -> String {
+    format!(
+        r#"name = "{name}"
+seed = 1
+duration = "2m"
+settle = "15m"
+
+[cluster]
+nodes = 1
+pods_per_node = 10
+
+[plugin]
+policy = "upstream"
+
+[[profiles]]
+name = "small"
+image = "gocd/gocd-agent:v25.1.0"
+cpu = "500m"
+memory = "1Gi"
+
+[[jobs]]
+kind = "burst"
+at = "10s"
+count = 3
+spread = "5s"
+profile = "small"
+runtime = {{ min = "10s", max = "30s" }}
+
+[invariants]
+max_job_wait = "{max_job_wait}"
+"#
+    )
+}
+
+const NIGHTLY_TOML: &str = r#"
+seeds = 2
+baseline_seeds = 2
+[scenarios.calm]
+policies = ["upstream", "safe"]
+[metrics]
+wait_s_p95 = { worse = "higher", tolerance = 0.10 }
+pods_created = { worse = "higher", tolerance = 0.0 }
+"#;
+
+struct Folder {
+    root: PathBuf,
+}
+
+impl Folder {
+    fn new(test_name: &str) -> Folder {
+        let root = std::env::temp_dir().join(format!(
+            "elasticsim-nightly-cli-{}-{test_name}",
+            std::process::id()
+        ));
+        // A leftover of an earlier process with the same id may exist; start empty.
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(root.join("scenarios")).expect("the temp folder is writable");
+        fs::write(root.join("scenarios/nightly.toml"), NIGHTLY_TOML).expect("writable");
+        fs::write(root.join("scenarios/calm.toml"), scenario("calm", "5m")).expect("writable");
+        Folder { root }
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.root.join(relative)
+    }
+
+    fn nightly(&self, extra: &[&str]) -> Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_elasticsim"));
+        command.arg("nightly");
+        for (flag, relative) in [
+            ("--scenarios", "scenarios"),
+            ("--baselines", "baselines"),
+            ("--out", "out"),
+        ] {
+            command.arg(flag).arg(self.path(relative));
+        }
+        command
+            .args(extra)
+            .args(["--threads", "2"])
+            .output()
+            .expect("the binary runs")
+    }
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn junit_xml_has_one_suite_per_scenario_one_case_per_policy_and_the_known_failure() {
+    let folder = Folder::new("junit");
+    fs::write(
+        folder.path("scenarios/strict.toml"),
+        scenario("strict", "1s"),
+    )
+    .expect("writable");
+    let output = folder.nightly(&["--update-baseline"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let xml = fs::read_to_string(folder.path("out/junit.xml")).expect("junit.xml was written");
+    let document = roxmltree::Document::parse(&xml).expect("junit.xml is XML");
+    let root = document.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let suites: Vec<roxmltree::Node> = root.children().filter(|n| n.is_element()).collect();
+    let names: Vec<&str> = suites.iter().filter_map(|s| s.attribute("name")).collect();
+    assert_eq!(names, ["calm", "strict"]);
+    let cases = |suite: &roxmltree::Node| -> Vec<String> {
+        suite
+            .children()
+            .filter(|n| n.has_tag_name("testcase"))
+            .filter_map(|n| n.attribute("name").map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(cases(&suites[0]), ["upstream", "safe"]);
+    assert_eq!(
+        cases(&suites[1]),
+        ["upstream"],
+        "strict is not in nightly.toml: its own policy"
+    );
+    let failures: Vec<roxmltree::Node> = document
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .collect();
+    assert_eq!(failures.len(), 1, "{xml}");
+    assert_eq!(
+        failures[0]
+            .parent()
+            .and_then(|case| case.attribute("classname")),
+        Some("nightly.strict")
+    );
+    let detail = failures[0].text().unwrap_or_default();
+    assert!(detail.contains("job-wait-bound"), "{detail}");
+    assert!(
+        detail.contains("cargo xtask sim") && detail.contains("--seed 1"),
+        "{detail}"
+    );
+    assert_eq!(root.attribute("failures"), Some("1"));
+    for file in [
+        "nightly.md",
+        "index.html",
+        "calm/compare.svg",
+        "strict/upstream/seed-1/summary.md",
+    ] {
+        assert!(folder.path("out").join(file).is_file(), "{file} missing");
+    }
+}
+
+fn set_metric(path: &Path, policy: &str, metric: &str, value: f64) {
+    let text = fs::read_to_string(path).expect("the baseline was written");
+    let mut baseline: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    baseline["policies"][policy][metric] = serde_json::json!(value);
+    fs::write(path, serde_json::to_string_pretty(&baseline).expect("JSON")).expect("writable");
+}
+
+#[test]
+fn a_better_baseline_fails_the_nightly_naming_the_metric_until_the_baseline_is_updated() {
+    let folder = Folder::new("baseline");
+    let output = folder.nightly(&["--update-baseline"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let baseline = folder.path("baselines/calm.json");
+    assert!(baseline.is_file());
+    assert_eq!(
+        folder.nightly(&[]).status.code(),
+        Some(0),
+        "a fresh baseline passes"
+    );
+    // Claim the past was better: fewer pods than jobs can ever need.
+    set_metric(&baseline, "safe", "pods_created", 0.5);
+    let output = folder.nightly(&[]);
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{printed}");
+    assert!(
+        printed.contains("scenario calm, policy safe, metric pods_created"),
+        "{printed}"
+    );
+    assert!(printed.contains("baseline 0.5"), "{printed}");
+    let xml = fs::read_to_string(folder.path("out/junit.xml")).expect("junit.xml was written");
+    assert!(xml.contains("metric pods_created"), "{xml}");
+    let output = folder.nightly(&["--update-baseline"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let output = folder.nightly(&[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+}
+
+#[test]
+fn an_unparsable_regressions_file_is_a_warning_not_a_failure() {
+    let folder = Folder::new("regressions");
+    fs::create_dir_all(folder.path("scenarios/regressions")).expect("writable");
+    fs::write(
+        folder.path("scenarios/regressions/regressions.toml"),
+        "[[oops",
+    )
+    .expect("writable");
+    let output = folder.nightly(&["--seeds", "1"]);
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    assert!(
+        printed.contains("warning") && printed.contains("regressions.toml"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn the_ci_workflows_parse_as_yaml_and_run_the_expected_commands() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/workflows");
+    let read = |name: &str| -> serde_yaml_ng::Value {
+        let text = fs::read_to_string(root.join(name)).expect("the workflow exists");
+        serde_yaml_ng::from_str(&text).expect("the workflow is YAML")
+    };
+    let nightly = read("nightly.yml");
+    assert!(
+        nightly["on"]["schedule"][0]["cron"].is_string(),
+        "{nightly:?}"
+    );
+    let steps = nightly["jobs"]["nightly"]["steps"]
+        .as_sequence()
+        .expect("steps");
+    let runs: Vec<&str> = steps
+        .iter()
+        .filter_map(|step| step["run"].as_str())
+        .collect();
+    assert!(runs.contains(&"cargo xtask nightly"), "{runs:?}");
+    let uses: Vec<&str> = steps
+        .iter()
+        .filter_map(|step| step["uses"].as_str())
+        .collect();
+    assert!(
+        uses.iter()
+            .any(|action| action.starts_with("actions/upload-artifact"))
+    );
+    assert!(
+        uses.iter()
+            .any(|action| action.starts_with("EnricoMi/publish-unit-test-result-action"))
+    );
+    let junit = steps
+        .iter()
+        .find_map(|step| step["with"]["files"].as_str())
+        .expect("the JUnit step names its file");
+    assert_eq!(junit, "reports/nightly/junit.xml");
+    let pr = read("pr.yml");
+    let steps = pr["jobs"]["ci"]["steps"].as_sequence().expect("steps");
+    assert!(
+        steps
+            .iter()
+            .any(|step| step["run"].as_str() == Some("bash .ci/run"))
+    );
+}
