@@ -16,6 +16,7 @@
 //! | [`check`] | invariant monitors fed by trace records |
 //! | [`world`] | one run: wires models, allocator, faults and monitors on the engine |
 //! | [`report`] | metrics, CSV, JSON and Markdown summaries |
+//! | [`replay`] | recorded pod traces: format, reading, workload derivation, export |
 
 pub mod allocator;
 pub mod check;
@@ -25,6 +26,7 @@ pub mod gocd;
 pub mod kube;
 pub mod leader;
 pub mod live;
+pub mod replay;
 pub mod report;
 pub mod resources;
 pub mod run;
