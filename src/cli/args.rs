@@ -47,6 +47,10 @@ pub struct SimArgs {
     /// Also write `trace.jsonl`.
     #[arg(long)]
     pub trace: bool,
+    /// Also write the run's pod observations to FILE in the recorded trace format (replay
+    /// mode's `[[jobs]] kind = "trace"` reads it).
+    #[arg(long, value_name = "FILE")]
+    pub export_trace: Option<PathBuf>,
     /// Worker threads for `--seeds` (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
