@@ -5,6 +5,8 @@
 
 mod args;
 mod check;
+mod record;
+mod serve;
 mod sim;
 
 pub use args::{Cli, Command};
@@ -60,5 +62,7 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Sim(args) => sim::run(&args),
         Command::Check { files } => check::run(&files),
+        Command::Record(args) => record::run(&args),
+        Command::Serve(args) => serve::run(&args),
     }
 }

@@ -137,16 +137,21 @@ impl<W: Write> Exporter<W> {
         t_ms: u64,
         pods: impl Iterator<Item = &'a Pod>,
     ) -> std::io::Result<()> {
-        for change in self.diff.diff(pods) {
-            if change.state_changed {
-                let line = TraceLine {
-                    t_ms,
-                    event: change.event,
-                    state: change.state,
-                };
-                writeln!(self.out, "{}", line_json(&line))?;
-                self.lines += 1;
-            }
+        let changes = self.diff.diff(pods);
+        self.write_changes(t_ms, changes)
+    }
+
+    /// Write changes found by a [`PodDiff`] the caller ran itself (those whose trace state
+    /// changed), at `t_ms`.
+    pub fn write_changes(&mut self, t_ms: u64, changes: Vec<PodChange>) -> std::io::Result<()> {
+        for change in changes.into_iter().filter(|change| change.state_changed) {
+            let line = TraceLine {
+                t_ms,
+                event: change.event,
+                state: change.state,
+            };
+            writeln!(self.out, "{}", line_json(&line))?;
+            self.lines += 1;
         }
         Ok(())
     }
