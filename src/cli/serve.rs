@@ -46,19 +46,20 @@ pub(super) fn run(args: &ServeArgs) -> Result<(), Failure> {
         out,
     };
     let speed = args.speed;
+    // Printing must not fail the run: whoever started serve may stop reading its output.
     let summary = serve(scenario, settings, options, |address, kubeconfig| {
-        println!(
-            "serving on http://{address} at {speed}x; kubeconfig: {}",
-            kubeconfig.display()
+        let mut stdout = std::io::stdout();
+        let config = kubeconfig.display();
+        let _ = writeln!(
+            stdout,
+            "serving on http://{address} at {speed}x; kubeconfig: {config}"
         );
-        println!(
-            "try: kubectl --kubeconfig {} get pods -w",
-            kubeconfig.display()
-        );
-        let _ = std::io::stdout().flush();
+        let _ = writeln!(stdout, "try: kubectl --kubeconfig {config} get pods -w");
+        let _ = stdout.flush();
     })
     .map_err(Failure::Internal)?;
-    println!(
+    let _ = writeln!(
+        std::io::stdout(),
         "stopped at t = {:.1} s after {} events; {} pods deleted through the API",
         summary.sim_ms as f64 / 1000.0,
         summary.events,
