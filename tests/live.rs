@@ -4,6 +4,9 @@
 //! child process is killed when its guard drops, and every wait has a deadline.
 
 #![cfg(feature = "live")]
+// These tests drive real processes on loopback: waiting on the wall clock, with deadlines, is
+// their point.
+#![allow(clippy::disallowed_methods)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -103,8 +103,11 @@ fn run(path: &Path) -> (World, Records) {
     (world, records)
 }
 
-/// Per pod: (created_ms, job label, running_ms, deleted_ms).
-fn pod_lives(records: &Records) -> BTreeMap<String, (u64, Option<u64>, Option<u64>, Option<u64>)> {
+/// A pod's (created_ms, job label, running_ms, deleted_ms).
+type PodLife = (u64, Option<u64>, Option<u64>, Option<u64>);
+
+/// Every pod's life, by name.
+fn pod_lives(records: &Records) -> BTreeMap<String, PodLife> {
     let mut pods = BTreeMap::new();
     for (t_ms, record) in &records.0 {
         match record {

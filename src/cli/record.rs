@@ -4,6 +4,7 @@ use super::Failure;
 use super::args::RecordArgs;
 
 /// `--for` in milliseconds, if given.
+#[cfg(feature = "live")]
 pub(super) fn for_ms(text: Option<&str>) -> Result<Option<u64>, Failure> {
     text.map(|text| {
         crate::scenario::parse_duration_ms(text)

@@ -258,7 +258,6 @@ fn pace(
         });
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    drop(touched);
     if let Some(error) = outputs.trace_error {
         return Err(format!("writing trace.jsonl: {error}"));
     }
