@@ -18,6 +18,7 @@
 //! | [`report`] | metrics, CSV, JSON and Markdown summaries, plots, index pages |
 //! | [`explore`] | many seeds: sweeps, policy comparisons, shrinking, regressions |
 //! | [`nightly`] | the nightly regression run: baselines, JUnit XML |
+//! | [`replay`] | recorded pod traces: format, reading, workload derivation, export |
 
 pub mod allocator;
 pub mod check;
@@ -29,6 +30,7 @@ pub mod kube;
 pub mod leader;
 pub mod live;
 pub mod nightly;
+pub mod replay;
 pub mod report;
 pub mod resources;
 pub mod run;

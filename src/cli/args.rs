@@ -33,6 +33,10 @@ pub enum Command {
         /// The report folder (with `timeline.csv`, `jobs.csv`, `faults.csv`).
         dir: PathBuf,
     },
+    /// Watch a real cluster's elastic-agent pods and write a recorded trace (read-only).
+    Record(RecordArgs),
+    /// Run a scenario paced against the wall clock and serve its Kubernetes API on loopback.
+    Serve(ServeArgs),
 }
 
 /// `elasticsim nightly`.
@@ -58,6 +62,49 @@ pub struct NightlyArgs {
     pub threads: Option<usize>,
 }
 
+/// `elasticsim record`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RecordArgs {
+    /// Namespace to watch.
+    #[arg(long)]
+    pub namespace: String,
+    /// The trace file to write (JSON Lines, flushed per line).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Stop after this long (e.g. `1h`, `90s`); default: until Ctrl-C.
+    #[arg(long = "for", value_name = "DURATION")]
+    pub for_duration: Option<String>,
+}
+
+/// `elasticsim serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// Port on 127.0.0.1 (0 picks a free one; the kubeconfig names it).
+    #[arg(long, default_value_t = 6443)]
+    pub port: u16,
+    /// Simulated seconds per wall second.
+    #[arg(long, default_value_t = 60.0)]
+    pub speed: f64,
+    /// Stop after this much wall time (e.g. `10m`); default: until Ctrl-C.
+    #[arg(long = "for", value_name = "DURATION")]
+    pub for_duration: Option<String>,
+    /// Run this seed instead of the scenario's.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Allocator policy: upstream, pr355 or safe (overrides `[plugin] policy`).
+    #[arg(long, value_parser = ["upstream", "pr355", "safe"])]
+    pub policy: Option<String>,
+    /// Output folder for kubeconfig, trace.jsonl and export.jsonl
+    /// (default `reports/<scenario>/serve/`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
 /// `elasticsim sim`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimArgs {
@@ -81,6 +128,10 @@ pub struct SimArgs {
     /// Also write `trace.jsonl`.
     #[arg(long)]
     pub trace: bool,
+    /// Also write the run's pod observations to FILE in the recorded trace format (replay
+    /// mode's `[[jobs]] kind = "trace"` reads it).
+    #[arg(long, value_name = "FILE")]
+    pub export_trace: Option<PathBuf>,
     /// Worker threads for `--seeds` (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,

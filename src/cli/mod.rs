@@ -8,6 +8,8 @@ mod check;
 mod compare;
 mod nightly;
 mod plot;
+mod record;
+mod serve;
 mod shrink;
 mod sim;
 mod sweep;
@@ -79,5 +81,7 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Check { files } => check::run(&files),
         Command::Nightly(args) => nightly::run(&args),
         Command::Plot { dir } => plot::run(&dir),
+        Command::Record(args) => record::run(&args),
+        Command::Serve(args) => serve::run(&args),
     }
 }

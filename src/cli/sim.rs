@@ -96,6 +96,9 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
         args.out.as_deref(),
         args.trace,
     )?;
+    if let Some(path) = &args.export_trace {
+        export(&scenario, settings.clone(), path, &outcome.info.fingerprint)?;
+    }
     let metrics = outcome.collector.metrics(&outcome.info);
     if args.quiet {
         let verdict = outcome.info.verdict.to_uppercase();
@@ -113,4 +116,21 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     } else {
         Err(Failure::Violated)
     }
+}
+
+/// `--export-trace FILE`: the same run again (runs are deterministic), exported.
+fn export(
+    scenario: &Scenario,
+    settings: RunSettings,
+    path: &Path,
+    fingerprint: &str,
+) -> Result<(), Failure> {
+    crate::replay::export_run_checked(scenario, settings, path, fingerprint)
+        .map(|_| ())
+        .map_err(|error| match error {
+            crate::replay::ExportError::World(crate::world::WorldError::Input(message)) => {
+                Failure::Input(message)
+            }
+            other => Failure::Internal(other.to_string()),
+        })
 }

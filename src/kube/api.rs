@@ -94,6 +94,11 @@ impl KubeApi {
         self.leases.get(name)
     }
 
+    /// Every Lease, by name.
+    pub fn leases(&self) -> impl Iterator<Item = &Lease> {
+        self.leases.values()
+    }
+
     /// Answer one API call from `actor`.
     pub fn serve(
         &mut self,

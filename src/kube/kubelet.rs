@@ -45,11 +45,15 @@ impl KubeApi {
             state.pod.node = Some(node.clone());
             state.pod.resource_version = rv;
             let (min, max) = self.settings.pod_startup_ms;
+            let sample = &self.settings.pod_startup_sample_ms;
+            let startup_ms = if sample.is_empty() {
+                random.range_inclusive(min, max)
+            } else {
+                sample[random.below(sample.len() as u64) as usize]
+            };
             let uid = state.pod.uid;
-            fx.timers.push((
-                now.plus_ms(random.range_inclusive(min, max)),
-                KubeTimer::PodStarted { uid },
-            ));
+            fx.timers
+                .push((now.plus_ms(startup_ms), KubeTimer::PodStarted { uid }));
             fx.records.push(Record::PodScheduled { pod: name, node });
         }
         self.unscheduled = still_waiting;

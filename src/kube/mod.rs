@@ -22,6 +22,9 @@ pub struct KubeSettings {
     pub nodes: u32,
     pub pods_per_node: u32,
     pub pod_startup_ms: (u64, u64),
+    /// Replay: an empirical start-up sample (ms) that replaces `pod_startup_ms` when not empty;
+    /// each start-up draws one element uniformly with the kubelet stream.
+    pub pod_startup_sample_ms: Vec<u64>,
     pub container_restart_backoff_ms: u64,
 }
 

@@ -141,6 +141,9 @@ pub struct World {
     pub(super) config_flags: BTreeMap<String, bool>,
     pub(super) config_version: u64,
     pub(super) config_history: BTreeMap<u64, BTreeMap<String, bool>>,
+    /// Faults injected from outside the run (`serve`'s pod deletes), numbered after the
+    /// scenario's own.
+    pub(super) injected_faults: usize,
 }
 
 impl World {
@@ -150,7 +153,7 @@ impl World {
         let (drawn_faults, swarm_drawn) = super::swarm::draw(&scenario, seed);
         scenario.faults.extend(drawn_faults);
         let mut random_workload = Stream::new(seed, StreamId::Workload);
-        let arrivals = plan_arrivals(&scenario, &mut random_workload)?;
+        let (arrivals, pod_startup_sample_ms) = plan_arrivals(&scenario, &mut random_workload)?;
         let mut nodes = Nodes::default();
         let gocd = nodes.add();
         let kube = KubeApi::new(KubeSettings {
@@ -161,6 +164,7 @@ impl World {
                 scenario.cluster.pod_startup.max_ms,
             ),
             container_restart_backoff_ms: scenario.cluster.container_restart_backoff_ms,
+            pod_startup_sample_ms,
         });
         let plugin = &scenario.plugin;
         let cluster_profile = ClusterProfile {
@@ -221,6 +225,7 @@ impl World {
             config_flags: BTreeMap::new(),
             config_version: 0,
             config_history: BTreeMap::new(),
+            injected_faults: 0,
             scenario,
             settings,
         };
@@ -278,9 +283,14 @@ pub(super) fn draw(random: &mut Stream, range: Range) -> u64 {
 }
 
 /// Every `[[jobs]]` arrival in the safety phase, from the workload stream only, sorted by
-/// time (ties keep generator order).
-fn plan_arrivals(scenario: &Scenario, random: &mut Stream) -> Result<Vec<Arrival>, WorldError> {
+/// time (ties keep generator order), and the empirical pod start-up sample of any trace jobs
+/// (empty without one: `[cluster] pod_startup` applies).
+fn plan_arrivals(
+    scenario: &Scenario,
+    random: &mut Stream,
+) -> Result<(Vec<Arrival>, Vec<u64>), WorldError> {
     let mut arrivals = Vec::new();
+    let mut startup_sample_ms = Vec::new();
     for source in &scenario.jobs {
         match source {
             JobSource::Burst {
@@ -334,17 +344,35 @@ fn plan_arrivals(scenario: &Scenario, random: &mut Stream) -> Result<Vec<Arrival
                 });
             }
             JobSource::Trace { file } => {
-                return Err(WorldError::Input(format!(
-                    "[[jobs]] kind = \"trace\" ({}) needs replay mode, which this build \
-                     does not have yet",
-                    file.display()
-                )));
+                trace_arrivals(scenario, file, &mut arrivals, &mut startup_sample_ms)?;
             }
         }
     }
     arrivals.retain(|a| a.at_ms < scenario.duration_ms);
     arrivals.sort_by_key(|a| a.at_ms);
-    Ok(arrivals)
+    Ok((arrivals, startup_sample_ms))
+}
+
+/// Replay: the jobs of a recorded trace (see `crate::replay` for each derivation), with
+/// config n of the trace mapped to the scenario's n-th profile.
+fn trace_arrivals(
+    scenario: &Scenario,
+    file: &std::path::Path,
+    arrivals: &mut Vec<Arrival>,
+    startup_sample_ms: &mut Vec<u64>,
+) -> Result<(), WorldError> {
+    let workload =
+        crate::replay::load_workload(file).map_err(|e| WorldError::Input(e.to_string()))?;
+    let profiles: Vec<String> = scenario.profiles.iter().map(|p| p.name.clone()).collect();
+    for job in &workload.jobs {
+        arrivals.push(Arrival {
+            at_ms: job.at_ms,
+            profile: workload.profile_of(job, &profiles).to_owned(),
+            runtime_ms: job.runtime_ms,
+        });
+    }
+    startup_sample_ms.extend(&workload.startup_sample_ms);
+    Ok(())
 }
 
 /// `count` jobs uniformly within `spread_ms` after `at_ms`.

@@ -13,6 +13,7 @@ mod faults;
 mod identity;
 mod leader;
 mod run;
+mod stepping;
 mod swarm;
 
 pub use build::{RunSettings, World, WorldError};

@@ -36,7 +36,7 @@ impl World {
         Ok(())
     }
 
-    fn start(&mut self, sink: &mut dyn Sink) {
+    pub(super) fn start(&mut self, sink: &mut dyn Sink) {
         let mut out = ServerOut::default();
         let process_id = self.random_server.next_u64();
         self.server.start(0, process_id, &mut out);
@@ -68,7 +68,7 @@ impl World {
         sink.record(self.queue.now().as_ms(), node, &record);
     }
 
-    fn dispatch(&mut self, now: SimTime, event: Event, sink: &mut dyn Sink) {
+    pub(super) fn dispatch(&mut self, now: SimTime, event: Event, sink: &mut dyn Sink) {
         match event {
             Event::Arrival { index } => self.arrive(now, index, sink),
             Event::Server { epoch, timer } => {
