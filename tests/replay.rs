@@ -291,8 +291,14 @@ fn replay_error(name: &str, trace: &str) -> (i32, String) {
     (output.status.code().expect("exited"), stderr)
 }
 
-const HEADER: &str = r#"{"format":"elasticsim-trace","version":1,"source":"t","namespace":"ci","started_at":"2026-01-01T00:00:00Z"}"#;
-const GOOD: &str = r#"{"t_ms":5,"event":"added","pod":"a","phase":"Pending","job_id":"1","job_identifier":null,"config_hash":null,"restarts":0,"node":null}"#;
+const HEADER: &str = concat!(
+    r#"{"format":"elasticsim-trace","version":1,"source":"t","namespace":"ci","#,
+    r#""started_at":"2026-01-01T00:00:00Z"}"#
+);
+const GOOD: &str = concat!(
+    r#"{"t_ms":5,"event":"added","pod":"a","phase":"Pending","job_id":"1","#,
+    r#""job_identifier":null,"config_hash":null,"restarts":0,"node":null}"#
+);
 
 #[test]
 fn a_trace_of_the_wrong_version_exits_2_naming_line_1() {

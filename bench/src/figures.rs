@@ -250,7 +250,8 @@ impl Bench {
         }
         self.sweep_fingerprints_identical = Some(identical);
         let note = format!(
-            "{} seeds of burst.toml; per-seed fingerprints identical in 1 and 2 threads: {identical}",
+            "{} seeds of burst.toml; per-seed fingerprints identical in 1 and 2 threads: \
+             {identical}",
             self.plan.sweep_seeds
         );
         self.push(Figure::measured("seeds_per_s_1_thread", "seeds/s", &one, None).with_note(note));

@@ -89,7 +89,9 @@ async fn api_versions() -> Response {
         StatusCode::OK,
         &json!({
             "kind": "APIVersions", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{ "clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1" }],
+            "serverAddressByClientCIDRs": [
+                { "clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1" }
+            ],
         }),
     )
 }
@@ -100,7 +102,11 @@ async fn api_groups() -> Response {
         StatusCode::OK,
         &json!({
             "kind": "APIGroupList", "apiVersion": "v1",
-            "groups": [{ "name": "coordination.k8s.io", "versions": [version], "preferredVersion": version }],
+            "groups": [{
+                "name": "coordination.k8s.io",
+                "versions": [version],
+                "preferredVersion": version
+            }],
         }),
     )
 }

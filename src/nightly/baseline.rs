@@ -62,7 +62,8 @@ impl Regression {
     /// One line naming scenario, policy, metric, baseline, new value and tolerance.
     pub fn message(&self) -> String {
         format!(
-            "regression: scenario {}, policy {}, metric {}: baseline {}, new {}, tolerance {}% + {} ({})",
+            "regression: scenario {}, policy {}, metric {}: baseline {}, new {}, \
+             tolerance {}% + {} ({})",
             self.scenario,
             self.policy,
             self.metric,

@@ -68,7 +68,8 @@ pub fn parse_trace(text: &str, path: &Path) -> Result<Trace, TraceError> {
             return Err(error(
                 number,
                 format!(
-                    "t_ms {} goes back in time (the line before has {}); lines must be in time order",
+                    "t_ms {} goes back in time (the line before has {}); \
+                     lines must be in time order",
                     line.t_ms, previous.t_ms
                 ),
             ));

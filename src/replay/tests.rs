@@ -1,11 +1,19 @@
 use super::*;
 use std::path::Path;
 
-const HEADER: &str = r#"{"format":"elasticsim-trace","version":1,"source":"test","namespace":"ci","started_at":"2026-01-01T00:00:00Z"}"#;
+const HEADER: &str = concat!(
+    r#"{"format":"elasticsim-trace","version":1,"source":"test","namespace":"ci","#,
+    r#""started_at":"2026-01-01T00:00:00Z"}"#
+);
 
 fn line(t_ms: u64, event: &str, pod: &str, phase: &str, job: &str, hash: &str) -> String {
     format!(
-        r#"{{"t_ms":{t_ms},"event":"{event}","pod":"{pod}","phase":"{phase}","job_id":"{job}","job_identifier":null,"config_hash":"{hash}","restarts":0,"node":null}}"#
+        concat!(
+            r#"{{"t_ms":{},"event":"{}","pod":"{}","phase":"{}","#,
+            r#""job_id":"{}","job_identifier":null,"config_hash":"{}","restarts":0,"#,
+            r#""node":null}}"#
+        ),
+        t_ms, event, pod, phase, job, hash
     )
 }
 
