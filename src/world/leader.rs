@@ -434,7 +434,8 @@ pub(super) fn variant(name: Option<&str>) -> Variant {
     name.and_then(Variant::from_name).unwrap_or(Variant::Fixed)
 }
 
-fn observation_record(replica: u32, observation: Observation) -> Record {
+/// The trace record of one replica observation (the mapping is 1:1).
+pub fn observation_record(replica: u32, observation: Observation) -> Record {
     match observation {
         Observation::ConfigReceived {
             version,

@@ -18,6 +18,7 @@ mod swarm;
 
 pub use build::{RunSettings, World, WorldError};
 pub use identity::{config_identity, config_identity_of_pod};
+pub use leader::observation_record;
 
 /// Receives every trace record of a run, in order.
 pub trait Sink {

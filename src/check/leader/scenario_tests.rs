@@ -25,33 +25,7 @@ fn bounds(variant: Variant, replicas: u32) -> LeaderBounds {
 
 /// The record a world writes for one observation of `replica`.
 fn record_of(replica: u32, observation: Observation) -> Record {
-    match observation {
-        Observation::ConfigReceived {
-            version,
-            runnable_modules,
-        } => Record::ConfigReceived {
-            replica,
-            version,
-            runnable_modules,
-        },
-        Observation::ElectionStarted => Record::ElectionStarted { replica },
-        Observation::ElectionStopped => Record::ElectionStopped { replica },
-        Observation::LeaseHeld { term } => Record::LeaseHeld { replica, term },
-        Observation::LeadingStarted { term } => Record::LeadingStarted { replica, term },
-        Observation::LeadingStopped { term } => Record::LeadingStopped { replica, term },
-        Observation::ModuleStarted { module, term } => Record::ModuleStarted {
-            replica,
-            module,
-            term,
-        },
-        Observation::ModuleStopped { module } => Record::ModuleStopped { replica, module },
-        Observation::ModuleConfig { module, version } => Record::ModuleConfig {
-            replica,
-            module,
-            version,
-        },
-        Observation::ModuleAction { module } => Record::ModuleAction { replica, module },
-    }
+    crate::world::observation_record(replica, observation)
 }
 
 /// The world's records, with `faults` (start, end, name) and a sample every second, until
