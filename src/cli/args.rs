@@ -42,7 +42,8 @@ pub enum Command {
 /// `elasticsim nightly`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct NightlyArgs {
-    /// Seeds per (scenario, policy) (default from `nightly.toml`, else 200).
+    /// Seeds per (scenario, policy) for a quick run: replaces the default of `nightly.toml`
+    /// and caps the per-scenario counts (default from `nightly.toml`, else 200).
     #[arg(long)]
     pub seeds: Option<u64>,
     /// Rewrite the baselines from this run instead of comparing with them.

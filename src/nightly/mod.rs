@@ -37,7 +37,7 @@ pub struct NightlyOptions {
     pub scenarios_dir: PathBuf,
     pub baselines_dir: PathBuf,
     pub out_dir: PathBuf,
-    /// Seeds per (scenario, policy), overriding `nightly.toml`.
+    /// Seeds per (scenario, policy): replaces the default count, caps per-scenario counts.
     pub seeds: Option<u64>,
     pub update_baseline: bool,
     pub threads: Option<usize>,
@@ -216,10 +216,11 @@ fn plan_regressions(
     groups
 }
 
-/// Seeds per (scenario, policy) for this run.
+/// Seeds per (scenario, policy) for this run. `--seeds N` is a quick-run knob: it replaces the
+/// default count and caps a scenario's own (a simulated day planned for 3 seeds stays at 3).
 fn seed_count(options: &NightlyOptions, config: &NightlyConfig, plan: &ScenarioPlan) -> u64 {
     match (options.seeds, options.update_baseline) {
-        (Some(seeds), _) => seeds,
+        (Some(seeds), _) => plan.seeds.map_or(seeds, |planned| planned.min(seeds)),
         (None, true) => config.baseline_seeds,
         (None, false) => plan.seeds.unwrap_or(config.seeds),
     }
