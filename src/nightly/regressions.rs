@@ -2,7 +2,8 @@
 //! verdict (and violated invariant ids) it must have now. The nightly run replays them first.
 //!
 //! The reader is lenient because the file's format is owned elsewhere: it takes the first
-//! array of tables in the file, and in each entry the keys `scenario` (or `file`), `seed`,
+//! array of tables in the file, and in each entry the keys `scenario` (or `file`), `seed`
+//! (default: the scenario's own),
 //! `policy`, optional `variant`, `verdict` (or `expected`/`expect`, default `pass`) and
 //! `violated` (or `expected_violations`). A missing or unreadable file, or an entry it cannot
 //! use, is a warning, never an error of the nightly run.
@@ -50,11 +51,19 @@ fn entry(
     let name = text(table, &["scenario", "file", "path"]).ok_or("no `scenario` key")?;
     let file = resolve(&name, regressions_dir, scenarios_dir)
         .ok_or_else(|| format!("scenario `{name}` not found"))?;
-    let seed = table
-        .get("seed")
-        .and_then(toml::Value::as_integer)
-        .and_then(|seed| u64::try_from(seed).ok())
-        .ok_or("no non-negative integer `seed`")?;
+    // Without `seed`, an entry means the scenario's own seed (`scenarios/regressions/`).
+    let seed = match table.get("seed") {
+        Some(value) => value
+            .as_integer()
+            .and_then(|seed| u64::try_from(seed).ok())
+            .ok_or("`seed` is not a non-negative integer")?,
+        None => {
+            crate::scenario::load(&file)
+                .map_err(|error| error.to_string())?
+                .scenario
+                .seed
+        }
+    };
     let verdict = text(
         table,
         &["verdict", "expected", "expect", "expected_verdict"],

@@ -3,7 +3,7 @@
 //! `[leader]` before what refers to them), so cross-references are checked with spans.
 
 use super::error::{ErrorKind, Source};
-use super::model::{Cluster, JobSource, Plugin, Profile, Scenario, Server};
+use super::model::{Cluster, FaultKind, JobSource, Plugin, Profile, Scenario, Server};
 use super::reader::{
     Result, Table, boolean, count_at_least, duration, number, range, string, unsigned,
 };
@@ -104,7 +104,14 @@ pub(crate) fn scenario(
         .plugin
         .auto_register_timeout_ms
         .saturating_add(scenario.server.server_ping_interval_ms);
-    if scenario.settle_ms < settle_needed_ms {
+    // Only pods need the time: a leader-only scenario (no jobs, no burst faults) has none.
+    let makes_pods = !scenario.jobs.is_empty()
+        || scenario
+            .faults
+            .iter()
+            .any(|f| matches!(f.kind, FaultKind::Burst { .. }))
+        || (scenario.swarm.enabled && scenario.swarm.kinds.iter().any(|k| k == "burst"));
+    if makes_pods && scenario.settle_ms < settle_needed_ms {
         context.warnings.push(top.warning(
             "settle",
             &format!(

@@ -392,6 +392,13 @@ runnable_when = "gitops"
 [[leader.config]]
 at = "0s"
 set = { gitops = true, nothing = true }
+[[profiles]]
+name = "p"
+[[jobs]]
+kind = "single"
+at = "1m"
+profile = "p"
+runtime = "1m"
 "#;
     let warnings = load_text(text).warnings;
     assert_eq!(warnings.len(), 2, "{warnings:?}");
@@ -512,4 +519,20 @@ fn load_reads_a_file_from_disk() {
             .expect("a file has a folder")
             .join("traces/example.jsonl")
     );
+}
+
+#[test]
+fn a_leader_only_scenario_needs_no_settle_time_for_pods() {
+    let text = r#"name = "l"
+settle = "2m"
+[leader]
+[[leader.modules]]
+name = "gitops"
+runnable_when = "gitops"
+[[leader.config]]
+at = "0s"
+set = { gitops = true }
+"#;
+    let warnings = load_text(text).warnings;
+    assert!(warnings.is_empty(), "{warnings:?}");
 }
