@@ -1,7 +1,7 @@
 //! `cargo xtask`: the front door users type (matklad's xtask convention).
 //!
-//! Every simulation command (`sim`, `check`, `compare`, `shrink`, `nightly`, `plot`, `merge`,
-//! `record`, `serve`) is forwarded to the `elasticsim` binary, built in release mode, so that
+//! Every simulation command (`sim`, `check`, `compare`, `shrink`, `nightly`, `plot`, `record`,
+//! `serve`) is forwarded to the `elasticsim` binary, built in release mode, so that
 //! there is one implementation of each and `cargo xtask sim FILE` behaves exactly as
 //! `elasticsim sim FILE`. `bench` runs the `elasticsim-bench` crate instead (release): it
 //! needs turmoil as the measured peer, which the simulator must not depend on. The exit code is
@@ -23,8 +23,10 @@ Commands (forwarded to `elasticsim`, built with --release):
   nightly [--seeds N] [--update-baseline]
   bench [--quick] [--out DIR]   (runs elasticsim-bench; writes reports/bench/bench.{json,md})
   plot DIR
+  record --namespace NS --out FILE [--kubeconfig PATH] [--for 1h]
+  serve FILE [--port 6443] [--speed 60] [--out DIR]
 
-Run `cargo xtask sim --help` for every flag.";
+Run `cargo xtask <command> --help` for every flag.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
