@@ -17,4 +17,4 @@ mod server;
 pub use agent::{AgentTimer, GoAgent};
 pub use database::{AgentRecord, Database, Job, JobState};
 pub use protocol::{AgentAction, AgentRequest, RequestKind, ServerReply};
-pub use server::{Server, ServerOut, ServerSettings, ServerTimer};
+pub use server::{Server, ServerOut, ServerSettings, ServerTimer, profile_key};

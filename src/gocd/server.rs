@@ -168,7 +168,7 @@ impl Server {
     /// Harness identity of a job's config: its elastic profile properties and environment
     /// (the cluster profile is fixed within a run).
     pub fn config_identity(&self, profile: &str, environment: Option<&str>) -> String {
-        crate::world::config_identity(self.profile(profile), environment)
+        crate::trace::config_identity(self.profile(profile), environment)
     }
 
     /// Edit an elastic profile; returns its new identity.
@@ -335,7 +335,7 @@ impl Server {
                 request: queued.request,
             });
             let request = PluginRequest::CreateAgent(queued.body);
-            self.call_plugin(now_ms, out, |allocator, api, outbox| {
+            self.call_plugin(out, |allocator, api, outbox| {
                 allocator.handle_request(now_ms, RequestId(queued.request), request, api, outbox);
             });
         }
@@ -346,7 +346,6 @@ impl Server {
     /// outbox: calls go out, decisions become records, finished requests free their thread.
     fn call_plugin<T>(
         &mut self,
-        _now_ms: u64,
         out: &mut ServerOut,
         f: impl FnOnce(&mut dyn Allocator, &mut Registry<'_>, &mut Outbox) -> T,
     ) -> T {
@@ -390,7 +389,7 @@ impl Server {
         result: KubeResult,
         out: &mut ServerOut,
     ) {
-        self.call_plugin(now_ms, out, |allocator, api, outbox| {
+        self.call_plugin(out, |allocator, api, outbox| {
             allocator.handle_kube(now_ms, call, result, api, outbox);
         });
         self.dispatch_creates(now_ms, out);
@@ -410,7 +409,7 @@ impl Server {
         let request = PluginRequest::ServerPing(ServerPingRequest {
             all_cluster_profile_properties: vec![self.cluster_properties.clone()],
         });
-        self.call_plugin(now_ms, out, |allocator, api, outbox| {
+        self.call_plugin(out, |allocator, api, outbox| {
             allocator.handle_request(now_ms, RequestId(id), request, api, outbox);
         });
         self.dispatch_creates(now_ms, out);
@@ -644,7 +643,7 @@ impl Server {
                 cluster_profile_properties: self.cluster_properties.clone(),
                 job_identifier: Self::job_identifier(job),
             };
-            let answer = self.call_plugin(now_ms, out, |allocator, api, outbox| {
+            let answer = self.call_plugin(out, |allocator, api, outbox| {
                 allocator.should_assign_work(now_ms, &request, api, outbox)
             });
             out.records.push(Record::ShouldAssignWork {
@@ -745,7 +744,7 @@ impl Server {
             elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
             cluster_profile_properties: self.cluster_properties.clone(),
         });
-        self.call_plugin(now_ms, out, |allocator, api, outbox| {
+        self.call_plugin(out, |allocator, api, outbox| {
             allocator.handle_request(now_ms, RequestId(request_id), request, api, outbox);
         });
         self.dispatch_creates(now_ms, out);

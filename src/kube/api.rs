@@ -157,7 +157,7 @@ impl KubeApi {
                     job_label: reply
                         .label(crate::allocator::pod_spec::keys::JOB_ID)
                         .and_then(|v| v.parse().ok()),
-                    config: crate::world::config_identity_of_pod(&reply),
+                    config: crate::trace::config_identity_of_pod(&reply),
                     by: actor,
                 });
                 self.unscheduled.push_back(template.name);

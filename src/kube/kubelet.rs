@@ -60,7 +60,7 @@ impl KubeApi {
     }
 
     /// A kubelet timer fired.
-    pub fn handle_timer(&mut self, now: SimTime, timer: KubeTimer, fx: &mut KubeEffects) {
+    pub fn handle_timer(&mut self, timer: KubeTimer, fx: &mut KubeEffects) {
         let uid = match timer {
             KubeTimer::PodStarted { uid } | KubeTimer::ContainerRestart { uid } => uid,
         };
@@ -89,7 +89,6 @@ impl KubeApi {
                 });
             }
         }
-        let _ = now;
         state.pod.ready = true;
         state.pod.resource_version = rv;
         state.container_running = true;

@@ -133,7 +133,7 @@ pub fn config_hash_of(labels: &StringMap, annotations: &StringMap) -> Option<Str
         return None;
     }
     let environment = labels.get(keys::ENVIRONMENT).map(String::as_str);
-    Some(crate::world::config_identity(&properties, environment))
+    Some(crate::trace::config_identity(&properties, environment))
 }
 
 /// One trace line as JSON text (no newline).

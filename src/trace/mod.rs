@@ -7,9 +7,11 @@
 //! nothing but these records.
 
 mod fingerprint;
+mod identity;
 mod jsonl;
 
 pub use fingerprint::Fingerprint;
+pub use identity::{config_identity, config_identity_of_pod};
 pub use jsonl::JsonlWriter;
 
 use serde::Serialize;

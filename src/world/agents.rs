@@ -20,7 +20,7 @@ const AGENT_HTTP_TIMEOUT_MS: u64 = 30_000;
 impl World {
     /// The container of pod `uid` started: its go-agent process starts with the pod's
     /// auto-register environment and a fresh uuid.
-    pub(super) fn start_agent(&mut self, now: SimTime, uid: u64, name: &str, sink: &mut dyn Sink) {
+    pub(super) fn start_agent(&mut self, now: SimTime, uid: u64, name: &str) {
         let pod = self
             .kube
             .pod(name)
@@ -44,7 +44,7 @@ impl World {
         let mut actions = Vec::new();
         agent.start(&mut actions);
         self.agents.insert(uid, AgentProcess { incarnation, agent });
-        self.apply_agent(now, uid, incarnation, actions, sink);
+        self.apply_agent(now, uid, incarnation, actions);
     }
 
     /// The container died or the pod is gone: the process and everything addressed to it go.
@@ -65,7 +65,6 @@ impl World {
         uid: u64,
         incarnation: u32,
         timer: AgentTimer,
-        sink: &mut dyn Sink,
     ) {
         if !self.current(uid, incarnation) {
             return;
@@ -76,7 +75,7 @@ impl World {
             .expect("current")
             .agent
             .handle_timer(timer, &mut actions);
-        self.apply_agent(now, uid, incarnation, actions, sink);
+        self.apply_agent(now, uid, incarnation, actions);
     }
 
     pub(super) fn agent_reply(
@@ -86,7 +85,6 @@ impl World {
         incarnation: u32,
         kind: RequestKind,
         reply: ServerReply,
-        sink: &mut dyn Sink,
     ) {
         if !self.current(uid, incarnation) {
             return;
@@ -97,17 +95,10 @@ impl World {
             .expect("current")
             .agent
             .handle_reply(kind, reply, &mut actions);
-        self.apply_agent(now, uid, incarnation, actions, sink);
+        self.apply_agent(now, uid, incarnation, actions);
     }
 
-    fn apply_agent(
-        &mut self,
-        now: SimTime,
-        uid: u64,
-        incarnation: u32,
-        actions: Vec<AgentAction>,
-        _sink: &mut dyn Sink,
-    ) {
+    fn apply_agent(&mut self, now: SimTime, uid: u64, incarnation: u32, actions: Vec<AgentAction>) {
         for action in actions {
             match action {
                 AgentAction::Timer { delay_ms, timer } => {

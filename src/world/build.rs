@@ -271,9 +271,14 @@ impl World {
 pub(super) fn profile_properties(profile: &crate::scenario::Profile) -> StringMap {
     let mut properties = StringMap::new();
     properties.insert("PodSpecType".to_owned(), "properties".to_owned());
-    properties.insert("Image".to_owned(), profile.image.clone());
-    properties.insert("MaxCPU".to_owned(), profile.cpu.clone());
-    properties.insert("MaxMemory".to_owned(), profile.memory.clone());
+    // The same key mapping a `profile_edit` uses, so an edit changes exactly these properties.
+    for (key, value) in [
+        ("image", &profile.image),
+        ("cpu", &profile.cpu),
+        ("memory", &profile.memory),
+    ] {
+        properties.insert(crate::gocd::profile_key(key).to_owned(), value.clone());
+    }
     properties
 }
 

@@ -264,21 +264,12 @@ impl World {
 
     /// Called when a replica restarts or resumes: its crash or pause fault ends.
     pub(super) fn end_replica_faults(&mut self, now: SimTime, replica: u32, sink: &mut dyn Sink) {
-        let ended: Vec<usize> = self
-            .active_faults
-            .keys()
-            .copied()
-            .filter(|i| match self.scenario.faults[*i].kind {
-                FaultKind::ReplicaCrash { .. } | FaultKind::ReplicaPause { .. } => {
-                    self.fault_targets.get(i) == Some(&replica)
-                }
-                _ => false,
-            })
-            .collect();
-        for index in ended {
-            self.fault_targets.remove(&index);
-            self.fault_end(now, index, sink);
-        }
+        self.end_faults(now, sink, |kind, target| {
+            matches!(
+                kind,
+                FaultKind::ReplicaCrash { .. } | FaultKind::ReplicaPause { .. }
+            ) && target == Some(replica)
+        });
     }
 
     /// `callback_delay` faults of `replica` end once no late callback is pending any more.
@@ -295,54 +286,51 @@ impl World {
         if pending {
             return;
         }
-        let delivered: Vec<usize> = self
-            .active_faults
-            .keys()
-            .copied()
-            .filter(|i| {
-                matches!(
-                    self.scenario.faults[*i].kind,
-                    FaultKind::CallbackDelay { .. }
-                ) && self.fault_targets.get(i) == Some(&replica)
-            })
-            .collect();
-        for index in delivered {
-            self.fault_targets.remove(&index);
-            self.fault_end(now, index, sink);
-        }
+        self.end_faults(now, sink, |kind, target| {
+            matches!(kind, FaultKind::CallbackDelay { .. }) && target == Some(replica)
+        });
     }
 
     /// A new drift of `replica` replaces the one in force, which ends.
     fn end_drift_faults(&mut self, now: SimTime, replica: u32, sink: &mut dyn Sink) {
-        let replaced: Vec<usize> = self
+        self.end_faults(now, sink, |kind, target| {
+            matches!(kind, FaultKind::ClockDrift { .. }) && target == Some(replica)
+        });
+    }
+
+    /// Called when the server restarts: its crash fault ends.
+    pub(super) fn end_server_crash_faults(&mut self, now: SimTime, sink: &mut dyn Sink) {
+        self.end_faults(now, sink, |kind, _| {
+            matches!(kind, FaultKind::ServerCrash { .. })
+        });
+    }
+
+    /// End every active fault for which `ends(kind, target replica)` holds, in index order.
+    fn end_faults(
+        &mut self,
+        now: SimTime,
+        sink: &mut dyn Sink,
+        ends: impl Fn(&FaultKind, Option<u32>) -> bool,
+    ) {
+        let ended: Vec<usize> = self
             .active_faults
             .keys()
             .copied()
             .filter(|i| {
-                matches!(self.scenario.faults[*i].kind, FaultKind::ClockDrift { .. })
-                    && self.fault_targets.get(i) == Some(&replica)
+                ends(
+                    &self.scenario.faults[*i].kind,
+                    self.fault_targets.get(i).copied(),
+                )
             })
             .collect();
-        for index in replaced {
+        for index in ended {
             self.fault_targets.remove(&index);
             self.fault_end(now, index, sink);
         }
     }
 
-    /// Called when the server restarts: its crash fault ends.
-    pub(super) fn end_server_crash_faults(&mut self, now: SimTime, sink: &mut dyn Sink) {
-        let crashes: Vec<usize> = self
-            .active_faults
-            .keys()
-            .copied()
-            .filter(|i| matches!(self.scenario.faults[*i].kind, FaultKind::ServerCrash { .. }))
-            .collect();
-        for index in crashes {
-            self.fault_end(now, index, sink);
-        }
-    }
-
-    fn profile_environment(&self, profile: &str) -> Option<String> {
+    /// The GoCD environment of the pipelines using `profile`.
+    pub(super) fn profile_environment(&self, profile: &str) -> Option<String> {
         self.scenario
             .profiles
             .iter()

@@ -10,14 +10,12 @@ mod build;
 mod calls;
 mod events;
 mod faults;
-mod identity;
 mod leader;
 mod run;
 mod stepping;
 mod swarm;
 
 pub use build::{RunSettings, World, WorldError};
-pub use identity::{config_identity, config_identity_of_pod};
 pub use leader::observation_record;
 
 /// Receives every trace record of a run, in order.

@@ -84,7 +84,7 @@ impl World {
             Event::KubeTimeout { call } => self.kube_timeout(now, call, sink),
             Event::Kubelet(timer) => {
                 let mut fx = KubeEffects::default();
-                self.kube.handle_timer(now, timer, &mut fx);
+                self.kube.handle_timer(timer, &mut fx);
                 self.apply_kube(now, fx, sink);
             }
             Event::AgentTimer {
@@ -92,7 +92,7 @@ impl World {
                 incarnation,
                 timer,
             } => {
-                self.agent_timer(now, uid, incarnation, timer, sink);
+                self.agent_timer(now, uid, incarnation, timer);
             }
             Event::AgentArrive {
                 uid,
@@ -107,7 +107,7 @@ impl World {
                 kind,
                 reply,
             } => {
-                self.agent_reply(now, uid, incarnation, kind, reply, sink);
+                self.agent_reply(now, uid, incarnation, kind, reply);
             }
             Event::ReplicaTimer { .. } | Event::ReplicaConfig { .. } => {
                 self.replica_event(now, event, sink)
@@ -144,12 +144,7 @@ impl World {
             return;
         }
         let arrival = self.arrivals[index].clone();
-        let environment = self
-            .scenario
-            .profiles
-            .iter()
-            .find(|p| p.name == arrival.profile)
-            .and_then(|p| p.environment.clone());
+        let environment = self.profile_environment(&arrival.profile);
         let mut out = ServerOut::default();
         self.server.schedule_job(
             now.as_ms(),
@@ -189,7 +184,7 @@ impl World {
             self.kill_agent(uid);
         }
         for (uid, name) in fx.agent_started {
-            self.start_agent(now, uid, &name, sink);
+            self.start_agent(now, uid, &name);
         }
     }
 
