@@ -6,6 +6,7 @@ use super::pod_spec::keys;
 use super::settings::keys as settings_keys;
 use crate::resources::{Pod, PodPhase, StringMap};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// `PodState`: the plugin only distinguishes Running from everything else, so Failed and
 /// Succeeded pods count as pending.
@@ -76,9 +77,13 @@ pub(super) type PodMap = BTreeMap<String, KnownPod>;
 /// Rebuild a pod map from a listing. `previous` supplies the plugin-side agent state of pods
 /// already known (PR #355 preserves it; the master branch never sets it, so it stays
 /// `Unknown`). Pods without the `kind` label are ignored.
-pub(super) fn rebuild_from_listing(previous: &PodMap, pods: &[Pod]) -> PodMap {
+pub(super) fn rebuild_from_listing(previous: &PodMap, pods: &[Arc<Pod>]) -> PodMap {
     let mut rebuilt = PodMap::new();
-    for pod in pods.iter().filter(|pod| KnownPod::is_agent_pod(pod)) {
+    for pod in pods
+        .iter()
+        .map(Arc::as_ref)
+        .filter(|pod| KnownPod::is_agent_pod(pod))
+    {
         let mut known = KnownPod::from_pod(pod);
         if let Some(old) = previous.get(&pod.name) {
             known.agent_state = old.agent_state;
@@ -161,7 +166,8 @@ mod tests {
             pod("a", PodPhase::Running, true),
             pod("b", PodPhase::Pending, true),
             pod("c", PodPhase::Running, false),
-        ];
+        ]
+        .map(Arc::new);
         let rebuilt = rebuild_from_listing(&previous, &listing);
         assert_eq!(rebuilt.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(rebuilt["a"].agent_state, PluginAgentState::Idle);

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, Pod, PodPhase, StringMap};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// The server side of the processor API, with a log of every call.
 #[derive(Default)]
@@ -151,13 +152,19 @@ impl Driver {
                 let matches =
                     |pod: &&Pod| selector.iter().all(|(k, v)| pod.labels.get(k) == Some(v));
                 Ok(KubeReply::Pods(
-                    self.pods.values().filter(matches).cloned().collect(),
+                    self.pods
+                        .values()
+                        .filter(matches)
+                        .cloned()
+                        .map(Arc::new)
+                        .collect(),
                 ))
             }
             KubeRequest::GetPod { name } => self
                 .pods
                 .get(name)
                 .cloned()
+                .map(Arc::new)
                 .map(KubeReply::Pod)
                 .ok_or(KubeError::NotFound),
             KubeRequest::CreatePod { template } => {
@@ -180,7 +187,7 @@ impl Driver {
                     ready: false,
                 };
                 self.pods.insert(pod.name.clone(), pod.clone());
-                Ok(KubeReply::Pod(pod))
+                Ok(KubeReply::Pod(Arc::new(pod)))
             }
             KubeRequest::DeletePod { name } => {
                 self.server.log.push(format!("delete-pod {name}"));

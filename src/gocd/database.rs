@@ -4,13 +4,12 @@
 use crate::trace::AgentRuntime;
 use std::collections::BTreeMap;
 
-/// A job instance's state (`JobState.java`, with Assigned..Completing folded into Assigned).
+/// A live job instance's state (`JobState.java`, with Assigned..Completing folded into
+/// Assigned). Completed and rescheduled instances leave the database: the trace keeps them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum JobState {
     Scheduled,
     Assigned,
-    Completed,
-    Rescheduled,
 }
 
 /// One job instance.
@@ -40,6 +39,7 @@ pub struct AgentRecord {
 /// The server's database.
 #[derive(Debug, Default)]
 pub struct Database {
+    /// Live jobs: scheduled or assigned.
     pub jobs: BTreeMap<u64, Job>,
     pub agents: BTreeMap<String, AgentRecord>,
     next_job_id: u64,

@@ -445,24 +445,20 @@ impl Server {
 
     /// Reschedule `job` as a new instance of the same logical job.
     fn reschedule(&mut self, now_ms: u64, job: u64, reason: &str, out: &mut ServerOut) {
-        let old = self
-            .db
-            .jobs
-            .get_mut(&job)
-            .expect("rescheduling a known job");
+        // The old instance is history (the trace has it): the database keeps live jobs only,
+        // so its size follows the cluster's load, not the simulated time.
+        let old = self.db.jobs.remove(&job).expect("rescheduling a known job");
         assert_eq!(
             old.state,
             JobState::Assigned,
             "only assigned jobs are rescheduled"
         );
-        old.state = JobState::Rescheduled;
-        let (logical, profile, environment, runtime_ms) = (
-            old.logical,
-            old.profile.clone(),
-            old.environment.clone(),
-            old.runtime_ms,
-        );
-        if let Some(agent) = old.agent.clone()
+        if let Some(memory) = self.memory.as_mut() {
+            memory.last_try_ms.remove(&job);
+        }
+        let (logical, profile, environment, runtime_ms) =
+            (old.logical, old.profile, old.environment, old.runtime_ms);
+        if let Some(agent) = old.agent
             && let Some(record) = self.db.agents.get_mut(&agent)
             && record.job == Some(job)
         {
@@ -632,7 +628,9 @@ impl Server {
         let environment = self.db.agents[id].environment.clone();
         let candidates: Vec<u64> = self.memory.as_ref().expect("checked").job_plans.clone();
         for job_id in candidates {
-            let job = &self.db.jobs[&job_id];
+            let Some(job) = self.db.jobs.get(&job_id) else {
+                continue;
+            };
             if job.state != JobState::Scheduled || job.environment != environment {
                 continue;
             }
@@ -721,18 +719,18 @@ impl Server {
                 state: AgentRuntime::Idle,
             });
         }
-        let Some(job) = self.db.jobs.get_mut(&job_id) else {
+        let Some(job) = self.db.jobs.get(&job_id) else {
             return ServerReply::Ack;
         };
         if job.state != JobState::Assigned || job.agent.as_deref() != Some(id) {
             return ServerReply::Ack;
         }
-        job.state = JobState::Completed;
+        // Completed jobs leave the database (see `reschedule`).
+        let job = self.db.jobs.remove(&job_id).expect("looked up above");
         out.records.push(Record::JobCompleted {
             job: job_id,
             agent: id.to_owned(),
         });
-        let job = job.clone();
         let memory = self.memory.as_mut().expect("checked");
         memory.last_try_ms.remove(&job_id);
         memory.next_request += 1;

@@ -7,6 +7,7 @@ use crate::resources::{
 };
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// A Kubernetes node: a name and a number of pod slots.
 #[derive(Debug)]
@@ -19,7 +20,8 @@ pub(super) struct Node {
 /// Per-pod kubelet state that the API does not show.
 #[derive(Debug)]
 pub(super) struct PodState {
-    pub(super) pod: Pod,
+    /// Shared with the clients that were handed a copy; written through `Arc::make_mut`.
+    pub(super) pod: Arc<Pod>,
     pub(super) container_running: bool,
     pub(super) backoff_ms: u64,
     /// The pod was scheduled and its start-up delay has passed at least once.
@@ -69,12 +71,12 @@ impl KubeApi {
 
     /// Every pod, by name.
     pub fn pods(&self) -> impl Iterator<Item = &Pod> {
-        self.pods.values().map(|state| &state.pod)
+        self.pods.values().map(|state| state.pod.as_ref())
     }
 
     /// One pod by name.
     pub fn pod(&self, name: &str) -> Option<&Pod> {
-        self.pods.get(name).map(|state| &state.pod)
+        self.pods.get(name).map(|state| state.pod.as_ref())
     }
 
     /// A pod's name from its uid.
@@ -143,7 +145,8 @@ impl KubeApi {
                     ready: false,
                 };
                 self.uid_to_name.insert(uid, pod.name.clone());
-                let reply = pod.clone();
+                let pod = Arc::new(pod);
+                let reply = Arc::clone(&pod);
                 let state = PodState {
                     pod,
                     container_running: false,
@@ -211,11 +214,11 @@ impl KubeApi {
         }
         let rv = self.bump();
         let state = self.pods.get_mut(name).expect("checked above");
-        state.pod.annotations.extend(set);
+        Arc::make_mut(&mut state.pod).annotations.extend(set);
         for key in remove {
-            state.pod.annotations.remove(key);
+            Arc::make_mut(&mut state.pod).annotations.remove(key);
         }
-        state.pod.resource_version = rv;
+        Arc::make_mut(&mut state.pod).resource_version = rv;
         Ok(KubeReply::Pod(state.pod.clone()))
     }
 

@@ -6,6 +6,7 @@ use super::{KubeEffects, KubeTimer};
 use crate::engine::{SimTime, Stream};
 use crate::resources::PodPhase;
 use crate::trace::{Actor, Record};
+use std::sync::Arc;
 
 /// The kubelet's restart back-off cap (Kubernetes: five minutes).
 const BACKOFF_MS_MAX: u64 = 5 * 60_000;
@@ -42,8 +43,8 @@ impl KubeApi {
             let node = self.nodes[index].name.clone();
             let rv = self.bump();
             let state = self.pods.get_mut(&name).expect("looked up above");
-            state.pod.node = Some(node.clone());
-            state.pod.resource_version = rv;
+            Arc::make_mut(&mut state.pod).node = Some(node.clone());
+            Arc::make_mut(&mut state.pod).resource_version = rv;
             let (min, max) = self.settings.pod_startup_ms;
             let sample = &self.settings.pod_startup_sample_ms;
             let startup_ms = if sample.is_empty() {
@@ -76,12 +77,12 @@ impl KubeApi {
         }
         match timer {
             KubeTimer::PodStarted { .. } => {
-                state.pod.phase = PodPhase::Running;
+                Arc::make_mut(&mut state.pod).phase = PodPhase::Running;
                 state.started = true;
                 fx.records.push(Record::PodRunning { pod: name.clone() });
             }
             KubeTimer::ContainerRestart { .. } => {
-                state.pod.restart_count += 1;
+                Arc::make_mut(&mut state.pod).restart_count += 1;
                 let restart_count = state.pod.restart_count;
                 fx.records.push(Record::ContainerRestarted {
                     pod: name.clone(),
@@ -89,8 +90,8 @@ impl KubeApi {
                 });
             }
         }
-        state.pod.ready = true;
-        state.pod.resource_version = rv;
+        Arc::make_mut(&mut state.pod).ready = true;
+        Arc::make_mut(&mut state.pod).resource_version = rv;
         state.container_running = true;
         fx.agent_started.push((uid, name));
     }
@@ -107,8 +108,8 @@ impl KubeApi {
             return false;
         }
         state.container_running = false;
-        state.pod.ready = false;
-        state.pod.resource_version = rv;
+        Arc::make_mut(&mut state.pod).ready = false;
+        Arc::make_mut(&mut state.pod).resource_version = rv;
         state.backoff_ms = if state.backoff_ms == 0 {
             base
         } else {
@@ -136,9 +137,9 @@ impl KubeApi {
         if state.pod.phase == PodPhase::Failed {
             return false;
         }
-        state.pod.phase = PodPhase::Failed;
-        state.pod.ready = false;
-        state.pod.resource_version = rv;
+        Arc::make_mut(&mut state.pod).phase = PodPhase::Failed;
+        Arc::make_mut(&mut state.pod).ready = false;
+        Arc::make_mut(&mut state.pod).resource_version = rv;
         if state.container_running {
             state.container_running = false;
             fx.agent_killed.push(state.pod.uid);

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Labels or annotations: ordered, so that iteration is deterministic.
 pub type StringMap = BTreeMap<String, String>;
@@ -167,8 +168,10 @@ impl KubeRequest {
 /// A successful answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum KubeReply {
-    Pods(Vec<Pod>),
-    Pod(Pod),
+    /// Shared copies: a list costs one reference count per pod, and a client keeping a copy
+    /// never sees the store change underneath it (the store copies on write).
+    Pods(Vec<Arc<Pod>>),
+    Pod(Arc<Pod>),
     Lease(Lease),
     /// Delete succeeded.
     Deleted,

@@ -118,6 +118,8 @@ pub struct World {
     pub(super) calls: BTreeMap<u64, PendingCall>,
     pub(super) next_call: u64,
     pub(super) arrivals: Vec<Arrival>,
+    /// The sequence number reserved for `arrivals[0]`; arrival `i` has this plus `i`.
+    pub(super) arrival_sequence: u64,
     /// Arrivals that came while the server was down, scheduled at its restart.
     pub(super) deferred: Vec<usize>,
     /// Active fault intervals by fault index, for `FaultEnded` at the end of the safety phase.
@@ -207,6 +209,7 @@ impl World {
             calls: BTreeMap::new(),
             next_call: 0,
             arrivals,
+            arrival_sequence: 0,
             deferred: Vec::new(),
             active_faults: BTreeMap::new(),
             fault_targets: BTreeMap::new(),

@@ -12,6 +12,10 @@ pub(super) enum Event {
     Arrival {
         index: usize,
     },
+    /// An arrival held while the server was down, delivered at its restart.
+    DeferredArrival {
+        index: usize,
+    },
     /// A server timer of process `epoch`.
     Server {
         epoch: Epoch,

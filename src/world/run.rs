@@ -41,12 +41,10 @@ impl World {
         let process_id = self.random_server.next_u64();
         self.server.start(0, process_id, &mut out);
         self.apply_server(SimTime::ZERO, out, sink);
-        for index in 0..self.arrivals.len() {
-            self.queue.push(
-                SimTime::from_ms(self.arrivals[index].at_ms),
-                Event::Arrival { index },
-            );
-        }
+        // Arrivals are in time order: only the next one waits in the queue, under the
+        // sequence number it would have had if all were queued now (same order, small heap).
+        self.arrival_sequence = self.queue.reserve_sequences(self.arrivals.len() as u64);
+        self.queue_arrival(0);
         for index in 0..self.scenario.faults.len() {
             let at_ms = self.scenario.faults[index].at_ms;
             if at_ms < self.scenario.duration_ms {
@@ -70,7 +68,11 @@ impl World {
 
     pub(super) fn dispatch(&mut self, now: SimTime, event: Event, sink: &mut dyn Sink) {
         match event {
-            Event::Arrival { index } => self.arrive(now, index, sink),
+            Event::Arrival { index } => {
+                self.queue_arrival(index + 1);
+                self.arrive(now, index, sink);
+            }
+            Event::DeferredArrival { index } => self.arrive(now, index, sink),
             Event::Server { epoch, timer } => {
                 if self.nodes.is_current(self.gocd, epoch) {
                     let mut out = ServerOut::default();
@@ -138,6 +140,16 @@ impl World {
         }
     }
 
+    /// Queue arrival `index`, if there is one, under its reserved sequence number.
+    fn queue_arrival(&mut self, index: usize) {
+        if let Some(arrival) = self.arrivals.get(index) {
+            let sequence = self.arrival_sequence + index as u64;
+            let event = Event::Arrival { index };
+            self.queue
+                .push_reserved(SimTime::from_ms(arrival.at_ms), sequence, event);
+        }
+    }
+
     fn arrive(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
         if !self.server.is_up() {
             self.deferred.push(index);
@@ -199,7 +211,7 @@ impl World {
         self.apply_server(now, out, sink);
         self.end_server_crash_faults(now, sink);
         for index in std::mem::take(&mut self.deferred) {
-            self.queue.push(now, Event::Arrival { index });
+            self.queue.push(now, Event::DeferredArrival { index });
         }
     }
 

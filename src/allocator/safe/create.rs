@@ -86,9 +86,9 @@ impl Safe {
         }
         // One pod per job: a pod made for this job that is being deleted (it can never serve)
         // is gone before the replacement is created.
+        let job_label = job_id.to_string();
         let deleting = self.view.pods.iter().find(|(_, record)| {
-            record.delete_in_flight
-                && record.pod.label(pod_spec::keys::JOB_ID) == Some(job_id.to_string().as_str())
+            record.delete_in_flight && record.pod.label(pod_spec::keys::JOB_ID) == Some(&job_label)
         });
         if let Some((name, _)) = deleting {
             let name = name.clone();
@@ -98,24 +98,17 @@ impl Safe {
             task.awaiting_delete = Some(name);
             return;
         }
-        self.decide_create(now_ms, id, server, out);
+        self.decide_create(now_ms, id, &agents, out);
     }
 
-    /// The decision proper, on the list just merged.
-    fn decide_create(
-        &mut self,
-        now_ms: u64,
-        id: RequestId,
-        server: &mut dyn ServerApi,
-        out: &mut Outbox,
-    ) {
+    /// The decision proper, on the list just merged and the server's agents as of now.
+    fn decide_create(&mut self, now_ms: u64, id: RequestId, agents: &Agents, out: &mut Outbox) {
         let task = self
             .creates
             .get(&id)
             .expect("a deciding create is live")
             .clone();
         let job_id = task.request.job_identifier.job_id;
-        let agents = agents_by_id(server.list_agents());
         // A should-assign-work may have given the job an agent meanwhile.
         if self.finish_if_served(id, job_id, out) {
             return;
@@ -169,7 +162,8 @@ impl Safe {
             self.finish_locked(holder, out);
             return;
         }
-        self.decide_create(now_ms, holder, server, out);
+        let agents = agents_by_id(server.list_agents());
+        self.decide_create(now_ms, holder, &agents, out);
     }
 
     /// Finish the create if its job already has an agent (it must not get a pod).

@@ -86,11 +86,18 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        let names: Vec<String> = self.view.pods.keys().cloned().collect();
-        for name in names {
-            if let Some((code, text)) = self.dead_reason(now_ms, &name, settings, agents) {
-                self.retire(&name, code, text, agents, server, out);
-            }
+        // A pod's reason depends on its own record only, so all are found before any retires.
+        let dead: Vec<(String, &'static str, String)> = self
+            .view
+            .pods
+            .keys()
+            .filter_map(|name| {
+                let (code, text) = self.dead_reason(now_ms, name, settings, agents)?;
+                Some((name.clone(), code, text))
+            })
+            .collect();
+        for (name, code, text) in dead {
+            self.retire(&name, code, text, agents, server, out);
         }
     }
 
@@ -240,9 +247,7 @@ impl Safe {
             .pods
             .get_mut(name)
             .expect("callers pass a name from the view");
-        let lapsed_ms = record
-            .claim_overlay
-            .or_else(|| view::Claim::from_pod(&record.pod));
+        let lapsed_ms = record.claim();
         let idle_since_ms = lapsed_ms.map_or(now_ms, |claim| claim.deadline_ms.min(now_ms));
         record.idle_since_overlay = Some(idle_since_ms);
         let set = StringMap::from([(
@@ -274,9 +279,9 @@ impl Safe {
         out: &mut Outbox,
     ) {
         let missing: Vec<String> = agents
-            .keys()
+            .ids()
             .filter(|name| !self.view.pods.contains_key(*name))
-            .cloned()
+            .map(str::to_owned)
             .collect();
         if missing.is_empty() {
             return;

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::resources::{Pod, PodPhase, StringMap};
+use std::sync::Arc;
 
 /// Pods as a tiny API server keeps them.
 #[derive(Default)]
@@ -24,13 +25,19 @@ impl FakeKube {
             KubeRequest::ListPods { selector } => {
                 let matches = |pod: &&Pod| selector.iter().all(|(k, v)| pod.label(k) == Some(v));
                 Ok(KubeReply::Pods(
-                    self.pods.values().filter(matches).cloned().collect(),
+                    self.pods
+                        .values()
+                        .filter(matches)
+                        .cloned()
+                        .map(Arc::new)
+                        .collect(),
                 ))
             }
             KubeRequest::GetPod { name } => self
                 .pods
                 .get(name)
                 .cloned()
+                .map(Arc::new)
                 .map(KubeReply::Pod)
                 .ok_or(KubeError::NotFound),
             KubeRequest::CreatePod { template } => {
@@ -53,7 +60,7 @@ impl FakeKube {
                     ready: false,
                 };
                 self.pods.insert(pod.name.clone(), pod.clone());
-                Ok(KubeReply::Pod(pod))
+                Ok(KubeReply::Pod(Arc::new(pod)))
             }
             KubeRequest::DeletePod { name } => self
                 .pods
@@ -76,7 +83,7 @@ impl FakeKube {
                     pod.annotations.remove(key);
                 }
                 pod.resource_version = version;
-                Ok(KubeReply::Pod(pod.clone()))
+                Ok(KubeReply::Pod(Arc::new(pod.clone())))
             }
             other => panic!("safe never issues {}", other.verb()),
         }

@@ -7,6 +7,7 @@ use super::super::pod_spec::keys as pod_keys;
 use super::super::settings::ClusterProfile;
 use crate::resources::{Pod, PodPhase};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Annotation keys `safe` writes on its pods (besides the config hash).
 pub(crate) mod annotation {
@@ -45,8 +46,15 @@ impl Claim {
 /// One pod as this process sees it.
 #[derive(Clone, Debug)]
 pub(crate) struct PodRecord {
-    /// The newest copy Kubernetes returned (highest resourceVersion).
-    pub(crate) pod: Pod,
+    /// The newest copy Kubernetes returned (highest resourceVersion), shared with the
+    /// answer it came in. Replaced only through `take_newer`, which keeps the two parsed
+    /// annotations below in step.
+    pub(crate) pod: Arc<Pod>,
+    /// The claim annotation of `pod`, parsed once per copy (decisions read it for every pod
+    /// at every list).
+    annotated_claim: Option<Claim>,
+    /// The idle-since annotation of `pod`, parsed once per copy.
+    annotated_idle_since_ms: Option<u64>,
     /// A claim this process wrote or is writing; it wins over the annotation, which may lag.
     pub(crate) claim_overlay: Option<Claim>,
     /// The job should-assign-work gave this pod, until job-completion (or the server shows
@@ -62,8 +70,10 @@ pub(crate) struct PodRecord {
 }
 
 impl PodRecord {
-    pub(crate) fn new(pod: Pod) -> PodRecord {
+    pub(crate) fn new(pod: Arc<Pod>) -> PodRecord {
         PodRecord {
+            annotated_claim: Claim::from_pod(&pod),
+            annotated_idle_since_ms: annotated_idle_since_ms(&pod),
             pod,
             claim_overlay: None,
             running_job: None,
@@ -71,6 +81,23 @@ impl PodRecord {
             retired: false,
             delete_in_flight: false,
         }
+    }
+
+    /// Take in a copy of the same pod name: a new object (another uid) starts a new record;
+    /// otherwise the copy with the higher resourceVersion wins.
+    fn take_newer(&mut self, pod: Arc<Pod>) {
+        if self.pod.uid != pod.uid {
+            *self = PodRecord::new(pod);
+        } else if pod.resource_version >= self.pod.resource_version {
+            self.annotated_claim = Claim::from_pod(&pod);
+            self.annotated_idle_since_ms = annotated_idle_since_ms(&pod);
+            self.pod = pod;
+        }
+    }
+
+    /// The claim on the pod: this process's, else the annotation (which may lag).
+    pub(crate) fn claim(&self) -> Option<Claim> {
+        self.claim_overlay.or(self.annotated_claim)
     }
 
     /// The pod's config hash annotation.
@@ -85,8 +112,7 @@ impl PodRecord {
 
     /// Idle-since: this process's value, else the annotation.
     pub(crate) fn idle_since_ms(&self) -> Option<u64> {
-        self.idle_since_overlay
-            .or_else(|| self.pod.annotation(annotation::IDLE_SINCE_MS)?.parse().ok())
+        self.idle_since_overlay.or(self.annotated_idle_since_ms)
     }
 
     /// The pod's phase is terminal: its container will never serve a job.
@@ -120,29 +146,34 @@ pub(crate) struct View {
 impl View {
     /// Merge a fresh list: pods missing from it are gone; for pods in it, keep the copy with
     /// the higher resourceVersion (a write answered after the list was served is newer).
-    pub(crate) fn merge_list(&mut self, pods: Vec<Pod>) {
-        let listed: BTreeSet<String> = pods.iter().map(|pod| pod.name.clone()).collect();
-        self.pods.retain(|name, _| listed.contains(name));
+    pub(crate) fn merge_list(&mut self, mut pods: Vec<Arc<Pod>>) {
+        // One pass over both, in name order (the API lists in name order, so the sort is a
+        // single check): a list comes at every create-agent and must cost little.
+        pods.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut known = std::mem::take(&mut self.pods).into_iter().peekable();
+        let mut merged = Vec::with_capacity(pods.len());
         for pod in pods {
-            if self.deleted.contains(&pod.name) {
-                continue;
+            while known.next_if(|(name, _)| *name < pod.name).is_some() {}
+            match known.next_if(|(name, _)| *name == pod.name) {
+                Some((name, mut record)) => {
+                    record.take_newer(pod);
+                    merged.push((name, record));
+                }
+                // A pod this process deleted may still be in a list served before the delete.
+                None if self.deleted.contains(&pod.name) => {}
+                None => merged.push((pod.name.clone(), PodRecord::new(pod))),
             }
-            self.observe(pod);
         }
+        self.pods = merged.into_iter().collect();
     }
 
-    /// Take in one pod copy (from a list, get, create or annotate answer).
-    pub(crate) fn observe(&mut self, pod: Pod) {
+    /// Take in one pod copy (from a get, create or annotate answer).
+    pub(crate) fn observe(&mut self, pod: Arc<Pod>) {
         if self.deleted.contains(&pod.name) {
             return;
         }
         match self.pods.get_mut(&pod.name) {
-            Some(record) if record.pod.uid != pod.uid => *record = PodRecord::new(pod),
-            Some(record) => {
-                if pod.resource_version >= record.pod.resource_version {
-                    record.pod = pod;
-                }
-            }
+            Some(record) => record.take_newer(pod),
             None => {
                 self.pods.insert(pod.name.clone(), PodRecord::new(pod));
             }
@@ -159,9 +190,7 @@ impl View {
     /// not served yet (a served job's reservation is spent, wherever it ran) and still
     /// asking this process for an agent.
     pub(crate) fn live_claim(&self, record: &PodRecord, now_ms: u64) -> Option<Claim> {
-        let claim = record
-            .claim_overlay
-            .or_else(|| Claim::from_pod(&record.pod))?;
+        let claim = record.claim()?;
         let live = claim.deadline_ms > now_ms
             && !self.served_jobs.contains(&claim.job_id)
             && self.requested_jobs.contains(&claim.job_id);
@@ -178,15 +207,34 @@ impl View {
     }
 }
 
-/// The server's agents by id (pod name).
-pub(crate) type Agents = BTreeMap<String, AgentMetadata>;
+/// The idle-since annotation on a pod, if well-formed.
+fn annotated_idle_since_ms(pod: &Pod) -> Option<u64> {
+    pod.annotation(annotation::IDLE_SINCE_MS)?.parse().ok()
+}
 
-/// Index `list_agents` by agent id.
-pub(crate) fn agents_by_id(agents: Vec<AgentMetadata>) -> Agents {
-    agents
-        .into_iter()
-        .map(|agent| (agent.agent_id.clone(), agent))
-        .collect()
+/// The server's agents, sorted by id (pod name).
+#[derive(Debug)]
+pub(crate) struct Agents(Vec<AgentMetadata>);
+
+impl Agents {
+    /// The agent with this id, if the server has one.
+    pub(crate) fn get(&self, agent_id: &str) -> Option<&AgentMetadata> {
+        self.0
+            .binary_search_by(|agent| agent.agent_id.as_str().cmp(agent_id))
+            .ok()
+            .map(|index| &self.0[index])
+    }
+
+    /// Every agent id, in order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|agent| agent.agent_id.as_str())
+    }
+}
+
+/// Index `list_agents` by agent id (it usually comes sorted; sorting checks that in a pass).
+pub(crate) fn agents_by_id(mut agents: Vec<AgentMetadata>) -> Agents {
+    agents.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
+    Agents(agents)
 }
 
 /// The agent is registered, enabled and idle at the server: the server could give it work.
