@@ -3,6 +3,7 @@
 use super::settings::keys;
 use crate::resources::StringMap;
 use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
 
 /// Cluster profile keys that do not change the pods the plugin creates (timeouts, limits,
 /// the reuse flag itself, our extensions). Every other cluster property shapes pods.
@@ -46,7 +47,60 @@ pub fn canonical_config_hash(
     field(b"environment");
     field(environment.unwrap_or("").as_bytes());
     let digest = hasher.finalize();
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(2 * digest.len());
+    for byte in digest {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
+}
+
+/// The canonical hashes of the configurations seen last. should-assign-work needs the hash
+/// of every offer, and only a handful of configurations are in use at a time, so comparing
+/// the inputs with a few remembered ones is cheaper than hashing again.
+#[derive(Debug, Default)]
+pub struct ConfigHashMemo {
+    /// Most recently used first.
+    recent: VecDeque<(StringMap, StringMap, Option<String>, String)>,
+}
+
+impl ConfigHashMemo {
+    /// How many configurations are remembered.
+    const CAPACITY: usize = 8;
+
+    /// `canonical_config_hash` of these inputs.
+    pub fn hash(
+        &mut self,
+        elastic_profile_properties: &StringMap,
+        cluster_profile_properties: &StringMap,
+        environment: Option<&str>,
+    ) -> String {
+        let same = |(elastic, cluster, env, _): &(StringMap, StringMap, Option<String>, String)| {
+            env.as_deref() == environment
+                && elastic == elastic_profile_properties
+                && cluster == cluster_profile_properties
+        };
+        if let Some(index) = self.recent.iter().position(same) {
+            let entry = self.recent.remove(index).expect("the position is in range");
+            let hash = entry.3.clone();
+            self.recent.push_front(entry);
+            return hash;
+        }
+        let hash = canonical_config_hash(
+            elastic_profile_properties,
+            cluster_profile_properties,
+            environment,
+        );
+        self.recent.push_front((
+            elastic_profile_properties.clone(),
+            cluster_profile_properties.clone(),
+            environment.map(str::to_owned),
+            hash.clone(),
+        ));
+        self.recent.truncate(Self::CAPACITY);
+        hash
+    }
 }
 
 /// Java's `String.hashCode`.

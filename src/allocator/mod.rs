@@ -35,7 +35,7 @@ mod safe;
 mod testkit;
 mod upstream;
 
-pub use hash::{canonical_config_hash, pr355_config_hash};
+pub use hash::{ConfigHashMemo, canonical_config_hash, pr355_config_hash};
 pub use messages::{
     AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest, JobCompletionRequest,
     JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,

@@ -6,6 +6,7 @@
 //! forever, as the real agent does.
 
 use super::protocol::{AgentAction, AgentRequest, RequestKind, ServerReply};
+use std::sync::Arc;
 
 const PING_INTERVAL_MS: u64 = 5_000;
 const POLL_BACKOFF_MS_MIN: u64 = 1_000;
@@ -34,7 +35,7 @@ enum Phase {
 /// One go-agent process (one container incarnation).
 #[derive(Debug)]
 pub struct GoAgent {
-    pub elastic_agent_id: String,
+    pub elastic_agent_id: Arc<str>,
     pub uuid: u64,
     key: String,
     environment: Option<String>,
@@ -53,7 +54,7 @@ impl GoAgent {
         environment: Option<String>,
     ) -> GoAgent {
         GoAgent {
-            elastic_agent_id,
+            elastic_agent_id: Arc::from(elastic_agent_id),
             uuid,
             key,
             environment,
@@ -78,7 +79,7 @@ impl GoAgent {
 
     fn register_request(&self) -> AgentRequest {
         AgentRequest::Register {
-            elastic_agent_id: self.elastic_agent_id.clone(),
+            elastic_agent_id: Arc::clone(&self.elastic_agent_id),
             uuid: self.uuid,
             key: self.key.clone(),
             environment: self.environment.clone(),
@@ -93,14 +94,14 @@ impl GoAgent {
             }
             (AgentTimer::Ping, _) if self.phase != Phase::Registering => {
                 out.push(AgentAction::Send(AgentRequest::Ping {
-                    elastic_agent_id: self.elastic_agent_id.clone(),
+                    elastic_agent_id: Arc::clone(&self.elastic_agent_id),
                     uuid: self.uuid,
                     building: self.job(),
                 }));
             }
             (AgentTimer::Ping, _) => self.ping_running = false,
             (AgentTimer::Poll, Phase::Idle) => out.push(AgentAction::Send(AgentRequest::GetWork {
-                elastic_agent_id: self.elastic_agent_id.clone(),
+                elastic_agent_id: Arc::clone(&self.elastic_agent_id),
                 uuid: self.uuid,
             })),
             (AgentTimer::BuildDone, Phase::Building { job })
@@ -108,7 +109,7 @@ impl GoAgent {
                 let job = *job;
                 self.phase = Phase::Reporting { job };
                 out.push(AgentAction::Send(AgentRequest::ReportCompleted {
-                    elastic_agent_id: self.elastic_agent_id.clone(),
+                    elastic_agent_id: Arc::clone(&self.elastic_agent_id),
                     uuid: self.uuid,
                     job,
                 }));
@@ -140,7 +141,7 @@ impl GoAgent {
             self.phase = Phase::Idle;
             self.poll_backoff_ms = 0;
             out.push(AgentAction::Send(AgentRequest::GetWork {
-                elastic_agent_id: self.elastic_agent_id.clone(),
+                elastic_agent_id: Arc::clone(&self.elastic_agent_id),
                 uuid: self.uuid,
             }));
             if !self.ping_running {
@@ -218,7 +219,7 @@ impl GoAgent {
         self.phase = Phase::Idle;
         self.poll_backoff_ms = 0;
         out.push(AgentAction::Send(AgentRequest::GetWork {
-            elastic_agent_id: self.elastic_agent_id.clone(),
+            elastic_agent_id: Arc::clone(&self.elastic_agent_id),
             uuid: self.uuid,
         }));
     }

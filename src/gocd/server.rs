@@ -519,7 +519,14 @@ impl Server {
                 uuid,
                 key,
                 environment,
-            } => self.register(now_ms, elastic_agent_id, uuid, &key, environment, out),
+            } => self.register(
+                now_ms,
+                elastic_agent_id.to_string(),
+                uuid,
+                &key,
+                environment,
+                out,
+            ),
             AgentRequest::Ping {
                 elastic_agent_id,
                 uuid,

@@ -41,7 +41,7 @@ impl World {
         *incarnation += 1;
         let incarnation = *incarnation;
         let mut agent = GoAgent::new(elastic_agent_id, uuid, key, environment);
-        let mut actions = Vec::new();
+        let mut actions = std::mem::take(&mut self.agent_actions);
         agent.start(&mut actions);
         self.agents.insert(uid, AgentProcess { incarnation, agent });
         self.apply_agent(now, uid, incarnation, actions);
@@ -69,7 +69,7 @@ impl World {
         if !self.current(uid, incarnation) {
             return;
         }
-        let mut actions = Vec::new();
+        let mut actions = std::mem::take(&mut self.agent_actions);
         self.agents
             .get_mut(&uid)
             .expect("current")
@@ -89,7 +89,7 @@ impl World {
         if !self.current(uid, incarnation) {
             return;
         }
-        let mut actions = Vec::new();
+        let mut actions = std::mem::take(&mut self.agent_actions);
         self.agents
             .get_mut(&uid)
             .expect("current")
@@ -98,8 +98,16 @@ impl World {
         self.apply_agent(now, uid, incarnation, actions);
     }
 
-    fn apply_agent(&mut self, now: SimTime, uid: u64, incarnation: u32, actions: Vec<AgentAction>) {
-        for action in actions {
+    /// Carry out an agent's actions; the emptied buffer goes back for the next event (agents
+    /// act on most events of a run, and a fresh vector each time was an allocation each).
+    fn apply_agent(
+        &mut self,
+        now: SimTime,
+        uid: u64,
+        incarnation: u32,
+        mut actions: Vec<AgentAction>,
+    ) {
+        for action in actions.drain(..) {
             match action {
                 AgentAction::Timer { delay_ms, timer } => {
                     self.queue.push(
@@ -116,6 +124,7 @@ impl World {
                 }
             }
         }
+        self.agent_actions = actions;
     }
 
     fn send_agent_request(

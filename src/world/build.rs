@@ -120,6 +120,8 @@ pub struct World {
     pub(super) arrivals: Vec<Arrival>,
     /// The sequence number reserved for `arrivals[0]`; arrival `i` has this plus `i`.
     pub(super) arrival_sequence: u64,
+    /// A reused buffer for the actions of the go-agent handling the current event.
+    pub(super) agent_actions: Vec<crate::gocd::AgentAction>,
     /// Arrivals that came while the server was down, scheduled at its restart.
     pub(super) deferred: Vec<usize>,
     /// Active fault intervals by fault index, for `FaultEnded` at the end of the safety phase.
@@ -210,6 +212,7 @@ impl World {
             next_call: 0,
             arrivals,
             arrival_sequence: 0,
+            agent_actions: Vec::new(),
             deferred: Vec::new(),
             active_faults: BTreeMap::new(),
             fault_targets: BTreeMap::new(),

@@ -13,7 +13,7 @@ impl Safe {
     ) -> bool {
         let name = request.agent.agent_id.as_str();
         let job_id = request.job_identifier.job_id;
-        let config_hash = canonical_config_hash(
+        let config_hash = self.config_hashes.hash(
             &request.elastic_agent_profile_properties,
             &request.cluster_profile_properties,
             request.environment.as_deref(),

@@ -26,7 +26,7 @@ impl Safe {
         let settings = ClusterProfile::from_properties(&request.cluster_profile_properties);
         // Rule 4: the canonical hash is the same in every process, so pods survive a restart
         // as reusable (pr355's `Map.of` JSON order made them foreign after a JVM restart).
-        let config_hash = canonical_config_hash(
+        let config_hash = self.config_hashes.hash(
             &request.elastic_agent_profile_properties,
             &request.cluster_profile_properties,
             request.environment.as_deref(),

@@ -98,6 +98,7 @@ pub(crate) struct Safe {
     pings: BTreeMap<RequestId, ClusterProfile>,
     /// job-completion requests with a call in flight.
     completions: BTreeMap<RequestId, String>,
+    config_hashes: ConfigHashMemo,
 }
 
 impl Safe {
@@ -114,6 +115,7 @@ impl Safe {
             creates: BTreeMap::new(),
             pings: BTreeMap::new(),
             completions: BTreeMap::new(),
+            config_hashes: ConfigHashMemo::default(),
         }
     }
 

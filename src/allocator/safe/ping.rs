@@ -90,9 +90,9 @@ impl Safe {
         let dead: Vec<(String, &'static str, String)> = self
             .view
             .pods
-            .keys()
-            .filter_map(|name| {
-                let (code, text) = self.dead_reason(now_ms, name, settings, agents)?;
+            .iter()
+            .filter_map(|(name, record)| {
+                let (code, text) = self.dead_reason(now_ms, name, record, settings, agents)?;
                 Some((name.clone(), code, text))
             })
             .collect();
@@ -105,10 +105,10 @@ impl Safe {
         &self,
         now_ms: u64,
         name: &str,
+        record: &view::PodRecord,
         settings: &ClusterProfile,
         agents: &Agents,
     ) -> Option<(&'static str, String)> {
-        let record = self.view.pods.get(name).expect("names come from the view");
         let agent = agents.get(name);
         if record.retired {
             return Some((

@@ -84,11 +84,12 @@ impl PodRecord {
     }
 
     /// Take in a copy of the same pod name: a new object (another uid) starts a new record;
-    /// otherwise the copy with the higher resourceVersion wins.
+    /// otherwise the copy with the higher resourceVersion wins (an equal one is the same
+    /// content).
     fn take_newer(&mut self, pod: Arc<Pod>) {
         if self.pod.uid != pod.uid {
             *self = PodRecord::new(pod);
-        } else if pod.resource_version >= self.pod.resource_version {
+        } else if pod.resource_version > self.pod.resource_version {
             self.annotated_claim = Claim::from_pod(&pod);
             self.annotated_idle_since_ms = annotated_idle_since_ms(&pod);
             self.pod = pod;
