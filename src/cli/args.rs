@@ -37,6 +37,20 @@ pub enum Command {
     Record(RecordArgs),
     /// Run a scenario paced against the wall clock and serve its Kubernetes API on loopback.
     Serve(ServeArgs),
+    /// Join the shard folders of a `--shard` run (sweep, compare or nightly) into the outputs
+    /// the unsharded run writes; fails if a seed is missing or duplicated.
+    Merge(MergeArgs),
+}
+
+/// `elasticsim merge`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// Shard folders (each with `shard.json`), or folders holding `shard-K-of-N` folders.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Output folder for the merged tables, plots, `index.html` and `junit.xml`.
+    #[arg(long, default_value = "reports/merged")]
+    pub out: PathBuf,
 }
 
 /// `elasticsim nightly`.
@@ -61,6 +75,12 @@ pub struct NightlyArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
+    /// completion index). Cell i of the unsharded run's canonical list goes to shard i mod N,
+    /// whatever the thread count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and
+    /// `shard.json` go to `<out>/shard-K-of-N/`; `merge` joins the shards.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 /// `elasticsim record`.
@@ -136,6 +156,12 @@ pub struct SimArgs {
     /// Worker threads for `--seeds` (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
+    /// completion index). Seed i of the unsharded run's canonical list goes to shard i mod N,
+    /// whatever the thread count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and
+    /// `shard.json` go to `<out>/shard-K-of-N/`; `merge` joins the shards.
+    #[arg(long, value_name = "K/N", requires = "seeds")]
+    pub shard: Option<String>,
     /// Print only the verdict line.
     #[arg(long)]
     pub quiet: bool,
@@ -163,6 +189,12 @@ pub struct CompareArgs {
     /// Folder for `compare.csv` and `compare.md` (default `reports/<scenario>/compare/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
+    /// completion index). Cell i of the unsharded run's canonical list goes to shard i mod N,
+    /// whatever the thread count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and
+    /// `shard.json` go to `<out>/shard-K-of-N/`; `merge` joins the shards.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 /// `elasticsim shrink`.
