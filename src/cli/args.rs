@@ -45,7 +45,7 @@ pub enum Command {
 /// `elasticsim merge`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MergeArgs {
-    /// Shard folders (each with `shard.json`), or folders holding `shard-K-of-N` folders.
+    /// Shard folders (each with `shard.json`), or folders whose subfolders are shard folders.
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
     /// Output folder for the merged tables, plots, `index.html` and `junit.xml`.

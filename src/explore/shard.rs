@@ -203,8 +203,9 @@ pub struct ShardInput {
     pub file: ShardFile<Value, Value>,
 }
 
-/// The folders to merge: each argument is a shard folder (with `shard.json`) or a folder of
-/// `shard-*` folders (a shared results volume). Errors name the folder and what was expected.
+/// The folders to merge: each argument is a shard folder (with `shard.json`) or a folder
+/// whose subfolders are shard folders (a shared results volume, downloaded CI artifacts).
+/// Errors name the folder and what was expected.
 pub fn shard_folders(arguments: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut folders = Vec::new();
     for argument in arguments {
@@ -216,15 +217,12 @@ pub fn shard_folders(arguments: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             .map_err(|e| format!("{}: cannot read the folder: {e}", argument.display()))?;
         let mut inner: Vec<PathBuf> = entries
             .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-            .filter(|path| {
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                name.starts_with("shard-") && path.join(SHARD_FILE).is_file()
-            })
+            .filter(|path| path.join(SHARD_FILE).is_file())
             .collect();
         if inner.is_empty() {
             return Err(format!(
-                "{}: no {SHARD_FILE}; expected a folder written by a --shard run, or a \
-                 folder holding shard-K-of-N folders",
+                "{}: no {SHARD_FILE}, in it or in its subfolders; expected a folder written \
+                 by a --shard run, or a folder holding such folders",
                 argument.display()
             ));
         }
