@@ -514,3 +514,7 @@ pub fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "shard_tests.rs"]
+mod tests;
