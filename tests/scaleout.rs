@@ -1,0 +1,662 @@
+//! Scale-out end to end, through the binary: shards of a sweep, a comparison and a nightly,
+//! merged, write the same files as the unsharded run (byte for byte, but for wall-clock
+//! fields named in `without_wall_clock`); `--shard auto/N` reads `JOB_COMPLETION_INDEX`; bad
+//! shard values and incomplete or repeated shard sets are input errors (exit 2) naming what
+//! is wrong. And the deployment files agree with each other and with the documented commands:
+//! the Kubernetes Indexed Job, the Dockerfile and the matrix workflow.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `burst.toml` with a job-wait bound that about a quarter of seeds 1..=40 exceed, so the
+/// merged tables have passing and failing seeds, and failing seeds have report folders.
+fn tight_burst() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/burst.toml");
+    let text = fs::read_to_string(path).expect("the shipped burst scenario exists");
+    assert!(text.contains("max_job_wait = \"8m\""), "burst.toml changed its bound");
+    text.replace("max_job_wait = \"8m\"", "max_job_wait = \"6m15s\"")
+}
+
+/// A fresh scratch folder holding `burst.toml` (the tight one).
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("elasticsim-scaleout-{}-{name}", std::process::id()));
+    // A leftover of an earlier process with the same id may exist; start empty.
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("the temp folder is writable");
+    fs::write(dir.join("burst.toml"), tight_burst()).expect("writable");
+    dir
+}
+
+/// Run the binary in `dir` with `JOB_COMPLETION_INDEX` set to `index`, or unset.
+fn elasticsim_with_index(dir: &Path, arguments: &[&str], index: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_elasticsim"));
+    command.args(arguments).current_dir(dir);
+    match index {
+        Some(index) => command.env("JOB_COMPLETION_INDEX", index),
+        None => command.env_remove("JOB_COMPLETION_INDEX"),
+    };
+    command.output().expect("the binary runs")
+}
+
+fn elasticsim(dir: &Path, arguments: &[&str]) -> Output {
+    elasticsim_with_index(dir, arguments, None)
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().expect("the binary exits normally")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Assert that two files hold the same bytes.
+fn assert_same_file(whole: &Path, merged: &Path) {
+    let (a, b) = (fs::read(whole), fs::read(merged));
+    let (a, b) = (
+        a.unwrap_or_else(|e| panic!("{}: {e}", whole.display())),
+        b.unwrap_or_else(|e| panic!("{}: {e}", merged.display())),
+    );
+    assert!(
+        a == b,
+        "{} and {} differ:\n{}\n---\n{}",
+        whole.display(),
+        merged.display(),
+        String::from_utf8_lossy(&a),
+        String::from_utf8_lossy(&b)
+    );
+}
+
+/// The lines of a sweep or compare printout without its last two (timing and report path),
+/// which name the run's own wall time and folder.
+fn table_lines(output: &Output) -> Vec<String> {
+    let text = stdout(output);
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[..lines.len().saturating_sub(2)].to_vec()
+}
+
+/// `(seed, verdict, fingerprint)` of every row of a `sweep.csv`.
+fn sweep_rows(path: &Path) -> Vec<(u64, String, String)> {
+    read(path)
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            let seed = cells[0].parse().expect("the seed column is a number");
+            (seed, cells[1].to_owned(), cells[3].to_owned())
+        })
+        .collect()
+}
+
+/// The `shard.json` of a shard folder.
+fn shard_json(folder: &Path) -> serde_json::Value {
+    serde_json::from_str(&read(&folder.join("shard.json"))).expect("shard.json is JSON")
+}
+
+#[test]
+fn four_shards_of_a_40_seed_sweep_merge_into_the_unsharded_sweep() {
+    let dir = scratch("sweep");
+    let sweep = ["sim", "burst.toml", "--seeds", "40"];
+    let whole = elasticsim(&dir, &[&sweep[..], &["--threads", "2", "--out", "whole"]].concat());
+    let mut shard_rows = Vec::new();
+    for index in 0..4u64 {
+        // Shards on different thread counts: the rule and the runs must not care.
+        let threads = (1 + index % 2).to_string();
+        let shard = format!("{index}/4");
+        let arguments = ["--shard", &shard, "--threads", &threads, "--out", "shards"];
+        let output = elasticsim(&dir, &[&sweep[..], &arguments].concat());
+        assert!(matches!(code(&output), 0 | 1), "{}", stderr(&output));
+        let folder = dir.join(format!("shards/shard-{index}-of-4"));
+        let rows = sweep_rows(&folder.join("sweep.csv"));
+        let seeds: Vec<u64> = rows.iter().map(|row| row.0).collect();
+        let expected: Vec<u64> = (1..=40).filter(|seed| (seed - 1) % 4 == index).collect();
+        assert_eq!(seeds, expected, "shard {index} runs cells i with i mod 4 = {index}");
+        assert_eq!(shard_json(&folder)["shard"]["index"], index);
+        shard_rows.extend(rows);
+    }
+    let merged = elasticsim(&dir, &["merge", "shards", "--out", "merged"]);
+    assert_eq!(code(&merged), code(&whole), "{}", stderr(&merged));
+    assert_eq!(code(&whole), 1, "the tight bound fails some seeds");
+    let whole_rows = sweep_rows(&dir.join("whole/sweep.csv"));
+    shard_rows.sort();
+    assert_eq!(shard_rows, whole_rows, "per-seed verdicts and fingerprints");
+    let failing: Vec<u64> = whole_rows
+        .iter()
+        .filter(|row| row.1 == "fail")
+        .map(|row| row.0)
+        .collect();
+    assert!(failing.len() > 1 && failing.len() < 40, "{failing:?}");
+    for file in ["sweep.csv", "sweep.md"] {
+        assert_same_file(&dir.join("whole").join(file), &dir.join("merged").join(file));
+    }
+    assert_eq!(table_lines(&merged), table_lines(&whole));
+    // Failing seeds' report folders are copied into the merged folder, where sweep.md's
+    // readers look for them; passing seeds have none, as in the unsharded sweep.
+    for (seed, verdict, fingerprint) in &whole_rows {
+        let folder = dir.join(format!("merged/seed-{seed}"));
+        assert_eq!(folder.is_dir(), verdict == "fail", "seed {seed}");
+        if verdict == "fail" {
+            let summary: serde_json::Value =
+                serde_json::from_str(&read(&folder.join("summary.json"))).expect("JSON");
+            assert_eq!(summary["fingerprint"], fingerprint.as_str(), "seed {seed}");
+            assert!(folder.join("summary.md").is_file() && folder.join("jobs.csv").is_file());
+        }
+    }
+}
+
+#[test]
+fn compare_shards_over_policy_and_seed_cells_merge_into_the_unsharded_comparison() {
+    let dir = scratch("compare");
+    let compare = ["compare", "burst.toml", "--policies", "upstream,safe", "--seeds", "12"];
+    let whole = elasticsim(&dir, &[&compare[..], &["--threads", "2", "--out", "whole"]].concat());
+    // 24 cells over 5 shards: shards hold 5 or 4 cells, each spanning both policies.
+    for index in 0..5 {
+        let shard = format!("{index}/5");
+        let arguments = ["--shard", &shard, "--threads", "1", "--out", "shards"];
+        let output = elasticsim(&dir, &[&compare[..], &arguments].concat());
+        assert!(matches!(code(&output), 0 | 1), "{}", stderr(&output));
+    }
+    let first = shard_json(&dir.join("shards/shard-0-of-5"));
+    let positions: Vec<u64> = first["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| row["position"].as_u64().expect("a position"))
+        .collect();
+    assert_eq!(positions, [0, 5, 10, 15, 20]);
+    assert_eq!(first["cells"][15]["case"], "safe", "cells run policy by policy");
+    assert_eq!(first["cells"][15]["seed"], 4);
+    let merged = elasticsim(&dir, &["merge", "shards", "--out", "merged"]);
+    assert_eq!(code(&merged), code(&whole), "{}", stderr(&merged));
+    for file in ["compare.csv", "compare.md", "compare.svg"] {
+        assert_same_file(&dir.join("whole").join(file), &dir.join("merged").join(file));
+    }
+    assert_eq!(table_lines(&merged), table_lines(&whole));
+}
+
+/// A tiny nightly scenario: three jobs on one node; `max_job_wait` makes it fail.
+fn nightly_scenario(name: &str, max_job_wait: &str) -> String {
+    format!(
+        r#"name = "{name}"
+seed = 1
+duration = "2m"
+settle = "15m"
+[cluster]
+nodes = 1
+pods_per_node = 10
+[plugin]
+policy = "upstream"
+[[profiles]]
+name = "small"
+image = "gocd/gocd-agent:v25.1.0"
+cpu = "500m"
+memory = "1Gi"
+[[jobs]]
+kind = "burst"
+at = "10s"
+count = 3
+spread = "5s"
+profile = "small"
+runtime = {{ min = "10s", max = "30s" }}
+[invariants]
+max_job_wait = "{max_job_wait}"
+"#
+    )
+}
+
+/// A nightly folder: `calm` under two policies, `strict` failing every seed, a regression
+/// entry, and `nightly.toml` with tolerances.
+fn nightly_folder(dir: &Path) {
+    let scenarios = dir.join("scenarios");
+    fs::create_dir_all(scenarios.join("regressions")).expect("writable");
+    let nightly_toml = "seeds = 4\nbaseline_seeds = 4\n[scenarios.calm]\n\
+                        policies = [\"upstream\", \"safe\"]\n[metrics]\n\
+                        wait_s_p95 = { worse = \"higher\", tolerance = 0.10 }\n\
+                        pods_created = { worse = \"higher\", tolerance = 0.0 }\n";
+    fs::write(scenarios.join("nightly.toml"), nightly_toml).expect("writable");
+    fs::write(scenarios.join("calm.toml"), nightly_scenario("calm", "5m")).expect("writable");
+    fs::write(scenarios.join("strict.toml"), nightly_scenario("strict", "1s")).expect("writable");
+    let entry = "[[regression]]\nscenario = \"strict\"\nseed = 2\nverdict = \"fail\"\n";
+    fs::write(scenarios.join("regressions/regressions.toml"), entry).expect("writable");
+}
+
+/// Blank out what measures the machine rather than the runs: JUnit `time="…"` attributes
+/// and the nightly headline's "… of run time".
+fn without_wall_clock(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut line = line.to_owned();
+        for (open, close) in [(" time=\"", "\""), (" runs, ", " of run time")] {
+            let mut from = 0;
+            while let Some(start) = line[from..].find(open).map(|at| from + at + open.len()) {
+                let end = start + line[start..].find(close).expect("the field is closed");
+                line.replace_range(start..end, "*");
+                from = start + 1;
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn nightly(dir: &Path, extra: &[&str]) -> Output {
+    let arguments = ["nightly", "--scenarios", "scenarios", "--baselines", "baselines"];
+    elasticsim(dir, &[&arguments[..], extra].concat())
+}
+
+#[test]
+fn nightly_shards_merge_into_the_unsharded_junit_tables_and_index() {
+    let dir = scratch("nightly");
+    nightly_folder(&dir);
+    let made = nightly(&dir, &["--update-baseline", "--out", "baseline-run"]);
+    assert_eq!(code(&made), 1, "strict fails: {}", stderr(&made));
+    // Claim calm/safe once needed fewer pods than it can: both runs must find the regression.
+    let baseline_path = dir.join("baselines/calm.json");
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&read(&baseline_path)).expect("the baseline was written");
+    baseline["policies"]["safe"]["pods_created"] = serde_json::json!(0.5);
+    fs::write(&baseline_path, baseline.to_string()).expect("writable");
+    let whole = nightly(&dir, &["--threads", "2", "--out", "whole"]);
+    assert_eq!(code(&whole), 1, "{}", stderr(&whole));
+    for index in 0..3 {
+        let shard = format!("{index}/3");
+        let output = nightly(&dir, &["--shard", &shard, "--threads", "1", "--out", "shards"]);
+        assert!(matches!(code(&output), 0 | 1), "{}", stderr(&output));
+        let page = read(&dir.join(format!("shards/shard-{index}-of-3/nightly.md")));
+        assert!(page.contains("baselines are compared when the shards are merged"), "{page}");
+    }
+    let merged = elasticsim(&dir, &["merge", "shards", "--out", "merged"]);
+    assert_eq!(code(&merged), 1, "{}{}", stdout(&merged), stderr(&merged));
+    assert!(stdout(&merged).contains("metric pods_created"), "{}", stdout(&merged));
+    for file in ["junit.xml", "nightly.md", "index.html"] {
+        let (whole_text, merged_text) = (
+            read(&dir.join("whole").join(file)),
+            read(&dir.join("merged").join(file)),
+        );
+        assert_eq!(without_wall_clock(&merged_text), without_wall_clock(&whole_text), "{file}");
+    }
+    let junit = read(&dir.join("merged/junit.xml"));
+    let document = roxmltree::Document::parse(&junit).expect("junit.xml is XML");
+    let failures = document.descendants().filter(|n| n.has_tag_name("failure")).count();
+    assert_eq!(failures, 2, "strict's violations and calm/safe's regression: {junit}");
+    for chart in ["calm/compare.svg", "strict/compare.svg"] {
+        assert_same_file(&dir.join("whole").join(chart), &dir.join("merged").join(chart));
+    }
+    for seed in 1..=4 {
+        let report = format!("strict/upstream/seed-{seed}/summary.md");
+        assert!(dir.join("merged").join(&report).is_file(), "{report} was not copied");
+    }
+    let refused = nightly(&dir, &["--update-baseline", "--shard", "0/3"]);
+    assert_eq!(code(&refused), 2);
+    assert!(stderr(&refused).contains("without --shard"), "{}", stderr(&refused));
+}
+
+#[test]
+fn auto_shard_takes_k_from_job_completion_index() {
+    let dir = scratch("auto");
+    let arguments = ["sim", "burst.toml", "--seeds", "8", "--shard", "auto/4", "--out", "auto"];
+    let output = elasticsim_with_index(&dir, &arguments, Some("2"));
+    assert!(matches!(code(&output), 0 | 1), "{}", stderr(&output));
+    let folder = dir.join("auto/shard-2-of-4");
+    assert_eq!(shard_json(&folder)["shard"], serde_json::json!({"index": 2, "count": 4}));
+    let seeds: Vec<u64> = sweep_rows(&folder.join("sweep.csv")).iter().map(|r| r.0).collect();
+    assert_eq!(seeds, [3, 7]);
+}
+
+#[test]
+fn bad_shard_values_exit_2_with_a_message_naming_the_problem() {
+    let dir = scratch("bad");
+    let cases: [(&str, Option<&str>, &str); 8] = [
+        ("auto/4", None, "JOB_COMPLETION_INDEX is not set"),
+        ("auto/4", Some("4"), "not below N = 4"),
+        ("auto/4", Some("x"), "JOB_COMPLETION_INDEX=\"x\" is not a whole number"),
+        ("4/4", None, "not below N = 4"),
+        ("0/0", None, "N must be at least 1"),
+        ("two/4", None, "expected K/N"),
+        ("1-4", None, "expected K/N"),
+        ("1/four", None, "N is not a whole number"),
+    ];
+    for (shard, index, message) in cases {
+        let arguments = ["sim", "burst.toml", "--seeds", "8", "--shard", shard, "--out", "bad"];
+        let output = elasticsim_with_index(&dir, &arguments, index);
+        assert_eq!(code(&output), 2, "--shard {shard} with index {index:?}");
+        let printed = stderr(&output);
+        assert!(printed.contains("--shard") && printed.contains(message), "{printed}");
+    }
+    assert!(!dir.join("bad").exists(), "a refused run writes nothing");
+    let compare = ["compare", "burst.toml", "--seeds", "2", "--shard", "auto/2"];
+    let nightly = ["nightly", "--seeds", "1", "--shard", "2/2", "--out", "bad"];
+    for arguments in [&compare[..], &nightly[..]] {
+        let output = elasticsim(&dir, arguments);
+        assert_eq!(code(&output), 2, "{arguments:?}");
+        assert!(stderr(&output).contains("--shard"), "{}", stderr(&output));
+    }
+    let single = elasticsim(&dir, &["sim", "burst.toml", "--shard", "0/2"]);
+    assert_eq!(code(&single), 2, "--shard needs --seeds: {}", stderr(&single));
+}
+
+#[test]
+fn merging_a_missing_repeated_or_foreign_shard_fails_naming_shards_seeds_and_folders() {
+    let dir = scratch("merge-errors");
+    for index in 0..3 {
+        let shard = format!("{index}/3");
+        let arguments = ["sim", "burst.toml", "--seeds", "9", "--shard", &shard, "--out", "s"];
+        assert!(matches!(code(&elasticsim(&dir, &arguments)), 0 | 1));
+    }
+    let missing = elasticsim(&dir, &["merge", "s/shard-0-of-3", "s/shard-2-of-3", "--out", "m"]);
+    assert_eq!(code(&missing), 2);
+    let printed = stderr(&missing);
+    assert!(printed.contains("s/shard-0-of-3, s/shard-2-of-3 (N = 3)"), "{printed}");
+    assert!(printed.contains("shard 1/3 is missing"), "{printed}");
+    assert!(
+        printed.contains("3 seeds of shard 1/3 are missing: burst / upstream seeds 2, 5, 8"),
+        "{printed}"
+    );
+    fs::create_dir_all(dir.join("copy")).expect("writable");
+    fs::copy(
+        dir.join("s/shard-0-of-3/shard.json"),
+        dir.join("copy/shard.json"),
+    )
+    .expect("copyable");
+    let repeated = elasticsim(&dir, &["merge", "s", "copy", "--out", "m"]);
+    assert_eq!(code(&repeated), 2);
+    let printed = stderr(&repeated);
+    assert!(printed.contains("shard 0/3 appears in 2 folders: s/shard-0-of-3, copy"), "{printed}");
+    assert!(
+        printed.contains("3 seeds are in more than one folder (s/shard-0-of-3, copy): \
+                          burst / upstream seeds 1, 4, 7"),
+        "{printed}"
+    );
+    let other = ["sim", "burst.toml", "--seeds", "6", "--shard", "1/3", "--out", "other"];
+    assert!(matches!(code(&elasticsim(&dir, &other)), 0 | 1));
+    let arguments = ["merge", "s/shard-0-of-3", "other/shard-1-of-3", "s/shard-2-of-3"];
+    let foreign = elasticsim(&dir, &[&arguments[..], &["--out", "m"]].concat());
+    assert_eq!(code(&foreign), 2);
+    let printed = stderr(&foreign);
+    assert!(
+        printed.contains("s/shard-0-of-3 and other/shard-1-of-3 are not shards of the same run"),
+        "{printed}"
+    );
+    let nowhere = elasticsim(&dir, &["merge", "s", "nowhere", "--out", "m"]);
+    assert_eq!(code(&nowhere), 2);
+    assert!(stderr(&nowhere).contains("nowhere: cannot read the folder"), "{}", stderr(&nowhere));
+    fs::create_dir_all(dir.join("empty/inner")).expect("writable");
+    let empty = elasticsim(&dir, &["merge", "empty", "--out", "m"]);
+    assert_eq!(code(&empty), 2);
+    assert!(stderr(&empty).contains("empty: no shard.json"), "{}", stderr(&empty));
+    assert!(!dir.join("m").exists(), "a refused merge writes nothing");
+}
+
+/// The root of the repository.
+fn repository(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+/// The lines of the fenced code blocks of `deploy/README.md` (the README's "Scale-out"
+/// section), with continuation lines joined.
+fn documented_commands() -> Vec<String> {
+    let text = read(&repository("deploy/README.md"));
+    assert!(text.starts_with("## Scale-out\n"), "the section keeps its title");
+    let mut commands = Vec::new();
+    let mut inside = false;
+    let mut pending = String::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            inside = !inside;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let code = line.split(" #").next().unwrap_or_default().trim();
+        pending.push_str(code.trim_end_matches('\\'));
+        if !code.ends_with('\\') {
+            commands.push(std::mem::take(&mut pending));
+        }
+    }
+    commands
+}
+
+/// The documented command that starts with `prefix`, as words.
+fn documented(prefix: &str) -> Vec<String> {
+    let commands = documented_commands();
+    let command = commands
+        .iter()
+        .find(|command| command.starts_with(prefix))
+        .unwrap_or_else(|| panic!("deploy/README.md documents no `{prefix}…`: {commands:?}"));
+    command.split_whitespace().map(str::to_owned).collect()
+}
+
+/// The value after `flag` in a command.
+fn flag_value<'a>(words: &'a [String], flag: &str) -> &'a str {
+    let at = words.iter().position(|word| word == flag).expect("the flag is given");
+    &words[at + 1]
+}
+
+#[cfg(feature = "live")]
+mod kubernetes {
+    use super::*;
+    use k8s_openapi::api::batch::v1::Job;
+    use k8s_openapi::api::core::v1::{Container, PersistentVolumeClaim};
+
+    fn manifest<T: serde::de::DeserializeOwned>(name: &str) -> T {
+        let text = read(&repository(&format!("deploy/k8s/{name}")));
+        serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn container(job: &Job) -> &Container {
+        let pod = job.spec.as_ref().and_then(|spec| spec.template.spec.as_ref());
+        let containers = &pod.expect("the Job has a pod template").containers;
+        assert_eq!(containers.len(), 1);
+        &containers[0]
+    }
+
+    /// The container's command and arguments as one word list.
+    fn command_line(container: &Container) -> Vec<String> {
+        let command = container.command.clone().unwrap_or_default();
+        command
+            .into_iter()
+            .chain(container.args.clone().unwrap_or_default())
+            .collect()
+    }
+
+    /// The claim the Job mounts at `path`.
+    fn claim_at(job: &Job, path: &str) -> String {
+        let pod = job.spec.as_ref().and_then(|spec| spec.template.spec.as_ref());
+        let pod = pod.expect("a pod template");
+        let mount = container(job)
+            .volume_mounts
+            .iter()
+            .flatten()
+            .find(|mount| mount.mount_path == path)
+            .unwrap_or_else(|| panic!("nothing is mounted at {path}"));
+        let volume = pod
+            .volumes
+            .iter()
+            .flatten()
+            .find(|volume| volume.name == mount.name)
+            .expect("the mounted volume is declared");
+        let claim = volume.persistent_volume_claim.as_ref().expect("a claim");
+        claim.claim_name.clone()
+    }
+
+    #[test]
+    fn the_nightly_job_is_indexed_with_one_pod_per_shard_running_the_documented_command() {
+        let job: Job = manifest("nightly-job.yaml");
+        let spec = job.spec.as_ref().expect("a Job spec");
+        assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
+        let completions = spec.completions.expect("completions are set");
+        assert_eq!(spec.parallelism, Some(completions), "one pod per shard at once");
+        assert_eq!(spec.backoff_limit_per_index, Some(0), "a verdict is not retried");
+        let container = container(&job);
+        let command = command_line(container);
+        assert_eq!(command, documented("elasticsim nightly"));
+        assert_eq!(flag_value(&command, "--shard"), format!("auto/{completions}"));
+        let out = flag_value(&command, "--out");
+        assert!(out.starts_with("/results/"), "{out} is on the results volume");
+        let claim = claim_at(&job, "/results");
+        let pvc: PersistentVolumeClaim = manifest("results-pvc.yaml");
+        assert_eq!(pvc.metadata.name.as_deref(), Some(claim.as_str()));
+        let modes = pvc.spec.and_then(|spec| spec.access_modes).unwrap_or_default();
+        assert_eq!(modes, ["ReadWriteMany"], "pods on several nodes write to it");
+        let merge: Job = manifest("merge-job.yaml");
+        let merge_command = command_line(super::kubernetes::container(&merge));
+        assert_eq!(merge_command, documented("elasticsim merge"));
+        assert_eq!(merge_command[2], out, "the merge reads the folder the shards write");
+        assert_eq!(claim_at(&merge, "/results"), claim);
+        let build = documented("docker build");
+        let tag = flag_value(&build, "-t");
+        for job in [&job, &merge] {
+            assert_eq!(super::kubernetes::container(job).image.as_deref(), Some(tag));
+            assert_eq!(
+                super::kubernetes::container(job).working_dir.as_deref(),
+                Some(dockerfile_workdir().as_str())
+            );
+        }
+    }
+}
+
+/// Dockerfile instructions, continuation lines joined, comments dropped.
+fn dockerfile() -> Vec<(String, String)> {
+    let text = read(&repository("Dockerfile"));
+    let mut instructions = Vec::new();
+    let mut pending = String::new();
+    for line in text.lines().filter(|line| !line.trim_start().starts_with('#')) {
+        pending.push_str(line.trim().trim_end_matches('\\'));
+        pending.push(' ');
+        if !line.trim_end().ends_with('\\') {
+            let joined = std::mem::take(&mut pending);
+            if let Some((keyword, rest)) = joined.trim().split_once(' ') {
+                instructions.push((keyword.to_owned(), rest.trim().to_owned()));
+            }
+        }
+    }
+    instructions
+}
+
+/// The working directory of the image's last stage.
+fn dockerfile_workdir() -> String {
+    let instructions = dockerfile();
+    let last = instructions.iter().rposition(|(keyword, _)| keyword == "FROM");
+    let last_stage = &instructions[last.expect("a FROM")..];
+    let workdir = last_stage.iter().rev().find(|(keyword, _)| keyword == "WORKDIR");
+    workdir.expect("the image sets its working directory").1.clone()
+}
+
+#[test]
+fn the_dockerfile_builds_the_binary_locked_and_puts_it_on_the_path_with_scenarios() {
+    let instructions = dockerfile();
+    let with = |keyword: &str| -> Vec<&str> {
+        let matching = instructions.iter().filter(|(k, _)| k == keyword);
+        matching.map(|(_, rest)| rest.as_str()).collect()
+    };
+    let build_stage = with("FROM")[0];
+    let rust_version = build_stage
+        .strip_prefix("rust:")
+        .and_then(|rest| rest.split('-').next())
+        .expect("the build stage is an official rust image");
+    let manifest = read(&repository("Cargo.toml"));
+    let minimum = manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("rust-version = "))
+        .expect("Cargo.toml states its minimum Rust")
+        .trim_matches('"');
+    let number = |version: &str| -> Vec<u64> {
+        version.split('.').map(|part| part.parse().expect("a version number")).collect()
+    };
+    assert!(number(rust_version) >= number(minimum), "{rust_version} < {minimum}");
+    assert!(
+        with("RUN")
+            .iter()
+            .any(|run| run.contains("cargo build --release --locked --bin elasticsim")),
+        "{instructions:?}"
+    );
+    let build_workdir = with("WORKDIR")[0];
+    let binary = format!("--from=build {build_workdir}/target/release/elasticsim");
+    let copy = with("COPY")
+        .into_iter()
+        .find(|copy| copy.starts_with(&binary))
+        .unwrap_or_else(|| panic!("no `COPY {binary} …` in {instructions:?}"));
+    assert!(copy.ends_with(" /usr/local/bin/elasticsim"), "{copy}: `elasticsim` is on PATH");
+    assert_eq!(with("ENTRYPOINT"), ["[\"/usr/local/bin/elasticsim\"]"]);
+    // `nightly`'s defaults (`scenarios`, `reports/baselines`) resolve in the working directory.
+    let workdir = dockerfile_workdir();
+    for folder in ["scenarios", "reports/baselines"] {
+        let copied = format!("{folder}/ {workdir}/{folder}/");
+        assert!(with("COPY").contains(&copied.as_str()), "no `COPY {copied}`");
+        assert!(repository(folder).is_dir());
+    }
+    let ignored = read(&repository(".dockerignore"));
+    let ignored: Vec<&str> = ignored.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(ignored.contains(&"target") && ignored.contains(&"!reports/baselines"));
+    for needed in ["src", "scenarios", "Cargo.toml", "Cargo.lock", "xtask", "bench"] {
+        assert!(!ignored.contains(&needed), "{needed} must reach the build");
+    }
+}
+
+#[test]
+fn the_matrix_workflow_runs_every_shard_once_then_merges_them() {
+    let text = read(&repository(".github/workflows/nightly-matrix.yml"));
+    let workflow: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).expect("YAML");
+    let shard_job = &workflow["jobs"]["shard"];
+    let indices: Vec<u64> = shard_job["strategy"]["matrix"]["shard"]
+        .as_sequence()
+        .expect("a shard matrix")
+        .iter()
+        .map(|index| index.as_u64().expect("a shard index"))
+        .collect();
+    let count = indices.len() as u64;
+    assert_eq!(indices, (0..count).collect::<Vec<_>>(), "K = 0 … N-1, each once");
+    assert_eq!(shard_job["strategy"]["fail-fast"], false, "a failing shard cancels none");
+    let steps = |job: &serde_yaml_ng::Value| -> Vec<serde_yaml_ng::Value> {
+        job["steps"].as_sequence().expect("steps").clone()
+    };
+    let runs = |job: &serde_yaml_ng::Value| -> Vec<String> {
+        let steps = steps(job);
+        steps.iter().filter_map(|s| s["run"].as_str().map(str::to_owned)).collect()
+    };
+    let shard_flag = format!("--shard ${{{{ matrix.shard }}}}/{count}");
+    let nightly = runs(shard_job)
+        .into_iter()
+        .find(|run| run.starts_with("cargo xtask nightly"))
+        .expect("each shard job runs the nightly");
+    assert!(nightly.contains(&shard_flag), "{nightly} must use {shard_flag}");
+    let upload = steps(shard_job)
+        .into_iter()
+        .find(|step| step["uses"].as_str().is_some_and(|u| u.starts_with("actions/upload")))
+        .expect("each shard uploads its folder");
+    let artifact = format!("shard-${{{{ matrix.shard }}}}-of-{count}");
+    assert_eq!(upload["with"]["name"].as_str(), Some(artifact.as_str()));
+    assert!(upload["with"]["path"].as_str().is_some_and(|p| p.ends_with(&artifact)));
+    let merge_job = &workflow["jobs"]["merge"];
+    assert_eq!(merge_job["needs"].as_str(), Some("shard"));
+    assert_eq!(merge_job["if"].as_str(), Some("always()"), "merge after failing shards too");
+    let download = steps(merge_job)
+        .into_iter()
+        .find(|step| step["uses"].as_str().is_some_and(|u| u.starts_with("actions/download")))
+        .expect("the merge job downloads the shards");
+    assert_eq!(download["with"]["pattern"].as_str(), Some("shard-*-of-*"));
+    let folder = download["with"]["path"].as_str().expect("a download folder");
+    let merge = runs(merge_job)
+        .into_iter()
+        .find(|run| run.starts_with("cargo xtask merge"))
+        .expect("the merge job runs cargo xtask merge");
+    assert!(merge.starts_with(&format!("cargo xtask merge {folder} ")), "{merge}");
+    let junit = steps(merge_job)
+        .iter()
+        .find_map(|step| step["with"]["files"].as_str().map(str::to_owned))
+        .expect("the merged JUnit is published");
+    let out: Vec<String> = merge.split_whitespace().map(str::to_owned).collect();
+    assert_eq!(junit, format!("{}/junit.xml", flag_value(&out, "--out")));
+}
