@@ -5,6 +5,9 @@
 //! is wrong. And the deployment files agree with each other and with the documented commands:
 //! the Kubernetes Indexed Job, the Dockerfile and the matrix workflow.
 
+#[path = "scaleout/deploy.rs"]
+mod deploy;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -14,7 +17,10 @@ use std::process::{Command, Output};
 fn tight_burst() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/burst.toml");
     let text = fs::read_to_string(path).expect("the shipped burst scenario exists");
-    assert!(text.contains("max_job_wait = \"8m\""), "burst.toml changed its bound");
+    assert!(
+        text.contains("max_job_wait = \"8m\""),
+        "burst.toml changed its bound"
+    );
     text.replace("max_job_wait = \"8m\"", "max_job_wait = \"6m15s\"")
 }
 
@@ -107,7 +113,10 @@ fn shard_json(folder: &Path) -> serde_json::Value {
 fn four_shards_of_a_40_seed_sweep_merge_into_the_unsharded_sweep() {
     let dir = scratch("sweep");
     let sweep = ["sim", "burst.toml", "--seeds", "40"];
-    let whole = elasticsim(&dir, &[&sweep[..], &["--threads", "2", "--out", "whole"]].concat());
+    let whole = elasticsim(
+        &dir,
+        &[&sweep[..], &["--threads", "2", "--out", "whole"]].concat(),
+    );
     let mut shard_rows = Vec::new();
     for index in 0..4u64 {
         // Shards on different thread counts: the rule and the runs must not care.
@@ -120,7 +129,10 @@ fn four_shards_of_a_40_seed_sweep_merge_into_the_unsharded_sweep() {
         let rows = sweep_rows(&folder.join("sweep.csv"));
         let seeds: Vec<u64> = rows.iter().map(|row| row.0).collect();
         let expected: Vec<u64> = (1..=40).filter(|seed| (seed - 1) % 4 == index).collect();
-        assert_eq!(seeds, expected, "shard {index} runs cells i with i mod 4 = {index}");
+        assert_eq!(
+            seeds, expected,
+            "shard {index} runs cells i with i mod 4 = {index}"
+        );
         assert_eq!(shard_json(&folder)["shard"]["index"], index);
         shard_rows.extend(rows);
     }
@@ -137,7 +149,10 @@ fn four_shards_of_a_40_seed_sweep_merge_into_the_unsharded_sweep() {
         .collect();
     assert!(failing.len() > 1 && failing.len() < 40, "{failing:?}");
     for file in ["sweep.csv", "sweep.md"] {
-        assert_same_file(&dir.join("whole").join(file), &dir.join("merged").join(file));
+        assert_same_file(
+            &dir.join("whole").join(file),
+            &dir.join("merged").join(file),
+        );
     }
     assert_eq!(table_lines(&merged), table_lines(&whole));
     // Failing seeds' report folders are copied into the merged folder, where sweep.md's
@@ -157,8 +172,18 @@ fn four_shards_of_a_40_seed_sweep_merge_into_the_unsharded_sweep() {
 #[test]
 fn compare_shards_over_policy_and_seed_cells_merge_into_the_unsharded_comparison() {
     let dir = scratch("compare");
-    let compare = ["compare", "burst.toml", "--policies", "upstream,safe", "--seeds", "12"];
-    let whole = elasticsim(&dir, &[&compare[..], &["--threads", "2", "--out", "whole"]].concat());
+    let compare = [
+        "compare",
+        "burst.toml",
+        "--policies",
+        "upstream,safe",
+        "--seeds",
+        "12",
+    ];
+    let whole = elasticsim(
+        &dir,
+        &[&compare[..], &["--threads", "2", "--out", "whole"]].concat(),
+    );
     // 24 cells over 5 shards: shards hold 5 or 4 cells, each spanning both policies.
     for index in 0..5 {
         let shard = format!("{index}/5");
@@ -174,12 +199,18 @@ fn compare_shards_over_policy_and_seed_cells_merge_into_the_unsharded_comparison
         .map(|row| row["position"].as_u64().expect("a position"))
         .collect();
     assert_eq!(positions, [0, 5, 10, 15, 20]);
-    assert_eq!(first["cells"][15]["case"], "safe", "cells run policy by policy");
+    assert_eq!(
+        first["cells"][15]["case"], "safe",
+        "cells run policy by policy"
+    );
     assert_eq!(first["cells"][15]["seed"], 4);
     let merged = elasticsim(&dir, &["merge", "shards", "--out", "merged"]);
     assert_eq!(code(&merged), code(&whole), "{}", stderr(&merged));
     for file in ["compare.csv", "compare.md", "compare.svg"] {
-        assert_same_file(&dir.join("whole").join(file), &dir.join("merged").join(file));
+        assert_same_file(
+            &dir.join("whole").join(file),
+            &dir.join("merged").join(file),
+        );
     }
     assert_eq!(table_lines(&merged), table_lines(&whole));
 }
@@ -225,7 +256,11 @@ fn nightly_folder(dir: &Path) {
                         pods_created = { worse = \"higher\", tolerance = 0.0 }\n";
     fs::write(scenarios.join("nightly.toml"), nightly_toml).expect("writable");
     fs::write(scenarios.join("calm.toml"), nightly_scenario("calm", "5m")).expect("writable");
-    fs::write(scenarios.join("strict.toml"), nightly_scenario("strict", "1s")).expect("writable");
+    fs::write(
+        scenarios.join("strict.toml"),
+        nightly_scenario("strict", "1s"),
+    )
+    .expect("writable");
     let entry = "[[regression]]\nscenario = \"strict\"\nseed = 2\nverdict = \"fail\"\n";
     fs::write(scenarios.join("regressions/regressions.toml"), entry).expect("writable");
 }
@@ -251,7 +286,13 @@ fn without_wall_clock(text: &str) -> String {
 }
 
 fn nightly(dir: &Path, extra: &[&str]) -> Output {
-    let arguments = ["nightly", "--scenarios", "scenarios", "--baselines", "baselines"];
+    let arguments = [
+        "nightly",
+        "--scenarios",
+        "scenarios",
+        "--baselines",
+        "baselines",
+    ];
     elasticsim(dir, &[&arguments[..], extra].concat())
 }
 
@@ -271,46 +312,91 @@ fn nightly_shards_merge_into_the_unsharded_junit_tables_and_index() {
     assert_eq!(code(&whole), 1, "{}", stderr(&whole));
     for index in 0..3 {
         let shard = format!("{index}/3");
-        let output = nightly(&dir, &["--shard", &shard, "--threads", "1", "--out", "shards"]);
+        let output = nightly(
+            &dir,
+            &["--shard", &shard, "--threads", "1", "--out", "shards"],
+        );
         assert!(matches!(code(&output), 0 | 1), "{}", stderr(&output));
         let page = read(&dir.join(format!("shards/shard-{index}-of-3/nightly.md")));
-        assert!(page.contains("baselines are compared when the shards are merged"), "{page}");
+        assert!(
+            page.contains("baselines are compared when the shards are merged"),
+            "{page}"
+        );
     }
     let merged = elasticsim(&dir, &["merge", "shards", "--out", "merged"]);
     assert_eq!(code(&merged), 1, "{}{}", stdout(&merged), stderr(&merged));
-    assert!(stdout(&merged).contains("metric pods_created"), "{}", stdout(&merged));
+    assert!(
+        stdout(&merged).contains("metric pods_created"),
+        "{}",
+        stdout(&merged)
+    );
     for file in ["junit.xml", "nightly.md", "index.html"] {
         let (whole_text, merged_text) = (
             read(&dir.join("whole").join(file)),
             read(&dir.join("merged").join(file)),
         );
-        assert_eq!(without_wall_clock(&merged_text), without_wall_clock(&whole_text), "{file}");
+        assert_eq!(
+            without_wall_clock(&merged_text),
+            without_wall_clock(&whole_text),
+            "{file}"
+        );
     }
     let junit = read(&dir.join("merged/junit.xml"));
     let document = roxmltree::Document::parse(&junit).expect("junit.xml is XML");
-    let failures = document.descendants().filter(|n| n.has_tag_name("failure")).count();
-    assert_eq!(failures, 2, "strict's violations and calm/safe's regression: {junit}");
+    let failures = document
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .count();
+    assert_eq!(
+        failures, 2,
+        "strict's violations and calm/safe's regression: {junit}"
+    );
     for chart in ["calm/compare.svg", "strict/compare.svg"] {
-        assert_same_file(&dir.join("whole").join(chart), &dir.join("merged").join(chart));
+        assert_same_file(
+            &dir.join("whole").join(chart),
+            &dir.join("merged").join(chart),
+        );
     }
     for seed in 1..=4 {
         let report = format!("strict/upstream/seed-{seed}/summary.md");
-        assert!(dir.join("merged").join(&report).is_file(), "{report} was not copied");
+        assert!(
+            dir.join("merged").join(&report).is_file(),
+            "{report} was not copied"
+        );
     }
     let refused = nightly(&dir, &["--update-baseline", "--shard", "0/3"]);
     assert_eq!(code(&refused), 2);
-    assert!(stderr(&refused).contains("without --shard"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("without --shard"),
+        "{}",
+        stderr(&refused)
+    );
 }
 
 #[test]
 fn auto_shard_takes_k_from_job_completion_index() {
     let dir = scratch("auto");
-    let arguments = ["sim", "burst.toml", "--seeds", "8", "--shard", "auto/4", "--out", "auto"];
+    let arguments = [
+        "sim",
+        "burst.toml",
+        "--seeds",
+        "8",
+        "--shard",
+        "auto/4",
+        "--out",
+        "auto",
+    ];
     let output = elasticsim_with_index(&dir, &arguments, Some("2"));
     assert!(matches!(code(&output), 0 | 1), "{}", stderr(&output));
     let folder = dir.join("auto/shard-2-of-4");
-    assert_eq!(shard_json(&folder)["shard"], serde_json::json!({"index": 2, "count": 4}));
-    let seeds: Vec<u64> = sweep_rows(&folder.join("sweep.csv")).iter().map(|r| r.0).collect();
+    assert_eq!(
+        shard_json(&folder)["shard"],
+        serde_json::json!({"index": 2, "count": 4})
+    );
+    let seeds: Vec<u64> = sweep_rows(&folder.join("sweep.csv"))
+        .iter()
+        .map(|r| r.0)
+        .collect();
     assert_eq!(seeds, [3, 7]);
 }
 
@@ -320,7 +406,11 @@ fn bad_shard_values_exit_2_with_a_message_naming_the_problem() {
     let cases: [(&str, Option<&str>, &str); 8] = [
         ("auto/4", None, "JOB_COMPLETION_INDEX is not set"),
         ("auto/4", Some("4"), "not below N = 4"),
-        ("auto/4", Some("x"), "JOB_COMPLETION_INDEX=\"x\" is not a whole number"),
+        (
+            "auto/4",
+            Some("x"),
+            "JOB_COMPLETION_INDEX=\"x\" is not a whole number",
+        ),
         ("4/4", None, "not below N = 4"),
         ("0/0", None, "N must be at least 1"),
         ("two/4", None, "expected K/N"),
@@ -328,11 +418,23 @@ fn bad_shard_values_exit_2_with_a_message_naming_the_problem() {
         ("1/four", None, "N is not a whole number"),
     ];
     for (shard, index, message) in cases {
-        let arguments = ["sim", "burst.toml", "--seeds", "8", "--shard", shard, "--out", "bad"];
+        let arguments = [
+            "sim",
+            "burst.toml",
+            "--seeds",
+            "8",
+            "--shard",
+            shard,
+            "--out",
+            "bad",
+        ];
         let output = elasticsim_with_index(&dir, &arguments, index);
         assert_eq!(code(&output), 2, "--shard {shard} with index {index:?}");
         let printed = stderr(&output);
-        assert!(printed.contains("--shard") && printed.contains(message), "{printed}");
+        assert!(
+            printed.contains("--shard") && printed.contains(message),
+            "{printed}"
+        );
     }
     assert!(!dir.join("bad").exists(), "a refused run writes nothing");
     let compare = ["compare", "burst.toml", "--seeds", "2", "--shard", "auto/2"];
@@ -343,7 +445,12 @@ fn bad_shard_values_exit_2_with_a_message_naming_the_problem() {
         assert!(stderr(&output).contains("--shard"), "{}", stderr(&output));
     }
     let single = elasticsim(&dir, &["sim", "burst.toml", "--shard", "0/2"]);
-    assert_eq!(code(&single), 2, "--shard needs --seeds: {}", stderr(&single));
+    assert_eq!(
+        code(&single),
+        2,
+        "--shard needs --seeds: {}",
+        stderr(&single)
+    );
 }
 
 #[test]
@@ -351,13 +458,28 @@ fn merging_a_missing_repeated_or_foreign_shard_fails_naming_shards_seeds_and_fol
     let dir = scratch("merge-errors");
     for index in 0..3 {
         let shard = format!("{index}/3");
-        let arguments = ["sim", "burst.toml", "--seeds", "9", "--shard", &shard, "--out", "s"];
+        let arguments = [
+            "sim",
+            "burst.toml",
+            "--seeds",
+            "9",
+            "--shard",
+            &shard,
+            "--out",
+            "s",
+        ];
         assert!(matches!(code(&elasticsim(&dir, &arguments)), 0 | 1));
     }
-    let missing = elasticsim(&dir, &["merge", "s/shard-0-of-3", "s/shard-2-of-3", "--out", "m"]);
+    let missing = elasticsim(
+        &dir,
+        &["merge", "s/shard-0-of-3", "s/shard-2-of-3", "--out", "m"],
+    );
     assert_eq!(code(&missing), 2);
     let printed = stderr(&missing);
-    assert!(printed.contains("s/shard-0-of-3, s/shard-2-of-3 (N = 3)"), "{printed}");
+    assert!(
+        printed.contains("s/shard-0-of-3, s/shard-2-of-3 (N = 3)"),
+        "{printed}"
+    );
     assert!(printed.contains("shard 1/3 is missing"), "{printed}");
     assert!(
         printed.contains("3 seeds of shard 1/3 are missing: burst / upstream seeds 2, 5, 8"),
@@ -372,15 +494,34 @@ fn merging_a_missing_repeated_or_foreign_shard_fails_naming_shards_seeds_and_fol
     let repeated = elasticsim(&dir, &["merge", "s", "copy", "--out", "m"]);
     assert_eq!(code(&repeated), 2);
     let printed = stderr(&repeated);
-    assert!(printed.contains("shard 0/3 appears in 2 folders: s/shard-0-of-3, copy"), "{printed}");
     assert!(
-        printed.contains("3 seeds are in more than one folder (s/shard-0-of-3, copy): \
-                          burst / upstream seeds 1, 4, 7"),
+        printed.contains("shard 0/3 appears in 2 folders: s/shard-0-of-3, copy"),
         "{printed}"
     );
-    let other = ["sim", "burst.toml", "--seeds", "6", "--shard", "1/3", "--out", "other"];
+    assert!(
+        printed.contains(
+            "3 seeds are in more than one folder (s/shard-0-of-3, copy): \
+                          burst / upstream seeds 1, 4, 7"
+        ),
+        "{printed}"
+    );
+    let other = [
+        "sim",
+        "burst.toml",
+        "--seeds",
+        "6",
+        "--shard",
+        "1/3",
+        "--out",
+        "other",
+    ];
     assert!(matches!(code(&elasticsim(&dir, &other)), 0 | 1));
-    let arguments = ["merge", "s/shard-0-of-3", "other/shard-1-of-3", "s/shard-2-of-3"];
+    let arguments = [
+        "merge",
+        "s/shard-0-of-3",
+        "other/shard-1-of-3",
+        "s/shard-2-of-3",
+    ];
     let foreign = elasticsim(&dir, &[&arguments[..], &["--out", "m"]].concat());
     assert_eq!(code(&foreign), 2);
     let printed = stderr(&foreign);
@@ -390,273 +531,18 @@ fn merging_a_missing_repeated_or_foreign_shard_fails_naming_shards_seeds_and_fol
     );
     let nowhere = elasticsim(&dir, &["merge", "s", "nowhere", "--out", "m"]);
     assert_eq!(code(&nowhere), 2);
-    assert!(stderr(&nowhere).contains("nowhere: cannot read the folder"), "{}", stderr(&nowhere));
+    assert!(
+        stderr(&nowhere).contains("nowhere: cannot read the folder"),
+        "{}",
+        stderr(&nowhere)
+    );
     fs::create_dir_all(dir.join("empty/inner")).expect("writable");
     let empty = elasticsim(&dir, &["merge", "empty", "--out", "m"]);
     assert_eq!(code(&empty), 2);
-    assert!(stderr(&empty).contains("empty: no shard.json"), "{}", stderr(&empty));
-    assert!(!dir.join("m").exists(), "a refused merge writes nothing");
-}
-
-/// The root of the repository.
-fn repository(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
-}
-
-/// The lines of the fenced code blocks of `deploy/README.md` (the README's "Scale-out"
-/// section), with continuation lines joined.
-fn documented_commands() -> Vec<String> {
-    let text = read(&repository("deploy/README.md"));
-    assert!(text.starts_with("## Scale-out\n"), "the section keeps its title");
-    let mut commands = Vec::new();
-    let mut inside = false;
-    let mut pending = String::new();
-    for line in text.lines() {
-        if line.starts_with("```") {
-            inside = !inside;
-            continue;
-        }
-        if !inside {
-            continue;
-        }
-        let code = line.split(" #").next().unwrap_or_default().trim();
-        pending.push_str(code.trim_end_matches('\\'));
-        if !code.ends_with('\\') {
-            commands.push(std::mem::take(&mut pending));
-        }
-    }
-    commands
-}
-
-/// The documented command that starts with `prefix`, as words.
-fn documented(prefix: &str) -> Vec<String> {
-    let commands = documented_commands();
-    let command = commands
-        .iter()
-        .find(|command| command.starts_with(prefix))
-        .unwrap_or_else(|| panic!("deploy/README.md documents no `{prefix}…`: {commands:?}"));
-    command.split_whitespace().map(str::to_owned).collect()
-}
-
-/// The value after `flag` in a command.
-fn flag_value<'a>(words: &'a [String], flag: &str) -> &'a str {
-    let at = words.iter().position(|word| word == flag).expect("the flag is given");
-    &words[at + 1]
-}
-
-#[cfg(feature = "live")]
-mod kubernetes {
-    use super::*;
-    use k8s_openapi::api::batch::v1::Job;
-    use k8s_openapi::api::core::v1::{Container, PersistentVolumeClaim};
-
-    fn manifest<T: serde::de::DeserializeOwned>(name: &str) -> T {
-        let text = read(&repository(&format!("deploy/k8s/{name}")));
-        serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
-    }
-
-    fn container(job: &Job) -> &Container {
-        let pod = job.spec.as_ref().and_then(|spec| spec.template.spec.as_ref());
-        let containers = &pod.expect("the Job has a pod template").containers;
-        assert_eq!(containers.len(), 1);
-        &containers[0]
-    }
-
-    /// The container's command and arguments as one word list.
-    fn command_line(container: &Container) -> Vec<String> {
-        let command = container.command.clone().unwrap_or_default();
-        command
-            .into_iter()
-            .chain(container.args.clone().unwrap_or_default())
-            .collect()
-    }
-
-    /// The claim the Job mounts at `path`.
-    fn claim_at(job: &Job, path: &str) -> String {
-        let pod = job.spec.as_ref().and_then(|spec| spec.template.spec.as_ref());
-        let pod = pod.expect("a pod template");
-        let mount = container(job)
-            .volume_mounts
-            .iter()
-            .flatten()
-            .find(|mount| mount.mount_path == path)
-            .unwrap_or_else(|| panic!("nothing is mounted at {path}"));
-        let volume = pod
-            .volumes
-            .iter()
-            .flatten()
-            .find(|volume| volume.name == mount.name)
-            .expect("the mounted volume is declared");
-        let claim = volume.persistent_volume_claim.as_ref().expect("a claim");
-        claim.claim_name.clone()
-    }
-
-    #[test]
-    fn the_nightly_job_is_indexed_with_one_pod_per_shard_running_the_documented_command() {
-        let job: Job = manifest("nightly-job.yaml");
-        let spec = job.spec.as_ref().expect("a Job spec");
-        assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
-        let completions = spec.completions.expect("completions are set");
-        assert_eq!(spec.parallelism, Some(completions), "one pod per shard at once");
-        assert_eq!(spec.backoff_limit_per_index, Some(0), "a verdict is not retried");
-        let container = container(&job);
-        let command = command_line(container);
-        assert_eq!(command, documented("elasticsim nightly"));
-        assert_eq!(flag_value(&command, "--shard"), format!("auto/{completions}"));
-        let out = flag_value(&command, "--out");
-        assert!(out.starts_with("/results/"), "{out} is on the results volume");
-        let claim = claim_at(&job, "/results");
-        let pvc: PersistentVolumeClaim = manifest("results-pvc.yaml");
-        assert_eq!(pvc.metadata.name.as_deref(), Some(claim.as_str()));
-        let modes = pvc.spec.and_then(|spec| spec.access_modes).unwrap_or_default();
-        assert_eq!(modes, ["ReadWriteMany"], "pods on several nodes write to it");
-        let merge: Job = manifest("merge-job.yaml");
-        let merge_command = command_line(super::kubernetes::container(&merge));
-        assert_eq!(merge_command, documented("elasticsim merge"));
-        assert_eq!(merge_command[2], out, "the merge reads the folder the shards write");
-        assert_eq!(claim_at(&merge, "/results"), claim);
-        let build = documented("docker build");
-        let tag = flag_value(&build, "-t");
-        for job in [&job, &merge] {
-            assert_eq!(super::kubernetes::container(job).image.as_deref(), Some(tag));
-            assert_eq!(
-                super::kubernetes::container(job).working_dir.as_deref(),
-                Some(dockerfile_workdir().as_str())
-            );
-        }
-    }
-}
-
-/// Dockerfile instructions, continuation lines joined, comments dropped.
-fn dockerfile() -> Vec<(String, String)> {
-    let text = read(&repository("Dockerfile"));
-    let mut instructions = Vec::new();
-    let mut pending = String::new();
-    for line in text.lines().filter(|line| !line.trim_start().starts_with('#')) {
-        pending.push_str(line.trim().trim_end_matches('\\'));
-        pending.push(' ');
-        if !line.trim_end().ends_with('\\') {
-            let joined = std::mem::take(&mut pending);
-            if let Some((keyword, rest)) = joined.trim().split_once(' ') {
-                instructions.push((keyword.to_owned(), rest.trim().to_owned()));
-            }
-        }
-    }
-    instructions
-}
-
-/// The working directory of the image's last stage.
-fn dockerfile_workdir() -> String {
-    let instructions = dockerfile();
-    let last = instructions.iter().rposition(|(keyword, _)| keyword == "FROM");
-    let last_stage = &instructions[last.expect("a FROM")..];
-    let workdir = last_stage.iter().rev().find(|(keyword, _)| keyword == "WORKDIR");
-    workdir.expect("the image sets its working directory").1.clone()
-}
-
-#[test]
-fn the_dockerfile_builds_the_binary_locked_and_puts_it_on_the_path_with_scenarios() {
-    let instructions = dockerfile();
-    let with = |keyword: &str| -> Vec<&str> {
-        let matching = instructions.iter().filter(|(k, _)| k == keyword);
-        matching.map(|(_, rest)| rest.as_str()).collect()
-    };
-    let build_stage = with("FROM")[0];
-    let rust_version = build_stage
-        .strip_prefix("rust:")
-        .and_then(|rest| rest.split('-').next())
-        .expect("the build stage is an official rust image");
-    let manifest = read(&repository("Cargo.toml"));
-    let minimum = manifest
-        .lines()
-        .find_map(|line| line.strip_prefix("rust-version = "))
-        .expect("Cargo.toml states its minimum Rust")
-        .trim_matches('"');
-    let number = |version: &str| -> Vec<u64> {
-        version.split('.').map(|part| part.parse().expect("a version number")).collect()
-    };
-    assert!(number(rust_version) >= number(minimum), "{rust_version} < {minimum}");
     assert!(
-        with("RUN")
-            .iter()
-            .any(|run| run.contains("cargo build --release --locked --bin elasticsim")),
-        "{instructions:?}"
+        stderr(&empty).contains("empty: no shard.json"),
+        "{}",
+        stderr(&empty)
     );
-    let build_workdir = with("WORKDIR")[0];
-    let binary = format!("--from=build {build_workdir}/target/release/elasticsim");
-    let copy = with("COPY")
-        .into_iter()
-        .find(|copy| copy.starts_with(&binary))
-        .unwrap_or_else(|| panic!("no `COPY {binary} …` in {instructions:?}"));
-    assert!(copy.ends_with(" /usr/local/bin/elasticsim"), "{copy}: `elasticsim` is on PATH");
-    assert_eq!(with("ENTRYPOINT"), ["[\"/usr/local/bin/elasticsim\"]"]);
-    // `nightly`'s defaults (`scenarios`, `reports/baselines`) resolve in the working directory.
-    let workdir = dockerfile_workdir();
-    for folder in ["scenarios", "reports/baselines"] {
-        let copied = format!("{folder}/ {workdir}/{folder}/");
-        assert!(with("COPY").contains(&copied.as_str()), "no `COPY {copied}`");
-        assert!(repository(folder).is_dir());
-    }
-    let ignored = read(&repository(".dockerignore"));
-    let ignored: Vec<&str> = ignored.lines().filter(|l| !l.starts_with('#')).collect();
-    assert!(ignored.contains(&"target") && ignored.contains(&"!reports/baselines"));
-    for needed in ["src", "scenarios", "Cargo.toml", "Cargo.lock", "xtask", "bench"] {
-        assert!(!ignored.contains(&needed), "{needed} must reach the build");
-    }
-}
-
-#[test]
-fn the_matrix_workflow_runs_every_shard_once_then_merges_them() {
-    let text = read(&repository(".github/workflows/nightly-matrix.yml"));
-    let workflow: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).expect("YAML");
-    let shard_job = &workflow["jobs"]["shard"];
-    let indices: Vec<u64> = shard_job["strategy"]["matrix"]["shard"]
-        .as_sequence()
-        .expect("a shard matrix")
-        .iter()
-        .map(|index| index.as_u64().expect("a shard index"))
-        .collect();
-    let count = indices.len() as u64;
-    assert_eq!(indices, (0..count).collect::<Vec<_>>(), "K = 0 … N-1, each once");
-    assert_eq!(shard_job["strategy"]["fail-fast"], false, "a failing shard cancels none");
-    let steps = |job: &serde_yaml_ng::Value| -> Vec<serde_yaml_ng::Value> {
-        job["steps"].as_sequence().expect("steps").clone()
-    };
-    let runs = |job: &serde_yaml_ng::Value| -> Vec<String> {
-        let steps = steps(job);
-        steps.iter().filter_map(|s| s["run"].as_str().map(str::to_owned)).collect()
-    };
-    let shard_flag = format!("--shard ${{{{ matrix.shard }}}}/{count}");
-    let nightly = runs(shard_job)
-        .into_iter()
-        .find(|run| run.starts_with("cargo xtask nightly"))
-        .expect("each shard job runs the nightly");
-    assert!(nightly.contains(&shard_flag), "{nightly} must use {shard_flag}");
-    let upload = steps(shard_job)
-        .into_iter()
-        .find(|step| step["uses"].as_str().is_some_and(|u| u.starts_with("actions/upload")))
-        .expect("each shard uploads its folder");
-    let artifact = format!("shard-${{{{ matrix.shard }}}}-of-{count}");
-    assert_eq!(upload["with"]["name"].as_str(), Some(artifact.as_str()));
-    assert!(upload["with"]["path"].as_str().is_some_and(|p| p.ends_with(&artifact)));
-    let merge_job = &workflow["jobs"]["merge"];
-    assert_eq!(merge_job["needs"].as_str(), Some("shard"));
-    assert_eq!(merge_job["if"].as_str(), Some("always()"), "merge after failing shards too");
-    let download = steps(merge_job)
-        .into_iter()
-        .find(|step| step["uses"].as_str().is_some_and(|u| u.starts_with("actions/download")))
-        .expect("the merge job downloads the shards");
-    assert_eq!(download["with"]["pattern"].as_str(), Some("shard-*-of-*"));
-    let folder = download["with"]["path"].as_str().expect("a download folder");
-    let merge = runs(merge_job)
-        .into_iter()
-        .find(|run| run.starts_with("cargo xtask merge"))
-        .expect("the merge job runs cargo xtask merge");
-    assert!(merge.starts_with(&format!("cargo xtask merge {folder} ")), "{merge}");
-    let junit = steps(merge_job)
-        .iter()
-        .find_map(|step| step["with"]["files"].as_str().map(str::to_owned))
-        .expect("the merged JUnit is published");
-    let out: Vec<String> = merge.split_whitespace().map(str::to_owned).collect();
-    assert_eq!(junit, format!("{}/junit.xml", flag_value(&out, "--out")));
+    assert!(!dir.join("m").exists(), "a refused merge writes nothing");
 }

@@ -7,9 +7,7 @@
 use super::Failure;
 use super::args::CompareArgs;
 use super::sim::load;
-use super::sweep::{
-    owned, parse_seeds, parse_shard, run_seeds, shard_folder, writing_failed,
-};
+use super::sweep::{owned, parse_seeds, parse_shard, run_seeds, shard_folder, writing_failed};
 use crate::allocator::Policy;
 use crate::explore::shard::{Assembled, Placed, ShardFile};
 use crate::explore::{Cell, CommandKind, PolicyRow, SeedRow, compare_table, write_compare_files};
@@ -43,7 +41,14 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
         settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
         let mine = owned(shard, policy_position * all.len(), &all);
         let mine_seeds = mine.iter().map(|(_, seed)| *seed).collect();
-        let rows = run_seeds(&args.file, &scenario, &settings, mine_seeds, args.threads, None)?;
+        let rows = run_seeds(
+            &args.file,
+            &scenario,
+            &settings,
+            mine_seeds,
+            args.threads,
+            None,
+        )?;
         cells.extend(all.iter().map(|seed| Cell {
             suite: scenario.name.clone(),
             case: policy.clone(),

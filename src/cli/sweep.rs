@@ -6,8 +6,7 @@ use super::args::SimArgs;
 use super::sim::{load, report_dir, reproduce, settings};
 use crate::explore::shard::{self, Assembled, Placed, ShardFile};
 use crate::explore::{
-    Cell, CommandKind, SeedRange, SeedRow, Shard, SweepPlan, SweepSummary, sweep,
-    write_sweep_files,
+    Cell, CommandKind, SeedRange, SeedRow, Shard, SweepPlan, SweepSummary, sweep, write_sweep_files,
 };
 use crate::live::wall::Stopwatch;
 use crate::run::RunOutcome;
@@ -80,7 +79,11 @@ pub(super) fn parse_shard(text: Option<&str>) -> Result<Option<Shard>, Failure> 
 }
 
 /// The cells of `seeds` a shard runs, as (position, seed); every cell without a shard.
-pub(super) fn owned(shard: Option<Shard>, first_position: usize, seeds: &[u64]) -> Vec<(usize, u64)> {
+pub(super) fn owned(
+    shard: Option<Shard>,
+    first_position: usize,
+    seeds: &[u64],
+) -> Vec<(usize, u64)> {
     seeds
         .iter()
         .enumerate()
@@ -158,7 +161,8 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
         seeds: seeds.to_string(),
         title: format!("{} (policy {})", scenario.name, settings.policy.name()),
     };
-    let summary = write_sweep_files(&folder, &plan.title, &rows).map_err(writing_failed(&folder))?;
+    let summary =
+        write_sweep_files(&folder, &plan.title, &rows).map_err(writing_failed(&folder))?;
     if let Some(shard) = shard {
         let cells = all
             .iter()
@@ -188,7 +192,15 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     let scope = shard.map_or_else(String::new, |shard| format!(", shard {shard}"));
     let timing = format!("{rate:.1} seeds/s ({} seeds in {wall_s:.2}s)", rows.len());
     let headline = format!("(policy {}, seeds {seeds}{scope})", settings.policy.name());
-    report(args.quiet, &plan.scenario, &headline, &summary, &rows, &timing, &folder)
+    report(
+        args.quiet,
+        &plan.scenario,
+        &headline,
+        &summary,
+        &rows,
+        &timing,
+        &folder,
+    )
 }
 
 /// Print a sweep's verdict, table and report path; the exit status follows the verdict.
@@ -246,7 +258,15 @@ pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
         rows.len(),
         assembled.count
     );
-    report(false, &plan.scenario, &headline, &summary, &rows, &timing, out)
+    report(
+        false,
+        &plan.scenario,
+        &headline,
+        &summary,
+        &rows,
+        &timing,
+        out,
+    )
 }
 
 /// Copy a failing seed's report folder from its shard; a shard folder that lost it is a
@@ -260,6 +280,10 @@ pub(super) fn copy_report(from: &Path, to: &Path) -> Result<(), Failure> {
         return Ok(());
     }
     shard::copy_folder(from, to).map_err(|e| {
-        Failure::Internal(format!("copying {} to {}: {e}", from.display(), to.display()))
+        Failure::Internal(format!(
+            "copying {} to {}: {e}",
+            from.display(),
+            to.display()
+        ))
     })
 }

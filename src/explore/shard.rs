@@ -350,11 +350,8 @@ pub fn cells_text(cells: &[&Cell], listed_max: usize) -> String {
     let parts: Vec<String> = groups
         .iter()
         .map(|((suite, case), seeds)| {
-            let mut listed: Vec<String> = seeds
-                .iter()
-                .take(listed_max)
-                .map(u64::to_string)
-                .collect();
+            let mut listed: Vec<String> =
+                seeds.iter().take(listed_max).map(u64::to_string).collect();
             if seeds.len() > listed_max {
                 listed.push(format!("… and {} more", seeds.len() - listed_max));
             }

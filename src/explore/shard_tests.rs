@@ -7,16 +7,16 @@ use crate::report::Metrics;
 
 #[test]
 fn k_of_n_parses_and_k_is_zero_based() {
-    assert_eq!(
-        Shard::parse("0/4", None),
-        Ok(Shard { index: 0, count: 4 })
-    );
+    assert_eq!(Shard::parse("0/4", None), Ok(Shard { index: 0, count: 4 }));
     assert_eq!(
         Shard::parse(" 3/4 ", None),
         Ok(Shard { index: 3, count: 4 })
     );
     let error = Shard::parse("4/4", None).expect_err("K = N is past the last shard");
-    assert!(error.contains("not below N = 4") && error.contains("0 to 3"), "{error}");
+    assert!(
+        error.contains("not below N = 4") && error.contains("0 to 3"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -30,12 +30,17 @@ fn auto_takes_k_from_the_completion_index_and_says_what_is_missing() {
     let too_big = Shard::parse("auto/4", Some("4")).expect_err("index past N");
     assert!(too_big.contains("completions must equal N"), "{too_big}");
     let garbage = Shard::parse("auto/4", Some("two")).expect_err("not a number");
-    assert!(garbage.contains("JOB_COMPLETION_INDEX=\"two\""), "{garbage}");
+    assert!(
+        garbage.contains("JOB_COMPLETION_INDEX=\"two\""),
+        "{garbage}"
+    );
 }
 
 #[test]
 fn zero_shards_and_malformed_values_are_errors_naming_the_flag() {
-    for text in ["1/0", "0/0", "x", "1", "1/x", "-1/4", "1/2/3", "/4", "auto/"] {
+    for text in [
+        "1/0", "0/0", "x", "1", "1/x", "-1/4", "1/2/3", "/4", "auto/",
+    ] {
         let error = Shard::parse(text, Some("0")).expect_err(text);
         assert!(error.starts_with("--shard"), "{text}: {error}");
     }
@@ -143,12 +148,12 @@ fn every_shard_once_assembles_every_row_in_canonical_order() {
 
 #[test]
 fn a_missing_and_a_repeated_shard_are_both_named_with_their_seeds_and_folders() {
-    let inputs = vec![
-        shard_input(0, 3, 10, "a"),
-        shard_input(0, 3, 10, "again"),
-    ];
+    let inputs = vec![shard_input(0, 3, 10, "a"), shard_input(0, 3, 10, "again")];
     let error = assemble(inputs).expect_err("shards 1 and 2 are missing, 0 is repeated");
-    assert!(error.contains("shard 0/3 appears in 2 folders: a, again"), "{error}");
+    assert!(
+        error.contains("shard 0/3 appears in 2 folders: a, again"),
+        "{error}"
+    );
     assert!(error.contains("shard 1/3 is missing"), "{error}");
     assert!(error.contains("shard 2/3 is missing"), "{error}");
     assert!(
@@ -156,7 +161,9 @@ fn a_missing_and_a_repeated_shard_are_both_named_with_their_seeds_and_folders() 
         "{error}"
     );
     assert!(
-        error.contains("4 seeds are in more than one folder (a, again): burst / upstream seeds 1, 4, 7, 10"),
+        error.contains(
+            "4 seeds are in more than one folder (a, again): burst / upstream seeds 1, 4, 7, 10"
+        ),
         "{error}"
     );
 }
@@ -165,11 +172,17 @@ fn a_missing_and_a_repeated_shard_are_both_named_with_their_seeds_and_folders() 
 fn shards_of_different_runs_do_not_merge() {
     let other_count = vec![shard_input(0, 2, 10, "a"), shard_input(1, 3, 10, "b")];
     let error = assemble(other_count).expect_err("N differs");
-    assert!(error.contains("a and b are not shards of the same run"), "{error}");
+    assert!(
+        error.contains("a and b are not shards of the same run"),
+        "{error}"
+    );
     assert!(error.contains("shard counts differ"), "{error}");
     let other_seeds = vec![shard_input(0, 2, 10, "a"), shard_input(1, 2, 12, "b")];
     let error = assemble(other_seeds).expect_err("the cell lists differ");
-    assert!(error.contains("cell lists differ (10 and 12 cells"), "{error}");
+    assert!(
+        error.contains("cell lists differ (10 and 12 cells"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -193,6 +206,9 @@ fn long_seed_lists_are_cut_after_the_limit() {
         })
         .collect();
     let references: Vec<&Cell> = cells.iter().collect();
-    assert_eq!(cells_text(&references, 3), "s / p seeds 1, 2, 3, … and 2 more");
+    assert_eq!(
+        cells_text(&references, 3),
+        "s / p seeds 1, 2, 3, … and 2 more"
+    );
     assert_eq!(cells_text(&references[..1], 3), "s / p seed 1");
 }

@@ -3,8 +3,8 @@
 
 use super::junit::{Case, Suite, junit_xml};
 use super::{
-    Baseline, GroupOutcome, NightlyConfig, NightlyError, NightlyOptions, NightlyOutcome,
-    Tolerance, WALL_CLOCK_METRICS, compare,
+    Baseline, GroupOutcome, NightlyConfig, NightlyError, NightlyOptions, NightlyOutcome, Tolerance,
+    WALL_CLOCK_METRICS, compare,
 };
 use crate::report::format::{duration_text, number_text};
 use crate::report::html::{IndexPage, Link, VerdictRow, write_index};

@@ -146,9 +146,8 @@ pub fn merge(assembled: &Assembled, out: &Path) -> Result<NightlyOutcome, Nightl
             warnings.push(format!("{} is missing: no report to link", from.display()));
             continue;
         }
-        shard::copy_folder(&from, &out.join(report)).map_err(|e| {
-            NightlyError::Internal(format!("copying {}: {e}", from.display()))
-        })?;
+        shard::copy_folder(&from, &out.join(report))
+            .map_err(|e| NightlyError::Internal(format!("copying {}: {e}", from.display())))?;
     }
     let results: Vec<SeedResult> = placed.into_iter().map(|(result, _)| result).collect();
     let mut outcome = super::fold(&plan.groups, &results, warnings);
