@@ -296,18 +296,23 @@ fn nightly(dir: &Path, extra: &[&str]) -> Output {
     elasticsim(dir, &[&arguments[..], extra].concat())
 }
 
-#[test]
-fn nightly_shards_merge_into_the_unsharded_junit_tables_and_index() {
-    let dir = scratch("nightly");
-    nightly_folder(&dir);
-    let made = nightly(&dir, &["--update-baseline", "--out", "baseline-run"]);
+/// A nightly folder with baselines, one of which claims calm/safe once needed fewer pods than
+/// it can: every run of it fails on strict's violations and on that regression.
+fn nightly_with_a_known_regression(dir: &Path) {
+    nightly_folder(dir);
+    let made = nightly(dir, &["--update-baseline", "--out", "baseline-run"]);
     assert_eq!(code(&made), 1, "strict fails: {}", stderr(&made));
-    // Claim calm/safe once needed fewer pods than it can: both runs must find the regression.
     let baseline_path = dir.join("baselines/calm.json");
     let mut baseline: serde_json::Value =
         serde_json::from_str(&read(&baseline_path)).expect("the baseline was written");
     baseline["policies"]["safe"]["pods_created"] = serde_json::json!(0.5);
     fs::write(&baseline_path, baseline.to_string()).expect("writable");
+}
+
+#[test]
+fn nightly_shards_merge_into_the_unsharded_junit_tables_and_index() {
+    let dir = scratch("nightly");
+    nightly_with_a_known_regression(&dir);
     let whole = nightly(&dir, &["--threads", "2", "--out", "whole"]);
     assert_eq!(code(&whole), 1, "{}", stderr(&whole));
     for index in 0..3 {
@@ -364,12 +369,19 @@ fn nightly_shards_merge_into_the_unsharded_junit_tables_and_index() {
             "{report} was not copied"
         );
     }
+}
+
+#[test]
+fn a_sharded_nightly_cannot_update_the_baselines() {
+    let dir = scratch("nightly-update");
+    nightly_folder(&dir);
     let refused = nightly(&dir, &["--update-baseline", "--shard", "0/3"]);
     assert_eq!(code(&refused), 2);
+    let printed = stderr(&refused);
+    assert!(printed.contains("without --shard"), "{printed}");
     assert!(
-        stderr(&refused).contains("without --shard"),
-        "{}",
-        stderr(&refused)
+        !dir.join("baselines").exists(),
+        "no partial baseline is written"
     );
 }
 
@@ -453,58 +465,56 @@ fn bad_shard_values_exit_2_with_a_message_naming_the_problem() {
     );
 }
 
-#[test]
-fn merging_a_missing_repeated_or_foreign_shard_fails_naming_shards_seeds_and_folders() {
-    let dir = scratch("merge-errors");
+/// A scratch folder with the three shards of a 9-seed sweep in `s/`.
+fn three_shards_of_nine_seeds(name: &str) -> PathBuf {
+    let dir = scratch(name);
     for index in 0..3 {
         let shard = format!("{index}/3");
-        let arguments = [
-            "sim",
-            "burst.toml",
-            "--seeds",
-            "9",
-            "--shard",
-            &shard,
-            "--out",
-            "s",
-        ];
-        assert!(matches!(code(&elasticsim(&dir, &arguments)), 0 | 1));
+        let arguments = ["--seeds", "9", "--shard", &shard, "--out", "s"];
+        let output = elasticsim(&dir, &[&["sim", "burst.toml"][..], &arguments].concat());
+        assert!(matches!(code(&output), 0 | 1), "{}", stderr(&output));
     }
-    let missing = elasticsim(
-        &dir,
-        &["merge", "s/shard-0-of-3", "s/shard-2-of-3", "--out", "m"],
-    );
-    assert_eq!(code(&missing), 2);
-    let printed = stderr(&missing);
+    dir
+}
+
+/// Merge `arguments` into `m`, expecting exit 2 and no `m`; the error text.
+fn refused_merge(dir: &Path, arguments: &[&str]) -> String {
+    let output = elasticsim(dir, &[&["merge"][..], arguments, &["--out", "m"]].concat());
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert!(!dir.join("m").exists(), "a refused merge writes nothing");
+    stderr(&output)
+}
+
+#[test]
+fn merging_without_a_shard_fails_naming_the_shard_its_seeds_and_the_folders() {
+    let dir = three_shards_of_nine_seeds("merge-missing");
+    let printed = refused_merge(&dir, &["s/shard-0-of-3", "s/shard-2-of-3"]);
     assert!(
         printed.contains("s/shard-0-of-3, s/shard-2-of-3 (N = 3)"),
         "{printed}"
     );
     assert!(printed.contains("shard 1/3 is missing"), "{printed}");
-    assert!(
-        printed.contains("3 seeds of shard 1/3 are missing: burst / upstream seeds 2, 5, 8"),
-        "{printed}"
-    );
+    let seeds = "3 seeds of shard 1/3 are missing: burst / upstream seeds 2, 5, 8";
+    assert!(printed.contains(seeds), "{printed}");
+}
+
+#[test]
+fn merging_a_shard_twice_fails_naming_both_folders_and_the_repeated_seeds() {
+    let dir = three_shards_of_nine_seeds("merge-repeated");
     fs::create_dir_all(dir.join("copy")).expect("writable");
-    fs::copy(
-        dir.join("s/shard-0-of-3/shard.json"),
-        dir.join("copy/shard.json"),
-    )
-    .expect("copyable");
-    let repeated = elasticsim(&dir, &["merge", "s", "copy", "--out", "m"]);
-    assert_eq!(code(&repeated), 2);
-    let printed = stderr(&repeated);
-    assert!(
-        printed.contains("shard 0/3 appears in 2 folders: s/shard-0-of-3, copy"),
-        "{printed}"
-    );
-    assert!(
-        printed.contains(
-            "3 seeds are in more than one folder (s/shard-0-of-3, copy): \
-                          burst / upstream seeds 1, 4, 7"
-        ),
-        "{printed}"
-    );
+    let from = dir.join("s/shard-0-of-3/shard.json");
+    fs::copy(from, dir.join("copy/shard.json")).expect("copyable");
+    let printed = refused_merge(&dir, &["s", "copy"]);
+    let folders = "shard 0/3 appears in 2 folders: s/shard-0-of-3, copy";
+    assert!(printed.contains(folders), "{printed}");
+    let seeds = "3 seeds are in more than one folder (s/shard-0-of-3, copy): \
+                 burst / upstream seeds 1, 4, 7";
+    assert!(printed.contains(seeds), "{printed}");
+}
+
+#[test]
+fn merging_shards_of_another_run_or_folders_without_shards_fails_naming_them() {
+    let dir = three_shards_of_nine_seeds("merge-foreign");
     let other = [
         "sim",
         "burst.toml",
@@ -516,33 +526,25 @@ fn merging_a_missing_repeated_or_foreign_shard_fails_naming_shards_seeds_and_fol
         "other",
     ];
     assert!(matches!(code(&elasticsim(&dir, &other)), 0 | 1));
-    let arguments = [
-        "merge",
-        "s/shard-0-of-3",
-        "other/shard-1-of-3",
-        "s/shard-2-of-3",
-    ];
-    let foreign = elasticsim(&dir, &[&arguments[..], &["--out", "m"]].concat());
-    assert_eq!(code(&foreign), 2);
-    let printed = stderr(&foreign);
+    let mixed = ["s/shard-0-of-3", "other/shard-1-of-3", "s/shard-2-of-3"];
+    let printed = refused_merge(&dir, &mixed);
+    let what = "s/shard-0-of-3 and other/shard-1-of-3 are not shards of the same run";
+    assert!(printed.contains(what), "{printed}");
+    assert!(printed.contains("cell lists differ"), "{printed}");
+    let printed = refused_merge(&dir, &["s", "nowhere"]);
     assert!(
-        printed.contains("s/shard-0-of-3 and other/shard-1-of-3 are not shards of the same run"),
+        printed.contains("nowhere: cannot read the folder"),
         "{printed}"
     );
-    let nowhere = elasticsim(&dir, &["merge", "s", "nowhere", "--out", "m"]);
-    assert_eq!(code(&nowhere), 2);
-    assert!(
-        stderr(&nowhere).contains("nowhere: cannot read the folder"),
-        "{}",
-        stderr(&nowhere)
-    );
     fs::create_dir_all(dir.join("empty/inner")).expect("writable");
-    let empty = elasticsim(&dir, &["merge", "empty", "--out", "m"]);
-    assert_eq!(code(&empty), 2);
+    let printed = refused_merge(&dir, &["empty"]);
+    assert!(printed.contains("empty: no shard.json"), "{printed}");
+    let into_a_shard = ["merge", "s", "--out", "s/shard-1-of-3"];
+    let output = elasticsim(&dir, &into_a_shard);
+    assert_eq!(code(&output), 2);
     assert!(
-        stderr(&empty).contains("empty: no shard.json"),
+        stderr(&output).contains("it is the shard folder"),
         "{}",
-        stderr(&empty)
+        stderr(&output)
     );
-    assert!(!dir.join("m").exists(), "a refused merge writes nothing");
 }

@@ -37,8 +37,10 @@ pub enum Command {
     Record(RecordArgs),
     /// Run a scenario paced against the wall clock and serve its Kubernetes API on loopback.
     Serve(ServeArgs),
-    /// Join the shard folders of a `--shard` run (sweep, compare or nightly) into the outputs
-    /// the unsharded run writes; fails if a seed is missing or duplicated.
+    /// Join the shard folders of one `--shard` run into the files the unsharded run writes.
+    ///
+    /// Works for `sim --seeds`, `compare` and `nightly` shards. Fails (exit 2, writing
+    /// nothing) if a shard or a seed is missing or repeated, naming them and the folders.
     Merge(MergeArgs),
 }
 
@@ -76,9 +78,11 @@ pub struct NightlyArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
-    /// completion index). Cell i of the unsharded run's canonical list goes to shard i mod N,
-    /// whatever the thread count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and
-    /// `shard.json` go to `<out>/shard-K-of-N/`; `merge` joins the shards.
+    /// completion index). Runs are listed regression entries first, then scenario files by
+    /// path, policies, seeds ascending; run i goes to shard i mod N, whatever the thread
+    /// count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and `shard.json` go to
+    /// `<out>/shard-K-of-N/`; `merge` joins the shards and compares the baselines
+    /// (`--update-baseline` needs an unsharded run).
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
 }
@@ -157,7 +161,7 @@ pub struct SimArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
-    /// completion index). Seed i of the unsharded run's canonical list goes to shard i mod N,
+    /// completion index). The i-th seed of `--seeds` (from 0) goes to shard i mod N,
     /// whatever the thread count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and
     /// `shard.json` go to `<out>/shard-K-of-N/`; `merge` joins the shards.
     #[arg(long, value_name = "K/N", requires = "seeds")]
@@ -190,9 +194,10 @@ pub struct CompareArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
-    /// completion index). Cell i of the unsharded run's canonical list goes to shard i mod N,
-    /// whatever the thread count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and
-    /// `shard.json` go to `<out>/shard-K-of-N/`; `merge` joins the shards.
+    /// completion index). Cells (policy, seed) are listed policy by policy in `--policies`
+    /// order, seeds ascending; cell i goes to shard i mod N, whatever the thread count.
+    /// `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and `shard.json` go to
+    /// `<out>/shard-K-of-N/`; `merge` joins the shards.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
 }

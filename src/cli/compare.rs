@@ -7,9 +7,11 @@
 use super::Failure;
 use super::args::CompareArgs;
 use super::sim::load;
-use super::sweep::{owned, parse_seeds, parse_shard, run_seeds, shard_folder, writing_failed};
+use super::sweep::{
+    owned, parse_seeds, parse_shard, placed, run_seeds, shard_folder, writing_failed,
+};
 use crate::allocator::Policy;
-use crate::explore::shard::{Assembled, Placed, ShardFile};
+use crate::explore::shard::{Assembled, ShardFile};
 use crate::explore::{Cell, CommandKind, PolicyRow, SeedRow, compare_table, write_compare_files};
 use crate::live::wall::Stopwatch;
 use crate::world::RunSettings;
@@ -35,7 +37,7 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let stopwatch = Stopwatch::start();
     let mut runs = Vec::new();
     let mut cells = Vec::new();
-    let mut placed = Vec::new();
+    let mut positions = Vec::new();
     for (policy_position, policy) in args.policies.iter().enumerate() {
         let mut settings = base.clone();
         settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
@@ -54,10 +56,7 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
             case: policy.clone(),
             seed: *seed,
         }));
-        placed.extend(mine.iter().zip(&rows).map(|((position, _), row)| Placed {
-            position: *position,
-            row: row.clone(),
-        }));
+        positions.extend(mine.iter().map(|(position, _)| *position));
         runs.push((policy.clone(), rows));
     }
     let wall_s = stopwatch.seconds();
@@ -75,7 +74,9 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     };
     let rows = write_files(&folder, &plan, &runs)?;
     if let Some(shard) = shard {
-        ShardFile::new(CommandKind::Compare, shard, plan.clone(), cells, placed)
+        let all_rows: Vec<SeedRow> = runs.iter().flat_map(|(_, rows)| rows.clone()).collect();
+        let placed_rows = placed(positions.into_iter(), &all_rows);
+        ShardFile::new(CommandKind::Compare, shard, plan.clone(), cells, placed_rows)
             .write(&folder)
             .map_err(writing_failed(&folder))?;
     }

@@ -115,6 +115,47 @@ struct SweepShardPlan {
     title: String,
 }
 
+impl SweepShardPlan {
+    fn new(scenario: &Scenario, settings: &RunSettings, seeds: SeedRange) -> SweepShardPlan {
+        let mut case = settings.policy.name().to_owned();
+        if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
+            case = format!("{case}/{variant}");
+        }
+        SweepShardPlan {
+            scenario: scenario.name.clone(),
+            case,
+            seeds: seeds.to_string(),
+            title: format!("{} (policy {})", scenario.name, settings.policy.name()),
+        }
+    }
+
+    /// The unsharded sweep's cells.
+    fn cells(&self, seeds: &[u64]) -> Vec<Cell> {
+        seeds
+            .iter()
+            .map(|seed| Cell {
+                suite: self.scenario.clone(),
+                case: self.case.clone(),
+                seed: *seed,
+            })
+            .collect()
+    }
+}
+
+/// Rows with the canonical positions of the cells they ran, for `shard.json`.
+pub(super) fn placed(
+    positions: impl Iterator<Item = usize>,
+    rows: &[SeedRow],
+) -> Vec<Placed<SeedRow>> {
+    positions
+        .zip(rows)
+        .map(|(position, row)| Placed {
+            position,
+            row: row.clone(),
+        })
+        .collect()
+}
+
 pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     let text = args
         .seeds
@@ -151,38 +192,20 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
         Some(&seed_dir),
     )?;
     let wall_s = stopwatch.seconds();
-    let mut case = settings.policy.name().to_owned();
-    if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
-        case = format!("{case}/{variant}");
-    }
-    let plan = SweepShardPlan {
-        scenario: scenario.name.clone(),
-        case,
-        seeds: seeds.to_string(),
-        title: format!("{} (policy {})", scenario.name, settings.policy.name()),
-    };
+    let plan = SweepShardPlan::new(&scenario, &settings, seeds);
     let summary =
         write_sweep_files(&folder, &plan.title, &rows).map_err(writing_failed(&folder))?;
     if let Some(shard) = shard {
-        let cells = all
-            .iter()
-            .map(|seed| Cell {
-                suite: plan.scenario.clone(),
-                case: plan.case.clone(),
-                seed: *seed,
-            })
-            .collect();
-        let placed = mine
-            .iter()
-            .zip(&rows)
-            .map(|((position, _), row)| Placed {
-                position: *position,
-                row: row.clone(),
-            })
-            .collect();
-        ShardFile::new(CommandKind::Sweep, shard, plan.clone(), cells, placed)
-            .write(&folder)
-            .map_err(writing_failed(&folder))?;
+        let cells = plan.cells(&all);
+        let positions = mine.iter().map(|(position, _)| *position);
+        let file = ShardFile::new(
+            CommandKind::Sweep,
+            shard,
+            plan.clone(),
+            cells,
+            placed(positions, &rows),
+        );
+        file.write(&folder).map_err(writing_failed(&folder))?;
     }
     let rate = if wall_s > 0.0 {
         rows.len() as f64 / wall_s

@@ -376,25 +376,7 @@ pub fn assemble(inputs: Vec<ShardInput>) -> Result<Assembled, String> {
     }
     let (command, count) = (first.file.command, first.file.shard.count);
     let cells = first.file.cells.clone();
-    let mut problems = Vec::new();
-    let mut holders: BTreeMap<u64, Vec<&Path>> = BTreeMap::new();
-    for input in &inputs {
-        holders
-            .entry(input.file.shard.index)
-            .or_default()
-            .push(&input.folder);
-    }
-    for index in 0..count {
-        match holders.get(&index).map(Vec::as_slice) {
-            None | Some([]) => problems.push(format!("shard {index}/{count} is missing")),
-            Some([_]) => {}
-            Some(folders) => problems.push(format!(
-                "shard {index}/{count} appears in {} folders: {}",
-                folders.len(),
-                folders_text(folders)
-            )),
-        }
-    }
+    let mut problems = shard_index_problems(&inputs, count);
     let mut placed: Vec<Vec<(&Value, &Path)>> = vec![Vec::new(); cells.len()];
     for input in &inputs {
         let shard = input.file.shard;
@@ -441,6 +423,30 @@ pub fn assemble(inputs: Vec<ShardInput>) -> Result<Assembled, String> {
         cells,
         folders: inputs.into_iter().map(|input| input.folder).collect(),
     })
+}
+
+/// Shard indices that no folder holds, or that several folders hold.
+fn shard_index_problems(inputs: &[ShardInput], count: u64) -> Vec<String> {
+    let mut holders: BTreeMap<u64, Vec<&Path>> = BTreeMap::new();
+    for input in inputs {
+        holders
+            .entry(input.file.shard.index)
+            .or_default()
+            .push(&input.folder);
+    }
+    let mut problems = Vec::new();
+    for index in 0..count {
+        match holders.get(&index).map(Vec::as_slice) {
+            None | Some([]) => problems.push(format!("shard {index}/{count} is missing")),
+            Some([_]) => {}
+            Some(folders) => problems.push(format!(
+                "shard {index}/{count} appears in {} folders: {}",
+                folders.len(),
+                folders_text(folders)
+            )),
+        }
+    }
+    problems
 }
 
 /// Missing cells per shard index, and duplicated cells per set of folders holding them.
