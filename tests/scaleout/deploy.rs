@@ -212,14 +212,16 @@ fn dockerfile_workdir() -> String {
         .clone()
 }
 
+/// The arguments of every instruction named `keyword`, in order.
+fn instructions_with<'a>(instructions: &'a [(String, String)], keyword: &str) -> Vec<&'a str> {
+    let matching = instructions.iter().filter(|(k, _)| k == keyword);
+    matching.map(|(_, rest)| rest.as_str()).collect()
+}
+
 #[test]
-fn the_dockerfile_builds_the_binary_locked_and_puts_it_on_the_path_with_scenarios() {
+fn the_dockerfile_builds_a_locked_release_binary_on_a_recent_enough_rust() {
     let instructions = dockerfile();
-    let with = |keyword: &str| -> Vec<&str> {
-        let matching = instructions.iter().filter(|(k, _)| k == keyword);
-        matching.map(|(_, rest)| rest.as_str()).collect()
-    };
-    let build_stage = with("FROM")[0];
+    let build_stage = instructions_with(&instructions, "FROM")[0];
     let rust_version = build_stage
         .strip_prefix("rust:")
         .and_then(|rest| rest.split('-').next())
@@ -231,8 +233,8 @@ fn the_dockerfile_builds_the_binary_locked_and_puts_it_on_the_path_with_scenario
         .expect("Cargo.toml states its minimum Rust")
         .trim_matches('"');
     let number = |version: &str| -> Vec<u64> {
-        version
-            .split('.')
+        let parts = version.split('.');
+        parts
             .map(|part| part.parse().expect("a version number"))
             .collect()
     };
@@ -240,33 +242,9 @@ fn the_dockerfile_builds_the_binary_locked_and_puts_it_on_the_path_with_scenario
         number(rust_version) >= number(minimum),
         "{rust_version} < {minimum}"
     );
-    assert!(
-        with("RUN")
-            .iter()
-            .any(|run| run.contains("cargo build --release --locked --bin elasticsim")),
-        "{instructions:?}"
-    );
-    let build_workdir = with("WORKDIR")[0];
-    let binary = format!("--from=build {build_workdir}/target/release/elasticsim");
-    let copy = with("COPY")
-        .into_iter()
-        .find(|copy| copy.starts_with(&binary))
-        .unwrap_or_else(|| panic!("no `COPY {binary} …` in {instructions:?}"));
-    assert!(
-        copy.ends_with(" /usr/local/bin/elasticsim"),
-        "{copy}: `elasticsim` is on PATH"
-    );
-    assert_eq!(with("ENTRYPOINT"), ["[\"/usr/local/bin/elasticsim\"]"]);
-    // `nightly`'s defaults (`scenarios`, `reports/baselines`) resolve in the working directory.
-    let workdir = dockerfile_workdir();
-    for folder in ["scenarios", "reports/baselines"] {
-        let copied = format!("{folder}/ {workdir}/{folder}/");
-        assert!(
-            with("COPY").contains(&copied.as_str()),
-            "no `COPY {copied}`"
-        );
-        assert!(repository(folder).is_dir());
-    }
+    let build = "cargo build --release --locked --bin elasticsim";
+    let runs = instructions_with(&instructions, "RUN");
+    assert!(runs.iter().any(|run| run.contains(build)), "{runs:?}");
     let ignored = read(&repository(".dockerignore"));
     let ignored: Vec<&str> = ignored.lines().filter(|l| !l.starts_with('#')).collect();
     assert!(ignored.contains(&"target") && ignored.contains(&"!reports/baselines"));
@@ -283,11 +261,39 @@ fn the_dockerfile_builds_the_binary_locked_and_puts_it_on_the_path_with_scenario
 }
 
 #[test]
-fn the_matrix_workflow_runs_every_shard_once_then_merges_them() {
+fn the_image_has_the_binary_on_the_path_next_to_the_scenarios_and_baselines() {
+    let instructions = dockerfile();
+    let copies = instructions_with(&instructions, "COPY");
+    let build_workdir = instructions_with(&instructions, "WORKDIR")[0];
+    let binary = format!("--from=build {build_workdir}/target/release/elasticsim");
+    let copy = copies
+        .iter()
+        .find(|copy| copy.starts_with(&binary))
+        .unwrap_or_else(|| panic!("no `COPY {binary} …` in {instructions:?}"));
+    assert!(
+        copy.ends_with(" /usr/local/bin/elasticsim"),
+        "{copy}: `elasticsim` is on PATH"
+    );
+    let entrypoint = instructions_with(&instructions, "ENTRYPOINT");
+    assert_eq!(entrypoint, ["[\"/usr/local/bin/elasticsim\"]"]);
+    // `nightly`'s defaults (`scenarios`, `reports/baselines`) resolve in the working directory.
+    let workdir = dockerfile_workdir();
+    for folder in ["scenarios", "reports/baselines"] {
+        let copied = format!("{folder}/ {workdir}/{folder}/");
+        assert!(copies.contains(&copied.as_str()), "no `COPY {copied}`");
+        assert!(repository(folder).is_dir());
+    }
+}
+
+fn matrix_workflow() -> serde_yaml_ng::Value {
     let text = read(&repository(".github/workflows/nightly-matrix.yml"));
-    let workflow: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).expect("YAML");
-    let shard_job = &workflow["jobs"]["shard"];
-    let indices: Vec<u64> = shard_job["strategy"]["matrix"]["shard"]
+    serde_yaml_ng::from_str(&text).expect("the matrix workflow is YAML")
+}
+
+/// The shard count: the length of `matrix.shard`, which must be 0 … N-1.
+fn matrix_shard_count(workflow: &serde_yaml_ng::Value) -> u64 {
+    let matrix = &workflow["jobs"]["shard"]["strategy"]["matrix"]["shard"];
+    let indices: Vec<u64> = matrix
         .as_sequence()
         .expect("a shard matrix")
         .iter()
@@ -299,44 +305,61 @@ fn the_matrix_workflow_runs_every_shard_once_then_merges_them() {
         (0..count).collect::<Vec<_>>(),
         "K = 0 … N-1, each once"
     );
+    count
+}
+
+fn steps(job: &serde_yaml_ng::Value) -> Vec<serde_yaml_ng::Value> {
+    job["steps"].as_sequence().expect("steps").clone()
+}
+
+/// The step that `uses` an action starting with `action`.
+fn step_using(job: &serde_yaml_ng::Value, action: &str) -> serde_yaml_ng::Value {
+    let uses =
+        |step: &serde_yaml_ng::Value| step["uses"].as_str().is_some_and(|u| u.starts_with(action));
+    steps(job)
+        .into_iter()
+        .find(uses)
+        .unwrap_or_else(|| panic!("no step uses {action}"))
+}
+
+/// The `run` command of the step that starts with `prefix`.
+fn run_starting(job: &serde_yaml_ng::Value, prefix: &str) -> String {
+    let runs = steps(job)
+        .into_iter()
+        .filter_map(|s| s["run"].as_str().map(str::to_owned));
+    let mut runs = runs.filter(|run| run.starts_with(prefix));
+    runs.next()
+        .unwrap_or_else(|| panic!("no step runs {prefix}"))
+}
+
+#[test]
+fn the_matrix_runs_each_shard_index_once_and_uploads_its_folder() {
+    let workflow = matrix_workflow();
+    let count = matrix_shard_count(&workflow);
+    let shard_job = &workflow["jobs"]["shard"];
     assert_eq!(
         shard_job["strategy"]["fail-fast"], false,
         "a failing shard cancels none"
     );
-    let steps = |job: &serde_yaml_ng::Value| -> Vec<serde_yaml_ng::Value> {
-        job["steps"].as_sequence().expect("steps").clone()
-    };
-    let runs = |job: &serde_yaml_ng::Value| -> Vec<String> {
-        let steps = steps(job);
-        steps
-            .iter()
-            .filter_map(|s| s["run"].as_str().map(str::to_owned))
-            .collect()
-    };
+    let nightly = run_starting(shard_job, "cargo xtask nightly");
     let shard_flag = format!("--shard ${{{{ matrix.shard }}}}/{count}");
-    let nightly = runs(shard_job)
-        .into_iter()
-        .find(|run| run.starts_with("cargo xtask nightly"))
-        .expect("each shard job runs the nightly");
     assert!(
         nightly.contains(&shard_flag),
         "{nightly} must use {shard_flag}"
     );
-    let upload = steps(shard_job)
-        .into_iter()
-        .find(|step| {
-            step["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("actions/upload"))
-        })
-        .expect("each shard uploads its folder");
+    let upload = step_using(shard_job, "actions/upload-artifact");
     let artifact = format!("shard-${{{{ matrix.shard }}}}-of-{count}");
     assert_eq!(upload["with"]["name"].as_str(), Some(artifact.as_str()));
+    let path = upload["with"]["path"].as_str().expect("an uploaded path");
     assert!(
-        upload["with"]["path"]
-            .as_str()
-            .is_some_and(|p| p.ends_with(&artifact))
+        path.ends_with(&artifact),
+        "{path} is the shard's own folder"
     );
+}
+
+#[test]
+fn the_matrix_merge_job_downloads_every_shard_and_merges_them() {
+    let workflow = matrix_workflow();
     let merge_job = &workflow["jobs"]["merge"];
     assert_eq!(merge_job["needs"].as_str(), Some("shard"));
     assert_eq!(
@@ -344,22 +367,12 @@ fn the_matrix_workflow_runs_every_shard_once_then_merges_them() {
         Some("always()"),
         "merge after failing shards too"
     );
-    let download = steps(merge_job)
-        .into_iter()
-        .find(|step| {
-            step["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("actions/download"))
-        })
-        .expect("the merge job downloads the shards");
+    let download = step_using(merge_job, "actions/download-artifact");
     assert_eq!(download["with"]["pattern"].as_str(), Some("shard-*-of-*"));
     let folder = download["with"]["path"]
         .as_str()
         .expect("a download folder");
-    let merge = runs(merge_job)
-        .into_iter()
-        .find(|run| run.starts_with("cargo xtask merge"))
-        .expect("the merge job runs cargo xtask merge");
+    let merge = run_starting(merge_job, "cargo xtask merge");
     assert!(
         merge.starts_with(&format!("cargo xtask merge {folder} ")),
         "{merge}"
@@ -368,6 +381,6 @@ fn the_matrix_workflow_runs_every_shard_once_then_merges_them() {
         .iter()
         .find_map(|step| step["with"]["files"].as_str().map(str::to_owned))
         .expect("the merged JUnit is published");
-    let out: Vec<String> = merge.split_whitespace().map(str::to_owned).collect();
-    assert_eq!(junit, format!("{}/junit.xml", flag_value(&out, "--out")));
+    let words: Vec<String> = merge.split_whitespace().map(str::to_owned).collect();
+    assert_eq!(junit, format!("{}/junit.xml", flag_value(&words, "--out")));
 }
