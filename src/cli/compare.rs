@@ -75,10 +75,9 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let rows = write_files(&folder, &plan, &runs)?;
     if let Some(shard) = shard {
         let all_rows: Vec<SeedRow> = runs.iter().flat_map(|(_, rows)| rows.clone()).collect();
-        let placed_rows = placed(positions.into_iter(), &all_rows);
-        ShardFile::new(CommandKind::Compare, shard, plan.clone(), cells, placed_rows)
-            .write(&folder)
-            .map_err(writing_failed(&folder))?;
+        let ran = placed(positions.into_iter(), &all_rows);
+        let file = ShardFile::new(CommandKind::Compare, shard, plan.clone(), cells, ran);
+        file.write(&folder).map_err(writing_failed(&folder))?;
     }
     let scope = shard.map_or_else(String::new, |shard| format!(", shard {shard}"));
     let total: usize = runs.iter().map(|(_, rows)| rows.len()).sum();

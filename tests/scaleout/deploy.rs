@@ -57,6 +57,28 @@ fn flag_value<'a>(words: &'a [String], flag: &str) -> &'a str {
     &words[at + 1]
 }
 
+#[test]
+fn the_documented_pod_commands_parse_and_shard_every_index_of_the_job() {
+    use clap::Parser as _;
+    for prefix in ["elasticsim nightly", "elasticsim merge"] {
+        let words = documented(prefix);
+        let parsed = elasticsim::cli::Cli::try_parse_from(&words);
+        assert!(parsed.is_ok(), "{words:?}: {parsed:?}");
+    }
+    let nightly = documented("elasticsim nightly");
+    let shard = flag_value(&nightly, "--shard");
+    let count: u64 = shard
+        .strip_prefix("auto/")
+        .and_then(|count| count.parse().ok())
+        .expect("the pods take K from JOB_COMPLETION_INDEX");
+    for index in 0..count {
+        let parsed = elasticsim::explore::Shard::parse(shard, Some(&index.to_string()));
+        assert_eq!(parsed.map(|shard| shard.index), Ok(index));
+    }
+    let past = elasticsim::explore::Shard::parse(shard, Some(&count.to_string()));
+    assert!(past.is_err(), "index {count} is past the last shard");
+}
+
 #[cfg(feature = "live")]
 mod kubernetes {
     use super::*;
