@@ -548,3 +548,21 @@ fn merging_shards_of_another_run_or_folders_without_shards_fails_naming_them() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_shard_file_naming_a_report_folder_outside_the_shard_is_refused() {
+    let dir = scratch("nightly-escape");
+    nightly_folder(&dir);
+    let output = nightly(&dir, &["--shard", "0/1", "--out", "shards"]);
+    assert_eq!(code(&output), 1, "strict fails: {}", stderr(&output));
+    let path = dir.join("shards/shard-0-of-1/shard.json");
+    let text = read(&path);
+    let report = "\"report\":\"strict/upstream/seed-1\"";
+    assert!(text.contains(report), "{text}");
+    fs::write(&path, text.replace(report, "\"report\":\"../../escape\"")).expect("writable");
+    let printed = refused_merge(&dir, &["shards"]);
+    assert!(
+        printed.contains("\"../../escape\" of seed 1 is not a relative path"),
+        "{printed}"
+    );
+}

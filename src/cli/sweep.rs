@@ -1,5 +1,7 @@
 //! `elasticsim sim FILE --seeds …`: many seeds in parallel, a verdict table, `sweep.csv` and
-//! `sweep.md`, and a report folder for every failing seed only.
+//! `sweep.md`, and a report folder for every failing seed only. With `--shard K/N` it runs
+//! the seeds of one shard into `<folder>/shard-K-of-N/` and adds `shard.json`; `merge` of
+//! sweep shards lives here too, so both paths share the writers and the printout.
 
 use super::Failure;
 use super::args::SimArgs;

@@ -134,13 +134,44 @@ pub fn merge(assembled: &Assembled, out: &Path) -> Result<NightlyOutcome, Nightl
         let baseline = Baseline::parse(&file.text, &file.path).map_err(NightlyError::Input)?;
         baselines.insert(suite.clone(), baseline);
     }
+    let mut warnings = plan.warnings.clone();
+    copy_reports(&placed, out, &mut warnings)?;
     std::fs::create_dir_all(out)
         .map_err(|e| NightlyError::Internal(format!("cannot create {}: {e}", out.display())))?;
-    let mut warnings = plan.warnings.clone();
-    for (result, folder) in &placed {
-        let Some(report) = &result.report else {
-            continue;
-        };
+    let results: Vec<SeedResult> = placed.into_iter().map(|(result, _)| result).collect();
+    let mut outcome = super::fold(&plan.groups, &results, warnings);
+    outputs::judge(&config.metrics, &baselines, &mut outcome);
+    outputs::write_all(out, &mut outcome)?;
+    Ok(outcome)
+}
+
+/// Copy every failing seed's report folder from its shard into `out`, at the same relative
+/// path, so the merged index links work; a folder the shard lost becomes a warning.
+fn copy_reports(
+    placed: &[(SeedResult, PathBuf)],
+    out: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<(), NightlyError> {
+    let reports: Vec<(&SeedResult, &PathBuf, &String)> = placed
+        .iter()
+        .filter_map(|(result, folder)| Some((result, folder, result.report.as_ref()?)))
+        .collect();
+    // A report folder is named by the shard file: it must stay inside both output folders.
+    // All are checked before anything is written.
+    for (result, folder, report) in &reports {
+        let inside = Path::new(report)
+            .components()
+            .all(|part| matches!(part, std::path::Component::Normal(_)));
+        if !inside {
+            return Err(NightlyError::Input(format!(
+                "{}: the report folder {report:?} of seed {} is not a relative path inside \
+                 the shard folder",
+                folder.join(shard::SHARD_FILE).display(),
+                result.seed
+            )));
+        }
+    }
+    for (_, folder, report) in reports {
         let from = folder.join(report);
         if !from.is_dir() {
             warnings.push(format!("{} is missing: no report to link", from.display()));
@@ -149,9 +180,5 @@ pub fn merge(assembled: &Assembled, out: &Path) -> Result<NightlyOutcome, Nightl
         shard::copy_folder(&from, &out.join(report))
             .map_err(|e| NightlyError::Internal(format!("copying {}: {e}", from.display())))?;
     }
-    let results: Vec<SeedResult> = placed.into_iter().map(|(result, _)| result).collect();
-    let mut outcome = super::fold(&plan.groups, &results, warnings);
-    outputs::judge(&config.metrics, &baselines, &mut outcome);
-    outputs::write_all(out, &mut outcome)?;
-    Ok(outcome)
+    Ok(())
 }
