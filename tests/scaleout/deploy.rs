@@ -26,7 +26,7 @@ fn documented_commands() -> Vec<String> {
             inside = !inside;
             continue;
         }
-        if !inside {
+        if !inside || line.trim_start().starts_with('#') {
             continue;
         }
         let code = line.split(" #").next().unwrap_or_default().trim();
