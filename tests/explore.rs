@@ -121,7 +121,10 @@ fn sweep_rows(scenario: &Scenario, policy: Policy, seeds: &str, threads: usize) 
     let plan = SweepPlan {
         scenario,
         settings: base,
-        seeds: SeedRange::parse(seeds).expect("a valid seed range"),
+        seeds: SeedRange::parse(seeds)
+            .expect("a valid seed range")
+            .seeds()
+            .collect(),
         threads: Some(threads),
     };
     sweep(&plan, &|s| format!("seed {}", s.seed), &|_| Ok(())).expect("the sweep runs")

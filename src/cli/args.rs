@@ -37,6 +37,22 @@ pub enum Command {
     Record(RecordArgs),
     /// Run a scenario paced against the wall clock and serve its Kubernetes API on loopback.
     Serve(ServeArgs),
+    /// Join the shard folders of one `--shard` run into the files the unsharded run writes.
+    ///
+    /// Works for `sim --seeds`, `compare` and `nightly` shards. Fails (exit 2, writing
+    /// nothing) if a shard or a seed is missing or repeated, naming them and the folders.
+    Merge(MergeArgs),
+}
+
+/// `elasticsim merge`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// Shard folders (each with `shard.json`), or folders whose subfolders are shard folders.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Output folder for the merged tables, plots, `index.html` and `junit.xml`.
+    #[arg(long, default_value = "reports/merged")]
+    pub out: PathBuf,
 }
 
 /// `elasticsim nightly`.
@@ -61,6 +77,14 @@ pub struct NightlyArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
+    /// completion index). Runs are listed regression entries first, then scenario files by
+    /// path, policies, seeds ascending; run i goes to shard i mod N, whatever the thread
+    /// count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and `shard.json` go to
+    /// `<out>/shard-K-of-N/`; `merge` joins the shards and compares the baselines
+    /// (`--update-baseline` needs an unsharded run).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 /// `elasticsim record`.
@@ -136,6 +160,12 @@ pub struct SimArgs {
     /// Worker threads for `--seeds` (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
+    /// completion index). The i-th seed of `--seeds` (from 0) goes to shard i mod N,
+    /// whatever the thread count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and
+    /// `shard.json` go to `<out>/shard-K-of-N/`; `merge` joins the shards.
+    #[arg(long, value_name = "K/N", requires = "seeds")]
+    pub shard: Option<String>,
     /// Print only the verdict line.
     #[arg(long)]
     pub quiet: bool,
@@ -163,6 +193,13 @@ pub struct CompareArgs {
     /// Folder for `compare.csv` and `compare.md` (default `reports/<scenario>/compare/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
+    /// completion index). Cells (policy, seed) are listed policy by policy in `--policies`
+    /// order, seeds ascending; cell i goes to shard i mod N, whatever the thread count.
+    /// `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and `shard.json` go to
+    /// `<out>/shard-K-of-N/`; `merge` joins the shards.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 /// `elasticsim shrink`.

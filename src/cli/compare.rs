@@ -1,78 +1,142 @@
 //! `elasticsim compare FILE --policies … --seeds …`: the same seeds under each policy, side
 //! by side; `compare.csv` and `compare.md` in `reports/<scenario>/compare/`.
 //! Exits 1 when any seed under any policy violated an invariant, as every command does.
+//! With `--shard K/N` it runs the cells (policy, seed) of one shard: the cells are listed
+//! policy by policy in flag order, each with every seed ascending, and cell i is shard i mod N.
 
 use super::Failure;
 use super::args::CompareArgs;
 use super::sim::load;
-use super::sweep::{parse_seeds, run_seeds};
+use super::sweep::{
+    owned, parse_seeds, parse_shard, placed, run_seeds, shard_folder, writing_failed,
+};
 use crate::allocator::Policy;
-use crate::explore::{compare_markdown, compare_rows, compare_table, write_compare_csv};
+use crate::explore::shard::{Assembled, ShardFile};
+use crate::explore::{Cell, CommandKind, PolicyRow, SeedRow, compare_table, write_compare_files};
 use crate::live::wall::Stopwatch;
-use crate::report::atomic;
 use crate::world::RunSettings;
-use std::path::PathBuf;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// What a comparison's files depend on besides its rows: the plan in `shard.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct CompareShardPlan {
+    scenario: String,
+    /// The unsharded seed range, as given.
+    seeds: String,
+    policies: Vec<String>,
+    title: String,
+}
 
 pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let seeds = parse_seeds(&args.seeds)?;
+    let shard = parse_shard(args.shard.as_deref())?;
     let scenario = load(&args.file)?;
     let base = RunSettings::from_scenario(&scenario).map_err(|e| Failure::Input(e.to_string()))?;
+    let all: Vec<u64> = seeds.seeds().collect();
     let stopwatch = Stopwatch::start();
     let mut runs = Vec::new();
-    for policy in &args.policies {
+    let mut cells = Vec::new();
+    let mut positions = Vec::new();
+    for (policy_position, policy) in args.policies.iter().enumerate() {
         let mut settings = base.clone();
         settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
-        let rows = run_seeds(&args.file, &scenario, &settings, seeds, args.threads, None)?;
+        let mine = owned(shard, policy_position * all.len(), &all);
+        let mine_seeds = mine.iter().map(|(_, seed)| *seed).collect();
+        let rows = run_seeds(
+            &args.file,
+            &scenario,
+            &settings,
+            mine_seeds,
+            args.threads,
+            None,
+        )?;
+        cells.extend(all.iter().map(|seed| Cell {
+            suite: scenario.name.clone(),
+            case: policy.clone(),
+            seed: *seed,
+        }));
+        positions.extend(mine.iter().map(|(position, _)| *position));
         runs.push((policy.clone(), rows));
     }
     let wall_s = stopwatch.seconds();
-    let rows = compare_rows(&runs);
     let folder = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("reports")
             .join(&scenario.name)
             .join("compare")
     });
-    let failed =
-        |e: std::io::Error| Failure::Internal(format!("writing {}: {e}", folder.display()));
-    std::fs::create_dir_all(&folder).map_err(failed)?;
-    atomic::write_with(&folder.join("compare.csv"), |out| {
-        write_compare_csv(out, &rows)
-    })
-    .map_err(failed)?;
-    let title = format!("{} (seeds {seeds})", scenario.name);
-    atomic::write_file(
-        &folder.join("compare.md"),
-        compare_markdown(&title, &rows).as_bytes(),
-    )
-    .map_err(failed)?;
-    let chart_rows: Vec<crate::report::plots::PolicyRow> = rows
-        .iter()
-        .map(|row| crate::report::plots::PolicyRow {
-            policy: row.policy.clone(),
-            reuse_ratio: row.reuse_ratio,
-            wait_s_p95: row.wait_s_p95,
-            pods_created: row.pods_created_mean,
-            pod_seconds: row.pod_seconds_mean(),
-            pass_rate: row.pass_rate,
-            invariant_pass_rates: row
-                .invariant_pass_rates
-                .iter()
-                .map(|(id, rate)| ((*id).to_owned(), *rate))
-                .collect(),
-        })
-        .collect();
-    // A chart that cannot be drawn is a warning: the tables above are the result.
-    if let Err(error) = crate::report::plots::compare_charts(&folder, &chart_rows) {
-        eprintln!("warning: compare chart not drawn: {error}");
+    let folder = shard_folder(folder, shard);
+    let plan = CompareShardPlan {
+        scenario: scenario.name.clone(),
+        seeds: seeds.to_string(),
+        policies: args.policies.clone(),
+        title: format!("{} (seeds {seeds})", scenario.name),
+    };
+    let rows = write_files(&folder, &plan, &runs)?;
+    if let Some(shard) = shard {
+        let all_rows: Vec<SeedRow> = runs.iter().flat_map(|(_, rows)| rows.clone()).collect();
+        let ran = placed(positions.into_iter(), &all_rows);
+        let file = ShardFile::new(CommandKind::Compare, shard, plan.clone(), cells, ran);
+        file.write(&folder).map_err(writing_failed(&folder))?;
     }
-    println!("compare {} over seeds {seeds}", scenario.name);
-    print!("{}", compare_table(&rows));
-    let total = seeds.len() * args.policies.len() as u64;
-    println!("{total} runs in {wall_s:.2}s");
+    let scope = shard.map_or_else(String::new, |shard| format!(", shard {shard}"));
+    let total: usize = runs.iter().map(|(_, rows)| rows.len()).sum();
+    let timing = format!("{total} runs in {wall_s:.2}s");
+    report(&plan, &scope, &rows, &timing, &folder)
+}
+
+fn write_files(
+    folder: &Path,
+    plan: &CompareShardPlan,
+    runs: &[(String, Vec<SeedRow>)],
+) -> Result<Vec<PolicyRow>, Failure> {
+    let files = write_compare_files(folder, &plan.title, runs).map_err(writing_failed(folder))?;
+    // A chart that cannot be drawn is a warning: the tables are the result.
+    if let Some(warning) = files.chart_warning {
+        eprintln!("warning: {warning}");
+    }
+    Ok(files.rows)
+}
+
+/// Print the side-by-side table and report path; the exit status follows the verdicts.
+fn report(
+    plan: &CompareShardPlan,
+    scope: &str,
+    rows: &[PolicyRow],
+    timing: &str,
+    folder: &Path,
+) -> Result<(), Failure> {
+    println!("compare {} over seeds {}{scope}", plan.scenario, plan.seeds);
+    print!("{}", compare_table(rows));
+    println!("{timing}");
     println!("report: {}", folder.join("compare.md").display());
     if rows.iter().all(|row| row.passed == row.seeds) {
         Ok(())
     } else {
         Err(Failure::Violated)
     }
+}
+
+/// `merge` of compare shards: the same `compare.csv`, `compare.md` and chart as the
+/// unsharded comparison.
+pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
+    let (plan, placed): (CompareShardPlan, Vec<(SeedRow, PathBuf)>) =
+        assembled.typed().map_err(Failure::Input)?;
+    let per_policy = placed.len() / plan.policies.len().max(1);
+    let runs: Vec<(String, Vec<SeedRow>)> = plan
+        .policies
+        .iter()
+        .zip(placed.chunks(per_policy.max(1)))
+        .map(|(policy, chunk)| {
+            let rows = chunk.iter().map(|(row, _)| row.clone()).collect();
+            (policy.clone(), rows)
+        })
+        .collect();
+    let rows = write_files(out, &plan, &runs)?;
+    let timing = format!(
+        "{} runs merged from {} shards",
+        placed.len(),
+        assembled.count
+    );
+    report(&plan, "", &rows, &timing, out)
 }

@@ -6,6 +6,7 @@
 mod args;
 mod check;
 mod compare;
+mod merge;
 mod nightly;
 mod plot;
 mod record;
@@ -14,7 +15,7 @@ mod shrink;
 mod sim;
 mod sweep;
 
-pub use args::{Cli, Command, CompareArgs, NightlyArgs, ShrinkArgs};
+pub use args::{Cli, Command, CompareArgs, MergeArgs, NightlyArgs, ShrinkArgs};
 
 use std::fmt;
 
@@ -83,5 +84,6 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Plot { dir } => plot::run(&dir),
         Command::Record(args) => record::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Merge(args) => merge::run(&args),
     }
 }

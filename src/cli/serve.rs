@@ -31,6 +31,7 @@ pub(super) fn run(args: &ServeArgs) -> Result<(), Failure> {
         trace: false,
         export_trace: None,
         threads: None,
+        shard: None,
         quiet: true,
     };
     let settings = super::sim::settings(&scenario, &sim_args)?;

@@ -1,16 +1,21 @@
 //! `elasticsim sim FILE --seeds …`: many seeds in parallel, a verdict table, `sweep.csv` and
-//! `sweep.md`, and a report folder for every failing seed only.
+//! `sweep.md`, and a report folder for every failing seed only. With `--shard K/N` it runs
+//! the seeds of one shard into `<folder>/shard-K-of-N/` and adds `shard.json`; `merge` of
+//! sweep shards lives here too, so both paths share the writers and the printout.
 
 use super::Failure;
 use super::args::SimArgs;
 use super::sim::{load, report_dir, reproduce, settings};
-use crate::explore::{SeedRange, SeedRow, SweepPlan, SweepSummary, sweep};
+use crate::explore::shard::{self, Assembled, Placed, ShardFile};
+use crate::explore::{
+    Cell, CommandKind, SeedRange, SeedRow, Shard, SweepPlan, SweepSummary, sweep, write_sweep_files,
+};
 use crate::live::wall::Stopwatch;
-use crate::report::atomic;
 use crate::run::RunOutcome;
 use crate::scenario::Scenario;
 use crate::world::RunSettings;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -33,11 +38,11 @@ pub(super) fn run_seeds(
     file: &Path,
     scenario: &Scenario,
     settings: &RunSettings,
-    seeds: SeedRange,
+    seeds: Vec<u64>,
     threads: Option<usize>,
     failed_dir: Option<&(dyn Fn(&RunSettings) -> PathBuf + Sync)>,
 ) -> Result<Vec<SeedRow>, Failure> {
-    let bar = progress_bar(seeds.len(), settings.policy.name());
+    let bar = progress_bar(seeds.len() as u64, settings.policy.name());
     let plan = SweepPlan {
         scenario,
         settings: settings.clone(),
@@ -66,12 +71,100 @@ pub(super) fn parse_seeds(text: &str) -> Result<SeedRange, Failure> {
     SeedRange::parse(text).map_err(Failure::Input)
 }
 
+/// `--shard K/N` (or `auto/N`, reading `JOB_COMPLETION_INDEX`); bad values are bad input.
+pub(super) fn parse_shard(text: Option<&str>) -> Result<Option<Shard>, Failure> {
+    text.map(|text| {
+        let index = std::env::var(shard::COMPLETION_INDEX_VARIABLE).ok();
+        Shard::parse(text, index.as_deref()).map_err(Failure::Input)
+    })
+    .transpose()
+}
+
+/// The cells of `seeds` a shard runs, as (position, seed); every cell without a shard.
+pub(super) fn owned(
+    shard: Option<Shard>,
+    first_position: usize,
+    seeds: &[u64],
+) -> Vec<(usize, u64)> {
+    seeds
+        .iter()
+        .enumerate()
+        .map(|(offset, seed)| (first_position + offset, *seed))
+        .filter(|(position, _)| shard.is_none_or(|shard| shard.owns(*position)))
+        .collect()
+}
+
+/// A shard writes into `<folder>/shard-K-of-N/`, so shards sharing a folder never collide.
+pub(super) fn shard_folder(folder: PathBuf, shard: Option<Shard>) -> PathBuf {
+    match shard {
+        Some(shard) => folder.join(shard.folder_name()),
+        None => folder,
+    }
+}
+
+pub(super) fn writing_failed(folder: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
+    move |e| Failure::Internal(format!("writing {}: {e}", folder.display()))
+}
+
+/// What a sweep's files depend on besides its rows: the plan in `shard.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct SweepShardPlan {
+    scenario: String,
+    /// The policy (and variant) label.
+    case: String,
+    /// The unsharded seed range, as given.
+    seeds: String,
+    title: String,
+}
+
+impl SweepShardPlan {
+    fn new(scenario: &Scenario, settings: &RunSettings, seeds: SeedRange) -> SweepShardPlan {
+        let mut case = settings.policy.name().to_owned();
+        if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
+            case = format!("{case}/{variant}");
+        }
+        SweepShardPlan {
+            scenario: scenario.name.clone(),
+            case,
+            seeds: seeds.to_string(),
+            title: format!("{} (policy {})", scenario.name, settings.policy.name()),
+        }
+    }
+
+    /// The unsharded sweep's cells.
+    fn cells(&self, seeds: &[u64]) -> Vec<Cell> {
+        seeds
+            .iter()
+            .map(|seed| Cell {
+                suite: self.scenario.clone(),
+                case: self.case.clone(),
+                seed: *seed,
+            })
+            .collect()
+    }
+}
+
+/// Rows with the canonical positions of the cells they ran, for `shard.json`.
+pub(super) fn placed(
+    positions: impl Iterator<Item = usize>,
+    rows: &[SeedRow],
+) -> Vec<Placed<SeedRow>> {
+    positions
+        .zip(rows)
+        .map(|(position, row)| Placed {
+            position,
+            row: row.clone(),
+        })
+        .collect()
+}
+
 pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     let text = args
         .seeds
         .as_deref()
         .expect("dispatch sends only --seeds runs here");
     let seeds = parse_seeds(text)?;
+    let shard = parse_shard(args.shard.as_deref())?;
     if args.trace {
         return Err(Failure::Input(
             "--trace needs one seed: rerun a failing seed with --seed N --trace".to_owned(),
@@ -87,43 +180,75 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
             .expect("a seed folder always sits in its policy folder")
             .to_path_buf(),
     };
-    let seed_dir = |settings: &RunSettings| match &args.out {
-        Some(out) => out.join(format!("seed-{}", settings.seed)),
-        None => report_dir(&scenario, settings),
-    };
+    let folder = shard_folder(folder, shard);
+    let seed_dir = |settings: &RunSettings| folder.join(format!("seed-{}", settings.seed));
+    let all: Vec<u64> = seeds.seeds().collect();
+    let mine = owned(shard, 0, &all);
     let stopwatch = Stopwatch::start();
     let rows = run_seeds(
         &args.file,
         &scenario,
         &settings,
-        seeds,
+        mine.iter().map(|(_, seed)| *seed).collect(),
         args.threads,
         Some(&seed_dir),
     )?;
     let wall_s = stopwatch.seconds();
-    let summary = SweepSummary::of(&rows);
-    write_sweep(&folder, &scenario, &settings, &summary, &rows)?;
+    let plan = SweepShardPlan::new(&scenario, &settings, seeds);
+    let summary =
+        write_sweep_files(&folder, &plan.title, &rows).map_err(writing_failed(&folder))?;
+    if let Some(shard) = shard {
+        let cells = plan.cells(&all);
+        let positions = mine.iter().map(|(position, _)| *position);
+        let file = ShardFile::new(
+            CommandKind::Sweep,
+            shard,
+            plan.clone(),
+            cells,
+            placed(positions, &rows),
+        );
+        file.write(&folder).map_err(writing_failed(&folder))?;
+    }
     let rate = if wall_s > 0.0 {
         rows.len() as f64 / wall_s
     } else {
         0.0
     };
-    if args.quiet {
+    let scope = shard.map_or_else(String::new, |shard| format!(", shard {shard}"));
+    let timing = format!("{rate:.1} seeds/s ({} seeds in {wall_s:.2}s)", rows.len());
+    let headline = format!("(policy {}, seeds {seeds}{scope})", settings.policy.name());
+    report(
+        args.quiet,
+        &plan.scenario,
+        &headline,
+        &summary,
+        &rows,
+        &timing,
+        &folder,
+    )
+}
+
+/// Print a sweep's verdict, table and report path; the exit status follows the verdict.
+fn report(
+    quiet: bool,
+    scenario: &str,
+    headline: &str,
+    summary: &SweepSummary,
+    rows: &[SeedRow],
+    timing: &str,
+    folder: &Path,
+) -> Result<(), Failure> {
+    if quiet {
         println!(
             "{} {}/{} seeds passed",
-            verdict(&summary),
+            verdict(summary),
             summary.passed,
             summary.seeds
         );
     } else {
-        println!(
-            "{} {} (policy {}, seeds {seeds})",
-            verdict(&summary),
-            scenario.name,
-            settings.policy.name()
-        );
-        print!("{}", crate::explore::sweep_table(&summary, &rows));
-        println!("{:.1} seeds/s ({} seeds in {wall_s:.2}s)", rate, rows.len());
+        println!("{} {scenario} {headline}", verdict(summary));
+        print!("{}", crate::explore::sweep_table(summary, rows));
+        println!("{timing}");
         println!("report: {}", folder.join("sweep.md").display());
     }
     if summary.failed() == 0 {
@@ -141,21 +266,49 @@ fn verdict(summary: &SweepSummary) -> &'static str {
     }
 }
 
-fn write_sweep(
-    folder: &Path,
-    scenario: &Scenario,
-    settings: &RunSettings,
-    summary: &SweepSummary,
-    rows: &[SeedRow],
-) -> Result<(), Failure> {
-    let failed =
-        |e: std::io::Error| Failure::Internal(format!("writing {}: {e}", folder.display()));
-    std::fs::create_dir_all(folder).map_err(failed)?;
-    atomic::write_with(&folder.join("sweep.csv"), |out| {
-        crate::explore::write_sweep_csv(out, rows)
+/// `merge` of sweep shards: the same `sweep.csv` and `sweep.md` as the unsharded sweep, and
+/// every failing seed's report folder copied from its shard, so `out` stands alone.
+pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
+    let (plan, placed): (SweepShardPlan, Vec<(SeedRow, PathBuf)>) =
+        assembled.typed().map_err(Failure::Input)?;
+    let rows: Vec<SeedRow> = placed.iter().map(|(row, _)| row.clone()).collect();
+    let summary = write_sweep_files(out, &plan.title, &rows).map_err(writing_failed(out))?;
+    for (row, folder) in placed.iter().filter(|(row, _)| !row.passed()) {
+        let name = format!("seed-{}", row.seed);
+        copy_report(&folder.join(&name), &out.join(&name))?;
+    }
+    let headline = format!("(policy {}, seeds {})", plan.case, plan.seeds);
+    let timing = format!(
+        "{} seeds merged from {} shards",
+        rows.len(),
+        assembled.count
+    );
+    report(
+        false,
+        &plan.scenario,
+        &headline,
+        &summary,
+        &rows,
+        &timing,
+        out,
+    )
+}
+
+/// Copy a failing seed's report folder from its shard; a shard folder that lost it is a
+/// warning, since the tables are the result.
+pub(super) fn copy_report(from: &Path, to: &Path) -> Result<(), Failure> {
+    if !from.is_dir() {
+        eprintln!(
+            "warning: {} is missing: the merged report cannot link to it",
+            from.display()
+        );
+        return Ok(());
+    }
+    shard::copy_folder(from, to).map_err(|e| {
+        Failure::Internal(format!(
+            "copying {} to {}: {e}",
+            from.display(),
+            to.display()
+        ))
     })
-    .map_err(failed)?;
-    let title = format!("{} (policy {})", scenario.name, settings.policy.name());
-    let markdown = crate::explore::sweep_markdown(&title, summary, rows);
-    atomic::write_file(&folder.join("sweep.md"), markdown.as_bytes()).map_err(failed)
 }

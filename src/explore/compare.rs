@@ -9,11 +9,13 @@
 //! - pods created and pod-seconds are means per seed.
 
 use super::sweep::SeedRow;
+use crate::report::atomic;
 use crate::report::format::{number_text, ratio_text};
 use crate::report::percentile_nearest_rank;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::path::Path;
 
 /// One policy's aggregate over the compared seeds. Plots use these rows directly.
 #[derive(Clone, Debug, PartialEq)]
@@ -233,4 +235,57 @@ pub fn compare_markdown(title: &str, rows: &[PolicyRow]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The comparison chart's view of the rows.
+fn chart_rows(rows: &[PolicyRow]) -> Vec<crate::report::plots::PolicyRow> {
+    rows.iter()
+        .map(|row| crate::report::plots::PolicyRow {
+            policy: row.policy.clone(),
+            reuse_ratio: row.reuse_ratio,
+            wait_s_p95: row.wait_s_p95,
+            pods_created: row.pods_created_mean,
+            pod_seconds: row.pod_seconds_mean(),
+            pass_rate: row.pass_rate,
+            invariant_pass_rates: row
+                .invariant_pass_rates
+                .iter()
+                .map(|(id, rate)| ((*id).to_owned(), *rate))
+                .collect(),
+        })
+        .collect()
+}
+
+/// What [`write_compare_files`] wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompareFiles {
+    pub rows: Vec<PolicyRow>,
+    /// Why the chart was not drawn, if it was not: a warning, since the tables are the result.
+    pub chart_warning: Option<String>,
+}
+
+/// Aggregate `runs` ((policy, seed rows) in display order) and write `compare.csv`,
+/// `compare.md` and the comparison chart into `folder`, each atomically. The one writer of
+/// a comparison's files: a compare, a shard of one and a merge of shards all come here.
+pub fn write_compare_files(
+    folder: &Path,
+    title: &str,
+    runs: &[(String, Vec<SeedRow>)],
+) -> io::Result<CompareFiles> {
+    let rows = compare_rows(runs);
+    std::fs::create_dir_all(folder)?;
+    atomic::write_with(&folder.join("compare.csv"), |out| {
+        write_compare_csv(out, &rows)
+    })?;
+    atomic::write_file(
+        &folder.join("compare.md"),
+        compare_markdown(title, &rows).as_bytes(),
+    )?;
+    let chart_warning = crate::report::plots::compare_charts(folder, &chart_rows(&rows))
+        .err()
+        .map(|error| format!("compare chart not drawn: {error}"));
+    Ok(CompareFiles {
+        rows,
+        chart_warning,
+    })
 }

@@ -12,27 +12,33 @@
 //! | `ddmin.rs` | delta debugging and bisection |
 //! | `shrink.rs` | [`shrink`]: the smallest scenario that still fails the same invariant |
 //! | `regressions.rs` | `scenarios/regressions/regressions.toml`: entries and their replay |
+//! | `shard.rs` | [`Shard`] (`--shard K/N`), `shard.json`, and the coverage check of `merge` |
+//! | `exact.rs` | serde helpers that bring floats and ids back bit for bit from `shard.json` |
 
 mod compare;
 mod ddmin;
+pub mod exact;
 mod materialise;
 pub mod regressions;
 mod seeds;
+pub mod shard;
 mod shrink;
 mod sweep;
 mod tables;
 
 pub use compare::{
-    PolicyRow, compare_cells, compare_markdown, compare_rows, compare_table, write_compare_csv,
+    CompareFiles, PolicyRow, compare_cells, compare_markdown, compare_rows, compare_table,
+    write_compare_csv, write_compare_files,
 };
 pub use ddmin::{bisect_down, ddmin};
 pub use materialise::{Size, materialise, pin};
 pub use seeds::SeedRange;
+pub use shard::{Cell, CommandKind, Shard};
 pub use shrink::{ShrinkOutcome, shrink};
 pub use sweep::{Finished, Reproduce, SeedRow, SweepPlan, ViolatedId, first_violated, sweep};
 pub use tables::{
     FAILING_LISTED_MAX, InvariantCount, SWEEP_METRICS, SweepSummary, sweep_markdown, sweep_table,
-    write_sweep_csv,
+    write_sweep_csv, write_sweep_files,
 };
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! but the read-only scenario, so a seed's fingerprint never depends on the thread count or on
 //! which other seeds ran.
 
-use super::seeds::SeedRange;
+use super::exact;
 use crate::check::Kind;
 use crate::live::wall::Stopwatch;
 use crate::report::Metrics;
@@ -10,6 +10,7 @@ use crate::run::{RunError, RunOutcome, run_scenario};
 use crate::scenario::Scenario;
 use crate::world::RunSettings;
 use rayon::prelude::*;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// An invariant that failed in a run, with how it is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -30,8 +31,40 @@ impl ViolatedId {
     }
 }
 
+/// An invariant id as the checker names it. (A named alias also keeps serde from treating
+/// `Option<&'static str>` as borrowed from the input, which `exact::static_id_option` is not.)
+pub type InvariantId = &'static str;
+
+/// `{ "id": …, "kind": "always" }` in `shard.json`.
+#[derive(Serialize, Deserialize)]
+struct ViolatedRecord {
+    id: String,
+    kind: String,
+}
+
+impl Serialize for ViolatedId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ViolatedRecord {
+            id: self.id.to_owned(),
+            kind: exact::kind_text(self.kind).to_owned(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ViolatedId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let record = ViolatedRecord::deserialize(deserializer)?;
+        Ok(ViolatedId {
+            id: exact::static_id(&record.id),
+            kind: exact::kind_from_text(&record.kind).map_err(serde::de::Error::custom)?,
+        })
+    }
+}
+
 /// What a sweep keeps of one seed's run: verdict, failing ids, fingerprint and metrics.
-#[derive(Clone, Debug, PartialEq)]
+/// Serialised exactly (floats as text) in `shard.json`, so merged tables equal unsharded ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeedRow {
     pub seed: u64,
     /// `pass` or `fail`.
@@ -41,8 +74,10 @@ pub struct SeedRow {
     /// Failing invariants, sorted by id, without repeats.
     pub violated: Vec<ViolatedId>,
     /// The earliest failing violation's id (what `shrink` picks by default).
-    pub first_violated: Option<&'static str>,
+    #[serde(with = "exact::static_id_option")]
+    pub first_violated: Option<InvariantId>,
     pub fingerprint: String,
+    #[serde(with = "exact::metrics")]
     pub metrics: Metrics,
     /// Every assigned job instance's wait, ascending (for pooled percentiles).
     pub waits_ms: Vec<u64>,
@@ -112,11 +147,12 @@ pub fn first_violated(outcome: &RunOutcome) -> Option<&'static str> {
 }
 
 /// One sweep: a scenario, the run settings every seed shares (their seed is replaced), the
-/// seeds and the worker count (`None`: one per core).
+/// seeds (a whole `SeedRange`, or one shard's part of it) and the worker count (`None`: one
+/// per core).
 pub struct SweepPlan<'a> {
     pub scenario: &'a Scenario,
     pub settings: RunSettings,
-    pub seeds: SeedRange,
+    pub seeds: Vec<u64>,
     pub threads: Option<usize>,
 }
 
@@ -138,9 +174,8 @@ pub fn sweep(
         .num_threads(plan.threads.unwrap_or(0))
         .build()
         .map_err(|e| RunError::Internal(format!("cannot start the worker pool: {e}")))?;
-    let seeds: Vec<u64> = plan.seeds.seeds().collect();
     pool.install(|| {
-        seeds
+        plan.seeds
             .par_iter()
             .map(|&seed| {
                 let mut settings = plan.settings.clone();

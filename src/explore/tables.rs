@@ -2,10 +2,12 @@
 //! many seeds; the failing seeds. Written as `sweep.csv` and `sweep.md` and printed as a table.
 
 use super::sweep::SeedRow;
+use crate::report::atomic;
 use crate::report::format::{number_text, ratio_text};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::path::Path;
 
 /// Failing seeds the terminal table lists before saying "… and N more".
 pub const FAILING_LISTED_MAX: usize = 20;
@@ -231,4 +233,16 @@ pub fn sweep_markdown(title: &str, summary: &SweepSummary, rows: &[SeedRow]) -> 
         }
     }
     out
+}
+
+/// Write `sweep.csv` and `sweep.md` into `folder` (created if needed), each atomically, and
+/// return the summary. The one writer of both files: a sweep, a shard of one and a merge of
+/// shards all come through here.
+pub fn write_sweep_files(folder: &Path, title: &str, rows: &[SeedRow]) -> io::Result<SweepSummary> {
+    let summary = SweepSummary::of(rows);
+    std::fs::create_dir_all(folder)?;
+    atomic::write_with(&folder.join("sweep.csv"), |out| write_sweep_csv(out, rows))?;
+    let markdown = sweep_markdown(title, &summary, rows);
+    atomic::write_file(&folder.join("sweep.md"), markdown.as_bytes())?;
+    Ok(summary)
 }

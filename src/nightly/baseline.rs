@@ -28,13 +28,25 @@ impl Baseline {
     /// The baseline of `scenario` in `dir`: `Ok(None)` if there is none.
     pub fn load(dir: &Path, scenario: &str) -> Result<Option<Baseline>, String> {
         let path = Baseline::path(dir, scenario);
+        Baseline::read_text(dir, scenario)?
+            .map(|text| Baseline::parse(&text, &path))
+            .transpose()
+    }
+
+    /// The text of the baseline file of `scenario` in `dir`: `Ok(None)` if there is none.
+    /// A shard keeps this text, so a merge judges with exactly what the shard read.
+    pub fn read_text(dir: &Path, scenario: &str) -> Result<Option<String>, String> {
+        let path = Baseline::path(dir, scenario);
         match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|error| format!("{}: {error}", path.display())),
+            Ok(text) => Ok(Some(text)),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(error) => Err(format!("{}: {error}", path.display())),
         }
+    }
+
+    /// Parse a baseline file's text; errors name `path`.
+    pub fn parse(text: &str, path: &Path) -> Result<Baseline, String> {
+        serde_json::from_str(text).map_err(|error| format!("{}: {error}", path.display()))
     }
 
     /// Write the baseline, pretty-printed, atomically.

@@ -125,16 +125,21 @@ impl NightlyConfig {
 
     /// `path` if it exists, else the defaults.
     pub fn load(path: &Path) -> Result<NightlyConfig, String> {
+        match NightlyConfig::read_text(path)? {
+            Some(text) => NightlyConfig::parse(&text, path),
+            None => Ok(NightlyConfig::default()),
+        }
+    }
+
+    /// The text of `path`: `Ok(None)` if there is no such file.
+    pub fn read_text(path: &Path) -> Result<Option<String>, String> {
         match std::fs::read_to_string(path) {
-            Ok(text) => NightlyConfig::parse(&text, path),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                Ok(NightlyConfig::default())
-            }
+            Ok(text) => Ok(Some(text)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(error) => Err(format!("{}: {error}", path.display())),
         }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,10 @@
 //! baselines from this run instead of comparing. Outputs go to `reports/nightly/`:
 //! `junit.xml`, `nightly.md`, `index.html`, one `compare` chart per scenario, and a report
 //! folder (with plots) for every failing seed.
+//!
+//! With `--shard K/N` it runs the tasks of one shard (see `crate::explore::shard` for the
+//! rule), writes its outputs for those and a `shard.json`, and leaves the baseline comparison
+//! to `merge`, which judges the means over every seed as the unsharded run would.
 
 mod baseline;
 mod config;
@@ -16,6 +20,7 @@ mod junit;
 mod outputs;
 mod regressions;
 mod runner;
+mod shard;
 
 #[cfg(test)]
 mod tests;
@@ -24,10 +29,13 @@ pub use baseline::{Baseline, Regression, WALL_CLOCK_METRICS, compare};
 pub use config::{NightlyConfig, ScenarioPlan, Tolerance, Worse};
 pub use junit::{Case, Suite, junit_xml};
 pub use regressions::RegressionEntry;
+pub use shard::merge;
 
 use crate::allocator::Policy;
+use crate::explore::Shard;
 use crate::scenario::Scenario;
 use runner::{SeedResult, Task};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -43,6 +51,8 @@ pub struct NightlyOptions {
     pub threads: Option<usize>,
     /// Draw a progress bar on stderr (only shown on a terminal).
     pub progress: bool,
+    /// Run only this shard's tasks (`out_dir` is then the shard's own folder).
+    pub shard: Option<Shard>,
 }
 
 /// Why the nightly could not produce a verdict.
@@ -133,12 +143,16 @@ impl NightlyOutcome {
     }
 }
 
-/// A planned group before it runs.
+/// A planned group before it runs. Kept in `shard.json`, so `merge` folds the same groups.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Group {
     suite: String,
     case: String,
     file: PathBuf,
+    /// Index into the loaded scenarios; only the run that loaded them uses it.
+    #[serde(skip)]
     scenario: usize,
+    #[serde(with = "shard::policy_name")]
     policy: Policy,
     variant: Option<String>,
     seeds: Vec<u64>,
@@ -312,23 +326,8 @@ fn fold_group(position: usize, group: &Group, results: &[SeedResult]) -> GroupOu
     }
 }
 
-/// Run the nightly and write its outputs. The outcome says whether it failed; errors are
-/// bad input or a harness failure.
-pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
-    let config = NightlyConfig::load(&options.scenarios_dir.join("nightly.toml"))
-        .map_err(NightlyError::Input)?;
-    let mut warnings = Vec::new();
-    let mut scenarios = Vec::new();
-    let (entries, entry_warnings) = regressions::load(&options.scenarios_dir);
-    warnings.extend(entry_warnings);
-    let mut groups = plan_regressions(entries, &mut scenarios, &mut warnings);
-    groups.extend(plan_scenarios(
-        options,
-        &config,
-        &mut scenarios,
-        &mut warnings,
-    )?);
-    let tasks: Vec<Task> = groups
+fn tasks_of(groups: &[Group]) -> Vec<Task> {
+    groups
         .iter()
         .enumerate()
         .flat_map(|(position, group)| {
@@ -341,7 +340,52 @@ pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
                 variant: group.variant.clone(),
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Fold every group's results into the outcome (before any baseline judgement).
+fn fold(groups: &[Group], results: &[SeedResult], warnings: Vec<String>) -> NightlyOutcome {
+    NightlyOutcome {
+        groups: groups
+            .iter()
+            .enumerate()
+            .map(|(position, group)| fold_group(position, group, results))
+            .collect(),
+        warnings,
+        baselines_written: Vec::new(),
+    }
+}
+
+/// Run the nightly and write its outputs. The outcome says whether it failed; errors are
+/// bad input or a harness failure.
+pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
+    if options.update_baseline && options.shard.is_some() {
+        return Err(NightlyError::Input(
+            "--update-baseline needs every seed of the run: run it without --shard".to_owned(),
+        ));
+    }
+    let config_path = options.scenarios_dir.join("nightly.toml");
+    let config_text = NightlyConfig::read_text(&config_path).map_err(NightlyError::Input)?;
+    let config = match &config_text {
+        Some(text) => NightlyConfig::parse(text, &config_path).map_err(NightlyError::Input)?,
+        None => NightlyConfig::default(),
+    };
+    let mut warnings = Vec::new();
+    let mut scenarios = Vec::new();
+    let (entries, entry_warnings) = regressions::load(&options.scenarios_dir);
+    warnings.extend(entry_warnings);
+    let mut groups = plan_regressions(entries, &mut scenarios, &mut warnings);
+    groups.extend(plan_scenarios(
+        options,
+        &config,
+        &mut scenarios,
+        &mut warnings,
+    )?);
+    let (positions, tasks): (Vec<usize>, Vec<Task>) = tasks_of(&groups)
+        .into_iter()
+        .enumerate()
+        .filter(|(position, _)| options.shard.is_none_or(|shard| shard.owns(*position)))
+        .unzip();
     std::fs::create_dir_all(&options.out_dir).map_err(|e| {
         NightlyError::Internal(format!("cannot create {}: {e}", options.out_dir.display()))
     })?;
@@ -353,16 +397,21 @@ pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
         options.progress,
     )
     .map_err(NightlyError::Internal)?;
-    let mut outcome = NightlyOutcome {
-        groups: groups
-            .iter()
-            .enumerate()
-            .map(|(position, group)| fold_group(position, group, &results))
-            .collect(),
-        warnings,
-        baselines_written: Vec::new(),
-    };
-    outputs::judge_baselines(options, &config, &mut outcome)?;
-    outputs::write_all(options, &mut outcome)?;
+    let mut outcome = fold(&groups, &results, warnings);
+    match options.shard {
+        None => outputs::judge_baselines(options, &config, &mut outcome)?,
+        Some(shard) => {
+            let written = shard::ShardRun {
+                options,
+                shard,
+                config: config_text.map(|text| (config_path, text)),
+                groups: &groups,
+                positions: &positions,
+                results: &results,
+            };
+            written.write(&mut outcome)?;
+        }
+    }
+    outputs::write_all(&options.out_dir, &mut outcome)?;
     Ok(outcome)
 }

@@ -3,7 +3,7 @@
 
 use super::junit::{Case, Suite, junit_xml};
 use super::{
-    Baseline, GroupOutcome, NightlyConfig, NightlyError, NightlyOptions, NightlyOutcome,
+    Baseline, GroupOutcome, NightlyConfig, NightlyError, NightlyOptions, NightlyOutcome, Tolerance,
     WALL_CLOCK_METRICS, compare,
 };
 use crate::report::format::{duration_text, number_text};
@@ -11,9 +11,10 @@ use crate::report::html::{IndexPage, Link, VerdictRow, write_index};
 use crate::report::plots::{PolicyRow, compare_charts};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// The scenario suites (every suite but `regressions`), in first-seen order.
-fn scenario_suites(outcome: &NightlyOutcome) -> Vec<String> {
+pub(super) fn scenario_suites(outcome: &NightlyOutcome) -> Vec<String> {
     let mut suites: Vec<String> = Vec::new();
     for group in &outcome.groups {
         if group.suite != "regressions" && !suites.contains(&group.suite) {
@@ -47,6 +48,7 @@ pub(super) fn judge_baselines(
     config: &NightlyConfig,
     outcome: &mut NightlyOutcome,
 ) -> Result<(), NightlyError> {
+    let mut baselines = BTreeMap::new();
     for suite in scenario_suites(outcome) {
         if options.update_baseline {
             let baseline = baseline_of(outcome, &suite);
@@ -56,12 +58,29 @@ pub(super) fn judge_baselines(
             outcome
                 .baselines_written
                 .push(Baseline::path(&options.baselines_dir, &suite));
-            continue;
+        } else if let Some(baseline) =
+            Baseline::load(&options.baselines_dir, &suite).map_err(NightlyError::Input)?
+        {
+            baselines.insert(suite, baseline);
         }
-        let baseline =
-            Baseline::load(&options.baselines_dir, &suite).map_err(NightlyError::Input)?;
+    }
+    if !options.update_baseline {
+        judge(&config.metrics, &baselines, outcome);
+    }
+    Ok(())
+}
+
+/// Compare every scenario group's means with its suite's baseline (suite → baseline; a
+/// suite without one gets a note). The one judgement of an unsharded run and of a merge.
+pub(super) fn judge(
+    tolerances: &BTreeMap<String, Tolerance>,
+    baselines: &BTreeMap<String, Baseline>,
+    outcome: &mut NightlyOutcome,
+) {
+    for suite in scenario_suites(outcome) {
+        let baseline = baselines.get(&suite);
         for group in outcome.groups.iter_mut().filter(|g| g.suite == suite) {
-            let Some(baseline) = &baseline else {
+            let Some(baseline) = baseline else {
                 group.note = Some("no baseline yet: run with --update-baseline".to_owned());
                 continue;
             };
@@ -69,7 +88,7 @@ pub(super) fn judge_baselines(
                 group.note = Some(format!("the baseline has no policy {}", group.case));
                 continue;
             };
-            group.regressions = compare(&suite, &group.case, base, &group.means, &config.metrics);
+            group.regressions = compare(&suite, &group.case, base, &group.means, tolerances);
             if baseline.seeds != group.seeds {
                 group.note = Some(format!(
                     "baseline made from {} seeds, this run {}",
@@ -78,7 +97,6 @@ pub(super) fn judge_baselines(
             }
         }
     }
-    Ok(())
 }
 
 fn policy_row(group: &GroupOutcome) -> PolicyRow {
@@ -256,12 +274,9 @@ fn failing_links(outcome: &NightlyOutcome) -> Vec<Link> {
         .collect()
 }
 
-/// Write `junit.xml`, the comparison charts, `nightly.md` and `index.html`.
-pub(super) fn write_all(
-    options: &NightlyOptions,
-    outcome: &mut NightlyOutcome,
-) -> Result<(), NightlyError> {
-    let out = &options.out_dir;
+/// Write `junit.xml`, the comparison charts, `nightly.md` and `index.html` into `out`: the
+/// one writer of a nightly's files, for a run, a shard and a merge.
+pub(super) fn write_all(out: &Path, outcome: &mut NightlyOutcome) -> Result<(), NightlyError> {
     let write = |name: &str, bytes: &[u8]| {
         crate::report::atomic::write_file(&out.join(name), bytes)
             .map_err(|e| NightlyError::Internal(format!("writing {name}: {e}")))

@@ -8,10 +8,11 @@
 //! `violated` (or `expected_violations`). A missing or unreadable file, or an entry it cannot
 //! use, is a warning, never an error of the nightly run.
 
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// One replayable entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegressionEntry {
     /// The scenario file, resolved.
     pub file: PathBuf,

@@ -8,6 +8,7 @@ use crate::scenario::Scenario;
 use crate::world::RunSettings;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -23,15 +24,17 @@ pub(super) struct Task {
     pub variant: Option<String>,
 }
 
-/// What one run left.
-#[derive(Clone, Debug)]
+/// What one run left. Kept exactly (floats as text) in a shard's `shard.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(super) struct SeedResult {
     pub group: usize,
     pub seed: u64,
     pub passed: bool,
     pub violated: Vec<String>,
+    #[serde(with = "crate::explore::exact::metrics")]
     pub metrics: Metrics,
     pub reproduce: String,
+    #[serde(with = "crate::explore::exact::float")]
     pub wall_s: f64,
     /// The failing seed's report folder, relative to the nightly output folder.
     pub report: Option<String>,
