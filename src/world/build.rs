@@ -118,8 +118,10 @@ pub struct World {
     pub(super) calls: BTreeMap<u64, PendingCall>,
     pub(super) next_call: u64,
     pub(super) arrivals: Vec<Arrival>,
-    /// The sequence number reserved for `arrivals[0]`; arrival `i` has this plus `i`.
+    /// The sequence number reserved for `arrivals[0]`; planned arrival `i` has this plus `i`.
     pub(super) arrival_sequence: u64,
+    /// How many of `arrivals` were planned before the run (job-burst faults append more).
+    pub(super) planned_arrival_count: usize,
     /// A reused buffer for the actions of the go-agent handling the current event.
     pub(super) agent_actions: Vec<crate::gocd::AgentAction>,
     /// Arrivals that came while the server was down, scheduled at its restart.
@@ -212,6 +214,7 @@ impl World {
             next_call: 0,
             arrivals,
             arrival_sequence: 0,
+            planned_arrival_count: 0,
             agent_actions: Vec::new(),
             deferred: Vec::new(),
             active_faults: BTreeMap::new(),

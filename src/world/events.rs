@@ -8,12 +8,14 @@ use crate::leader::TimerToken;
 /// Everything that can happen at an instant.
 #[derive(Debug)]
 pub(super) enum Event {
-    /// A workload job arrives (index into the arrivals table).
+    /// A planned workload job arrives (index into the arrivals table); the next planned one
+    /// is queued when this one pops.
     Arrival {
         index: usize,
     },
-    /// An arrival held while the server was down, delivered at its restart.
-    DeferredArrival {
+    /// An arrival queued on its own: a job-burst fault's jobs, or one held while the server
+    /// was down and delivered at its restart.
+    SingleArrival {
         index: usize,
     },
     /// A server timer of process `epoch`.

@@ -122,7 +122,7 @@ impl World {
                     self.arrivals.push(arrival);
                     self.queue.push(
                         at,
-                        Event::Arrival {
+                        Event::SingleArrival {
                             index: self.arrivals.len() - 1,
                         },
                     );

@@ -43,6 +43,7 @@ impl World {
         self.apply_server(SimTime::ZERO, out, sink);
         // Arrivals are in time order: only the next one waits in the queue, under the
         // sequence number it would have had if all were queued now (same order, small heap).
+        self.planned_arrival_count = self.arrivals.len();
         self.arrival_sequence = self.queue.reserve_sequences(self.arrivals.len() as u64);
         self.queue_arrival(0);
         for index in 0..self.scenario.faults.len() {
@@ -72,7 +73,7 @@ impl World {
                 self.queue_arrival(index + 1);
                 self.arrive(now, index, sink);
             }
-            Event::DeferredArrival { index } => self.arrive(now, index, sink),
+            Event::SingleArrival { index } => self.arrive(now, index, sink),
             Event::Server { epoch, timer } => {
                 if self.nodes.is_current(self.gocd, epoch) {
                     let mut out = ServerOut::default();
@@ -140,9 +141,10 @@ impl World {
         }
     }
 
-    /// Queue arrival `index`, if there is one, under its reserved sequence number.
+    /// Queue planned arrival `index`, if there is one, under its reserved sequence number.
     fn queue_arrival(&mut self, index: usize) {
-        if let Some(arrival) = self.arrivals.get(index) {
+        if index < self.planned_arrival_count {
+            let arrival = &self.arrivals[index];
             let sequence = self.arrival_sequence + index as u64;
             let event = Event::Arrival { index };
             self.queue
@@ -211,7 +213,7 @@ impl World {
         self.apply_server(now, out, sink);
         self.end_server_crash_faults(now, sink);
         for index in std::mem::take(&mut self.deferred) {
-            self.queue.push(now, Event::DeferredArrival { index });
+            self.queue.push(now, Event::SingleArrival { index });
         }
     }
 

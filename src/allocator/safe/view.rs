@@ -151,21 +151,28 @@ impl View {
         // One pass over both, in name order (the API lists in name order, so the sort is a
         // single check): a list comes at every create-agent and must cost little.
         pods.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut known = std::mem::take(&mut self.pods).into_iter().peekable();
-        let mut merged = Vec::with_capacity(pods.len());
-        for pod in pods {
-            while known.next_if(|(name, _)| *name < pod.name).is_some() {}
-            match known.next_if(|(name, _)| *name == pod.name) {
-                Some((name, mut record)) => {
+        let mut listed = pods.into_iter().peekable();
+        let mut new_pods = Vec::new();
+        self.pods.retain(|name, record| {
+            while let Some(pod) = listed.next_if(|pod| pod.name < *name) {
+                new_pods.push(pod);
+            }
+            match listed.next_if(|pod| pod.name == *name) {
+                Some(pod) => {
                     record.take_newer(pod);
-                    merged.push((name, record));
+                    true
                 }
-                // A pod this process deleted may still be in a list served before the delete.
-                None if self.deleted.contains(&pod.name) => {}
-                None => merged.push((pod.name.clone(), PodRecord::new(pod))),
+                // Not listed: gone from Kubernetes.
+                None => false,
+            }
+        });
+        new_pods.extend(listed);
+        for pod in new_pods {
+            // A pod this process deleted may still be in a list served before the delete.
+            if !self.deleted.contains(&pod.name) {
+                self.pods.insert(pod.name.clone(), PodRecord::new(pod));
             }
         }
-        self.pods = merged.into_iter().collect();
     }
 
     /// Take in one pod copy (from a get, create or annotate answer).
