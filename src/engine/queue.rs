@@ -1,12 +1,34 @@
-//! The event queue: a binary heap of small keys ordered by `(time, sequence)`, with the
-//! events themselves parked in a slab. Sifting moves 24-byte keys instead of whole events,
-//! which is most of what a pop costs once events grow past a few words.
+//! The event queue, ordered by `(time, sequence)`: equal times pop in the order they were
+//! pushed (or reserved).
+//!
+//! Most events of a run are due within a few seconds (network latencies of milliseconds,
+//! 5 s pings, 1–10 s polls), so the queue is a timing wheel: one bucket per millisecond over
+//! the next `WHEEL_MS`, each a list (threaded through the event slab) of the events due at
+//! that millisecond in sequence order, and a bitmap of the non-empty buckets. Pushing and
+//! popping a near event is then a constant amount of work. Events due later wait in a binary
+//! heap and move into the wheel as soon as their millisecond enters it — before any event of
+//! that millisecond can be pushed straight into the wheel, so the order is kept.
 
 use super::SimTime;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// Where an event waits: its time, its tie-breaking sequence number and its slab slot.
+/// Milliseconds the wheel covers; a power of two.
+const WHEEL_MS: u64 = 1 << 13;
+const WORD_BITS: u64 = u64::BITS as u64;
+/// No slot: the end of a bucket's list.
+const NONE: u32 = u32::MAX;
+
+/// A parked event and its place in a bucket's list.
+struct Parked<E> {
+    time: SimTime,
+    sequence: u64,
+    /// The next slot in the same bucket, or `NONE`.
+    next: u32,
+    event: Option<E>,
+}
+
+/// A far event in the heap: its time, its tie-breaking sequence number and its slot.
 #[derive(Clone, Copy)]
 struct Key {
     time: SimTime,
@@ -29,20 +51,37 @@ impl PartialOrd for Key {
 }
 
 impl Ord for Key {
-    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest event first; equal times
-    /// pop in insertion order.
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest event first.
     fn cmp(&self, other: &Self) -> Ordering {
         (other.time, other.sequence).cmp(&(self.time, self.sequence))
     }
 }
 
+/// One millisecond's events: the first and last slot of its list.
+#[derive(Clone, Copy)]
+struct Bucket {
+    head: u32,
+    tail: u32,
+}
+
+const EMPTY: Bucket = Bucket {
+    head: NONE,
+    tail: NONE,
+};
+
 /// Pending events in time order. Virtual time (`now`) is the time of the last popped event
 /// and never goes backwards.
 pub struct Queue<E> {
-    heap: BinaryHeap<Key>,
-    /// Events by slot; `None` marks a free slot (listed in `free`).
-    slots: Vec<Option<E>>,
+    /// Events due in `[now, now + WHEEL_MS)`, by due millisecond modulo `WHEEL_MS`.
+    buckets: Vec<Bucket>,
+    /// Bit `i` is set when bucket `i` is not empty.
+    occupied: Vec<u64>,
+    /// Events due at `now + WHEEL_MS` or later.
+    far: BinaryHeap<Key>,
+    /// Every pending event; free slots are listed in `free`.
+    slots: Vec<Parked<E>>,
     free: Vec<u32>,
+    pending_count: usize,
     sequence: u64,
     now: SimTime,
     popped_count: u64,
@@ -51,9 +90,12 @@ pub struct Queue<E> {
 impl<E> Default for Queue<E> {
     fn default() -> Self {
         Queue {
-            heap: BinaryHeap::new(),
+            buckets: vec![EMPTY; WHEEL_MS as usize],
+            occupied: vec![0; (WHEEL_MS / WORD_BITS) as usize],
+            far: BinaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
+            pending_count: 0,
             sequence: 0,
             now: SimTime::ZERO,
             popped_count: 0,
@@ -74,52 +116,23 @@ impl<E> Queue<E> {
 
     /// Pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.pending_count
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.pending_count == 0
     }
 
     /// Schedule `event` at `time`, which must not be in the past.
     pub fn push(&mut self, time: SimTime, event: E) {
-        assert!(
-            time >= self.now,
-            "event scheduled in the past: {time} < {}",
-            self.now
-        );
         self.sequence += 1;
         self.push_keyed(time, self.sequence, event);
-    }
-
-    fn push_keyed(&mut self, time: SimTime, sequence: u64, event: E) {
-        assert!(
-            time >= self.now,
-            "event scheduled in the past: {time} < {}",
-            self.now
-        );
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = Some(event);
-                slot
-            }
-            None => {
-                let slot = u32::try_from(self.slots.len()).expect("fewer than 2^32 pending events");
-                self.slots.push(Some(event));
-                slot
-            }
-        };
-        self.heap.push(Key {
-            time,
-            sequence,
-            slot,
-        });
     }
 
     /// Reserve `count` consecutive sequence numbers now and return the first. An event later
     /// pushed with one of them (`push_reserved`) pops exactly where it would have popped had
     /// it been pushed now: a long, time-ordered series (the workload's arrivals) can then be
-    /// queued one at a time instead of all at once, keeping the heap small.
+    /// queued one at a time instead of all at once.
     pub fn reserve_sequences(&mut self, count: u64) -> u64 {
         let first = self.sequence + 1;
         self.sequence += count;
@@ -143,20 +156,150 @@ impl<E> Queue<E> {
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|key| key.time)
+        match self.first_bucket() {
+            Some(bucket) => Some(self.slots[self.buckets[bucket].head as usize].time),
+            None => self.far.peek().map(|key| key.time),
+        }
     }
 
     /// Pop the earliest event and advance `now` to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let key = self.heap.pop()?;
-        assert!(key.time >= self.now, "queue order broken");
-        self.now = key.time;
+        let slot = match self.first_bucket() {
+            Some(bucket) => self.unlink_head(bucket),
+            // The wheel is empty: the next event is far; jump to it.
+            None => self.far.pop()?.slot,
+        };
+        let parked = &mut self.slots[slot as usize];
+        assert!(parked.time >= self.now, "queue order broken");
+        let time = parked.time;
+        let event = parked.event.take().expect("a queued slot holds its event");
+        self.free.push(slot);
+        self.pending_count -= 1;
         self.popped_count += 1;
-        let event = self.slots[key.slot as usize]
-            .take()
-            .expect("a queued key points at a parked event");
-        self.free.push(key.slot);
-        Some((key.time, event))
+        self.now = time;
+        self.pull_far_into_wheel();
+        Some((time, event))
+    }
+
+    fn push_keyed(&mut self, time: SimTime, sequence: u64, event: E) {
+        assert!(
+            time >= self.now,
+            "event scheduled in the past: {time} < {}",
+            self.now
+        );
+        let parked = Parked {
+            time,
+            sequence,
+            next: NONE,
+            event: Some(event),
+        };
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = parked;
+                slot
+            }
+            None => {
+                let slot = u32::try_from(self.slots.len())
+                    .ok()
+                    .filter(|slot| *slot != NONE)
+                    .expect("fewer than 2^32 - 1 pending events");
+                self.slots.push(parked);
+                slot
+            }
+        };
+        self.pending_count += 1;
+        if time.as_ms() - self.now.as_ms() < WHEEL_MS {
+            self.link(slot);
+        } else {
+            self.far.push(Key {
+                time,
+                sequence,
+                slot,
+            });
+        }
+    }
+
+    /// Far events whose millisecond is now inside the wheel move into it. Their sequence
+    /// numbers are older than any event pushed straight into that bucket later.
+    fn pull_far_into_wheel(&mut self) {
+        while let Some(key) = self.far.peek()
+            && key.time.as_ms() - self.now.as_ms() < WHEEL_MS
+        {
+            let slot = key.slot;
+            self.far.pop();
+            self.link(slot);
+        }
+    }
+
+    /// Put `slot` into its bucket's list, in sequence order (at the tail but for a reserved
+    /// sequence number, which may be older than events already there).
+    fn link(&mut self, slot: u32) {
+        let (time, sequence) = {
+            let parked = &self.slots[slot as usize];
+            (parked.time, parked.sequence)
+        };
+        let index = (time.as_ms() % WHEEL_MS) as usize;
+        let bucket = self.buckets[index];
+        if bucket.head == NONE {
+            self.buckets[index] = Bucket {
+                head: slot,
+                tail: slot,
+            };
+            self.occupied[index / WORD_BITS as usize] |= 1 << (index as u64 % WORD_BITS);
+            return;
+        }
+        if self.slots[bucket.tail as usize].sequence < sequence {
+            self.slots[bucket.tail as usize].next = slot;
+            self.buckets[index].tail = slot;
+            return;
+        }
+        if sequence < self.slots[bucket.head as usize].sequence {
+            self.slots[slot as usize].next = bucket.head;
+            self.buckets[index].head = slot;
+            return;
+        }
+        let mut before = bucket.head;
+        while self.slots[self.slots[before as usize].next as usize].sequence < sequence {
+            before = self.slots[before as usize].next;
+        }
+        self.slots[slot as usize].next = self.slots[before as usize].next;
+        self.slots[before as usize].next = slot;
+    }
+
+    /// Take the first slot of a non-empty bucket.
+    fn unlink_head(&mut self, index: usize) -> u32 {
+        let head = self.buckets[index].head;
+        let next = self.slots[head as usize].next;
+        self.buckets[index].head = next;
+        if next == NONE {
+            self.buckets[index].tail = NONE;
+            self.occupied[index / WORD_BITS as usize] &= !(1 << (index as u64 % WORD_BITS));
+        }
+        head
+    }
+
+    /// The non-empty bucket due first: the first set bit at or after `now`'s bucket, going
+    /// round the wheel once.
+    fn first_bucket(&self) -> Option<usize> {
+        let words = self.occupied.len();
+        let start = (self.now.as_ms() % WHEEL_MS) as usize;
+        let (start_word, start_bit) = (start / WORD_BITS as usize, start as u64 % WORD_BITS);
+        let first = self.occupied[start_word] >> start_bit;
+        if first != 0 {
+            return Some(start + first.trailing_zeros() as usize);
+        }
+        for step in 1..=words {
+            let word = (start_word + step) % words;
+            let mut bits = self.occupied[word];
+            if step == words {
+                // Back at the start word: only the bits before `now`'s bucket are left.
+                bits &= (1u64 << start_bit).wrapping_sub(1);
+            }
+            if bits != 0 {
+                return Some(word * WORD_BITS as usize + bits.trailing_zeros() as usize);
+            }
+        }
+        None
     }
 }
 
@@ -221,5 +364,62 @@ mod tests {
             let order: Vec<_> = std::iter::from_fn(|| queue.pop()).map(|(_, e)| e).collect();
             assert_eq!(order, ["arrival", "timer"]);
         }
+    }
+
+    #[test]
+    fn far_events_and_reserved_sequences_keep_time_and_sequence_order() {
+        let mut queue = Queue::default();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // Sequence numbers reserved up front and used later, like the workload's arrivals.
+        let mut reserved = Vec::new();
+        for _ in 0..20_000 {
+            let roll = next() % 10;
+            if roll < 5 || reference.is_empty() {
+                // Near, far (beyond the wheel) and same-millisecond events.
+                let delay_ms = match next() % 4 {
+                    0 => 0,
+                    1 => next() % 20,
+                    2 => next() % (3 * WHEEL_MS),
+                    _ => WHEEL_MS - 1 + next() % 3,
+                };
+                let time = queue.now().as_ms() + delay_ms;
+                let sequence = match reserved.pop() {
+                    Some(sequence) if roll == 0 => {
+                        queue.push_reserved(SimTime::from_ms(time), sequence, sequence);
+                        sequence
+                    }
+                    other => {
+                        reserved.extend(other);
+                        queue.push(SimTime::from_ms(time), queue.sequence + 1);
+                        queue.sequence
+                    }
+                };
+                reference.push((time, sequence));
+            } else if roll == 5 {
+                let first = queue.reserve_sequences(3);
+                reserved.extend([first + 2, first + 1, first]);
+            } else {
+                let earliest = *reference.iter().min().expect("not empty");
+                reference.retain(|entry| *entry != earliest);
+                assert_eq!(queue.peek_time(), Some(SimTime::from_ms(earliest.0)));
+                assert_eq!(
+                    queue.pop(),
+                    Some((SimTime::from_ms(earliest.0), earliest.1))
+                );
+            }
+        }
+        assert_eq!(queue.len(), reference.len());
+        reference.sort();
+        let rest: Vec<_> = std::iter::from_fn(|| queue.pop())
+            .map(|(time, sequence)| (time.as_ms(), sequence))
+            .collect();
+        assert_eq!(rest, reference);
     }
 }
