@@ -1,5 +1,5 @@
-//! The deployment files agree with each other and with the commands the Scale-out section
-//! (`deploy/README.md`) documents: the Kubernetes Indexed Job and its merge Job, the
+//! The deployment files agree with each other and with the commands the Scale-out section of
+//! `README.md` documents: the Kubernetes Indexed Job and its merge Job, the
 //! Dockerfile, and the matrix workflow.
 
 use super::read;
@@ -10,14 +10,15 @@ fn repository(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
-/// The lines of the fenced code blocks of `deploy/README.md` (the README's "Scale-out"
-/// section), with continuation lines joined.
+/// The lines of the fenced code blocks of the README's "Scale-out" section, with
+/// continuation lines joined.
 fn documented_commands() -> Vec<String> {
-    let text = read(&repository("deploy/README.md"));
-    assert!(
-        text.starts_with("## Scale-out\n"),
-        "the section keeps its title"
-    );
+    let readme = read(&repository("README.md"));
+    let start = readme
+        .find("\n## Scale-out\n")
+        .expect("the README has its Scale-out section");
+    let rest = &readme[start + 1..];
+    let text = &rest[..rest[3..].find("\n## ").map_or(rest.len(), |end| end + 4)];
     let mut commands = Vec::new();
     let mut inside = false;
     let mut pending = String::new();
@@ -44,7 +45,7 @@ fn documented(prefix: &str) -> Vec<String> {
     let command = commands
         .iter()
         .find(|command| command.starts_with(prefix))
-        .unwrap_or_else(|| panic!("deploy/README.md documents no `{prefix}…`: {commands:?}"));
+        .unwrap_or_else(|| panic!("the README documents no `{prefix}…`: {commands:?}"));
     command.split_whitespace().map(str::to_owned).collect()
 }
 
