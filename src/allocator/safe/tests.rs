@@ -654,3 +654,31 @@ fn a_create_waiting_for_a_failed_delete_finishes_without_a_second_pod() {
     );
     assert_eq!(driver.decided("create").len(), 2);
 }
+
+#[test]
+fn agent_lookups_in_any_order_find_exactly_the_listed_agents() {
+    use super::super::messages::{AgentMetadata, BuildState, ConfigState};
+    let listed = ["a", "c", "d", "f", "g"];
+    let agents = view::agents_by_id(
+        listed
+            .iter()
+            .rev()
+            .map(|id| AgentMetadata {
+                agent_id: (*id).to_owned(),
+                agent_state: AgentState::Idle,
+                build_state: BuildState::Idle,
+                config_state: ConfigState::Enabled,
+            })
+            .collect(),
+    );
+    // In order (the walk the hint serves), backwards, and jumping about, with misses between.
+    let walks = ["abcdefgh", "hgfedcba", "gadbfce", "ffaagg"];
+    for walk in walks {
+        for id in walk.chars().map(String::from) {
+            let found = agents.get(&id).map(|agent| agent.agent_id.as_str());
+            let expected = listed.contains(&id.as_str()).then_some(id.as_str());
+            assert_eq!(found, expected, "looking up {id} in walk {walk}");
+        }
+    }
+    assert_eq!(agents.ids().collect::<Vec<_>>(), listed);
+}

@@ -6,6 +6,7 @@ use super::super::messages::{AgentMetadata, AgentState, BuildState, ConfigState}
 use super::super::pod_spec::keys as pod_keys;
 use super::super::settings::ClusterProfile;
 use crate::resources::{Pod, PodPhase};
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -222,27 +223,42 @@ fn annotated_idle_since_ms(pod: &Pod) -> Option<u64> {
 
 /// The server's agents, sorted by id (pod name).
 #[derive(Debug)]
-pub(crate) struct Agents(Vec<AgentMetadata>);
+pub(crate) struct Agents {
+    sorted: Vec<AgentMetadata>,
+    /// Where the last lookup ended: callers walk the pods in name order, so the next id is
+    /// usually at or just after it.
+    hint: Cell<usize>,
+}
 
 impl Agents {
     /// The agent with this id, if the server has one.
     pub(crate) fn get(&self, agent_id: &str) -> Option<&AgentMetadata> {
-        self.0
-            .binary_search_by(|agent| agent.agent_id.as_str().cmp(agent_id))
-            .ok()
-            .map(|index| &self.0[index])
+        let hint = self.hint.get();
+        let index = match self.sorted.get(hint) {
+            Some(agent) if *agent.agent_id == *agent_id => Ok(hint),
+            _ => self
+                .sorted
+                .binary_search_by(|agent| agent.agent_id.as_str().cmp(agent_id)),
+        };
+        // The next lookup of an in-order walk is for the agent after this one.
+        let (Ok(at) | Err(at)) = index;
+        self.hint.set(at + usize::from(index.is_ok()));
+        index.ok().map(|index| &self.sorted[index])
     }
 
     /// Every agent id, in order.
     pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|agent| agent.agent_id.as_str())
+        self.sorted.iter().map(|agent| agent.agent_id.as_str())
     }
 }
 
 /// Index `list_agents` by agent id (it usually comes sorted; sorting checks that in a pass).
 pub(crate) fn agents_by_id(mut agents: Vec<AgentMetadata>) -> Agents {
     agents.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
-    Agents(agents)
+    Agents {
+        sorted: agents,
+        hint: Cell::new(0),
+    }
 }
 
 /// The agent is registered, enabled and idle at the server: the server could give it work.
