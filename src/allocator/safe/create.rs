@@ -59,9 +59,8 @@ impl Safe {
         let task = self
             .creates
             .get(&id)
-            .expect("a create list belongs to a live create")
-            .clone();
-        let job_id = task.request.job_identifier.job_id;
+            .expect("a create list belongs to a live create");
+        let (job_id, settings) = (task.request.job_identifier.job_id, task.settings.clone());
         match result {
             Ok(KubeReply::Pods(pods)) => self.view.merge_list(pods),
             Ok(other) => unexpected_reply(&other, "a pod list"),
@@ -76,8 +75,8 @@ impl Safe {
             }
         }
         let agents = agents_by_id(server.list_agents());
-        self.reap_dead_pods(now_ms, &task.settings, &agents, server, out);
-        if task.settings.enable_agent_reuse {
+        self.reap_dead_pods(now_ms, &settings, &agents, server, out);
+        if settings.enable_agent_reuse {
             self.mark_idle_pods(now_ms, &agents, out);
         }
         // A should-assign-work may have given the job an agent while the list was in flight.
@@ -103,18 +102,21 @@ impl Safe {
 
     /// The decision proper, on the list just merged and the server's agents as of now.
     fn decide_create(&mut self, now_ms: u64, id: RequestId, agents: &Agents, out: &mut Outbox) {
-        let task = self
-            .creates
-            .get(&id)
-            .expect("a deciding create is live")
-            .clone();
-        let job_id = task.request.job_identifier.job_id;
+        let job_id = self.creates[&id].request.job_identifier.job_id;
         // A should-assign-work may have given the job an agent meanwhile.
         if self.finish_if_served(id, job_id, out) {
             return;
         }
+        let task = self.creates.get(&id).expect("a deciding create is live");
         let needs = task.needs();
-        if let Some((name, claim)) = self.pod_reserved_for(now_ms, needs, &task.settings, &agents) {
+        let reserved = self.pod_reserved_for(now_ms, needs, &task.settings, agents);
+        let candidates = match reserved {
+            None if task.settings.enable_agent_reuse => {
+                Some(self.reuse_candidates(now_ms, needs, agents))
+            }
+            _ => None,
+        };
+        if let Some((name, claim)) = reserved {
             let text = format!(
                 "pod {name} is reserved for job {job_id} until t={} and can still serve it: \
                  no new pod",
@@ -124,8 +126,7 @@ impl Safe {
             self.finish_locked(id, out);
             return;
         }
-        if task.settings.enable_agent_reuse {
-            let candidates = self.reuse_candidates(now_ms, needs, &agents);
+        if let Some(candidates) = candidates {
             let entry = self.creates.get_mut(&id).expect("the create is still live");
             entry.candidates = candidates;
         }
