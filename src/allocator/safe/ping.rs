@@ -218,7 +218,7 @@ impl Safe {
             !record.retired
                 && record.running_job.is_none()
                 && (claimed_too || self.view.live_claim(record, now_ms).is_none())
-                && agents.get(*name).is_some_and(agent_is_assignable)
+                && agents.get(name).is_some_and(agent_is_assignable)
         };
         self.view
             .pods
