@@ -76,6 +76,7 @@ mod bounds;
 mod checker;
 mod context;
 mod deadlines;
+mod id_map;
 mod jobs;
 mod pods;
 mod reuse;
