@@ -24,19 +24,9 @@ impl Names {
         index
     }
 
-    /// The index of `name` if it was interned.
-    pub(crate) fn find(&self, name: &str) -> Option<u32> {
-        self.index_of.get(name).copied()
-    }
-
     /// The name at `index`, which [`Names::intern`] returned.
     pub(crate) fn name(&self, index: u32) -> &str {
         &self.names[index as usize]
-    }
-
-    /// How many distinct names are stored (indexes are below this).
-    pub(crate) fn len(&self) -> usize {
-        self.names.len()
     }
 }
 
@@ -52,8 +42,6 @@ mod tests {
         assert_eq!(names.intern("small"), small);
         assert_ne!(small, large);
         assert_eq!(names.name(large), "large");
-        assert_eq!(names.find("large"), Some(large));
-        assert_eq!(names.find("medium"), None);
-        assert_eq!(names.len(), 2);
+        assert_eq!(names.intern("medium"), 2);
     }
 }
