@@ -14,6 +14,7 @@ use super::names::Names;
 use super::rows::{AgentActivity, FaultRow, JobOutcome, JobRow, PodPhase, PodRow, TimelineRow};
 use crate::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Faults that act at one instant: without a `FaultEnded` they end when they start.
 const INSTANTANEOUS_FAULTS: [&str; 5] = [
@@ -84,7 +85,7 @@ fn shift<S: Copy + PartialEq>(
 /// Apply `change` to a pod, booking its busy/idle clock first and moving the gauges. A free
 /// function so callers can hold a job row while updating pods.
 fn update_pod(
-    pods: &mut BTreeMap<String, PodRow>,
+    pods: &mut BTreeMap<Arc<str>, PodRow>,
     gauges: &mut Gauges,
     t_ms: u64,
     pod: &str,
@@ -104,9 +105,10 @@ fn update_pod(
 #[derive(Clone, Debug, Default)]
 pub struct Collector {
     jobs: JobTable,
-    /// Profiles, environments and agent ids the job rows refer to.
+    /// Profiles, environments, agent ids (pod names) and config hashes the rows refer to.
     names: Names,
-    pods: BTreeMap<String, PodRow>,
+    /// Keyed by the pod name shared with `names`.
+    pods: BTreeMap<Arc<str>, PodRow>,
     timeline: Vec<TimelineRow>,
     faults: Vec<FaultRow>,
     /// Position in `faults` of the latest start of each fault index, to match its end.
@@ -270,8 +272,11 @@ impl Collector {
     }
 
     fn pod_created(&mut self, t_ms: u64, pod: &str, config: &str) {
-        let row = PodRow::created(pod, config, t_ms);
-        if let Some(old) = self.pods.insert(pod.to_owned(), row) {
+        let name = self.names.intern(pod);
+        let name = self.names.shared(name);
+        let config = self.names.intern(config);
+        let row = PodRow::created(Arc::clone(&name), self.names.shared(config), t_ms);
+        if let Some(old) = self.pods.insert(name, row) {
             // Pod names are unique per run; a repeat replaces the row, and the gauges with it.
             shift(&mut self.gauges, Gauges::pod, old.phase, PodPhase::Deleted);
             shift(

@@ -24,6 +24,11 @@ impl Names {
         index
     }
 
+    /// The shared name at `index`, for rows that keep the name itself.
+    pub(crate) fn shared(&self, index: u32) -> Arc<str> {
+        Arc::clone(&self.names[index as usize])
+    }
+
     /// The name at `index`, which [`Names::intern`] returned.
     pub(crate) fn name(&self, index: u32) -> &str {
         &self.names[index as usize]
@@ -42,6 +47,7 @@ mod tests {
         assert_eq!(names.intern("small"), small);
         assert_ne!(small, large);
         assert_eq!(names.name(large), "large");
+        assert_eq!(&*names.shared(small), "small");
         assert_eq!(names.intern("medium"), 2);
     }
 }

@@ -83,8 +83,8 @@ pub fn write_pods(out: &mut dyn Write, collector: &Collector) -> io::Result<()> 
     writer.write_record(PODS_HEADER)?;
     for row in collector.pods() {
         writer.write_record([
-            row.pod.clone(),
-            row.config_hash.clone(),
+            row.pod.to_string(),
+            row.config_hash.to_string(),
             seconds_text(row.created_at_ms),
             optional_seconds_text(row.running_at_ms),
             optional_seconds_text(row.registered_at_ms),

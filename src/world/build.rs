@@ -51,11 +51,12 @@ pub enum WorldError {
 }
 
 /// One planned job arrival. A day plans tens of thousands, all held from the start, so the
-/// profile name is shared by every arrival of the same source.
+/// profile name is shared by every arrival of the same source (an `Arc<String>`: one word,
+/// where an `Arc<str>` takes two).
 #[derive(Clone, Debug)]
 pub(super) struct Arrival {
     pub(super) at_ms: u64,
-    pub(super) profile: Arc<str>,
+    pub(super) profile: Arc<String>,
     pub(super) runtime_ms: u64,
 }
 
@@ -334,7 +335,7 @@ fn plan_arrivals(
                 runtime,
             } => {
                 let mean_ms = 60_000.0 / per_minute;
-                let profile: Arc<str> = Arc::from(profile.as_str());
+                let profile = Arc::new(profile.clone());
                 let mut t = *from_ms;
                 loop {
                     t = t.saturating_add(random.exponential_ms(mean_ms));
@@ -356,7 +357,7 @@ fn plan_arrivals(
             } => {
                 arrivals.push(Arrival {
                     at_ms: *at_ms,
-                    profile: Arc::from(profile.as_str()),
+                    profile: Arc::new(profile.clone()),
                     runtime_ms: *runtime_ms,
                 });
             }
@@ -383,12 +384,12 @@ fn trace_arrivals(
     let workload =
         crate::replay::load_workload(file).map_err(|e| WorldError::Input(e.to_string()))?;
     let profiles: Vec<String> = scenario.profiles.iter().map(|p| p.name.clone()).collect();
-    let shared: Vec<Arc<str>> = profiles.iter().map(|p| Arc::from(p.as_str())).collect();
+    let shared: Vec<Arc<String>> = profiles.iter().map(|p| Arc::new(p.clone())).collect();
     for job in &workload.jobs {
         let profile = workload.profile_of(job, &profiles);
         let profile = match profiles.iter().position(|p| p == profile) {
             Some(index) => Arc::clone(&shared[index]),
-            None => Arc::from(profile),
+            None => Arc::new(profile.to_owned()),
         };
         arrivals.push(Arrival {
             at_ms: job.at_ms,
@@ -410,7 +411,7 @@ pub(super) fn burst(
     profile: &str,
     runtime: Range,
 ) {
-    let profile: Arc<str> = Arc::from(profile);
+    let profile = Arc::new(profile.to_owned());
     for _ in 0..count {
         let offset = random.range_inclusive(0, spread_ms);
         let runtime_ms = draw(random, runtime);
