@@ -1,8 +1,8 @@
 //! Job monitors: `job-wait-bound`, `all-jobs-complete`, `no-lost-job`.
 
 use super::deadlines::Deadlines;
-use super::id_map::IdMap;
 use super::{Kind, Monitor, Violation};
+use crate::report::id_map::IdMap;
 use crate::trace::Record;
 use std::collections::{BTreeMap, VecDeque};
 

@@ -76,7 +76,6 @@ mod bounds;
 mod checker;
 mod context;
 mod deadlines;
-mod id_map;
 mod jobs;
 mod pods;
 mod reuse;

@@ -2,9 +2,9 @@
 //! (sometimes).
 
 use super::deadlines::{ApiCut, Deadlines, ServerOutage};
-use super::id_map::IdMap;
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
+use crate::report::id_map::IdMap;
 use crate::report::names::Names;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,7 +1,8 @@
 //! The rows of `jobs.csv`, kept compact: a day has tens of thousands of job instances and the
 //! collector holds every one until the run ends, so a row stores fixed-size fields only
-//! (names as [`Names`] indexes, absent times as a sentinel) in a `Vec` ordered by job id.
+//! (names as [`Names`] indexes, absent times as a sentinel) in an [`IdMap`] by job id.
 
+use super::id_map::IdMap;
 use super::names::Names;
 use super::rows::{JobOutcome, JobRow};
 
@@ -25,7 +26,6 @@ fn name(names: &Names, index: u32) -> Option<String> {
 /// One job instance as stored; [`JobTable::rows`] turns it into a [`JobRow`].
 #[derive(Clone, Debug)]
 pub(super) struct StoredJob {
-    job_id: u64,
     logical_job: u64,
     scheduled_at_ms: u64,
     assigned_at_ms: u64,
@@ -54,21 +54,13 @@ impl StoredJob {
     }
 }
 
-/// Job instances by job id. Ids are assigned in increasing order, so scheduling appends and
-/// lookups are a binary search; an out-of-order or repeated id still lands in its place.
+/// Job instances by job id; an out-of-order or repeated id still lands in its place.
 #[derive(Clone, Debug, Default)]
 pub(super) struct JobTable {
-    rows: Vec<StoredJob>,
+    rows: IdMap<StoredJob>,
 }
 
 impl JobTable {
-    fn position(&self, job: u64) -> Result<usize, usize> {
-        match self.rows.last() {
-            Some(last) if last.job_id < job => Err(self.rows.len()),
-            _ => self.rows.binary_search_by_key(&job, |row| row.job_id),
-        }
-    }
-
     /// A job instance scheduled at `t_ms`, Waiting. Returns the outcome of the row it
     /// replaced if the id was already there.
     pub(super) fn schedule(
@@ -80,7 +72,6 @@ impl JobTable {
         environment: Option<u32>,
     ) -> Option<JobOutcome> {
         let row = StoredJob {
-            job_id: job,
             logical_job: logical,
             scheduled_at_ms: t_ms,
             assigned_at_ms: NEVER_MS,
@@ -91,24 +82,17 @@ impl JobTable {
             pod_reused: false,
             outcome: JobOutcome::Waiting,
         };
-        match self.position(job) {
-            Ok(at) => Some(std::mem::replace(&mut self.rows[at], row).outcome),
-            Err(at) => {
-                self.rows.insert(at, row);
-                None
-            }
-        }
+        self.rows.insert(job, row).map(|old| old.outcome)
     }
 
     pub(super) fn get_mut(&mut self, job: u64) -> Option<&mut StoredJob> {
-        let at = self.position(job).ok()?;
-        Some(&mut self.rows[at])
+        self.rows.get_mut(job)
     }
 
     /// Every row in job id order, names resolved through `names`.
     pub(super) fn rows<'a>(&'a self, names: &'a Names) -> impl Iterator<Item = JobRow> + 'a {
-        self.rows.iter().map(|row| JobRow {
-            job_id: row.job_id,
+        self.rows.iter().map(|(job_id, row)| JobRow {
+            job_id,
             logical_job: row.logical_job,
             profile: names.name(row.profile).to_owned(),
             environment: name(names, row.environment),

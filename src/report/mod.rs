@@ -25,6 +25,7 @@ pub mod atomic;
 mod collector;
 pub mod format;
 pub mod html;
+pub(crate) mod id_map;
 mod info;
 mod job_table;
 mod lanes;
