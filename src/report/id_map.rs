@@ -1,6 +1,7 @@
 //! A map keyed by job id for the collector and monitors, which remember every job of a run.
-//! Job ids are assigned in increasing order without gaps, so the ids are kept as runs of consecutive ids
-//! (one run for a whole day) beside a `Vec` of values: an entry costs the size of its value.
+//! Job ids are assigned in increasing order without gaps, so the ids are kept as runs of
+//! consecutive ids (one run for a whole day) beside a `Vec` of values: an entry costs the
+//! size of its value.
 
 /// Values by id, ids ascending.
 #[derive(Clone, Debug)]
