@@ -82,10 +82,41 @@ fn shift<S: Copy + PartialEq>(
     }
 }
 
+/// Pod rows in creation order, found by name: the large rows sit in a `Vec` and the map
+/// holds only their position, so its nodes stay small.
+#[derive(Clone, Debug, Default)]
+struct PodTable {
+    rows: Vec<PodRow>,
+    position_of: BTreeMap<Arc<str>, usize>,
+}
+
+impl PodTable {
+    fn get_mut(&mut self, pod: &str) -> Option<&mut PodRow> {
+        let at = *self.position_of.get(pod)?;
+        Some(&mut self.rows[at])
+    }
+
+    /// Adds `row`, or replaces the row of the same name and returns it.
+    fn insert(&mut self, row: PodRow) -> Option<PodRow> {
+        if let Some(at) = self.position_of.get(&row.pod) {
+            return Some(std::mem::replace(&mut self.rows[*at], row));
+        }
+        self.position_of
+            .insert(Arc::clone(&row.pod), self.rows.len());
+        self.rows.push(row);
+        None
+    }
+
+    /// Rows in name order.
+    fn iter(&self) -> impl Iterator<Item = &PodRow> {
+        self.position_of.values().map(|at| &self.rows[*at])
+    }
+}
+
 /// Apply `change` to a pod, booking its busy/idle clock first and moving the gauges. A free
 /// function so callers can hold a job row while updating pods.
 fn update_pod(
-    pods: &mut BTreeMap<Arc<str>, PodRow>,
+    pods: &mut PodTable,
     gauges: &mut Gauges,
     t_ms: u64,
     pod: &str,
@@ -108,7 +139,7 @@ pub struct Collector {
     /// Profiles, environments, agent ids (pod names) and config hashes the rows refer to.
     names: Names,
     /// Keyed by the pod name shared with `names`.
-    pods: BTreeMap<Arc<str>, PodRow>,
+    pods: PodTable,
     timeline: Vec<TimelineRow>,
     faults: Vec<FaultRow>,
     /// Position in `faults` of the latest start of each fault index, to match its end.
@@ -275,8 +306,8 @@ impl Collector {
         let name = self.names.intern(pod);
         let name = self.names.shared(name);
         let config = self.names.intern(config);
-        let row = PodRow::created(Arc::clone(&name), self.names.shared(config), t_ms);
-        if let Some(old) = self.pods.insert(name, row) {
+        let row = PodRow::created(name, self.names.shared(config), t_ms);
+        if let Some(old) = self.pods.insert(row) {
             // Pod names are unique per run; a repeat replaces the row, and the gauges with it.
             shift(&mut self.gauges, Gauges::pod, old.phase, PodPhase::Deleted);
             shift(
@@ -334,7 +365,7 @@ impl Collector {
 
     /// Pods in name order.
     pub fn pods(&self) -> impl Iterator<Item = &PodRow> {
-        self.pods.values()
+        self.pods.iter()
     }
 
     /// Samples in time order.
