@@ -2,6 +2,7 @@
 //! `no-kill-while-building`.
 
 use super::{Kind, Monitor, Violation};
+use crate::report::names::Names;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,7 +50,9 @@ impl Assignments {
 /// created with. Reported once per agent.
 #[derive(Debug, Default)]
 pub struct NoCrossConfigReuse {
-    pod_config: BTreeMap<String, String>,
+    /// Config hashes, so each pod keeps a small index.
+    configs: Names,
+    pod_config: BTreeMap<String, u32>,
     reported: BTreeSet<String>,
 }
 
@@ -61,12 +64,14 @@ impl Monitor for NoCrossConfigReuse {
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         match record {
             Record::PodCreated { pod, config, .. } => {
-                self.pod_config.insert(pod.clone(), config.clone());
+                let config = self.configs.intern(config);
+                self.pod_config.insert(pod.clone(), config);
             }
             Record::JobAssigned { job, agent, config } => {
                 let Some(pod_config) = self.pod_config.get(agent) else {
                     return;
                 };
+                let pod_config = self.configs.name(*pod_config);
                 if pod_config != config && self.reported.insert(agent.clone()) {
                     let message = format!(
                         "job {job} with config {config} was assigned to agent {agent}, whose pod \

@@ -2,6 +2,7 @@
 
 use super::deadlines::Deadlines;
 use super::{Kind, Monitor, Violation};
+use crate::report::id_map::IdMap;
 use crate::trace::Record;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -188,20 +189,62 @@ impl Stage {
     }
 }
 
-/// One logical job: a job and its reschedules.
+/// One logical job: a job and its reschedules. Only the first two completion times are kept:
+/// the message names those two and the count.
 #[derive(Debug)]
 struct Logical {
     last_instance: u64,
-    completions_ms: Vec<u64>,
+    /// Where `last_instance` is in its life.
+    last_stage: Stage,
+    completions: u32,
+    first_completion_ms: u64,
 }
 
 /// `all-jobs-complete`: at the end of the settle phase every logical job has exactly one
 /// `JobCompleted` among its instances. A second completion is reported at its own time.
+///
+/// A completion may come for any instance ever scheduled (a late one after a reschedule), so
+/// every instance's logical job is kept, compactly; an instance's own stage matters only
+/// while it is the last of its logical job, so that is kept per logical job.
 #[derive(Debug, Default)]
 pub struct AllJobsComplete {
-    logical_of: BTreeMap<u64, u64>,
-    stage_of: BTreeMap<u64, Stage>,
-    logicals: BTreeMap<u64, Logical>,
+    logical_of: IdMap<u64>,
+    logicals: IdMap<Logical>,
+    /// The second completion time of logical jobs that completed more than once (rare).
+    second_completion_ms: BTreeMap<u64, u64>,
+}
+
+impl AllJobsComplete {
+    fn scheduled(&mut self, job: u64, logical: u64) {
+        self.logical_of.insert(job, logical);
+        if let Some(entry) = self.logicals.get_mut(logical) {
+            entry.last_instance = job;
+            entry.last_stage = Stage::Scheduled;
+        } else {
+            let entry = Logical {
+                last_instance: job,
+                last_stage: Stage::Scheduled,
+                completions: 0,
+                first_completion_ms: 0,
+            };
+            self.logicals.insert(logical, entry);
+        }
+    }
+
+    fn completed(&mut self, t_ms: u64, logical: u64) {
+        let entry = self
+            .logicals
+            .get_mut(logical)
+            .expect("logical jobs are kept");
+        entry.completions += 1;
+        match entry.completions {
+            1 => entry.first_completion_ms = t_ms,
+            2 => {
+                self.second_completion_ms.insert(logical, t_ms);
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Monitor for AllJobsComplete {
@@ -212,74 +255,61 @@ impl Monitor for AllJobsComplete {
     fn observe(&mut self, t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
         let (job, stage) = match record {
             Record::JobScheduled { job, logical, .. } => {
-                self.logical_of.insert(*job, *logical);
-                let entry = self.logicals.entry(*logical).or_insert(Logical {
-                    last_instance: *job,
-                    completions_ms: Vec::new(),
-                });
-                entry.last_instance = *job;
-                (*job, Stage::Scheduled)
+                self.scheduled(*job, *logical);
+                return;
             }
             Record::JobAssigned { job, .. } => (*job, Stage::Assigned),
-            Record::JobCompleted { job, .. } => {
-                if let Some(logical) = self.logical_of.get(job) {
-                    let entry = self
-                        .logicals
-                        .get_mut(logical)
-                        .expect("logical jobs are kept");
-                    entry.completions_ms.push(t_ms);
-                }
-                (*job, Stage::Completed)
-            }
+            Record::JobCompleted { job, .. } => (*job, Stage::Completed),
             Record::JobRescheduled { job, .. } => (*job, Stage::Rescheduled),
             Record::JobCancelled { job } => (*job, Stage::Cancelled),
             _ => return,
         };
-        if self.logical_of.contains_key(&job) {
-            self.stage_of.insert(job, stage);
+        let Some(logical) = self.logical_of.get(job).copied() else {
+            return;
+        };
+        if stage == Stage::Completed {
+            self.completed(t_ms, logical);
+        }
+        let entry = self
+            .logicals
+            .get_mut(logical)
+            .expect("logical jobs are kept");
+        if entry.last_instance == job {
+            entry.last_stage = stage;
         }
     }
 
     fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
-        for (logical, entry) in &self.logicals {
+        for (logical, entry) in self.logicals.iter() {
             let instance = entry.last_instance;
             let objects = vec![format!("logical:{logical}"), format!("job:{instance}")];
-            let message = match entry.completions_ms.as_slice() {
-                [] => {
-                    let stage = self
-                        .stage_of
-                        .get(&instance)
-                        .copied()
-                        .unwrap_or(Stage::Scheduled);
+            let (at_ms, message) = match entry.completions {
+                0 => (
+                    t_ms,
                     format!(
                         "logical job {logical} never completed: its last instance, job \
                          {instance}, is {} at the end of the run",
-                        stage.name()
-                    )
-                }
-                [_] => continue,
-                [first_ms, second_ms, ..] => {
-                    let count = entry.completions_ms.len();
+                        entry.last_stage.name()
+                    ),
+                ),
+                1 => continue,
+                count => {
+                    let second_ms = *self
+                        .second_completion_ms
+                        .get(&logical)
+                        .expect("a second completion's time is kept");
                     let message = format!(
                         "logical job {logical} completed {count} times (at t={} and t={})",
-                        seconds(*first_ms),
-                        seconds(*second_ms)
+                        seconds(entry.first_completion_ms),
+                        seconds(second_ms)
                     );
-                    let kind = Kind::Eventually;
-                    out.push(Violation::new(
-                        self.id(),
-                        kind,
-                        *second_ms,
-                        objects,
-                        message,
-                    ));
-                    continue;
+                    (second_ms, message)
                 }
             };
             out.push(Violation::new(
                 self.id(),
                 Kind::Eventually,
-                t_ms,
+                at_ms,
                 objects,
                 message,
             ));
@@ -292,7 +322,7 @@ impl Monitor for AllJobsComplete {
 /// or finished instance, once per instance.
 #[derive(Debug, Default)]
 pub struct NoLostJob {
-    stage_of: BTreeMap<u64, Stage>,
+    stage_of: IdMap<Stage>,
     reported: std::collections::BTreeSet<u64>,
 }
 
@@ -323,7 +353,7 @@ impl Monitor for NoLostJob {
                 self.stage_of.insert(*job, Stage::Scheduled);
             }
             Record::JobAssigned { job, agent, .. } => {
-                let stage = self.stage_of.get(job).copied();
+                let stage = self.stage_of.get(*job).copied();
                 let problem = match stage {
                     None => Some("was never scheduled".to_owned()),
                     Some(stage) if stage.is_finished() => {
@@ -339,7 +369,7 @@ impl Monitor for NoLostJob {
                 }
             }
             Record::JobCompleted { job, agent } => {
-                let stage = self.stage_of.get(job).copied();
+                let stage = self.stage_of.get(*job).copied();
                 if matches!(stage, None | Some(Stage::Scheduled)) {
                     let message =
                         format!("job {job} completed on agent {agent} without being assigned");

@@ -4,6 +4,8 @@
 use super::deadlines::{ApiCut, Deadlines, ServerOutage};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
+use crate::report::id_map::IdMap;
+use crate::report::names::Names;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,7 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug)]
 struct IdlePod {
     config: String,
-    profile: Option<String>,
+    /// The profile of the job the pod was created for, as a [`Names`] index.
+    profile: Option<u32>,
     /// False once the pod can never take a job again: its container died or restarted, it
     /// failed, or its profile now has another config.
     reusable: bool,
@@ -32,8 +35,11 @@ pub struct IdleTimeout {
     idle_deadline_ms: u64,
     /// How late the plugin may learn of a registration (PING).
     notice_ms: u64,
-    profile_of_job: BTreeMap<u64, String>,
-    config_of_profile: BTreeMap<String, String>,
+    /// Profile names, so a job's profile is a small index.
+    profiles: Names,
+    /// Every job's profile: a pod may be created for a job long after it finished.
+    profile_of_job: IdMap<u32>,
+    config_of_profile: BTreeMap<u32, String>,
     pods: BTreeMap<String, IdlePod>,
     deadlines: Deadlines<String>,
     outage: ServerOutage,
@@ -48,7 +54,8 @@ impl IdleTimeout {
             idle_timeout_ms,
             idle_deadline_ms,
             notice_ms,
-            profile_of_job: BTreeMap::new(),
+            profiles: Names::default(),
+            profile_of_job: IdMap::default(),
             config_of_profile: BTreeMap::new(),
             pods: BTreeMap::new(),
             deadlines: Deadlines::default(),
@@ -133,10 +140,8 @@ impl IdleTimeout {
     }
 
     fn pod_created(&mut self, pod: &str, job_label: Option<u64>, config: &str) {
-        let profile = job_label
-            .and_then(|job| self.profile_of_job.get(&job))
-            .cloned();
-        let current = profile.as_ref().and_then(|p| self.config_of_profile.get(p));
+        let profile = job_label.and_then(|job| self.profile_of_job.get(job).copied());
+        let current = profile.and_then(|p| self.config_of_profile.get(&p));
         let reusable = current.is_none_or(|current| current == config);
         let state = IdlePod {
             config: config.to_owned(),
@@ -149,12 +154,12 @@ impl IdleTimeout {
     }
 
     fn profile_edited(&mut self, profile: &str, config: &str) {
-        self.config_of_profile
-            .insert(profile.to_owned(), config.to_owned());
+        let profile = self.profiles.intern(profile);
+        self.config_of_profile.insert(profile, config.to_owned());
         let stale: Vec<String> = self
             .pods
             .iter()
-            .filter(|(_, p)| p.profile.as_deref() == Some(profile) && p.config != config)
+            .filter(|(_, p)| p.profile == Some(profile) && p.config != config)
             .map(|(pod, _)| pod.clone())
             .collect();
         for pod in stale {
@@ -181,7 +186,8 @@ impl Monitor for IdleTimeout {
         }
         match record {
             Record::JobScheduled { job, profile, .. } => {
-                self.profile_of_job.insert(*job, profile.clone());
+                let profile = self.profiles.intern(profile);
+                self.profile_of_job.insert(*job, profile);
             }
             Record::ProfileEdited { profile, config } => self.profile_edited(profile, config),
             Record::PodCreated {

@@ -7,11 +7,14 @@
 //! `JobScheduled` / `PodCreated`) are ignored here: the `no-lost-job` and `no-orphan-pods`
 //! monitors own such inconsistencies.
 
+use super::job_table::JobTable;
 use super::lanes::{LaneSpan, LaneTracker};
 use super::leader::LeaderTracker;
+use super::names::Names;
 use super::rows::{AgentActivity, FaultRow, JobOutcome, JobRow, PodPhase, PodRow, TimelineRow};
 use crate::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Faults that act at one instant: without a `FaultEnded` they end when they start.
 const INSTANTANEOUS_FAULTS: [&str; 5] = [
@@ -79,10 +82,41 @@ fn shift<S: Copy + PartialEq>(
     }
 }
 
+/// Pod rows in creation order, found by name: the large rows sit in a `Vec` and the map
+/// holds only their position, so its nodes stay small.
+#[derive(Clone, Debug, Default)]
+struct PodTable {
+    rows: Vec<PodRow>,
+    position_of: BTreeMap<Arc<str>, usize>,
+}
+
+impl PodTable {
+    fn get_mut(&mut self, pod: &str) -> Option<&mut PodRow> {
+        let at = *self.position_of.get(pod)?;
+        Some(&mut self.rows[at])
+    }
+
+    /// Adds `row`, or replaces the row of the same name and returns it.
+    fn insert(&mut self, row: PodRow) -> Option<PodRow> {
+        if let Some(at) = self.position_of.get(&row.pod) {
+            return Some(std::mem::replace(&mut self.rows[*at], row));
+        }
+        self.position_of
+            .insert(Arc::clone(&row.pod), self.rows.len());
+        self.rows.push(row);
+        None
+    }
+
+    /// Rows in name order.
+    fn iter(&self) -> impl Iterator<Item = &PodRow> {
+        self.position_of.values().map(|at| &self.rows[*at])
+    }
+}
+
 /// Apply `change` to a pod, booking its busy/idle clock first and moving the gauges. A free
 /// function so callers can hold a job row while updating pods.
 fn update_pod(
-    pods: &mut BTreeMap<String, PodRow>,
+    pods: &mut PodTable,
     gauges: &mut Gauges,
     t_ms: u64,
     pod: &str,
@@ -101,14 +135,18 @@ fn update_pod(
 /// Builds report rows and metric inputs from trace records only.
 #[derive(Clone, Debug, Default)]
 pub struct Collector {
-    jobs: BTreeMap<u64, JobRow>,
-    pods: BTreeMap<String, PodRow>,
+    jobs: JobTable,
+    /// Profiles, environments, agent ids (pod names) and config hashes the rows refer to.
+    names: Names,
+    /// Keyed by the pod name shared with `names`.
+    pods: PodTable,
     timeline: Vec<TimelineRow>,
     faults: Vec<FaultRow>,
     /// Position in `faults` of the latest start of each fault index, to match its end.
     open_faults: BTreeMap<u32, usize>,
-    /// Jobs each agent completed, to tell a reused agent from a fresh one.
-    agent_jobs_completed: BTreeMap<String, u64>,
+    /// Jobs each agent completed, by its [`Names`] index, to tell a reused agent from a
+    /// fresh one.
+    agent_jobs_completed: Vec<u64>,
     gauges: Gauges,
     jobs_assigned: u64,
     jobs_assigned_reused: u64,
@@ -138,12 +176,11 @@ impl Collector {
             }
             Record::JobAssigned { job, agent, .. } => self.job_assigned(t_ms, *job, agent),
             Record::JobCompleted { job, agent } => {
-                // Look up before inserting: the name is cloned once per agent, not per job.
-                if let Some(completed) = self.agent_jobs_completed.get_mut(agent) {
-                    *completed += 1;
-                } else {
-                    self.agent_jobs_completed.insert(agent.clone(), 1);
+                let agent = self.names.intern(agent) as usize;
+                if self.agent_jobs_completed.len() <= agent {
+                    self.agent_jobs_completed.resize(agent + 1, 0);
                 }
+                self.agent_jobs_completed[agent] += 1;
                 self.job_finished(t_ms, *job, JobOutcome::Completed);
             }
             Record::JobRescheduled { job, .. } => {
@@ -205,42 +242,26 @@ impl Collector {
         profile: &str,
         environment: Option<&str>,
     ) {
-        let row = JobRow {
-            job_id: job,
-            logical_job: logical,
-            profile: profile.to_owned(),
-            environment: environment.map(str::to_owned),
-            scheduled_at_ms: t_ms,
-            assigned_at_ms: None,
-            completed_at_ms: None,
-            agent_id: None,
-            pod_reused: false,
-            outcome: JobOutcome::Waiting,
-        };
-        match self.jobs.insert(job, row) {
+        let profile = self.names.intern(profile);
+        let environment = environment.map(|environment| self.names.intern(environment));
+        match self.jobs.schedule(t_ms, job, logical, profile, environment) {
             // A job id is scheduled once; if a model ever repeats one, the gauges follow the
             // row that replaced it so they stay equal to the row counts.
-            Some(old) => shift(
-                &mut self.gauges,
-                Gauges::job,
-                old.outcome,
-                JobOutcome::Waiting,
-            ),
+            Some(old) => shift(&mut self.gauges, Gauges::job, old, JobOutcome::Waiting),
             None => self.gauges.jobs_waiting += 1,
         }
     }
 
     fn job_assigned(&mut self, t_ms: u64, job: u64, agent: &str) {
+        let agent_index = self.names.intern(agent);
         let reused = self
             .agent_jobs_completed
-            .get(agent)
+            .get(agent_index as usize)
             .is_some_and(|completed| *completed > 0);
         self.jobs_assigned += 1;
         self.jobs_assigned_reused += u64::from(reused);
-        if let Some(row) = self.jobs.get_mut(&job) {
-            row.assigned_at_ms = Some(t_ms);
-            row.agent_id = Some(agent.to_owned());
-            row.pod_reused = reused;
+        if let Some(row) = self.jobs.get_mut(job) {
+            row.assigned(t_ms, agent_index, reused);
             if row.outcome == JobOutcome::Waiting {
                 row.outcome = JobOutcome::Building;
                 shift(
@@ -259,20 +280,21 @@ impl Collector {
 
     /// The job left Waiting/Building for good; its agent, if any, is free again.
     fn job_finished(&mut self, t_ms: u64, job: u64, outcome: JobOutcome) {
-        let Some(row) = self.jobs.get_mut(&job) else {
+        let Some(row) = self.jobs.get_mut(job) else {
             return;
         };
         let before = row.outcome;
         if matches!(before, JobOutcome::Waiting | JobOutcome::Building) {
             row.outcome = outcome;
             if outcome == JobOutcome::Completed {
-                row.completed_at_ms = Some(t_ms);
+                row.completed(t_ms);
             }
             shift(&mut self.gauges, Gauges::job, before, outcome);
         }
-        let Some(agent) = row.agent_id.as_deref() else {
+        let Some(agent) = row.agent() else {
             return;
         };
+        let agent = self.names.name(agent);
         update_pod(&mut self.pods, &mut self.gauges, t_ms, agent, |pod| {
             if pod.current_job == Some(job) {
                 pod.current_job = None;
@@ -281,8 +303,11 @@ impl Collector {
     }
 
     fn pod_created(&mut self, t_ms: u64, pod: &str, config: &str) {
-        let row = PodRow::created(pod, config, t_ms);
-        if let Some(old) = self.pods.insert(pod.to_owned(), row) {
+        let name = self.names.intern(pod);
+        let name = self.names.shared(name);
+        let config = self.names.intern(config);
+        let row = PodRow::created(name, self.names.shared(config), t_ms);
+        if let Some(old) = self.pods.insert(row) {
             // Pod names are unique per run; a repeat replaces the row, and the gauges with it.
             shift(&mut self.gauges, Gauges::pod, old.phase, PodPhase::Deleted);
             shift(
@@ -333,14 +358,14 @@ impl Collector {
         self.ended_at_ms.unwrap_or(self.last_t_ms)
     }
 
-    /// Job instances in job id order.
-    pub fn jobs(&self) -> impl Iterator<Item = &JobRow> {
-        self.jobs.values()
+    /// Job instances in job id order (rows are built from the compact table on each call).
+    pub fn jobs(&self) -> impl Iterator<Item = JobRow> + '_ {
+        self.jobs.rows(&self.names)
     }
 
     /// Pods in name order.
     pub fn pods(&self) -> impl Iterator<Item = &PodRow> {
-        self.pods.values()
+        self.pods.iter()
     }
 
     /// Samples in time order.

@@ -2,6 +2,7 @@
 //! data; the CSV tables and metrics are computed from them when the run ends.
 
 use crate::trace::Actor;
+use std::sync::Arc;
 
 /// Where a job instance ended up (or is, if the run ended first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -72,8 +73,9 @@ pub(super) enum AgentActivity {
 /// One pod (`pods.csv`), with the clocks that measure its agent's busy and idle time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PodRow {
-    pub pod: String,
-    pub config_hash: String,
+    /// Shared with the collector's name table (the pod's agent has the same name).
+    pub pod: Arc<str>,
+    pub config_hash: Arc<str>,
     pub created_at_ms: u64,
     pub running_at_ms: Option<u64>,
     pub registered_at_ms: Option<u64>,
@@ -91,10 +93,10 @@ pub struct PodRow {
 }
 
 impl PodRow {
-    pub(super) fn created(pod: &str, config: &str, t_ms: u64) -> PodRow {
+    pub(super) fn created(pod: Arc<str>, config_hash: Arc<str>, t_ms: u64) -> PodRow {
         PodRow {
-            pod: pod.to_owned(),
-            config_hash: config.to_owned(),
+            pod,
+            config_hash,
             created_at_ms: t_ms,
             running_at_ms: None,
             registered_at_ms: None,

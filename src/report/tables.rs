@@ -58,16 +58,17 @@ pub fn write_jobs(out: &mut dyn Write, collector: &Collector) -> io::Result<()> 
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(JOBS_HEADER)?;
     for row in collector.jobs() {
+        let wait_ms = row.wait_ms();
         writer.write_record([
             row.job_id.to_string(),
             row.logical_job.to_string(),
-            row.profile.clone(),
-            row.environment.clone().unwrap_or_default(),
+            row.profile,
+            row.environment.unwrap_or_default(),
             seconds_text(row.scheduled_at_ms),
             optional_seconds_text(row.assigned_at_ms),
             optional_seconds_text(row.completed_at_ms),
-            optional_seconds_text(row.wait_ms()),
-            row.agent_id.clone().unwrap_or_default(),
+            optional_seconds_text(wait_ms),
+            row.agent_id.unwrap_or_default(),
             row.pod_reused.to_string(),
             row.outcome.name().to_owned(),
         ])?;
@@ -82,8 +83,8 @@ pub fn write_pods(out: &mut dyn Write, collector: &Collector) -> io::Result<()> 
     writer.write_record(PODS_HEADER)?;
     for row in collector.pods() {
         writer.write_record([
-            row.pod.clone(),
-            row.config_hash.clone(),
+            row.pod.to_string(),
+            row.config_hash.to_string(),
             seconds_text(row.created_at_ms),
             optional_seconds_text(row.running_at_ms),
             optional_seconds_text(row.registered_at_ms),

@@ -8,6 +8,7 @@ use crate::kube::{KubeApi, KubeSettings};
 use crate::resources::{KubeRequest, KubeResult, StringMap};
 use crate::scenario::{JobSource, OutageMode, Range, Scenario};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Run-level choices that override the scenario.
 #[derive(Clone, Debug)]
@@ -49,11 +50,13 @@ pub enum WorldError {
     Bound(String),
 }
 
-/// One planned job arrival.
+/// One planned job arrival. A day plans tens of thousands, all held from the start, so the
+/// profile name is shared by every arrival of the same source (an `Arc<String>`: one word,
+/// where an `Arc<str>` takes two).
 #[derive(Clone, Debug)]
 pub(super) struct Arrival {
     pub(super) at_ms: u64,
-    pub(super) profile: String,
+    pub(super) profile: Arc<String>,
     pub(super) runtime_ms: u64,
 }
 
@@ -271,7 +274,7 @@ impl World {
     pub fn planned_arrivals(&self) -> Vec<(u64, String, u64)> {
         self.arrivals
             .iter()
-            .map(|a| (a.at_ms, a.profile.clone(), a.runtime_ms))
+            .map(|a| (a.at_ms, a.profile.to_string(), a.runtime_ms))
             .collect()
     }
 }
@@ -332,6 +335,7 @@ fn plan_arrivals(
                 runtime,
             } => {
                 let mean_ms = 60_000.0 / per_minute;
+                let profile = Arc::new(profile.clone());
                 let mut t = *from_ms;
                 loop {
                     t = t.saturating_add(random.exponential_ms(mean_ms));
@@ -341,7 +345,7 @@ fn plan_arrivals(
                     let runtime_ms = draw(random, *runtime);
                     arrivals.push(Arrival {
                         at_ms: t,
-                        profile: profile.clone(),
+                        profile: Arc::clone(&profile),
                         runtime_ms,
                     });
                 }
@@ -353,7 +357,7 @@ fn plan_arrivals(
             } => {
                 arrivals.push(Arrival {
                     at_ms: *at_ms,
-                    profile: profile.clone(),
+                    profile: Arc::new(profile.clone()),
                     runtime_ms: *runtime_ms,
                 });
             }
@@ -364,6 +368,8 @@ fn plan_arrivals(
     }
     arrivals.retain(|a| a.at_ms < scenario.duration_ms);
     arrivals.sort_by_key(|a| a.at_ms);
+    // The table lives as long as the run: give back the growth slack.
+    arrivals.shrink_to_fit();
     Ok((arrivals, startup_sample_ms))
 }
 
@@ -378,10 +384,16 @@ fn trace_arrivals(
     let workload =
         crate::replay::load_workload(file).map_err(|e| WorldError::Input(e.to_string()))?;
     let profiles: Vec<String> = scenario.profiles.iter().map(|p| p.name.clone()).collect();
+    let shared: Vec<Arc<String>> = profiles.iter().map(|p| Arc::new(p.clone())).collect();
     for job in &workload.jobs {
+        let profile = workload.profile_of(job, &profiles);
+        let profile = match profiles.iter().position(|p| p == profile) {
+            Some(index) => Arc::clone(&shared[index]),
+            None => Arc::new(profile.to_owned()),
+        };
         arrivals.push(Arrival {
             at_ms: job.at_ms,
-            profile: workload.profile_of(job, &profiles).to_owned(),
+            profile,
             runtime_ms: job.runtime_ms,
         });
     }
@@ -399,12 +411,13 @@ pub(super) fn burst(
     profile: &str,
     runtime: Range,
 ) {
+    let profile = Arc::new(profile.to_owned());
     for _ in 0..count {
         let offset = random.range_inclusive(0, spread_ms);
         let runtime_ms = draw(random, runtime);
         arrivals.push(Arrival {
             at_ms: at_ms + offset,
-            profile: profile.to_owned(),
+            profile: Arc::clone(&profile),
             runtime_ms,
         });
     }

@@ -205,3 +205,62 @@ fn jobs_assigned_then_completed_or_rescheduled_are_not_lost() {
     let violations = run(&bounds(), &records, 50_000);
     assert!(of(&violations, "no-lost-job").is_empty());
 }
+
+#[test]
+fn a_logical_job_completed_three_times_names_the_count_and_its_first_two_completions() {
+    let records = vec![
+        (0, scheduled(1, 1, "H")),
+        (5_000, assigned(1, "pod-a", "H")),
+        (
+            9_000,
+            Record::JobRescheduled {
+                job: 1,
+                new_job: 2,
+                reason: "hung".to_owned(),
+            },
+        ),
+        (9_000, scheduled(2, 1, "H")),
+        (10_000, assigned(2, "pod-b", "H")),
+        (20_000, completed(2, "pod-b")),
+        (25_000, completed(1, "pod-a")),
+        (30_000, completed(2, "pod-b")),
+    ];
+    let violations = run(&bounds(), &records, 50_000);
+    let doubles = of(&violations, "all-jobs-complete");
+    assert_eq!(doubles.len(), 1);
+    assert_eq!(doubles[0].at_ms, 25_000);
+    assert_eq!(
+        doubles[0].objects,
+        vec!["logical:1".to_owned(), "job:2".to_owned()]
+    );
+    assert_eq!(
+        doubles[0].message,
+        "logical job 1 completed 3 times (at t=20.000s and t=25.000s)"
+    );
+}
+
+#[test]
+fn a_late_record_for_an_earlier_instance_leaves_the_last_instances_state() {
+    let records = vec![
+        (0, scheduled(1, 1, "H")),
+        (5_000, assigned(1, "pod-a", "H")),
+        (
+            9_000,
+            Record::JobRescheduled {
+                job: 1,
+                new_job: 2,
+                reason: "hung".to_owned(),
+            },
+        ),
+        (9_000, scheduled(2, 1, "H")),
+        (12_000, Record::JobCancelled { job: 1 }),
+    ];
+    let violations = run(&bounds(), &records, 50_000);
+    let incomplete = of(&violations, "all-jobs-complete");
+    assert_eq!(incomplete.len(), 1);
+    assert_eq!(
+        incomplete[0].message,
+        "logical job 1 never completed: its last instance, job 2, is still scheduled at the \
+         end of the run"
+    );
+}
