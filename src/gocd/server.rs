@@ -266,6 +266,9 @@ impl Server {
         let new_plan: Vec<u64> = plan.iter().map(|j| j.id).collect();
         let memory = self.memory.as_mut().expect("checked by caller");
         let old: BTreeSet<u64> = memory.job_plans.iter().copied().collect();
+        // An expired key is refused like an unknown one: forgetting it changes no answer, and
+        // keys of requests that made no pod would otherwise pile up for the whole run.
+        memory.keys.retain(|_, expiry_ms| *expiry_ms >= now_ms);
         let starvation = self.settings.job_starvation_timeout_ms;
         for job in plan {
             let starving = memory
