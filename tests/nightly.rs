@@ -2,44 +2,11 @@
 //! failure, baseline regressions named in the output, `--update-baseline`, lenient
 //! regression entries; and the CI workflow files parse as YAML.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-/// A tiny run: three jobs on one node. `max_job_wait` is the knob that makes it fail.
-fn scenario(name: &str, max_job_wait: &str) -> String {
-    format!(
-        r#"name = "{name}"
-seed = 1
-duration = "2m"
-settle = "15m"
-
-[cluster]
-nodes = 1
-pods_per_node = 10
-
-[plugin]
-policy = "upstream"
-
-[[profiles]]
-name = "small"
-image = "gocd/gocd-agent:v25.1.0"
-cpu = "500m"
-memory = "1Gi"
-
-[[jobs]]
-kind = "burst"
-at = "10s"
-count = 3
-spread = "5s"
-profile = "small"
-runtime = {{ min = "10s", max = "30s" }}
-
-[invariants]
-max_job_wait = "{max_job_wait}"
-"#
-    )
-}
 
 const NIGHTLY_TOML: &str = r#"
 seeds = 2
@@ -65,7 +32,11 @@ impl Folder {
         let _ = fs::remove_dir_all(&root);
         fs::create_dir_all(root.join("scenarios")).expect("the temp folder is writable");
         fs::write(root.join("scenarios/nightly.toml"), NIGHTLY_TOML).expect("writable");
-        fs::write(root.join("scenarios/calm.toml"), scenario("calm", "5m")).expect("writable");
+        fs::write(
+            root.join("scenarios/calm.toml"),
+            common::tiny_scenario_toml("calm", "5m"),
+        )
+        .expect("writable");
         Folder { root }
     }
 
@@ -104,7 +75,7 @@ fn junit_xml_has_one_suite_per_scenario_one_case_per_policy_and_the_known_failur
     let folder = Folder::new("junit");
     fs::write(
         folder.path("scenarios/strict.toml"),
-        scenario("strict", "1s"),
+        common::tiny_scenario_toml("strict", "1s"),
     )
     .expect("writable");
     let output = folder.nightly(&["--update-baseline"]);

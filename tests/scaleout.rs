@@ -8,6 +8,8 @@
 #[path = "scaleout/deploy.rs"]
 mod deploy;
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -215,36 +217,6 @@ fn compare_shards_over_policy_and_seed_cells_merge_into_the_unsharded_comparison
     assert_eq!(table_lines(&merged), table_lines(&whole));
 }
 
-/// A tiny nightly scenario: three jobs on one node; `max_job_wait` makes it fail.
-fn nightly_scenario(name: &str, max_job_wait: &str) -> String {
-    format!(
-        r#"name = "{name}"
-seed = 1
-duration = "2m"
-settle = "15m"
-[cluster]
-nodes = 1
-pods_per_node = 10
-[plugin]
-policy = "upstream"
-[[profiles]]
-name = "small"
-image = "gocd/gocd-agent:v25.1.0"
-cpu = "500m"
-memory = "1Gi"
-[[jobs]]
-kind = "burst"
-at = "10s"
-count = 3
-spread = "5s"
-profile = "small"
-runtime = {{ min = "10s", max = "30s" }}
-[invariants]
-max_job_wait = "{max_job_wait}"
-"#
-    )
-}
-
 /// A nightly folder: `calm` under two policies, `strict` failing every seed, a regression
 /// entry, and `nightly.toml` with tolerances.
 fn nightly_folder(dir: &Path) {
@@ -255,10 +227,14 @@ fn nightly_folder(dir: &Path) {
                         wait_s_p95 = { worse = \"higher\", tolerance = 0.10 }\n\
                         pods_created = { worse = \"higher\", tolerance = 0.0 }\n";
     fs::write(scenarios.join("nightly.toml"), nightly_toml).expect("writable");
-    fs::write(scenarios.join("calm.toml"), nightly_scenario("calm", "5m")).expect("writable");
+    fs::write(
+        scenarios.join("calm.toml"),
+        common::tiny_scenario_toml("calm", "5m"),
+    )
+    .expect("writable");
     fs::write(
         scenarios.join("strict.toml"),
-        nightly_scenario("strict", "1s"),
+        common::tiny_scenario_toml("strict", "1s"),
     )
     .expect("writable");
     let entry = "[[regression]]\nscenario = \"strict\"\nseed = 2\nverdict = \"fail\"\n";

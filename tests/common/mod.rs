@@ -152,3 +152,39 @@ pub fn allocator_created(record: &Record) -> Option<&str> {
         _ => None,
     }
 }
+
+/// A tiny nightly-sized scenario: three jobs on one node under `upstream`. `max_job_wait` is
+/// the knob that makes it fail (`"1s"`) or pass (`"5m"`).
+pub fn tiny_scenario_toml(name: &str, max_job_wait: &str) -> String {
+    format!(
+        r#"name = "{name}"
+seed = 1
+duration = "2m"
+settle = "15m"
+
+[cluster]
+nodes = 1
+pods_per_node = 10
+
+[plugin]
+policy = "upstream"
+
+[[profiles]]
+name = "small"
+image = "gocd/gocd-agent:v25.1.0"
+cpu = "500m"
+memory = "1Gi"
+
+[[jobs]]
+kind = "burst"
+at = "10s"
+count = 3
+spread = "5s"
+profile = "small"
+runtime = {{ min = "10s", max = "30s" }}
+
+[invariants]
+max_job_wait = "{max_job_wait}"
+"#
+    )
+}
