@@ -215,4 +215,25 @@ mod tests {
             pr355_config_hash(&elastic, &cluster, 3)
         );
     }
+
+    #[test]
+    fn the_memo_answers_as_the_hash_does_for_more_configurations_than_it_keeps() {
+        let cluster = props(&[("namespace", "gocd"), ("pending_pods_count", "10")]);
+        let mut memo = ConfigHashMemo::default();
+        // Twice round more configurations than the memo holds, with and without environments:
+        // hits, misses and evictions all give the hash itself.
+        for _ in 0..2 {
+            for index in 0..ConfigHashMemo::CAPACITY + 3 {
+                let image = format!("gocd-agent:{index}");
+                let elastic = props(&[("Image", image.as_str())]);
+                for environment in [None, Some("prod")] {
+                    assert_eq!(
+                        memo.hash(&elastic, &cluster, environment),
+                        canonical_config_hash(&elastic, &cluster, environment),
+                    );
+                }
+            }
+        }
+        assert_eq!(memo.recent.len(), ConfigHashMemo::CAPACITY);
+    }
 }
