@@ -59,6 +59,25 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// Every code line (comments dropped) of the Rust files under `dirs`, except the files
+/// `skipped` names, that contains one of `needles`: `path:line: needle`, one per hit.
+fn occurrences(dirs: &[&str], skipped: fn(&str) -> bool, needles: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, text) in files(dirs) {
+        if skipped(&path) {
+            continue;
+        }
+        for (line, code) in code_lines(&text) {
+            for needle in needles {
+                if code.contains(needle) {
+                    found.push(format!("{path}:{line}: {needle}"));
+                }
+            }
+        }
+    }
+    found
+}
+
 #[test]
 fn nothing_inside_a_run_reads_a_clock_sleeps_or_uses_random_state() {
     const BANNED: [&str; 7] = [
@@ -70,19 +89,7 @@ fn nothing_inside_a_run_reads_a_clock_sleeps_or_uses_random_state() {
         "collections::HashMap",
         "collections::HashSet",
     ];
-    let mut found = Vec::new();
-    for (path, text) in files(&["src"]) {
-        if path.starts_with("src/live/") {
-            continue;
-        }
-        for (line, code) in code_lines(&text) {
-            for banned in BANNED {
-                if code.contains(banned) {
-                    found.push(format!("{path}:{line}: {banned}"));
-                }
-            }
-        }
-    }
+    let found = occurrences(&["src"], |path| path.starts_with("src/live/"), &BANNED);
     assert!(
         found.is_empty(),
         "banned outside src/live/ (use engine time, seeded streams, BTreeMap):\n{}",
@@ -103,16 +110,7 @@ fn allocator_and_leader_import_nothing_from_the_simulator() {
         "crate::report",
         "crate::trace",
     ];
-    let mut found = Vec::new();
-    for (path, text) in files(&["src/allocator", "src/leader"]) {
-        for (line, code) in code_lines(&text) {
-            for module in SIMULATOR {
-                if code.contains(module) {
-                    found.push(format!("{path}:{line}: {module}"));
-                }
-            }
-        }
-    }
+    let found = occurrences(&["src/allocator", "src/leader"], |_| false, &SIMULATOR);
     assert!(
         found.is_empty(),
         "the allocator and leader code must stay readable without the simulator:\n{}",
@@ -129,19 +127,8 @@ fn no_ignored_tests_no_panicking_tests_no_leftover_debugging() {
         "unimplemented!(",
         "dbg!(",
     ];
-    let mut found = Vec::new();
-    for (path, text) in files(&["src", "tests", "xtask/src", "bench/src"]) {
-        if path.ends_with("tidy.rs") {
-            continue;
-        }
-        for (line, code) in code_lines(&text) {
-            for banned in BANNED {
-                if code.contains(banned) {
-                    found.push(format!("{path}:{line}: {banned}"));
-                }
-            }
-        }
-    }
+    let dirs = ["src", "tests", "xtask/src", "bench/src"];
+    let found = occurrences(&dirs, |path| path.ends_with("tidy.rs"), &BANNED);
     assert!(
         found.is_empty(),
         "tests assert behaviour; nothing is left unfinished:\n{}",
