@@ -16,7 +16,7 @@
 //!   had not stopped by then (paused, partitioned), it runs from that leader's last `LeaseHeld`
 //!   (its last successful Lease write), or else from its `LeadingStarted`. Overlaps count as 0.
 
-use crate::trace::{Actor, Record};
+use crate::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Debug, Default)]
@@ -37,34 +37,16 @@ pub(super) struct LeaderTracker {
     pub(super) failover_durations_ms: Vec<u64>,
 }
 
-/// The replica a leader-election record is about, or `None` for other records.
-fn replica_of(record: &Record) -> Option<u32> {
-    match record {
-        Record::ElectionStarted { replica }
-        | Record::ElectionStopped { replica }
-        | Record::LeaseHeld { replica, .. }
-        | Record::LeadingStarted { replica, .. }
-        | Record::LeadingStopped { replica, .. }
-        | Record::ModuleStarted { replica, .. }
-        | Record::ModuleStopped { replica, .. }
-        | Record::ModuleConfig { replica, .. }
-        | Record::ModuleAction { replica, .. }
-        | Record::ReplicaStopped { replica }
-        | Record::ReplicaStarted { replica }
-        | Record::ReplicaPaused { replica }
-        | Record::ReplicaResumed { replica } => Some(*replica),
-        Record::LeaseWritten {
-            by: Actor::Replica(replica),
-            ..
-        } => Some(*replica),
-        _ => None,
-    }
-}
-
 impl LeaderTracker {
     pub(super) fn observe(&mut self, t_ms: u64, record: &Record) {
         let is_lease_write = matches!(record, Record::LeaseWritten { .. });
-        let Some(replica) = replica_of(record) else {
+        // A configuration reaching a replica says nothing about who leads: it neither opens
+        // the clocks nor counts the replica as seen.
+        let replica = match record {
+            Record::ConfigReceived { .. } => None,
+            other => other.replica(),
+        };
+        let Some(replica) = replica else {
             if is_lease_write {
                 // A third party wrote the Lease: leader records exist from now on.
                 self.advance_clocks(t_ms);

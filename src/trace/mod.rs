@@ -290,6 +290,34 @@ pub enum Record {
     RunEnded,
 }
 
+impl Record {
+    /// The leader replica a record is about: its own leader-election, module, configuration
+    /// and process records, and the Lease writes it made. `None` for every other record.
+    pub fn replica(&self) -> Option<u32> {
+        match self {
+            Record::ElectionStarted { replica }
+            | Record::ElectionStopped { replica }
+            | Record::LeaseHeld { replica, .. }
+            | Record::LeadingStarted { replica, .. }
+            | Record::LeadingStopped { replica, .. }
+            | Record::ModuleStarted { replica, .. }
+            | Record::ModuleStopped { replica, .. }
+            | Record::ModuleConfig { replica, .. }
+            | Record::ModuleAction { replica, .. }
+            | Record::ConfigReceived { replica, .. }
+            | Record::ReplicaStopped { replica }
+            | Record::ReplicaStarted { replica }
+            | Record::ReplicaPaused { replica }
+            | Record::ReplicaResumed { replica } => Some(*replica),
+            Record::LeaseWritten {
+                by: Actor::Replica(replica),
+                ..
+            } => Some(*replica),
+            _ => None,
+        }
+    }
+}
+
 /// A record with its time and the node that emitted it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TraceEvent<'a> {

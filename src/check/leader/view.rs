@@ -215,7 +215,7 @@ impl LeaderView {
     /// Fold one record in.
     pub(super) fn apply(&mut self, t_ms: u64, record: &Record) {
         self.track_clock_rates(record);
-        if let Some(replica) = replica_of(record) {
+        if let Some(replica) = record.replica() {
             let view = self.replica(replica);
             view.recent.push_back(format!("{t_ms} {record:?}"));
             if view.recent.len() > CONTEXT_LINES_MAX {
@@ -286,7 +286,7 @@ impl LeaderView {
     }
 
     fn apply_replica_record(&mut self, t_ms: u64, record: &Record) {
-        let Some(replica) = replica_of(record) else {
+        let Some(replica) = record.replica() else {
             return;
         };
         let view = self.replica(replica);
@@ -343,31 +343,6 @@ impl LeaderView {
             }
             _ => {}
         }
-    }
-}
-
-/// The replica a leader record is about.
-pub(super) fn replica_of(record: &Record) -> Option<u32> {
-    match record {
-        Record::ElectionStarted { replica }
-        | Record::ElectionStopped { replica }
-        | Record::LeaseHeld { replica, .. }
-        | Record::LeadingStarted { replica, .. }
-        | Record::LeadingStopped { replica, .. }
-        | Record::ModuleStarted { replica, .. }
-        | Record::ModuleStopped { replica, .. }
-        | Record::ModuleConfig { replica, .. }
-        | Record::ModuleAction { replica, .. }
-        | Record::ConfigReceived { replica, .. }
-        | Record::ReplicaStopped { replica }
-        | Record::ReplicaStarted { replica }
-        | Record::ReplicaPaused { replica }
-        | Record::ReplicaResumed { replica } => Some(*replica),
-        Record::LeaseWritten {
-            by: Actor::Replica(replica),
-            ..
-        } => Some(*replica),
-        _ => None,
     }
 }
 
