@@ -3,6 +3,7 @@
 
 use super::{FAULT_SHADE, FaultSpan, PlotError};
 use crate::report::atomic;
+use crate::report::format::number_text;
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -149,6 +150,45 @@ impl LegendEntry {
             swatch,
         }
     }
+}
+
+/// The chart a figure draws on: its caption (`what` for `run`), the shared margins, x from 0
+/// to `x_max` and y from 0 to `y_max`, with `y_label_area_px` for the y labels.
+pub(super) fn chart_on<'a, DB: DrawingBackend>(
+    plot: &'a DrawingArea<DB, Shift>,
+    what: &str,
+    run: &str,
+    y_label_area_px: u32,
+    x_max: f64,
+    y_max: f64,
+) -> Result<TimeChart<'a, DB>, PlotError> {
+    drawing(
+        ChartBuilder::on(plot)
+            .caption(caption(what, run), (FONT, 19))
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(y_label_area_px)
+            .build_cartesian_2d(0.0..x_max, 0.0..y_max),
+    )
+}
+
+/// The grid and both axes with their descriptions, in the shared style.
+pub(super) fn draw_mesh<DB: DrawingBackend>(
+    chart: &mut TimeChart<'_, DB>,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<(), PlotError> {
+    drawing(
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .axis_desc_style((FONT, 15))
+            .light_line_style(LIGHT_GRID)
+            .x_label_formatter(&|value| number_text(*value))
+            .y_label_formatter(&|value| number_text(*value))
+            .draw(),
+    )
 }
 
 /// Split off the legend column at the right of `root`: (plot area, legend area).

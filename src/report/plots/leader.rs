@@ -2,7 +2,7 @@
 //! paused; faults shaded over every lane.
 
 use super::kit::{
-    FONT, Figure, LIGHT_GRID, LegendEntry, Swatch, TimeUnit, caption, draw_legend, drawing,
+    FONT, Figure, LIGHT_GRID, LegendEntry, Swatch, TimeUnit, chart_on, draw_legend, drawing,
     fault_legend, shade_faults, with_legend_column,
 };
 use super::{PlotError, RunData};
@@ -48,14 +48,8 @@ impl Figure for LeaderFigure<'_> {
             (lanes - 1 - position.unwrap_or(0)) as f64
         };
         let (plot, legend) = with_legend_column(root);
-        let mut chart = drawing(
-            ChartBuilder::on(&plot)
-                .caption(caption(&self.title(), &data.context.title), (FONT, 19))
-                .margin(12)
-                .x_label_area_size(48)
-                .y_label_area_size(90)
-                .build_cartesian_2d(0.0..unit.of(data.end_s), 0.0..lanes as f64),
-        )?;
+        let (what, run) = (self.title(), &data.context.title);
+        let mut chart = chart_on(&plot, &what, run, 90, unit.of(data.end_s), lanes as f64)?;
         drawing(
             chart
                 .configure_mesh()

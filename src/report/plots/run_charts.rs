@@ -1,12 +1,11 @@
 //! The time plots and the wait distribution of one run.
 
 use super::kit::{
-    FONT, Figure, LIGHT_GRID, LegendEntry, Swatch, TimeUnit, caption, draw_legend, drawing,
-    fault_legend, shade_faults, with_legend_column,
+    Figure, LegendEntry, Swatch, TimeUnit, chart_on, draw_legend, draw_mesh, drawing, fault_legend,
+    shade_faults, with_legend_column,
 };
 use super::{PlotError, RunData};
 use crate::report::format::duration_text;
-use crate::report::format::number_text;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -30,24 +29,18 @@ impl Figure for ReuseFigure<'_> {
         let data = self.0;
         let unit = TimeUnit::for_span(data.end_s);
         let (plot, legend) = with_legend_column(root);
-        let mut chart = drawing(
-            ChartBuilder::on(&plot)
-                .caption(caption(&self.title(), &data.context.title), (FONT, 19))
-                .margin(12)
-                .x_label_area_size(48)
-                .y_label_area_size(64)
-                .build_cartesian_2d(0.0..unit.of(data.end_s), 0.0..1.05),
+        let mut chart = chart_on(
+            &plot,
+            &self.title(),
+            &data.context.title,
+            64,
+            unit.of(data.end_s),
+            1.05,
         )?;
-        drawing(
-            chart
-                .configure_mesh()
-                .x_desc(format!("simulated time ({})", unit.name))
-                .y_desc("reused assignments ÷ assignments")
-                .axis_desc_style((FONT, 15))
-                .light_line_style(LIGHT_GRID)
-                .x_label_formatter(&|value| number_text(*value))
-                .y_label_formatter(&|value| number_text(*value))
-                .draw(),
+        draw_mesh(
+            &mut chart,
+            &format!("simulated time ({})", unit.name),
+            "reused assignments ÷ assignments",
         )?;
         shade_faults(&mut chart, &data.faults, data.end_s, unit)?;
         let points = data
@@ -95,24 +88,18 @@ impl Figure for StatesFigure<'_> {
             .map(|point| (layers[3].2)(point).max(point.jobs_waiting))
             .fold(1.0, f64::max);
         let (plot, legend) = with_legend_column(root);
-        let mut chart = drawing(
-            ChartBuilder::on(&plot)
-                .caption(caption(&self.title(), &data.context.title), (FONT, 19))
-                .margin(12)
-                .x_label_area_size(48)
-                .y_label_area_size(64)
-                .build_cartesian_2d(0.0..unit.of(data.end_s), 0.0..top * 1.22),
+        let mut chart = chart_on(
+            &plot,
+            &self.title(),
+            &data.context.title,
+            64,
+            unit.of(data.end_s),
+            top * 1.22,
         )?;
-        drawing(
-            chart
-                .configure_mesh()
-                .x_desc(format!("simulated time ({})", unit.name))
-                .y_desc("count (pods, agents, jobs)")
-                .axis_desc_style((FONT, 15))
-                .light_line_style(LIGHT_GRID)
-                .x_label_formatter(&|value| number_text(*value))
-                .y_label_formatter(&|value| number_text(*value))
-                .draw(),
+        draw_mesh(
+            &mut chart,
+            &format!("simulated time ({})", unit.name),
+            "count (pods, agents, jobs)",
         )?;
         // Stacked areas: each layer's top is drawn from the ground, tallest first, so every
         // lower layer covers the part of the taller ones that is not its own.
@@ -169,24 +156,18 @@ impl Figure for WaitFigure<'_> {
         let span_s = longest_s.max(bound_s.unwrap_or(0.0)).max(1.0) * 1.08;
         let unit = TimeUnit::for_span(span_s);
         let (plot, legend) = with_legend_column(root);
-        let mut chart = drawing(
-            ChartBuilder::on(&plot)
-                .caption(caption(&self.title(), &data.context.title), (FONT, 19))
-                .margin(12)
-                .x_label_area_size(48)
-                .y_label_area_size(64)
-                .build_cartesian_2d(0.0..unit.of(span_s), 0.0..1.05),
+        let mut chart = chart_on(
+            &plot,
+            &self.title(),
+            &data.context.title,
+            64,
+            unit.of(span_s),
+            1.05,
         )?;
-        drawing(
-            chart
-                .configure_mesh()
-                .x_desc(format!("wait from scheduled to assigned ({})", unit.name))
-                .y_desc("fraction of assigned jobs waiting ≤ x")
-                .axis_desc_style((FONT, 15))
-                .light_line_style(LIGHT_GRID)
-                .x_label_formatter(&|value| number_text(*value))
-                .y_label_formatter(&|value| number_text(*value))
-                .draw(),
+        draw_mesh(
+            &mut chart,
+            &format!("wait from scheduled to assigned ({})", unit.name),
+            "fraction of assigned jobs waiting ≤ x",
         )?;
         let steps = cdf_steps(&data.waits_s, unit.seconds_per_unit);
         drawing(chart.draw_series(LineSeries::new(steps, REUSE.stroke_width(2))))?;
