@@ -81,7 +81,6 @@ pub struct Queue<E> {
     /// Every pending event; free slots are listed in `free`.
     slots: Vec<Parked<E>>,
     free: Vec<u32>,
-    pending_count: usize,
     sequence: u64,
     now: SimTime,
     popped_count: u64,
@@ -95,7 +94,6 @@ impl<E> Default for Queue<E> {
             far: BinaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
-            pending_count: 0,
             sequence: 0,
             now: SimTime::ZERO,
             popped_count: 0,
@@ -116,11 +114,11 @@ impl<E> Queue<E> {
 
     /// Pending events.
     pub fn len(&self) -> usize {
-        self.pending_count
+        self.slots.len() - self.free.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.pending_count == 0
+        self.len() == 0
     }
 
     /// Schedule `event` at `time`, which must not be in the past.
@@ -174,7 +172,6 @@ impl<E> Queue<E> {
         let time = parked.time;
         let event = parked.event.take().expect("a queued slot holds its event");
         self.free.push(slot);
-        self.pending_count -= 1;
         self.popped_count += 1;
         self.now = time;
         self.pull_far_into_wheel();
@@ -207,7 +204,6 @@ impl<E> Queue<E> {
                 slot
             }
         };
-        self.pending_count += 1;
         if time.as_ms() - self.now.as_ms() < WHEEL_MS {
             self.link(slot);
         } else {
