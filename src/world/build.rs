@@ -163,6 +163,7 @@ impl World {
         scenario.faults.extend(drawn_faults);
         let mut random_workload = Stream::new(seed, StreamId::Workload);
         let (arrivals, pod_startup_sample_ms) = plan_arrivals(&scenario, &mut random_workload)?;
+        let planned_arrival_count = arrivals.len();
         let mut nodes = Nodes::default();
         let gocd = nodes.add();
         let kube = KubeApi::new(KubeSettings {
@@ -217,7 +218,7 @@ impl World {
             next_call: 0,
             arrivals,
             arrival_sequence: 0,
-            planned_arrival_count: 0,
+            planned_arrival_count,
             agent_actions: Vec::new(),
             deferred: Vec::new(),
             active_faults: BTreeMap::new(),

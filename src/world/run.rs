@@ -43,8 +43,9 @@ impl World {
         self.apply_server(SimTime::ZERO, out, sink);
         // Arrivals are in time order: only the next one waits in the queue, under the
         // sequence number it would have had if all were queued now (same order, small heap).
-        self.planned_arrival_count = self.arrivals.len();
-        self.arrival_sequence = self.queue.reserve_sequences(self.arrivals.len() as u64);
+        self.arrival_sequence = self
+            .queue
+            .reserve_sequences(self.planned_arrival_count as u64);
         self.queue_arrival(0);
         for index in 0..self.scenario.faults.len() {
             let at_ms = self.scenario.faults[index].at_ms;
