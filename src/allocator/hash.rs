@@ -47,13 +47,7 @@ pub fn canonical_config_hash(
     field(b"environment");
     field(environment.unwrap_or("").as_bytes());
     let digest = hasher.finalize();
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut hex = String::with_capacity(2 * digest.len());
-    for byte in digest {
-        hex.push(char::from(HEX[usize::from(byte >> 4)]));
-        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
-    }
-    hex
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The canonical hashes of the configurations seen last. should-assign-work needs the hash
