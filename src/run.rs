@@ -55,6 +55,21 @@ pub fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
     policy != Policy::Upstream && scenario.plugin.enable_agent_reuse
 }
 
+/// The bounds the elastic-agent monitors judge `scenario` by; `reuse_enabled` is the run's
+/// judgement of the policy.
+pub fn bounds_of(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
+    Bounds {
+        max_job_wait_ms: scenario.invariants.max_job_wait_ms,
+        pending_pods_count: scenario.plugin.pending_pods_count,
+        auto_register_timeout_ms: scenario.plugin.auto_register_timeout_ms,
+        server_ping_interval_ms: scenario.server.server_ping_interval_ms,
+        idle_timeout_ms: scenario.plugin.idle_timeout_ms,
+        call_slack_ms: scenario.plugin.cluster_request_timeout_ms,
+        agent_connection_timeout_ms: scenario.server.agent_connection_timeout_ms,
+        reuse_enabled,
+    }
+}
+
 struct Observers {
     fingerprint: Fingerprint,
     checker: Checker,
@@ -89,7 +104,7 @@ pub fn run_scenario(
     let policy = settings.policy;
     let seed = settings.seed;
     let variant = settings.variant.clone();
-    let bounds = Bounds::from_scenario(scenario, reuse_enabled(scenario, policy));
+    let bounds = bounds_of(scenario, reuse_enabled(scenario, policy));
     let extra = match &scenario.leader {
         Some(leader) => crate::check::leader_monitors(crate::check::LeaderBounds {
             lease_duration_ms: leader.lease_duration_ms,

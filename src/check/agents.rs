@@ -2,7 +2,7 @@
 //! `no-kill-while-building`.
 
 use super::{Kind, Monitor, Violation};
-use crate::report::names::Names;
+use crate::ids::Names;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
 

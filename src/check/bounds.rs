@@ -1,8 +1,7 @@
-//! The numbers the elastic-agent monitors judge against, taken from the scenario.
+//! The numbers the elastic-agent monitors judge against (the run takes them from the
+//! scenario, so the monitors do not depend on its format).
 
-use crate::scenario::model::Scenario;
-
-/// Bounds for the elastic-agent monitors (`INVARIANTS.md` names: ART, PING, IDLE, LOST).
+/// Bounds for the elastic-agent monitors (`docs/invariants.md` names: ART, PING, IDLE, LOST).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bounds {
     /// `[invariants] max_job_wait`: a scheduled job instance must be assigned within this.
@@ -27,20 +26,6 @@ pub struct Bounds {
 }
 
 impl Bounds {
-    /// The bounds of `scenario`; `reuse_enabled` is the world's judgement of the policy.
-    pub fn from_scenario(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
-        Bounds {
-            max_job_wait_ms: scenario.invariants.max_job_wait_ms,
-            pending_pods_count: scenario.plugin.pending_pods_count,
-            auto_register_timeout_ms: scenario.plugin.auto_register_timeout_ms,
-            server_ping_interval_ms: scenario.server.server_ping_interval_ms,
-            idle_timeout_ms: scenario.plugin.idle_timeout_ms,
-            call_slack_ms: scenario.plugin.cluster_request_timeout_ms,
-            agent_connection_timeout_ms: scenario.server.agent_connection_timeout_ms,
-            reuse_enabled,
-        }
-    }
-
     /// ART + PING (+ the ping's call time): how long a pod may stay unregistered.
     pub fn registration_deadline_ms(&self) -> u64 {
         self.auto_register_timeout_ms

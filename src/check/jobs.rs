@@ -2,7 +2,7 @@
 
 use super::deadlines::Deadlines;
 use super::{Kind, Monitor, Violation};
-use crate::report::id_map::IdMap;
+use crate::ids::IdMap;
 use crate::trace::Record;
 use std::collections::{BTreeMap, VecDeque};
 

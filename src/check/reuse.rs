@@ -4,8 +4,8 @@
 use super::deadlines::{ApiCut, Deadlines, ServerOutage};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
-use crate::report::id_map::IdMap;
-use crate::report::names::Names;
+use crate::ids::IdMap;
+use crate::ids::Names;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -13,7 +13,7 @@ use super::sweep::{
 use crate::allocator::Policy;
 use crate::explore::shard::{Assembled, ShardFile};
 use crate::explore::{Cell, CommandKind, PolicyRow, SeedRow, compare_table, write_compare_files};
-use crate::live::wall::Stopwatch;
+use crate::wall::Stopwatch;
 use crate::world::RunSettings;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@ use super::Failure;
 use super::args::NightlyArgs;
 use super::sweep::{parse_shard, shard_folder};
 use crate::explore::shard::Assembled;
-use crate::live::wall::Stopwatch;
 use crate::nightly::{NightlyError, NightlyOptions, NightlyOutcome};
+use crate::wall::Stopwatch;
 use std::path::Path;
 
 fn failure(error: NightlyError) -> Failure {

@@ -6,9 +6,9 @@ use super::args::ShrinkArgs;
 use super::sim::{load, report_dir};
 use crate::allocator::Policy;
 use crate::explore::{Size, shrink};
-use crate::live::wall::Stopwatch;
 use crate::report::atomic;
 use crate::scenario::format_duration_ms;
+use crate::wall::Stopwatch;
 use crate::world::RunSettings;
 
 pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {

@@ -3,9 +3,9 @@
 use super::Failure;
 use super::args::SimArgs;
 use crate::allocator::Policy;
-use crate::live::wall::Stopwatch;
 use crate::run::{RunOutcome, run_scenario};
 use crate::scenario::Scenario;
+use crate::wall::Stopwatch;
 use crate::world::RunSettings;
 use std::path::{Path, PathBuf};
 
@@ -125,10 +125,10 @@ fn export(
     path: &Path,
     fingerprint: &str,
 ) -> Result<(), Failure> {
-    crate::replay::export_run_checked(scenario, settings, path, fingerprint)
+    crate::export::export_run_checked(scenario, settings, path, fingerprint)
         .map(|_| ())
         .map_err(|error| match error {
-            crate::replay::ExportError::World(crate::world::WorldError::Input(message)) => {
+            crate::export::ExportError::World(crate::world::WorldError::Input(message)) => {
                 Failure::Input(message)
             }
             other => Failure::Internal(other.to_string()),

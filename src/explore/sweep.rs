@@ -4,10 +4,10 @@
 
 use super::exact;
 use crate::check::Kind;
-use crate::live::wall::Stopwatch;
 use crate::report::Metrics;
 use crate::run::{RunError, RunOutcome, run_scenario};
 use crate::scenario::Scenario;
+use crate::wall::Stopwatch;
 use crate::world::RunSettings;
 use rayon::prelude::*;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -155,12 +155,11 @@ impl KubeApi {
                     reported_unschedulable: false,
                 };
                 self.pods.insert(template.name.clone(), state);
+                let description = (self.settings.describe_pod)(&reply);
                 fx.records.push(Record::PodCreated {
                     pod: template.name.clone(),
-                    job_label: reply
-                        .label(crate::allocator::pod_spec::keys::JOB_ID)
-                        .and_then(|v| v.parse().ok()),
-                    config: crate::trace::config_identity_of_pod(&reply),
+                    job_label: description.job_label,
+                    config: description.config,
                     by: actor,
                 });
                 self.unscheduled.push_back(template.name);

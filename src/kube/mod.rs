@@ -14,6 +14,7 @@ mod kubelet;
 pub use api::KubeApi;
 
 use crate::engine::SimTime;
+use crate::resources::Pod;
 use crate::trace::Record;
 
 /// Settings from `[cluster]`.
@@ -26,6 +27,17 @@ pub struct KubeSettings {
     /// each start-up draws one element uniformly with the kubelet stream.
     pub pod_startup_sample_ms: Vec<u64>,
     pub container_restart_backoff_ms: u64,
+    /// What the trace says about a pod the API creates. The API server does not know who
+    /// labels pods or how; the harness that wires it to a client passes this in.
+    pub describe_pod: fn(&Pod) -> PodDescription,
+}
+
+/// The trace's view of a newly created pod: the job its client labelled it with, if any, and
+/// the harness's identity of the config it was created with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodDescription {
+    pub job_label: Option<u64>,
+    pub config: String,
 }
 
 /// A kubelet timer.

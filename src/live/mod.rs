@@ -1,9 +1,7 @@
-//! The edges that touch the real world, outside every simulation: the wall clock that times
-//! runs (never read inside one), and — behind the default-on `live` feature — recording from a
-//! real cluster (`record`) and serving the simulated API over HTTP (`serve`). Only this module
-//! reads the wall clock or uses tokio; each such place says why with an `#[allow]`.
-
-pub mod wall;
+//! The edges that touch the real world, outside every simulation, behind the default-on
+//! `live` feature: recording from a real cluster (`record`) and serving the simulated API over
+//! HTTP (`serve`). Only this module and [`crate::wall`] read the wall clock; only this module
+//! uses tokio; each such place says why with an `#[allow]`.
 
 #[cfg(feature = "live")]
 pub mod objects;

@@ -6,7 +6,7 @@
 use super::router::{AppState, Command, router};
 use super::store::{Hub, Store};
 use crate::engine::SimTime;
-use crate::replay::{Exporter, PodDiff, Touched, export_header};
+use crate::export::{Exporter, PodDiff, Touched, export_header};
 use crate::resources::Lease;
 use crate::scenario::Scenario;
 use crate::trace::JsonlWriter;

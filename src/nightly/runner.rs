@@ -1,10 +1,10 @@
 //! Runs the nightly's seeds in parallel (rayon) and folds them per (scenario, policy).
 
 use crate::allocator::Policy;
-use crate::live::wall::Stopwatch;
 use crate::report::Metrics;
 use crate::run::run_scenario;
 use crate::scenario::Scenario;
+use crate::wall::Stopwatch;
 use crate::world::RunSettings;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;

@@ -1,5 +1,6 @@
-//! Replay mode: the recorded trace format (`OUTPUTS.md`, "Recorded trace"), reading it with
-//! line-numbered errors, turning it into a workload, and exporting a simulated run in it.
+//! Replay mode: the recorded trace format (`docs/cli.md`, "Recorded trace"), reading it with
+//! line-numbered errors and turning it into a workload (exporting a simulated run in it is
+//! [`crate::export`]).
 //!
 //! A recorded trace is JSON Lines: a header, then one line per observed pod change. It is
 //! written by `elasticsim record` (a real cluster), by `elasticsim sim --export-trace` (a
@@ -7,16 +8,11 @@
 //! trace: no environment value, token or kubeconfig content.
 
 mod derive;
-mod export;
 mod read;
 #[cfg(test)]
 mod tests;
 
 pub use derive::{DerivedJob, Workload, derive_workload, load_workload};
-pub use export::{
-    ExportError, Exporter, PodChange, PodDiff, Touched, export_header, export_run,
-    export_run_checked, touches_pods,
-};
 pub use read::{Trace, TraceError, parse_trace, read_trace};
 
 use crate::allocator::pod_spec::keys;

@@ -10,8 +10,8 @@
 use super::job_table::JobTable;
 use super::lanes::{LaneSpan, LaneTracker};
 use super::leader::LeaderTracker;
-use super::names::Names;
 use super::rows::{AgentActivity, FaultRow, JobOutcome, JobRow, PodPhase, PodRow, TimelineRow};
+use crate::ids::Names;
 use crate::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

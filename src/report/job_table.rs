@@ -2,9 +2,9 @@
 //! collector holds every one until the run ends, so a row stores fixed-size fields only
 //! (names as [`Names`] indexes, absent times as a sentinel) in an [`IdMap`] by job id.
 
-use super::id_map::IdMap;
-use super::names::Names;
 use super::rows::{JobOutcome, JobRow};
+use crate::ids::IdMap;
+use crate::ids::Names;
 
 /// A time that has not happened: simulated times are far below it.
 const NEVER_MS: u64 = u64::MAX;

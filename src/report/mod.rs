@@ -1,5 +1,5 @@
 //! Run reports: metrics, CSV tables, `summary.json`, `summary.md` and the terminal summary
-//! (`OUTPUTS.md` is the contract).
+//! (`docs/cli.md` describes them).
 //!
 //! Map:
 //!
@@ -25,13 +25,11 @@ pub mod atomic;
 mod collector;
 pub mod format;
 pub mod html;
-pub(crate) mod id_map;
 mod info;
 mod job_table;
 mod lanes;
 mod leader;
 mod metrics;
-pub(crate) mod names;
 pub mod plots;
 mod rows;
 pub mod summary;

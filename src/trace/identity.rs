@@ -1,8 +1,7 @@
 //! The harness's own identity of an agent config, independent of every policy's hash, so that
 //! `no-cross-config-reuse` never shares a bug with the allocator it checks.
 
-use crate::allocator::pod_spec::keys;
-use crate::resources::{Pod, StringMap};
+use crate::resources::StringMap;
 use sha2::{Digest, Sha256};
 
 /// 12 hex digits of SHA-256 over the elastic profile properties and the environment.
@@ -21,19 +20,4 @@ pub fn config_identity(
     hasher.update(environment.unwrap_or("").as_bytes());
     let digest = hasher.finalize();
     digest[..6].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The identity of the config a pod was created with: the plugin writes every elastic profile
-/// property as an annotation (policies add their own keys, which contain `/` or `.`), and the
-/// environment as a label.
-pub fn config_identity_of_pod(pod: &Pod) -> String {
-    let properties: StringMap = pod
-        .annotations
-        .iter()
-        .filter(|(key, _)| {
-            key.as_str() != keys::JOB_IDENTIFIER && !key.contains('/') && !key.contains('.')
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    config_identity(&properties, pod.label(keys::ENVIRONMENT))
 }

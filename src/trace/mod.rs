@@ -11,7 +11,7 @@ mod identity;
 mod jsonl;
 
 pub use fingerprint::Fingerprint;
-pub use identity::{config_identity, config_identity_of_pod};
+pub use identity::config_identity;
 pub use jsonl::JsonlWriter;
 
 use serde::Serialize;

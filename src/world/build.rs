@@ -175,6 +175,7 @@ impl World {
             ),
             container_restart_backoff_ms: scenario.cluster.container_restart_backoff_ms,
             pod_startup_sample_ms,
+            describe_pod: super::plugin_pods::describe_pod,
         });
         let plugin = &scenario.plugin;
         let cluster_profile = ClusterProfile {

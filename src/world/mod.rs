@@ -11,6 +11,7 @@ mod calls;
 mod events;
 mod faults;
 mod leader;
+mod plugin_pods;
 mod run;
 mod stepping;
 mod swarm;

@@ -1,8 +1,12 @@
-//! Exporting a simulated run as a recorded trace (`sim --export-trace FILE`), and the pod
-//! differ that `serve` shares with it, so a recording of a served run and the run's own export
-//! see the same pod changes in the same order.
+//! Exporting a simulated run in the recorded-trace format of [`crate::replay`]
+//! (`sim --export-trace FILE`), and the pod differ that `serve` shares with it, so a recording
+//! of a served run and the run's own export see the same pod changes in the same order. It
+//! runs a [`World`], so it sits above `world`, which itself reads traces through `replay`.
 
-use super::{Header, PodEvent, PodState, TraceLine, VERSION, header_json, line_json, pod_state_of};
+use crate::replay::{
+    FORMAT, Header, PodEvent, PodState, TraceLine, VERSION, header_json, line_json, pod_state_of,
+    rfc3339,
+};
 use crate::resources::Pod;
 use crate::scenario::Scenario;
 use crate::trace::Record;
@@ -171,7 +175,7 @@ impl<W: Write> Exporter<W> {
 /// The header of a simulated run's export: `t_ms` is simulated time from the epoch.
 pub fn export_header(scenario: &Scenario, settings: &RunSettings) -> Header {
     Header {
-        format: super::FORMAT.to_owned(),
+        format: FORMAT.to_owned(),
         version: VERSION,
         source: format!(
             "elasticsim export: scenario {} seed {} policy {}",
@@ -180,7 +184,7 @@ pub fn export_header(scenario: &Scenario, settings: &RunSettings) -> Header {
             settings.policy.name()
         ),
         namespace: "default".to_owned(),
-        started_at: super::rfc3339(0),
+        started_at: rfc3339(0),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Wall-clock timing of whole runs. Only the CLI and benchmarks use it, around a run — never
-//! inside one (the simulation's time is `engine::SimTime`).
+//! Wall-clock timing of whole runs. The CLI, sweeps, the nightly and the benchmarks use it,
+//! around a run — never inside one (the simulation's time is `engine::SimTime`). It is the
+//! only module outside `live` that reads the real clock, and it builds without `live`.
 
 /// A started wall-clock stopwatch.
 pub struct Stopwatch {
