@@ -1,4 +1,4 @@
-//! The `elasticsim` binary. See `elasticsim --help` and `OUTPUTS.md`.
+//! The `elasticsim` binary. See `elasticsim --help` and `docs/cli.md`.
 
 use clap::Parser;
 

@@ -1,4 +1,4 @@
-//! The binary's contract (`OUTPUTS.md`): exit codes, error messages and report files.
+//! The binary's contract (`docs/cli.md`): exit codes, error messages and report files.
 //!
 //! 0 every invariant held, 1 one was violated, 2 bad input (naming file, line, column and
 //! key), never 3 or a panic's 101 for anything a user can type.

@@ -1,4 +1,4 @@
-//! The harness's own acceptance test (`INVARIANTS.md`, "What each known defect must trip"):
+//! The harness's own acceptance test (`docs/policies.md`, the defect tables):
 //! for every elastic-agent row, the faulty policy trips the listed invariant on several
 //! seeds, and `safe` keeps every invariant on the same seeds.
 

@@ -1,4 +1,4 @@
-//! Faults behave as the real system does (reference b.6, c.2): a server crash keeps the
+//! Faults behave as the real system does (`docs/scenario-format.md`): a server crash keeps the
 //! builds of agents that come back in time, kills the auto-register keys of pending pods, and
 //! a restarted agent container cannot register again.
 

@@ -1,6 +1,6 @@
-//! Fidelity: the GoCD server, the plugin and Kubernetes keep the timings of the reference
-//! (`gocd-plugin-and-server.md` b.6, b.7), each shown on a tiny scenario whose every record
-//! is kept.
+//! Fidelity: the GoCD server, the plugin and Kubernetes keep the timings of the real systems
+//! (`[server]` and `[plugin]` in `docs/scenario-format.md`), each shown on a tiny scenario
+//! whose every record is kept.
 //!
 //! All scenarios use a fixed 1 ms API latency, so the only slack in a bound is the handful of
 //! API round trips between a decision and the record of its effect.

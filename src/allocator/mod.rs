@@ -12,7 +12,7 @@
 //!
 //! Three policies live side by side ([`Policy`]): `upstream` (the plugin's master branch),
 //! `pr355` (the agent-reuse pull request as proposed, defects included) and `safe` (reuse
-//! that keeps every invariant). `POLICIES.md` is their contract.
+//! that keeps every invariant). `docs/policies.md` describes them.
 //!
 //! Call order, for whoever drives an allocator:
 //! 1. `handle_request` for every create-agent, job-completion and server-ping; the request is

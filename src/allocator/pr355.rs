@@ -1,5 +1,5 @@
 //! Policy `pr355`: agent reuse as proposed in gocd/kubernetes-elastic-agents#355, defects
-//! included (reference c.1, with the defects of c.2 and c.3).
+//! included (`docs/policies.md` lists them).
 //!
 //! * The pod map is refreshed only at server-ping (known pods keep their plugin-side agent
 //!   state, new ones are `Unknown`); after a process start it is empty until the first ping.

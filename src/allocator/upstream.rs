@@ -1,4 +1,4 @@
-//! Policy `upstream`: the plugin's master branch, one pod per job, no reuse (reference b.4).
+//! Policy `upstream`: the plugin's master branch, one pod per job, no reuse (`docs/policies.md`).
 //!
 //! * create-agent, one at a time per cluster profile: list pods, then create iff fewer than
 //!   `pending_pods_count` listed pods are not Running and no listed pod carries this job id;

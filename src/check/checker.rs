@@ -11,7 +11,7 @@ use super::{Monitor, Violation};
 use crate::trace::Record;
 use std::collections::BTreeSet;
 
-/// Every elastic-agent invariant id, in `INVARIANTS.md` order.
+/// Every elastic-agent invariant id, in `docs/invariants.md` order.
 const ELASTIC_AGENT_IDS: [&str; 13] = [
     "job-wait-bound",
     "no-cross-config-reuse",

@@ -1,4 +1,4 @@
-//! Leader-election monitors: one per row of the leader table of `INVARIANTS.md`.
+//! Leader-election monitors: one per row of the leader table of `docs/invariants.md`.
 //!
 //! Every monitor rebuilds what it needs from the records alone ([`view::LeaderView`]): the
 //! Lease from `LeaseWritten`, each replica's elector, runner and modules from the records the
@@ -46,7 +46,7 @@ impl LeaderBounds {
         2 * self.api_latency_max_ms
     }
 
-    /// LD − RP − RD − δ − module stop (reference b.5); overlaps need a fault larger than it.
+    /// LD − RP − RD − δ − module stop; overlaps need a fault larger than it.
     fn safety_margin_ms(&self) -> i64 {
         let spent_ms = self.retry_period_ms
             + self.renew_deadline_ms

@@ -1,4 +1,4 @@
-//! Invariant monitors, fed by trace records (`INVARIANTS.md` is their contract).
+//! Invariant monitors, fed by trace records (`docs/invariants.md` describes them).
 //!
 //! A monitor sees nothing but [`Record`]s and the scenario's bounds; it never reads model
 //! state. `always` monitors report at the record that broke them, `eventually` monitors at
@@ -24,7 +24,7 @@ pub enum Kind {
 /// One broken invariant.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Violation {
-    /// Stable id from `INVARIANTS.md`, e.g. `job-wait-bound`.
+    /// Stable id from `docs/invariants.md`, e.g. `job-wait-bound`.
     pub id: &'static str,
     pub kind: Kind,
     /// Simulated time at which the invariant broke, in milliseconds.

@@ -1,4 +1,4 @@
-//! The `elasticsim` command line: flags, dispatch and exit codes (`OUTPUTS.md`).
+//! The `elasticsim` command line: flags, dispatch and exit codes (`docs/cli.md`).
 //!
 //! Exit codes: 0 every invariant held; 1 an invariant was violated; 2 bad input (scenario,
 //! trace or flags); 3 internal error (a bug in the harness).

@@ -1,4 +1,5 @@
-//! The GoCD server's elastic-agent behaviour (reference section b.6, timings b.7).
+//! The GoCD server's elastic-agent behaviour (as GoCD's server does it; the
+//! timings are `[server]` in `docs/scenario-format.md`).
 
 use super::database::{AgentRecord, Database, Job, JobState};
 use super::protocol::{AgentRequest, ServerReply};

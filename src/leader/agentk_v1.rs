@@ -1,5 +1,5 @@
 //! The `agentk-v1` runner: the GitLab agent's August 2022 `leaderRunner` actor and its
-//! `leaderModuleWrapper`s (reference a.3, a.4, commit `4438242a`) on client-go v0.24.3,
+//! `leaderModuleWrapper`s (gitlab-agent commit `4438242a`) on client-go v0.24.3,
 //! defects included:
 //!
 //! * the election runs only while some wrapper is registered, i.e. while some leader module's

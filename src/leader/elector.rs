@@ -1,4 +1,4 @@
-//! client-go's `tools/leaderelection` on a Lease lock (reference b.3, b.4), one `Run` at a time.
+//! client-go's `tools/leaderelection` on a Lease lock (`docs/policies.md`), one `Run` at a time.
 //!
 //! A `Run` acquires (an attempt every RP·U[1, 2.2), measured from the end of the previous
 //! one), then renews: a cycle every RP after the previous cycle ends, each cycle polling every

@@ -14,8 +14,8 @@
 //! Nothing here reads a clock or draws randomness: every input carries the replica's own
 //! local time (`now_local_ms`), timers are outputs the caller fires later, Kubernetes calls
 //! are outputs whose answers come back as inputs, and random draws come through [`Random`].
-//! `../../shared/reference/leader-election.md` (sections a and b) is the specification;
-//! `POLICIES.md` names the two variants.
+//! `docs/policies.md` ("Leader-runner variants") describes the algorithm and the two
+//! variants.
 //!
 //! Contract for whoever drives a [`Replica`]:
 //! 1. Feed [`Input::Start`] once, then configurations, timers and call answers, each with the
@@ -59,7 +59,7 @@ pub struct CallId(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TimerToken(pub u64);
 
-/// Which leader runner a replica runs (`POLICIES.md`, last section).
+/// Which leader runner a replica runs (`docs/policies.md`, last section).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Variant {
     /// The GitLab agent's 2022 runner on client-go v0.24.3, defects included.

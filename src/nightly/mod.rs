@@ -1,4 +1,4 @@
-//! The nightly regression run (`elasticsim nightly`, `OUTPUTS.md`): every entry of
+//! The nightly regression run (`elasticsim nightly`, `docs/cli.md`): every entry of
 //! `scenarios/regressions/regressions.toml` first, then every scenario in `scenarios/` under
 //! the policies and seed counts of `scenarios/nightly.toml`; seeds run in parallel. Per
 //! (scenario, policy) the metrics' means over seeds are compared with

@@ -1,4 +1,4 @@
-//! Run metrics (`OUTPUTS.md` § Metrics): the names are the contract of `summary.json`,
+//! Run metrics (`docs/cli.md`, "Metrics"): the names are the contract of `summary.json`,
 //! baselines and sweeps.
 //!
 //! Rules:

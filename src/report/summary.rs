@@ -1,4 +1,4 @@
-//! `summary.json` (for machines; keys per `OUTPUTS.md`) and `summary.md` (for people: verdict
+//! `summary.json` (for machines; keys per `docs/cli.md`) and `summary.md` (for people: verdict
 //! first, then metrics, then each violation with its context, then the reproduce command).
 
 use super::RunInfo;

@@ -1,5 +1,5 @@
 //! The CSV tables of a report folder: `jobs.csv`, `pods.csv`, `timeline.csv`, `faults.csv`
-//! (`OUTPUTS.md` § Report folder gives the columns). Unknown values are empty cells.
+//! (`docs/cli.md`, "Report folder", gives the columns). Unknown values are empty cells.
 
 use super::collector::Collector;
 use super::format::{actor_text, optional_seconds_text, ratio_text, seconds_text};

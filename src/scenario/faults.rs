@@ -9,7 +9,7 @@ use super::reader::{
 use std::collections::BTreeMap;
 use toml::de::DeValue;
 
-/// Every fault kind, in the order of `SCENARIO-FORMAT.md`.
+/// Every fault kind, in the order of `docs/scenario-format.md`.
 pub const FAULT_KINDS: &[&str] = &[
     "server_crash",
     "pod_delete",

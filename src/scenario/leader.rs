@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 pub const VARIANTS: &[&str] = &["agentk-v1", "fixed"];
 
-/// Every invariant id of `INVARIANTS.md`.
+/// Every invariant id (`docs/invariants.md` describes each).
 pub const INVARIANT_IDS: &[&str] = &[
     "job-wait-bound",
     "no-cross-config-reuse",

@@ -1,4 +1,4 @@
-//! Scenarios: the TOML contract of `SCENARIO-FORMAT.md`, parsed and validated with file,
+//! Scenarios: the TOML format of `docs/scenario-format.md`, parsed and validated with file,
 //! line, column and key in every error.
 //!
 //! [`load`] reads a file, [`parse`] reads text, [`to_toml`] writes a scenario back so that
@@ -77,7 +77,7 @@ pub fn load(path: &Path) -> Result<Loaded, ScenarioError> {
 
 /// The key whose value holds a syntax error at byte `offset` (`key = <bad value>` on that
 /// line), with its enclosing `[table]` or `[[array]]` entry, so that even a syntax error
-/// names its key (OUTPUTS.md). Empty when the error is not inside a value.
+/// names its key (`docs/cli.md`, exit code 2). Empty when the error is not inside a value.
 fn syntax_key(text: &str, offset: usize) -> String {
     let Some(before) = text.get(..offset) else {
         return String::new();

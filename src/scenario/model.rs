@@ -1,4 +1,4 @@
-//! The typed scenario: what `SCENARIO-FORMAT.md` describes, after parsing, defaults and
+//! The typed scenario: what `docs/scenario-format.md` describes, after parsing, defaults and
 //! validation. Every duration is in simulated milliseconds.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
-//! Fault injection. Each fault is modelled as the real system behaves (reference b.6, c.2):
-//! what it may break, and why the system must survive it, is in `SCENARIO-FORMAT.md`.
+//! Fault injection. Each fault is modelled as the real system behaves; what each
+//! kind does is in `docs/scenario-format.md`, what it may break in `docs/policies.md`.
 
 use super::Sink;
 use super::build::{World, burst, groups};

@@ -1,4 +1,4 @@
-//! Policy `safe`: agent reuse that keeps every invariant (`POLICIES.md`, nine rules).
+//! Policy `safe`: agent reuse that keeps every invariant (`docs/policies.md`, nine rules).
 //!
 //! Map of the code:
 //! * `view` — the pods as this process sees them, claims, and the predicates decisions use;

@@ -1,4 +1,4 @@
-//! The client-go algorithm (reference b.3, b.4), checked through whole replicas of both
+//! The client-go algorithm (`docs/policies.md`), checked through whole replicas of both
 //! variants: they share it.
 
 use super::harness::{OutageMode, World, settings};
