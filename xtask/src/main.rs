@@ -4,12 +4,12 @@
 //! `record`, `serve`) is forwarded to the `elasticsim` binary, built in release mode, so that
 //! there is one implementation of each and `cargo xtask sim FILE` behaves exactly as
 //! `elasticsim sim FILE`. `bench` runs the `elasticsim-bench` crate instead (release): it
-//! needs turmoil as the measured peer, which the simulator must not depend on. The exit code is
+//! needs turmoil as the measured peer, which the simulator must not depend on. `tidy` runs the
+//! house rules itself (`tidy.rs`, also run by `cargo test -p xtask`). The exit code is
 //! passed through (0 pass, 1 violation, 2 bad input, 3 internal error).
 
 use std::process::{Command, ExitCode};
 
-#[cfg(test)]
 mod tidy;
 
 const HELP: &str = "\
@@ -25,6 +25,8 @@ Commands (forwarded to `elasticsim`, built with --release):
   merge DIR... [--out DIR]   (joins the shard folders of one --shard run)
   bench [--quick] [--out DIR]   (runs elasticsim-bench; writes reports/bench/bench.{json,md})
   plot DIR
+  tidy [--longest N]   (house rules: layers of docs/architecture.md, bans, sizes, ratchet;
+                        --longest lists the N longest functions)
   record --namespace NS --out FILE [--kubeconfig PATH] [--for 1h]
   serve FILE [--port 6443] [--speed 60] [--out DIR]
 
@@ -35,6 +37,9 @@ fn main() -> ExitCode {
     if args.is_empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
         println!("{HELP}");
         return ExitCode::SUCCESS;
+    }
+    if args[0] == "tidy" {
+        return tidy_command(&args[1..]);
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     // `bench` has its own crate; every other command is the simulator's.
@@ -65,5 +70,42 @@ fn main() -> ExitCode {
             eprintln!("xtask: cannot run cargo: {error}");
             ExitCode::from(3)
         }
+    }
+}
+
+/// `cargo xtask tidy`: every house rule, one line per violation; exit 1 if any.
+fn tidy_command(args: &[String]) -> ExitCode {
+    if let [flag, count] = args
+        && flag == "--longest"
+    {
+        let Ok(count) = count.parse() else {
+            eprintln!("xtask tidy: --longest takes a number, not {count:?}");
+            return ExitCode::from(2);
+        };
+        for line in tidy::longest_functions(count) {
+            println!("{line}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    if !args.is_empty() {
+        eprintln!("xtask tidy: unexpected arguments {args:?} (only --longest N)");
+        return ExitCode::from(2);
+    }
+    let mut failed = false;
+    for (rule, found) in tidy::check_all() {
+        if found.is_empty() {
+            println!("ok    {rule}");
+        } else {
+            failed = true;
+            println!("FAIL  {rule}");
+            for line in found {
+                println!("      {line}");
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }

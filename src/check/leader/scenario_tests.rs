@@ -1,6 +1,7 @@
-//! The harness's acceptance rows for leader election (`docs/policies.md`, the `agentk-v1` defect table), end to end:
-//! the real replicas run against the leader tests' fake Lease API, their journal becomes
-//! trace records exactly as a world would write them, and every leader monitor judges it.
+//! The harness's acceptance rows for leader election (`docs/policies.md`, the `agentk-v1`
+//! defect table), end to end: the real replicas run against the leader tests' fake Lease
+//! API, their journal becomes trace records exactly as a world would write them, and every
+//! leader monitor judges it.
 //! `agentk-v1` must trip the named invariant; `fixed` must trip none.
 
 use super::{LeaderBounds, leader_monitors};

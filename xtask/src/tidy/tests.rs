@@ -1,0 +1,162 @@
+//! The workspace keeps every house rule, and each rule fails on a planted violation.
+
+use super::*;
+
+fn planted(path: &str, text: &str) -> Vec<SourceFile> {
+    vec![(path.to_owned(), text.to_owned())]
+}
+
+fn real_layers() -> BTreeMap<String, BTreeSet<String>> {
+    let doc = fs::read_to_string(project_root().join(ARCHITECTURE_DOC)).expect("the doc exists");
+    parse_layers(&doc).expect("the layer table parses")
+}
+
+#[test]
+fn the_workspace_keeps_every_house_rule() {
+    let mut report = String::new();
+    for (rule, found) in check_all() {
+        if !found.is_empty() {
+            report.push_str(&format!("{rule}:\n  {}\n", found.join("\n  ")));
+        }
+    }
+    assert!(report.is_empty(), "{report}");
+}
+
+#[test]
+fn an_upward_import_fails_the_layer_check() {
+    let layers = real_layers();
+    let upward = planted(
+        "src/allocator/planted.rs",
+        "//! A planted violation.\nuse crate::resources::Pod;\nuse crate::world::World;\n",
+    );
+    let found = layer_violations(&layers, &upward);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("src/allocator/planted.rs:3: `allocator` imports `world`"));
+    let grouped = planted(
+        "src/kube/planted.rs",
+        "use crate::{engine::SimTime, gocd::Server};\n",
+    );
+    let found = layer_violations(&layers, &grouped);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("`kube` imports `gocd`"), "{found:?}");
+}
+
+#[test]
+fn an_allowed_import_a_comment_and_test_code_pass_the_layer_check() {
+    let layers = real_layers();
+    let text = "\
+// crate::world in a comment is fine
+use crate::resources::Pod;
+
+#[cfg(test)]
+mod tests {
+    use crate::world::World;
+}
+";
+    assert_eq!(
+        layer_violations(&layers, &planted("src/allocator/x.rs", text)),
+        Vec::<String>::new()
+    );
+    let test_file = planted("src/allocator/tests.rs", "use crate::world::World;\n");
+    assert_eq!(layer_violations(&layers, &test_file), Vec::<String>::new());
+}
+
+#[test]
+fn a_module_missing_from_the_table_and_a_cycle_fail() {
+    let layers = real_layers();
+    let found = layer_violations(&layers, &planted("src/newcomer/mod.rs", "\n"));
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0].contains("src/newcomer: a module missing"),
+        "{found:?}"
+    );
+    let doc = "\
+| module | owns | may depend on |
+|---|---|---|
+| `a` | one | `b` |
+| `b` | two | `a` |
+";
+    let cyclic = parse_layers(doc).expect("parses");
+    assert_eq!(cyclic["a"], BTreeSet::from(["b".to_owned()]));
+    assert_eq!(layer_cycles(&cyclic).len(), 2);
+}
+
+#[test]
+fn the_layer_table_is_read_from_its_header_on() {
+    let doc = "\
+Intro | with a pipe.
+
+| module | owns | may depend on |
+|---|---|---|
+| `engine` | time | — |
+| `src/kube/` | pods | `engine`, `trace` |
+
+| other | table |
+|---|---|
+| `x` | `y` |
+";
+    let layers = parse_layers(doc).expect("parses");
+    assert_eq!(layers.len(), 2);
+    assert!(layers["engine"].is_empty());
+    assert_eq!(layers["kube"].len(), 2);
+    assert!(parse_layers("no table here").is_err());
+}
+
+fn function_of(lines: usize) -> String {
+    let mut text = String::from("fn long() {\n");
+    for i in 0..lines - 2 {
+        text.push_str(&format!("    let _x{i} = \"{{\";\n"));
+    }
+    text.push_str("}\n");
+    text
+}
+
+#[test]
+fn an_over_long_function_fails_the_ratchet() {
+    let at_max = planted("src/x.rs", &function_of(FUNCTION_LINES_MAX));
+    assert_eq!(
+        long_functions(&at_max, FUNCTION_LINES_MAX),
+        Vec::<String>::new()
+    );
+    let over = planted("src/x.rs", &function_of(FUNCTION_LINES_MAX + 1));
+    let found = long_functions(&over, FUNCTION_LINES_MAX);
+    assert_eq!(found.len(), 1);
+    assert!(found[0].starts_with(&format!(
+        "src/x.rs:1: fn long is {} lines",
+        FUNCTION_LINES_MAX + 1
+    )));
+}
+
+#[test]
+fn function_lengths_ignore_braces_in_literals_and_skip_bodiless_declarations() {
+    let text = r##"
+trait T {
+    fn declared(&self) -> u32;
+}
+
+pub(crate) fn tricky<'a>(x: &'a str) -> char {
+    let _open = '{';
+    let _raw = r#"{ "}" "#;
+    // } a brace in a comment
+    /* { */
+    if x.is_empty() { '}' } else { '\u{7b}' }
+}
+"##;
+    let lengths = function_lengths(text);
+    assert_eq!(lengths, vec![(6, "tricky".to_owned(), 7)]);
+}
+
+#[test]
+fn banned_calls_and_leftovers_are_found() {
+    let clock = planted("src/world/x.rs", "let t = std::time::Instant::now();\n");
+    assert_eq!(determinism_violations(&clock).len(), 1);
+    let edge = planted("src/wall.rs", "let t = std::time::Instant::now();\n");
+    assert!(determinism_violations(&edge).is_empty());
+    let debug = planted("src/x.rs", "fn f() { dbg!(1); }\n");
+    assert_eq!(hygiene_violations(&debug).len(), 1);
+    let wide = planted(
+        "src/x.rs",
+        &format!("// {}\n", "x".repeat(LINE_COLUMNS_MAX)),
+    );
+    assert_eq!(size_violations(&wide).len(), 1);
+}
