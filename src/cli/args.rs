@@ -138,7 +138,7 @@ pub struct SimArgs {
     /// Run this seed instead of the scenario's.
     #[arg(long, conflicts_with = "seeds")]
     pub seed: Option<u64>,
-    /// Run many seeds in parallel: `N` (seeds 1..=N) or `A..B` (A to B-1).
+    /// Run many seeds in parallel: `N` (seeds 1 to N) or `A..B` (seeds A to B-1).
     #[arg(long)]
     pub seeds: Option<String>,
     /// Allocator policy: upstream, pr355 or safe (overrides `[plugin] policy`).
@@ -184,7 +184,7 @@ pub struct CompareArgs {
         value_parser = ["upstream", "pr355", "safe"]
     )]
     pub policies: Vec<String>,
-    /// Seeds: `N` (seeds 1..=N) or `A..B` (A to B-1).
+    /// Seeds: `N` (seeds 1 to N) or `A..B` (seeds A to B-1).
     #[arg(long, default_value = "100")]
     pub seeds: String,
     /// Worker threads (default: all cores).

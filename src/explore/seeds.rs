@@ -54,9 +54,16 @@ impl SeedRange {
     }
 }
 
+/// The seeds as people count them, both ends included: `--seeds 40` shows as `1–40`,
+/// `--seeds 100..200` as `100–199`, a single seed as `7`.
 impl fmt::Display for SeedRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}..{}", self.first, self.end)
+        let last = self.end - 1;
+        if self.first == last {
+            write!(f, "{last}")
+        } else {
+            write!(f, "{}–{last}", self.first)
+        }
     }
 }
 
@@ -75,6 +82,14 @@ mod tests {
         let range = SeedRange::parse("100..103").expect("a valid range");
         assert_eq!(range.seeds().collect::<Vec<_>>(), vec![100, 101, 102]);
         assert_eq!(range.len(), 3);
+    }
+
+    #[test]
+    fn a_range_shows_its_first_and_last_seed_as_people_count_them() {
+        let shown = |text: &str| SeedRange::parse(text).expect("valid").to_string();
+        assert_eq!(shown("40"), "1–40");
+        assert_eq!(shown("100..200"), "100–199");
+        assert_eq!(shown("7..8"), "7");
     }
 
     #[test]

@@ -6,9 +6,14 @@
 //! `elasticsim sim FILE`. `bench` runs the `elasticsim-bench` crate instead (release): it
 //! needs turmoil as the measured peer, which the simulator must not depend on. `tidy` runs the
 //! house rules itself (`tidy.rs`, also run by `cargo test -p xtask`). The exit code is
-//! passed through (0 pass, 1 violation, 2 bad input, 3 internal error).
+//! passed through (0 pass, 1 violation, 2 bad input, 3 internal error). The first run (or the
+//! first after a source change) says that it builds, and how long that takes, and shows
+//! cargo's progress, instead of sitting silent for minutes.
 
+use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::time::SystemTime;
 
 mod tidy;
 
@@ -48,6 +53,20 @@ fn main() -> ExitCode {
     } else {
         ("elasticsim", "elasticsim", &args[..])
     };
+    if let Some(reason) = build_needed(binary) {
+        // A cold release build takes minutes: say so, and let cargo show its progress.
+        eprintln!(
+            "xtask: building the release binary `{binary}` ({reason}); from scratch this takes \
+             about 4-5 minutes on 2 cores, later runs start at once"
+        );
+        let built = Command::new(&cargo)
+            .args(["build", "--release", "--package", package, "--bin", binary])
+            .status();
+        if !built.is_ok_and(|status| status.success()) {
+            eprintln!("xtask: the release build failed");
+            return ExitCode::from(3);
+        }
+    }
     let status = Command::new(cargo)
         .args([
             "run",
@@ -70,6 +89,39 @@ fn main() -> ExitCode {
             eprintln!("xtask: cannot run cargo: {error}");
             ExitCode::from(3)
         }
+    }
+}
+
+/// Why the release binary must be (re)built before it runs: it does not exist yet, or a
+/// source file or the manifest is newer. `None` when it looks current (cargo still checks).
+fn build_needed(binary: &str) -> Option<&'static str> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_owned();
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
+    let Ok(built) = fs::metadata(target.join("release").join(binary)).and_then(|m| m.modified())
+    else {
+        return Some("first run");
+    };
+    let inputs = ["src", "bench/src", "Cargo.toml", "Cargo.lock"];
+    inputs
+        .iter()
+        .any(|input| newer_than(&root.join(input), built))
+        .then_some("sources changed since the last build")
+}
+
+/// True if `path`, or any file under it, was modified after `time`.
+fn newer_than(path: &Path, time: SystemTime) -> bool {
+    let Ok(metadata) = fs::metadata(path) else {
+        return false;
+    };
+    if metadata.is_dir() {
+        let Ok(entries) = fs::read_dir(path) else {
+            return false;
+        };
+        entries
+            .filter_map(Result::ok)
+            .any(|entry| newer_than(&entry.path(), time))
+    } else {
+        metadata.modified().is_ok_and(|modified| modified > time)
     }
 }
 
@@ -107,5 +159,33 @@ fn tidy_command(args: &[String]) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::newer_than;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn a_file_changed_after_the_build_is_newer_and_one_before_is_not() {
+        let dir = std::env::temp_dir().join(format!("xtask-newer-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("nested")).expect("a temporary folder");
+        let before = SystemTime::UNIX_EPOCH + Duration::from_secs(1);
+        std::fs::write(dir.join("nested").join("lib.rs"), "//").expect("writable");
+        assert!(
+            newer_than(&dir, before),
+            "a file written after `before` is newer"
+        );
+        let after = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::from(u32::MAX) * 4);
+        assert!(
+            !newer_than(&dir, after),
+            "nothing is newer than the far future"
+        );
+        assert!(
+            !newer_than(&dir.join("missing"), before),
+            "a missing path is not newer"
+        );
+        std::fs::remove_dir_all(&dir).expect("removable");
     }
 }
