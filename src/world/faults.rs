@@ -12,17 +12,55 @@ use crate::resources::PodPhase;
 use crate::scenario::{FaultKind, PodTarget};
 use crate::trace::{AgentRuntime, Record};
 
+/// What starting a fault did.
+enum Started {
+    /// It acts on `target`; `lasting_ms` is `None` for an instant fault.
+    Acting {
+        target: String,
+        lasting_ms: Option<u64>,
+    },
+    /// Its replica is not there at this moment: recorded as a fault without a target.
+    NoTarget,
+    /// Nothing to do and nothing recorded (a server crash while the server is down).
+    Skipped,
+}
+
 impl World {
+    /// A scheduled fault starts: act on its target, record it, and schedule its end if it
+    /// lasts (one helper per family of fault kinds).
     pub(super) fn fault_start(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
         if self.safety_over {
             return;
         }
         let kind = self.scenario.faults[index].kind.clone();
         let name = kind.name();
-        let (target, lasting_ms) = match &kind {
+        let started = if kind.needs_leader() {
+            self.start_leader_fault(now, index, &kind, sink)
+        } else {
+            self.start_elastic_fault(now, index, &kind, sink)
+        };
+        match started {
+            Started::Acting { target, lasting_ms } => {
+                self.record_fault_start(now, index, &kind, target, lasting_ms, sink);
+            }
+            Started::NoTarget => self.no_target(index, name, sink),
+            Started::Skipped => {}
+        }
+    }
+
+    /// The faults of the elastic-agent side: server, pods, network, API, profiles, nodes,
+    /// job bursts.
+    fn start_elastic_fault(
+        &mut self,
+        now: SimTime,
+        index: usize,
+        kind: &FaultKind,
+        sink: &mut dyn Sink,
+    ) -> Started {
+        let (target, lasting_ms) = match kind {
             FaultKind::ServerCrash { downtime_ms } => {
                 if !self.server.is_up() {
-                    return;
+                    return Started::Skipped;
                 }
                 let mut out = ServerOut::default();
                 self.server.crash(&mut out);
@@ -32,39 +70,9 @@ impl World {
                     .push(now.plus_ms(*downtime_ms), Event::ServerRestart);
                 ("gocd".to_owned(), Some(*downtime_ms))
             }
-            FaultKind::PodDelete { target, count } => {
-                let pods = self.pick_pods(*target, *count);
-                let mut fx = KubeEffects::default();
-                for pod in &pods {
-                    self.kube
-                        .delete_pod_external(now, pod, &mut self.random_kubelet, &mut fx);
-                }
-                self.apply_kube(now, fx, sink);
-                (pods.join(","), None)
-            }
-            FaultKind::ContainerRestart { target, count } => {
-                let pods: Vec<String> = self
-                    .pick_pods(*target, u32::MAX)
-                    .into_iter()
-                    .filter(|p| self.kube.container_running(p))
-                    .collect();
-                let pods = self.choose(pods, *count);
-                let mut fx = KubeEffects::default();
-                for pod in &pods {
-                    self.kube.kill_container(now, pod, &mut fx);
-                }
-                self.apply_kube(now, fx, sink);
-                (pods.join(","), None)
-            }
-            FaultKind::PodFail { target, count } => {
-                let pods = self.pick_pods(*target, *count);
-                let mut fx = KubeEffects::default();
-                for pod in &pods {
-                    self.kube.fail_pod(pod, &mut fx);
-                }
-                self.apply_kube(now, fx, sink);
-                (pods.join(","), None)
-            }
+            FaultKind::PodDelete { .. }
+            | FaultKind::ContainerRestart { .. }
+            | FaultKind::PodFail { .. } => (self.start_pod_fault(now, kind, sink), None),
             FaultKind::Partition { between, for_ms } => {
                 let a = self.group_mask(&between[0]);
                 let b = self.group_mask(&between[1]);
@@ -101,89 +109,156 @@ impl World {
                 self.apply_kube(now, fx, sink);
                 (lost.join(","), None)
             }
-            FaultKind::Burst {
-                count,
-                spread_ms,
-                profile,
-                runtime,
-            } => {
-                let mut planned = Vec::new();
-                burst(
-                    &mut planned,
-                    &mut self.random_faults,
-                    now.as_ms(),
-                    *count,
-                    *spread_ms,
-                    profile,
-                    *runtime,
-                );
-                for arrival in planned {
-                    let at = SimTime::from_ms(arrival.at_ms);
-                    self.arrivals.push(arrival);
-                    self.queue.push(
-                        at,
-                        Event::SingleArrival {
-                            index: self.arrivals.len() - 1,
-                        },
-                    );
+            FaultKind::Burst { .. } => (self.start_burst(now, kind), None),
+            _ => unreachable!("leader faults start in start_leader_fault"),
+        };
+        Started::Acting { target, lasting_ms }
+    }
+
+    /// `pod_delete`, `container_restart`, `pod_fail`: the pods hit, comma-separated.
+    fn start_pod_fault(&mut self, now: SimTime, kind: &FaultKind, sink: &mut dyn Sink) -> String {
+        let mut fx = KubeEffects::default();
+        let pods = match kind {
+            FaultKind::PodDelete { target, count } => {
+                let pods = self.pick_pods(*target, *count);
+                for pod in &pods {
+                    self.kube
+                        .delete_pod_external(now, pod, &mut self.random_kubelet, &mut fx);
                 }
-                (format!("{count} jobs of {profile}"), None)
+                pods
             }
-            FaultKind::ReplicaCrash {
-                replica,
-                downtime_ms,
-            } => {
-                let Some(replica_index) = self.replica_index(*replica) else {
-                    return self.no_target(index, name, sink);
-                };
-                if !self.crash_replica(now, replica_index, *downtime_ms, sink) {
-                    return self.no_target(index, name, sink);
+            FaultKind::ContainerRestart { target, count } => {
+                let pods: Vec<String> = self
+                    .pick_pods(*target, u32::MAX)
+                    .into_iter()
+                    .filter(|p| self.kube.container_running(p))
+                    .collect();
+                let pods = self.choose(pods, *count);
+                for pod in &pods {
+                    self.kube.kill_container(now, pod, &mut fx);
                 }
-                self.fault_targets.insert(index, replica_index);
+                pods
+            }
+            FaultKind::PodFail { target, count } => {
+                let pods = self.pick_pods(*target, *count);
+                for pod in &pods {
+                    self.kube.fail_pod(pod, &mut fx);
+                }
+                pods
+            }
+            _ => unreachable!("only pod faults come here"),
+        };
+        self.apply_kube(now, fx, sink);
+        pods.join(",")
+    }
+
+    /// A `burst` fault: its jobs join the arrivals, drawn from the fault stream.
+    fn start_burst(&mut self, now: SimTime, kind: &FaultKind) -> String {
+        let FaultKind::Burst {
+            count,
+            spread_ms,
+            profile,
+            runtime,
+        } = kind
+        else {
+            unreachable!("only bursts come here")
+        };
+        let mut planned = Vec::new();
+        burst(
+            &mut planned,
+            &mut self.random_faults,
+            now.as_ms(),
+            *count,
+            *spread_ms,
+            profile,
+            *runtime,
+        );
+        for arrival in planned {
+            let at = SimTime::from_ms(arrival.at_ms);
+            self.arrivals.push(arrival);
+            self.queue.push(
+                at,
+                Event::SingleArrival {
+                    index: self.arrivals.len() - 1,
+                },
+            );
+        }
+        format!("{count} jobs of {profile}")
+    }
+
+    /// The faults of `[leader]` replicas and their Lease.
+    fn start_leader_fault(
+        &mut self,
+        now: SimTime,
+        index: usize,
+        kind: &FaultKind,
+        sink: &mut dyn Sink,
+    ) -> Started {
+        if let FaultKind::LeaseDelete = kind {
+            let deleted = self.delete_lease(now, sink);
+            let target = if deleted { "lease" } else { "lease (absent)" }.to_owned();
+            return Started::Acting {
+                target,
+                lasting_ms: None,
+            };
+        }
+        let replica = match kind {
+            FaultKind::ReplicaCrash { replica, .. }
+            | FaultKind::ReplicaPause { replica, .. }
+            | FaultKind::ClockDrift { replica, .. }
+            | FaultKind::CallbackDelay { replica, .. } => *replica,
+            _ => unreachable!("only leader faults come here"),
+        };
+        let Some(replica_index) = self.replica_index(replica) else {
+            return Started::NoTarget;
+        };
+        let (target, lasting_ms) = match kind {
+            FaultKind::ReplicaCrash { downtime_ms, .. } => {
+                if !self.crash_replica(now, replica_index, *downtime_ms, sink) {
+                    return Started::NoTarget;
+                }
                 (format!("replica-{replica_index}"), Some(*downtime_ms))
             }
-            FaultKind::ReplicaPause { replica, for_ms } => {
-                let Some(replica_index) = self.replica_index(*replica) else {
-                    return self.no_target(index, name, sink);
-                };
+            FaultKind::ReplicaPause { for_ms, .. } => {
                 if !self.pause_replica(now, replica_index, *for_ms, sink) {
-                    return self.no_target(index, name, sink);
+                    return Started::NoTarget;
                 }
-                self.fault_targets.insert(index, replica_index);
                 (format!("replica-{replica_index}"), Some(*for_ms))
             }
-            FaultKind::ClockDrift { replica, rate } => {
-                let Some(replica_index) = self.replica_index(*replica) else {
-                    return self.no_target(index, name, sink);
-                };
+            FaultKind::ClockDrift { rate, .. } => {
                 // A drift lasts until the safety phase ends or a newer drift of the same
                 // replica replaces it: the monitors judge the fault budget on drifts in force.
                 self.end_drift_faults(now, replica_index, sink);
                 self.drift_replica(now, replica_index, *rate);
-                self.fault_targets.insert(index, replica_index);
                 (format!("replica-{replica_index} rate={rate}"), Some(0))
             }
-            FaultKind::LeaseDelete => {
-                let deleted = self.delete_lease(now, sink);
-                (
-                    if deleted { "lease" } else { "lease (absent)" }.to_owned(),
-                    None,
-                )
-            }
-            FaultKind::CallbackDelay { replica, delay_ms } => {
-                let Some(replica_index) = self.replica_index(*replica) else {
-                    return self.no_target(index, name, sink);
-                };
+            FaultKind::CallbackDelay { delay_ms, .. } => {
                 let Some(process) = self.replicas[replica_index as usize].process.as_mut() else {
-                    return self.no_target(index, name, sink);
+                    return Started::NoTarget;
                 };
                 process.delay_next_started_leading(*delay_ms);
                 // The fault lasts until the late callback is delivered (or the process dies):
                 // the failover monitor holds its clock while it is in force.
-                self.fault_targets.insert(index, replica_index);
                 (format!("replica-{replica_index} +{delay_ms}ms"), Some(0))
             }
+            _ => unreachable!("only replica faults come here"),
         };
+        self.fault_targets.insert(index, replica_index);
+        Started::Acting { target, lasting_ms }
+    }
+
+    /// Record a started fault; a lasting one is active until its end (scheduled here unless
+    /// the fault ends itself), an instant one ends at once.
+    fn record_fault_start(
+        &mut self,
+        now: SimTime,
+        index: usize,
+        kind: &FaultKind,
+        target: String,
+        lasting_ms: Option<u64>,
+        sink: &mut dyn Sink,
+    ) {
+        let name = kind.name();
         self.emit(
             sink,
             node::HARNESS,

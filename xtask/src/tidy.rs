@@ -14,8 +14,9 @@ const LINE_COLUMNS_MAX: usize = 100;
 const FILE_LINES_MAX: usize = 1000;
 
 /// The function-length ratchet: no function (signature to closing brace) is longer. It only
-/// ever goes down: lower it when the longest function is split (the aim is 70).
-pub const FUNCTION_LINES_MAX: usize = 204;
+/// ever goes down: lower it when the longest function is split (the aim is 70). 204 when it
+/// was introduced (`World::fault_start`); 106 once that was split by fault family.
+pub const FUNCTION_LINES_MAX: usize = 106;
 
 /// The folders every size and hygiene check reads.
 const CODE_DIRS: [&str; 4] = ["src", "tests", "xtask/src", "bench/src"];
