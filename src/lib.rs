@@ -23,6 +23,7 @@ pub mod nightly;
 pub mod replay;
 pub mod report;
 pub mod resources;
+pub mod review;
 pub mod run;
 pub mod scenario;
 pub mod trace;

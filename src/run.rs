@@ -70,21 +70,26 @@ pub fn bounds_of(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
     }
 }
 
-struct Observers {
+struct Observers<'a> {
     fingerprint: Fingerprint,
     checker: Checker,
     collector: Collector,
     trace: Option<JsonlWriter>,
     trace_error: Option<std::io::Error>,
     records: u64,
+    /// Sees every record after the monitors (`review` keeps the decisions).
+    tap: Option<&'a mut dyn Sink>,
 }
 
-impl Sink for Observers {
+impl Sink for Observers<'_> {
     fn record(&mut self, t_ms: u64, node: &str, record: &Record) {
         self.records += 1;
         self.fingerprint.add(t_ms, node, record);
         self.checker.observe(t_ms, record);
         self.collector.observe(t_ms, record);
+        if let Some(tap) = &mut self.tap {
+            tap.record(t_ms, node, record);
+        }
         if let Some(writer) = &mut self.trace
             && let Err(error) = writer.write(t_ms, node, record)
         {
@@ -100,6 +105,17 @@ pub fn run_scenario(
     settings: RunSettings,
     trace_path: Option<&Path>,
     reproduce: String,
+) -> Result<RunOutcome, RunError> {
+    run_scenario_tapped(scenario, settings, trace_path, reproduce, None)
+}
+
+/// [`run_scenario`], with `tap` seeing every trace record as the monitors do.
+pub fn run_scenario_tapped(
+    scenario: &Scenario,
+    settings: RunSettings,
+    trace_path: Option<&Path>,
+    reproduce: String,
+    tap: Option<&mut dyn Sink>,
 ) -> Result<RunOutcome, RunError> {
     let policy = settings.policy;
     let seed = settings.seed;
@@ -135,6 +151,7 @@ pub fn run_scenario(
         trace,
         trace_error: None,
         records: 0,
+        tap,
     };
     let mut world = World::new(scenario.clone(), settings)?;
     world.run(&mut observers)?;

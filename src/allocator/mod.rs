@@ -21,6 +21,7 @@
 //! 2. `handle_kube` with the result of every call in [`Outbox::calls`], exactly once each;
 //! 3. `should_assign_work` synchronously, inside the agent's get-work.
 
+pub mod declaration;
 pub mod messages;
 pub mod pod_spec;
 pub mod settings;
@@ -40,6 +41,7 @@ pub use messages::{
     AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest, JobCompletionRequest,
     JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,
 };
+pub use declaration::{Declaration, DecisionCode, Intent, RequestKind};
 pub use settings::ClusterProfile;
 
 use crate::resources::{KubeRequest, KubeResult};
@@ -65,6 +67,15 @@ impl Policy {
             Policy::Upstream => "upstream",
             Policy::Pr355 => "pr355",
             Policy::Safe => "safe",
+        }
+    }
+
+    /// What the policy declares about its decisions: codes, requests, intended differences.
+    pub fn declaration(self) -> &'static Declaration {
+        match self {
+            Policy::Upstream => &upstream::UPSTREAM,
+            Policy::Pr355 => &pr355::PR355,
+            Policy::Safe => &safe::SAFE,
         }
     }
 
@@ -157,6 +168,11 @@ impl Outbox {
 pub trait Allocator {
     /// Which policy this is.
     fn policy(&self) -> Policy;
+
+    /// What the policy declares about its decisions (`elasticsim review` reads it).
+    fn declaration(&self) -> &'static Declaration {
+        self.policy().declaration()
+    }
 
     /// A create-agent, job-completion or server-ping request arrives.
     fn handle_request(

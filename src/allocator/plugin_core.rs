@@ -8,6 +8,7 @@
 
 use super::instances::{ClusterKey, KnownPod, PluginAgentState, PodMap, rebuild_from_listing};
 use super::plugin_ping::PingTask;
+use super::declaration::{DecisionCode, RequestKind, code};
 use super::pod_spec;
 use super::{
     Allocator, CallId, ClusterProfile, CreateAgentRequest, JobCompletionRequest, Outbox,
@@ -508,3 +509,32 @@ impl<R: Rules> Allocator for Plugin<R> {
             .should_assign_work(&mut cluster.pods, request, self.process_id, out)
     }
 }
+
+/// The decisions the shared plugin code records for `upstream` and `pr355`.
+pub(super) const CORE_CODES: &[DecisionCode] = &[
+    code(
+        "queued",
+        RequestKind::Step,
+        "another create-agent of the same cluster profile holds its lock: waiting",
+    ),
+    code(
+        "create-failed",
+        RequestKind::Step,
+        "the API server refused the pod create",
+    ),
+    code(
+        "complete-delete",
+        RequestKind::JobCompletion,
+        "the job finished: disable the agent, delete its pod and the agent",
+    ),
+    code(
+        "complete-unknown",
+        RequestKind::JobCompletion,
+        "the job finished on a pod the plugin does not know: nothing done",
+    ),
+    code(
+        "delete-failed",
+        RequestKind::Step,
+        "a pod delete failed",
+    ),
+];

@@ -5,6 +5,7 @@
 //!
 //! A failed pod delete throws out of the plugin's executor, so it ends the whole ping here too.
 
+use super::declaration::{DecisionCode, RequestKind, code};
 use super::instances::{ClusterKey, KnownPod, PodMap};
 use super::plugin_core::{Plugin, Rules, Waiter};
 use super::{
@@ -295,3 +296,32 @@ impl<R: Rules> Plugin<R> {
         }
     }
 }
+
+/// The decisions the shared server-ping clean-up records for `upstream` and `pr355`.
+pub(super) const PING_CODES: &[DecisionCode] = &[
+    code(
+        "ping-aborted",
+        RequestKind::ServerPing,
+        "a call of the ping failed: the rest of the clean-up waits for the next ping",
+    ),
+    code(
+        "reap-unregistered",
+        RequestKind::ServerPing,
+        "a pod did not register within auto_register_timeout: deleted",
+    ),
+    code(
+        "disable-old",
+        RequestKind::ServerPing,
+        "an idle agent is older than its timeout: disabled before deletion",
+    ),
+    code(
+        "reap-idle",
+        RequestKind::ServerPing,
+        "a disabled idle agent: its pod and the agent are deleted",
+    ),
+    code(
+        "reap-missing",
+        RequestKind::ServerPing,
+        "an agent whose pod is gone: the agent is deleted",
+    ),
+];

@@ -11,8 +11,10 @@
 //!   removes the pod from the map.
 //! * job-completion with reuse on marks the pod Idle and keeps it; with reuse off, as master.
 
+use super::declaration::{Declaration, DecisionCode, Intent, RequestKind, code};
 use super::instances::{PluginAgentState, PodMap, PodState};
-use super::plugin_core::{CompletionAction, CreateContext, Plugin, Rules};
+use super::plugin_core::{CORE_CODES, CompletionAction, CreateContext, Plugin, Rules};
+use super::plugin_ping::PING_CODES;
 use super::{
     ClusterProfile, CreateAgentRequest, JobCompletionRequest, Outbox, Policy,
     ShouldAssignWorkRequest, pod_spec, pr355_config_hash,
@@ -209,6 +211,77 @@ impl Rules for Pr355Rules {
         CompletionAction::Done
     }
 }
+
+/// The codes `pr355` records itself (see [`PR355`] for the shared ones).
+const PR355_CODES: &[DecisionCode] = &[
+    code(
+        "create",
+        RequestKind::CreateAgent,
+        "fewer than pending_pods_count pods known (any phase) and none usable: create one",
+    ),
+    code(
+        "skip-limit",
+        RequestKind::CreateAgent,
+        "pending_pods_count pods known, Running ones included: no pod",
+    ),
+    code(
+        "skip-existing",
+        RequestKind::CreateAgent,
+        "a pod labelled for the job exists: no second pod",
+    ),
+    code(
+        "skip-reuse",
+        RequestKind::CreateAgent,
+        "[reuse] an Idle, Running pod with an equal config hash exists: no pod created",
+    ),
+    code(
+        "assign-yes",
+        RequestKind::ShouldAssignWork,
+        "the pod matches the job (by job id, or by config hash with reuse on)",
+    ),
+    code(
+        "assign-no",
+        RequestKind::ShouldAssignWork,
+        "the pod is not in the plugin's map",
+    ),
+    code(
+        "evict",
+        RequestKind::ShouldAssignWork,
+        "the pod does not match: false, and the pod is dropped from the map (compute → null)",
+    ),
+    code(
+        "mark-idle",
+        RequestKind::JobCompletion,
+        "[reuse] the job finished: the pod is kept, marked Idle, its agent stays enabled",
+    ),
+];
+
+/// What `pr355` declares about its decisions. With reuse off it intends no difference from
+/// the master branch: the pull request must not change behaviour with its feature off.
+pub(super) const PR355: Declaration = Declaration {
+    codes: &[PR355_CODES, CORE_CODES, PING_CODES],
+    assign_rule: "recorded for every answer (assign-yes, assign-no, evict)",
+    intents: &[
+        Intent {
+            instead_of: &["create"],
+            code: "skip-reuse",
+            reuse: Some(true),
+            why: "agent reuse: an idle pod with the same config takes the job, no new pod",
+        },
+        Intent {
+            instead_of: &["assign-no"],
+            code: "assign-yes",
+            reuse: Some(true),
+            why: "agent reuse: a pod matches any job with an equal config hash",
+        },
+        Intent {
+            instead_of: &["complete-delete"],
+            code: "mark-idle",
+            reuse: Some(true),
+            why: "agent reuse: a finished pod is kept for the next job",
+        },
+    ],
+};
 
 #[cfg(test)]
 mod tests;

@@ -6,8 +6,10 @@
 //! * job-completion: disable the agent, delete the pod, delete the agent;
 //! * server-ping: refresh, then the cleanup in `plugin_ping`.
 
+use super::declaration::{Declaration, DecisionCode, RequestKind, code};
 use super::instances::{PluginAgentState, PodMap, PodState};
-use super::plugin_core::{CompletionAction, CreateContext, Plugin, Rules};
+use super::plugin_core::{CORE_CODES, CompletionAction, CreateContext, Plugin, Rules};
+use super::plugin_ping::PING_CODES;
 use super::{
     ClusterProfile, CreateAgentRequest, JobCompletionRequest, Outbox, Policy,
     ShouldAssignWorkRequest, pod_spec,
@@ -122,6 +124,33 @@ impl Rules for UpstreamRules {
         CompletionAction::Terminate
     }
 }
+
+/// The codes `upstream` records itself (see [`UPSTREAM`] for the shared ones).
+const UPSTREAM_CODES: &[DecisionCode] = &[
+    code(
+        "create",
+        RequestKind::CreateAgent,
+        "fewer than pending_pods_count pods not Running and none for the job: create one",
+    ),
+    code(
+        "skip-limit",
+        RequestKind::CreateAgent,
+        "pending_pods_count pods are not Running yet: no pod; the server resends later",
+    ),
+    code(
+        "skip-existing",
+        RequestKind::CreateAgent,
+        "a pod labelled for the job exists: no second pod",
+    ),
+];
+
+/// What `upstream` declares about its decisions: the master branch, the reference every
+/// candidate is reviewed against, so it intends no difference.
+pub(super) const UPSTREAM: Declaration = Declaration {
+    codes: &[UPSTREAM_CODES, CORE_CODES, PING_CODES],
+    assign_rule: "true iff the pod was created for that job (its Elastic-Agent-Job-Id label)",
+    intents: &[],
+};
 
 #[cfg(test)]
 mod tests;

@@ -37,9 +37,12 @@ pub enum Command {
     Record(RecordArgs),
     /// Run a scenario paced against the wall clock and serve its Kubernetes API on loopback.
     Serve(ServeArgs),
+    /// Review a candidate policy against a base on identical seeds: where it first decides
+    /// differently, what breaks, what changes (`review.md`, `review.json`, `index.html`).
+    Review(ReviewArgs),
     /// Join the shard folders of one `--shard` run into the files the unsharded run writes.
     ///
-    /// Works for `sim --seeds`, `compare` and `nightly` shards. Fails (exit 2, writing
+    /// Works for `sim --seeds`, `compare`, `nightly` and `review` shards. Fails (exit 2, writing
     /// nothing) if a shard or a seed is missing or repeated, naming them and the folders.
     Merge(MergeArgs),
 }
@@ -225,4 +228,36 @@ pub struct ShrinkArgs {
     /// Where to write the repro (default `reports/<scenario>/<policy>/seed-<N>/repro.toml`).
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// `elasticsim review`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReviewArgs {
+    /// Scenario files (default: every elastic-agent scenario of scenarios/nightly.toml, each
+    /// with at most as many seeds as the nightly runs it).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The policy reviewed against (the as-is behaviour).
+    #[arg(long, default_value = "upstream", value_parser = ["upstream", "pr355", "safe"])]
+    pub base: String,
+    /// The policy under review.
+    #[arg(long, value_parser = ["upstream", "pr355", "safe"])]
+    pub candidate: String,
+    /// Seeds: `N` (seeds 1..=N) or `A..B` (A to B-1); both policies run every seed.
+    #[arg(long, default_value = "50")]
+    pub seeds: String,
+    /// Force `enable_agent_reuse` off, on, or run each scenario both ways.
+    #[arg(long, default_value = "both", value_parser = ["on", "off", "both"])]
+    pub reuse: String,
+    /// Folder for `review.md`, `review.json`, `index.html`, charts and repros.
+    #[arg(long, default_value = "reports/review")]
+    pub out: PathBuf,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Run only shard K of N (0-based). Cells (scenario, reuse, seed) are listed scenario by
+    /// scenario, reuse off before on, seeds ascending; cell i goes to shard i mod N. Outputs
+    /// and `shard.json` go to `<out>/shard-K-of-N/`; `merge` joins the shards.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }

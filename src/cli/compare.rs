@@ -1,5 +1,6 @@
 //! `elasticsim compare FILE --policies … --seeds …`: the same seeds under each policy, side
-//! by side; `compare.csv` and `compare.md` in `reports/<scenario>/compare/`.
+//! by side; `compare.csv`, `compare.md`, the chart and `index.html` in
+//! `reports/<scenario>/compare/`, with each failing seed's report in `<policy>/seed-N/`.
 //! Exits 1 when any seed under any policy violated an invariant, as every command does.
 //! With `--shard K/N` it runs the cells (policy, seed) of one shard: the cells are listed
 //! policy by policy in flag order, each with every seed ascending, and cell i is shard i mod N.
@@ -8,11 +9,13 @@ use super::Failure;
 use super::args::CompareArgs;
 use super::sim::load;
 use super::sweep::{
-    owned, parse_seeds, parse_shard, placed, run_seeds, shard_folder, writing_failed,
+    copy_report, owned, parse_seeds, parse_shard, placed, run_seeds, shard_folder, writing_failed,
 };
 use crate::allocator::Policy;
 use crate::explore::shard::{Assembled, ShardFile};
-use crate::explore::{Cell, CommandKind, PolicyRow, SeedRow, compare_table, write_compare_files};
+use crate::explore::{
+    Cell, CommandKind, PolicyRow, SeedRow, compare_table, write_compare_files, write_compare_page,
+};
 use crate::wall::Stopwatch;
 use crate::world::RunSettings;
 use serde::{Deserialize, Serialize};
@@ -34,6 +37,12 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let scenario = load(&args.file)?;
     let base = RunSettings::from_scenario(&scenario).map_err(|e| Failure::Input(e.to_string()))?;
     let all: Vec<u64> = seeds.seeds().collect();
+    let folder = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("reports")
+            .join(&scenario.name)
+            .join("compare")
+    });
+    let folder = shard_folder(folder, shard);
     let stopwatch = Stopwatch::start();
     let mut runs = Vec::new();
     let mut cells = Vec::new();
@@ -43,13 +52,19 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
         settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
         let mine = owned(shard, policy_position * all.len(), &all);
         let mine_seeds = mine.iter().map(|(_, seed)| *seed).collect();
+        // A failing seed's report goes to `<folder>/<policy>/seed-N/`, linked from index.html.
+        let seed_dir = |settings: &RunSettings| {
+            folder
+                .join(settings.policy.name())
+                .join(format!("seed-{}", settings.seed))
+        };
         let rows = run_seeds(
             &args.file,
             &scenario,
             &settings,
             mine_seeds,
             args.threads,
-            None,
+            Some(&seed_dir),
         )?;
         cells.extend(all.iter().map(|seed| Cell {
             suite: scenario.name.clone(),
@@ -60,12 +75,6 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
         runs.push((policy.clone(), rows));
     }
     let wall_s = stopwatch.seconds();
-    let folder = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("reports")
-            .join(&scenario.name)
-            .join("compare")
-    });
-    let folder = shard_folder(folder, shard);
     let plan = CompareShardPlan {
         scenario: scenario.name.clone(),
         seeds: seeds.to_string(),
@@ -91,6 +100,7 @@ fn write_files(
     runs: &[(String, Vec<SeedRow>)],
 ) -> Result<Vec<PolicyRow>, Failure> {
     let files = write_compare_files(folder, &plan.title, runs).map_err(writing_failed(folder))?;
+    write_compare_page(folder, &plan.title, runs).map_err(writing_failed(folder))?;
     // A chart that cannot be drawn is a warning: the tables are the result.
     if let Some(warning) = files.chart_warning {
         eprintln!("warning: {warning}");
@@ -132,6 +142,12 @@ pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
             (policy.clone(), rows)
         })
         .collect();
+    for (policy, chunk) in plan.policies.iter().zip(placed.chunks(per_policy.max(1))) {
+        for (row, folder) in chunk.iter().filter(|(row, _)| !row.passed()) {
+            let name = PathBuf::from(policy).join(format!("seed-{}", row.seed));
+            copy_report(&folder.join(&name), &out.join(&name))?;
+        }
+    }
     let rows = write_files(out, &plan, &runs)?;
     let timing = format!(
         "{} runs merged from {} shards",

@@ -25,5 +25,6 @@ pub(super) fn run(args: &MergeArgs) -> Result<(), Failure> {
         CommandKind::Sweep => super::sweep::merge(&assembled, &args.out),
         CommandKind::Compare => super::compare::merge(&assembled, &args.out),
         CommandKind::Nightly => super::nightly::merge(&assembled, &args.out),
+        CommandKind::Review => super::review::merge(&assembled, &args.out),
     }
 }

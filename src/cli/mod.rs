@@ -10,12 +10,13 @@ mod merge;
 mod nightly;
 mod plot;
 mod record;
+mod review;
 mod serve;
 mod shrink;
 mod sim;
 mod sweep;
 
-pub use args::{Cli, Command, CompareArgs, MergeArgs, NightlyArgs, ShrinkArgs};
+pub use args::{Cli, Command, CompareArgs, MergeArgs, NightlyArgs, ReviewArgs, ShrinkArgs};
 
 use std::fmt;
 
@@ -85,5 +86,6 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Record(args) => record::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Merge(args) => merge::run(&args),
+        Command::Review(args) => review::run(&args),
     }
 }

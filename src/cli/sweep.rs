@@ -9,6 +9,7 @@ use super::sim::{load, report_dir, reproduce, settings};
 use crate::explore::shard::{self, Assembled, Placed, ShardFile};
 use crate::explore::{
     Cell, CommandKind, SeedRange, SeedRow, Shard, SweepPlan, SweepSummary, sweep, write_sweep_files,
+    write_sweep_page,
 };
 use crate::run::RunOutcome;
 use crate::scenario::Scenario;
@@ -197,6 +198,7 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     let plan = SweepShardPlan::new(&scenario, &settings, seeds);
     let summary =
         write_sweep_files(&folder, &plan.title, &rows).map_err(writing_failed(&folder))?;
+    write_sweep_page(&folder, &plan.title, &plan.case, &rows).map_err(writing_failed(&folder))?;
     if let Some(shard) = shard {
         let cells = plan.cells(&all);
         let positions = mine.iter().map(|(position, _)| *position);
@@ -277,6 +279,7 @@ pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
         let name = format!("seed-{}", row.seed);
         copy_report(&folder.join(&name), &out.join(&name))?;
     }
+    write_sweep_page(out, &plan.title, &plan.case, &rows).map_err(writing_failed(out))?;
     let headline = format!("(policy {}, seeds {})", plan.case, plan.seeds);
     let timing = format!(
         "{} seeds merged from {} shards",

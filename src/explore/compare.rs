@@ -238,7 +238,7 @@ pub fn compare_markdown(title: &str, rows: &[PolicyRow]) -> String {
 }
 
 /// The comparison chart's view of the rows.
-fn chart_rows(rows: &[PolicyRow]) -> Vec<crate::report::plots::PolicyRow> {
+pub(super) fn chart_rows(rows: &[PolicyRow]) -> Vec<crate::report::plots::PolicyRow> {
     rows.iter()
         .map(|row| crate::report::plots::PolicyRow {
             policy: row.policy.clone(),

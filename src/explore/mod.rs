@@ -8,6 +8,7 @@
 //! | `sweep.rs` | [`sweep`]: one simulation per rayon task; [`SeedRow`] per seed |
 //! | `tables.rs` | [`SweepSummary`], `sweep.csv`, `sweep.md`, the terminal table |
 //! | `compare.rs` | [`PolicyRow`]: one policy's aggregate; `compare.csv`, `compare.md` |
+//! | `pages.rs` | the `index.html` of a sweep and of a comparison |
 //! | `materialise.rs` | a run as an explicit scenario (swarm off, every arrival and fault) |
 //! | `ddmin.rs` | delta debugging and bisection |
 //! | `shrink.rs` | [`shrink`]: the smallest scenario that still fails the same invariant |
@@ -19,6 +20,7 @@ mod compare;
 mod ddmin;
 pub mod exact;
 mod materialise;
+mod pages;
 pub mod regressions;
 mod seeds;
 pub mod shard;
@@ -32,6 +34,7 @@ pub use compare::{
 };
 pub use ddmin::{bisect_down, ddmin};
 pub use materialise::{Size, materialise, pin};
+pub use pages::{write_compare_page, write_sweep_page};
 pub use seeds::SeedRange;
 pub use shard::{Cell, CommandKind, Shard};
 pub use shrink::{ShrinkOutcome, shrink};

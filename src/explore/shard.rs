@@ -121,6 +121,7 @@ pub enum CommandKind {
     Sweep,
     Compare,
     Nightly,
+    Review,
 }
 
 impl fmt::Display for CommandKind {
@@ -129,6 +130,7 @@ impl fmt::Display for CommandKind {
             CommandKind::Sweep => "sim --seeds",
             CommandKind::Compare => "compare",
             CommandKind::Nightly => "nightly",
+            CommandKind::Review => "review",
         };
         f.write_str(name)
     }

@@ -320,6 +320,7 @@ pub(super) fn write_all(out: &Path, outcome: &mut NightlyOutcome) -> Result<(), 
             .iter()
             .flat_map(GroupOutcome::problems)
             .collect(),
+        sections: Vec::new(),
     };
     write_index(out, &page).map_err(|e| NightlyError::Internal(format!("writing index.html: {e}")))
 }

@@ -37,6 +37,20 @@ pub struct IndexPage {
     pub failing: Vec<Link>,
     /// Free text lines shown after the table (regressions, warnings).
     pub notes: Vec<String>,
+    /// Further sections after the notes and before the plots.
+    pub sections: Vec<Section>,
+}
+
+/// A section of an index page: a heading, paragraphs, a table and preformatted lines, each
+/// optional.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Section {
+    pub heading: String,
+    pub paragraphs: Vec<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Blocks of preformatted lines (trace excerpts), each with its caption.
+    pub blocks: Vec<(String, Vec<String>)>,
 }
 
 /// Escape text for HTML content and attribute values.
@@ -58,7 +72,37 @@ pub fn escape(text: &str) -> String {
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1300px}\
 table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:4px 10px;text-align:left}\
 th{background:#eee}.pass{background:#d7f0d7;font-weight:bold}\
-.fail{background:#f6d2d2;font-weight:bold}figure{margin:1.5em 0}img{max-width:100%}";
+.fail{background:#f6d2d2;font-weight:bold}figure{margin:1.5em 0}img{max-width:100%}pre{background:#f6f6f6;padding:6px;overflow-x:auto}";
+
+fn write_section(out: &mut String, section: &Section) {
+    let _ = writeln!(out, "<h2>{}</h2>", escape(&section.heading));
+    for paragraph in &section.paragraphs {
+        let _ = writeln!(out, "<p>{}</p>", escape(paragraph));
+    }
+    if !section.columns.is_empty() {
+        let _ = write!(out, "<table>\n<tr>");
+        for column in &section.columns {
+            let _ = write!(out, "<th>{}</th>", escape(column));
+        }
+        let _ = writeln!(out, "</tr>");
+        for row in &section.rows {
+            let _ = write!(out, "<tr>");
+            for cell in row {
+                let _ = write!(out, "<td>{}</td>", escape(cell));
+            }
+            let _ = writeln!(out, "</tr>");
+        }
+        let _ = writeln!(out, "</table>");
+    }
+    for (caption, lines) in &section.blocks {
+        let _ = writeln!(
+            out,
+            "<p>{}</p>\n<pre>{}</pre>",
+            escape(caption),
+            escape(&lines.join("\n"))
+        );
+    }
+}
 
 fn write_table(out: &mut String, page: &IndexPage) {
     // Writing to a String cannot fail, so the fmt::Result of each write! is always Ok.
@@ -88,7 +132,7 @@ pub fn index_html(page: &IndexPage) -> String {
     let title = escape(&page.title);
     let _ = writeln!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
          <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n\
          <p>{}</p>",
         escape(&page.summary)
@@ -97,6 +141,9 @@ pub fn index_html(page: &IndexPage) -> String {
     for note in &page.notes {
         let _ = writeln!(out, "<p>{}</p>", escape(note));
     }
+    for section in &page.sections {
+        write_section(&mut out, section);
+    }
     if !page.plots.is_empty() {
         let _ = writeln!(out, "<h2>Plots</h2>");
     }
@@ -104,7 +151,7 @@ pub fn index_html(page: &IndexPage) -> String {
         let (href, label) = (escape(&plot.href), escape(&plot.label));
         let _ = writeln!(
             out,
-            "<figure><a href=\"{href}\"><img src=\"{href}\" alt=\"{label}\"></a>\
+            "<figure><a href=\"{href}\"><img src=\"{href}\" alt=\"{label}\"/></a>\
              <figcaption>{label}</figcaption></figure>"
         );
     }
@@ -159,6 +206,7 @@ mod tests {
                 href: "burst/safe/seed-3/summary.md".to_owned(),
             }],
             notes: Vec::new(),
+            sections: Vec::new(),
         };
         let html = index_html(&page);
         let table = html.find("<table>").expect("the page has a verdict table");

@@ -1,7 +1,7 @@
 //! `cargo xtask`: the front door users type (matklad's xtask convention).
 //!
-//! Every simulation command (`sim`, `check`, `compare`, `shrink`, `nightly`, `merge`, `plot`,
-//! `record`, `serve`) is forwarded to the `elasticsim` binary, built in release mode, so that
+//! Every simulation command (`sim`, `check`, `compare`, `review`, `shrink`, `nightly`, `merge`,
+//! `plot`, `record`, `serve`) is forwarded to the `elasticsim` binary, built in release mode, so that
 //! there is one implementation of each and `cargo xtask sim FILE` behaves exactly as
 //! `elasticsim sim FILE`. `bench` runs the `elasticsim-bench` crate instead (release): it
 //! needs turmoil as the measured peer, which the simulator must not depend on. `tidy` runs the
@@ -24,9 +24,10 @@ Commands (forwarded to `elasticsim`, built with --release):
   sim FILE [--seed N | --seeds N | --seeds A..B] [--policy P] [--variant V] [--out DIR] [--trace]
   check FILE...
   compare FILE --policies upstream,pr355,safe --seeds N
+  review [FILE...] --candidate P [--base upstream] [--seeds 50] [--reuse on|off|both] [--out DIR]
   shrink FILE --seed N [--time 60s]
   nightly [--seeds N] [--update-baseline]
-      (sim --seeds, compare and nightly take --shard K/N or auto/N: shard K of N, from 0)
+      (sim --seeds, compare, review and nightly take --shard K/N or auto/N: shard K of N, from 0)
   merge DIR... [--out DIR]   (joins the shard folders of one --shard run)
   bench [--quick] [--out DIR]   (runs elasticsim-bench; writes reports/bench/bench.{json,md})
   plot DIR

@@ -13,6 +13,7 @@
 
 mod assign;
 mod create;
+mod declared;
 mod ping;
 mod view;
 
@@ -25,6 +26,8 @@ use super::*;
 use crate::resources::{KubeError, KubeReply, KubeResult};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use view::View;
+
+pub(super) use declared::SAFE;
 
 /// How long a claim on an idle pod reserves it for one job. Longer than the server's
 /// create-agent resend period (about 125 s), so a resend finds its own claim still holding.

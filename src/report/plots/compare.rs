@@ -35,9 +35,24 @@ const POLICY_COLOURS: [RGBColor; 6] = [
     RGBColor(0x00, 0x83, 0x8F),
 ];
 
-/// The colour of the policy at `index`, the same in every panel.
-fn policy_colour(index: usize) -> RGBColor {
-    POLICY_COLOURS[index % POLICY_COLOURS.len()]
+/// The policies with a colour of their own, in `POLICY_COLOURS` order: a policy keeps its
+/// colour in every chart, whatever else is compared with it.
+const NAMED_POLICIES: [&str; 3] = ["upstream", "pr355", "safe"];
+
+/// The colour of a bar labelled `label` (a policy name, `policy/variant` or `policy (…)`),
+/// at `index` among the bars: a known policy's own colour, else one of the others by index.
+pub fn policy_colour(label: &str, index: usize) -> RGBColor {
+    let name = label
+        .split(['/', ' '])
+        .next()
+        .unwrap_or(label);
+    match NAMED_POLICIES.iter().position(|known| *known == name) {
+        Some(position) => POLICY_COLOURS[position],
+        None => {
+            let others = POLICY_COLOURS.len() - NAMED_POLICIES.len();
+            POLICY_COLOURS[NAMED_POLICIES.len() + index % others]
+        }
+    }
 }
 
 /// One panel: its title and each policy's value.
@@ -141,7 +156,7 @@ impl CompareFigure {
             let x = index as f64;
             Rectangle::new(
                 [(x - 0.32, 0.0), (x + 0.32, *value)],
-                policy_colour(index).filled(),
+                policy_colour(&self.policies[index], index).filled(),
             )
         });
         drawing(chart.draw_series(bars))?;

@@ -1,0 +1,345 @@
+//! `elasticsim review FILE… --base P --candidate P`: the behaviour diff of two policies on
+//! identical seeds, written as `review.md`, `review.json` and `index.html` (see
+//! `crate::review`). Without files it reviews every elastic-agent scenario of
+//! `scenarios/nightly.toml`, each with at most as many seeds as the nightly runs it.
+//! Exits 1 when the candidate violates an invariant the base keeps on the same seed.
+//!
+//! With `--shard K/N` it runs the cells (scenario, reuse, seed) of one shard, each cell both
+//! policies: the cells are listed scenario by scenario in file order, reuse off before on,
+//! seeds ascending, and cell i is shard i mod N.
+
+use super::Failure;
+use super::args::ReviewArgs;
+use super::sim::load;
+use super::sweep::{parse_seeds, parse_shard, progress_bar, shard_folder, writing_failed};
+use crate::allocator::Policy;
+use crate::explore::shard::{Assembled, Placed, ShardFile};
+use crate::explore::{Cell, CommandKind, SeedRow, write_compare_files};
+use crate::wall::Stopwatch;
+use crate::nightly::NightlyConfig;
+use crate::report::atomic;
+use crate::report::html::Link;
+use crate::review::{
+    Group, ScenarioReview, SeedReview, review_json, review_markdown, review_seed,
+    scenario_review, shrink_new_violations, with_reuse, write_page,
+};
+use crate::run::RunError;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The nightly plan whose elastic-agent scenarios a review runs by default.
+const NIGHTLY_PLAN: &str = "scenarios/nightly.toml";
+
+/// One group of the plan in `shard.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct PlanGroup {
+    file: String,
+    reuse: bool,
+    seeds: Vec<u64>,
+}
+
+/// What a review's files depend on besides its rows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ReviewPlan {
+    base: String,
+    candidate: String,
+    seeds: String,
+    groups: Vec<PlanGroup>,
+}
+
+fn policy(name: &str) -> Policy {
+    Policy::from_name(name).expect("clap checked the policy name")
+}
+
+/// The files to review, each with its seed cap (the nightly's seed count when defaulted).
+fn files(args: &ReviewArgs) -> Result<Vec<(PathBuf, Option<u64>)>, Failure> {
+    if !args.files.is_empty() {
+        return Ok(args.files.iter().map(|file| (file.clone(), None)).collect());
+    }
+    let plan_path = Path::new(NIGHTLY_PLAN);
+    let plan = NightlyConfig::load(plan_path).map_err(Failure::Input)?;
+    let folder = plan_path.parent().unwrap_or(Path::new("."));
+    Ok(plan
+        .scenarios
+        .iter()
+        .map(|(name, entry)| {
+            let cap = entry.seeds.unwrap_or(plan.seeds);
+            (folder.join(format!("{name}.toml")), Some(cap))
+        })
+        .collect())
+}
+
+fn groups(args: &ReviewArgs) -> Result<Vec<Group>, Failure> {
+    let seeds = parse_seeds(&args.seeds)?;
+    let defaulted = args.files.is_empty();
+    let modes: &[bool] = match args.reuse.as_str() {
+        "on" => &[true],
+        "off" => &[false],
+        _ => &[false, true],
+    };
+    let mut groups = Vec::new();
+    for (file, cap) in files(args)? {
+        let scenario = load(&file)?;
+        if scenario.leader.is_some() {
+            if defaulted {
+                continue;
+            }
+            return Err(Failure::Input(format!(
+                "{}: a leader-election scenario; review compares elastic-agent allocators",
+                file.display()
+            )));
+        }
+        let count = cap.unwrap_or(u64::MAX).min(seeds.len()) as usize;
+        for reuse in modes {
+            groups.push(Group {
+                file: file.display().to_string(),
+                scenario: with_reuse(&scenario, *reuse),
+                reuse: *reuse,
+                seeds: seeds.seeds().take(count).collect(),
+            });
+        }
+    }
+    Ok(groups)
+}
+
+fn plan_of(args: &ReviewArgs, groups: &[Group]) -> ReviewPlan {
+    ReviewPlan {
+        base: args.base.clone(),
+        candidate: args.candidate.clone(),
+        seeds: args.seeds.clone(),
+        groups: groups
+            .iter()
+            .map(|group| PlanGroup {
+                file: group.file.clone(),
+                reuse: group.reuse,
+                seeds: group.seeds.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Every cell in canonical order: (position, group index, seed).
+fn cells(groups: &[Group]) -> Vec<(usize, usize, u64)> {
+    groups
+        .iter()
+        .enumerate()
+        .flat_map(|(index, group)| group.seeds.iter().map(move |seed| (index, *seed)))
+        .enumerate()
+        .map(|(position, (index, seed))| (position, index, seed))
+        .collect()
+}
+
+fn run_cells(
+    plan: &ReviewPlan,
+    groups: &[Group],
+    mine: &[(usize, usize, u64)],
+    threads: Option<usize>,
+) -> Result<Vec<SeedReview>, Failure> {
+    let (base, candidate) = (policy(&plan.base), policy(&plan.candidate));
+    let bar = progress_bar(mine.len() as u64, "review");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| Failure::Internal(format!("cannot start the worker pool: {e}")))?;
+    let rows: Result<Vec<SeedReview>, RunError> = pool.install(|| {
+        mine.par_iter()
+            .map(|(_, index, seed)| {
+                let row = review_seed(&groups[*index], base, candidate, *seed);
+                bar.inc(1);
+                row
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    Ok(rows?)
+}
+
+pub(super) fn run(args: &ReviewArgs) -> Result<(), Failure> {
+    let shard = parse_shard(args.shard.as_deref())?;
+    let groups = groups(args)?;
+    let plan = plan_of(args, &groups);
+    let all = cells(&groups);
+    let mine: Vec<(usize, usize, u64)> = all
+        .iter()
+        .filter(|(position, _, _)| shard.is_none_or(|shard| shard.owns(*position)))
+        .copied()
+        .collect();
+    let stopwatch = Stopwatch::start();
+    let rows = run_cells(&plan, &groups, &mine, args.threads)?;
+    let indexed: Vec<(usize, SeedReview)> = mine
+        .iter()
+        .map(|(_, index, _)| *index)
+        .zip(rows.iter().cloned())
+        .collect();
+    let folder = shard_folder(args.out.clone(), shard);
+    let reviews = write_review(&folder, &plan, &groups, &indexed)?;
+    if let Some(shard) = shard {
+        let cell_list = all
+            .iter()
+            .map(|(_, index, seed)| cell(&groups[*index], *seed))
+            .collect();
+        let placed = mine
+            .iter()
+            .zip(rows)
+            .map(|((position, _, _), row)| Placed {
+                position: *position,
+                row,
+            })
+            .collect();
+        let file = ShardFile::new(CommandKind::Review, shard, plan.clone(), cell_list, placed);
+        file.write(&folder).map_err(writing_failed(&folder))?;
+    }
+    let timing = format!(
+        "{} seeds × 2 policies in {:.2}s",
+        mine.len(),
+        stopwatch.seconds()
+    );
+    report(&plan, &reviews, &timing, &folder)
+}
+
+fn cell(group: &Group, seed: u64) -> Cell {
+    Cell {
+        suite: group.scenario.name.clone(),
+        case: format!("reuse-{}", group.reuse_text()),
+        seed,
+    }
+}
+
+/// Aggregate, shrink and write every output; the one writer for a review, a shard of one
+/// and a merge of shards.
+fn write_review(
+    folder: &Path,
+    plan: &ReviewPlan,
+    groups: &[Group],
+    rows: &[(usize, SeedReview)],
+) -> Result<Vec<ScenarioReview>, Failure> {
+    let candidate = policy(&plan.candidate);
+    let per_group: Vec<(usize, Vec<SeedReview>)> = (0..groups.len())
+        .map(|index| {
+            let mine = rows.iter().filter(|(group, _)| *group == index);
+            (index, mine.map(|(_, row)| row.clone()).collect())
+        })
+        .filter(|(_, rows): &(usize, Vec<SeedReview>)| !rows.is_empty())
+        .collect();
+    let reviews: Vec<ScenarioReview> = per_group
+        .par_iter()
+        .map(|(index, rows)| {
+            let group = &groups[*index];
+            let mut review = scenario_review(group, rows);
+            review.repros = shrink_new_violations(&review, &group.scenario, candidate);
+            review
+        })
+        .collect();
+    std::fs::create_dir_all(folder).map_err(writing_failed(folder))?;
+    let mut plots = Vec::new();
+    for ((index, rows), review) in per_group.iter().zip(&reviews) {
+        plots.extend(write_chart(folder, plan, &groups[*index], rows, review));
+    }
+    write_repros(folder, &reviews)?;
+    let json = review_json(&plan.base, &plan.candidate, &reviews);
+    let mut bytes = serde_json::to_vec_pretty(&json)
+        .map_err(|e| Failure::Internal(format!("serialising review.json: {e}")))?;
+    bytes.push(b'\n');
+    let write = |name: &str, bytes: &[u8]| {
+        atomic::write_file(&folder.join(name), bytes).map_err(writing_failed(folder))
+    };
+    write("review.json", &bytes)?;
+    let shown = folder.display().to_string();
+    let markdown = review_markdown(&plan.base, &plan.candidate, &reviews, &shown);
+    write("review.md", markdown.as_bytes())?;
+    write_page(folder, &plan.base, &plan.candidate, &reviews, plots)
+        .map_err(writing_failed(folder))?;
+    Ok(reviews)
+}
+
+/// The group's comparison (`compare.csv`, `compare.md`, chart) in its own subfolder.
+fn write_chart(
+    folder: &Path,
+    plan: &ReviewPlan,
+    group: &Group,
+    rows: &[SeedReview],
+    review: &ScenarioReview,
+) -> Option<Link> {
+    let name = format!("{}-reuse-{}", group.scenario.name, group.reuse_text());
+    let candidate_label = if plan.candidate == plan.base {
+        format!("{} (candidate)", plan.candidate)
+    } else {
+        plan.candidate.clone()
+    };
+    let runs: Vec<(String, Vec<SeedRow>)> = vec![
+        (plan.base.clone(), rows.iter().map(|r| r.base.clone()).collect()),
+        (candidate_label, rows.iter().map(|r| r.candidate.clone()).collect()),
+    ];
+    match write_compare_files(&folder.join(&name), &review.label(), &runs) {
+        Ok(files) if files.chart_warning.is_none() => Some(Link {
+            label: review.label(),
+            href: format!("{name}/compare.svg"),
+        }),
+        Ok(files) => {
+            eprintln!("warning: {}", files.chart_warning.unwrap_or_default());
+            None
+        }
+        Err(error) => {
+            eprintln!("warning: {name}: comparison not written: {error}");
+            None
+        }
+    }
+}
+
+fn write_repros(folder: &Path, reviews: &[ScenarioReview]) -> Result<(), Failure> {
+    let repro_folder = folder.join("repro");
+    for review in reviews {
+        for repro in &review.repros {
+            let Some(toml) = &repro.toml else { continue };
+            std::fs::create_dir_all(&repro_folder).map_err(writing_failed(&repro_folder))?;
+            atomic::write_file(&repro_folder.join(&repro.file_name), toml.as_bytes())
+                .map_err(writing_failed(&repro_folder))?;
+        }
+    }
+    Ok(())
+}
+
+fn report(
+    plan: &ReviewPlan,
+    reviews: &[ScenarioReview],
+    timing: &str,
+    folder: &Path,
+) -> Result<(), Failure> {
+    let paragraph =
+        crate::review::summary_paragraph(&plan.base, &plan.candidate, reviews).replace("**", "");
+    println!("review {} against {}", plan.candidate, plan.base);
+    println!("{paragraph}");
+    println!("{timing}");
+    println!("review: {}", folder.join("review.md").display());
+    if reviews.iter().any(|review| !review.new_violations.is_empty()) {
+        Err(Failure::Violated)
+    } else {
+        Ok(())
+    }
+}
+
+/// `merge` of review shards: the same outputs as the unsharded review (the scenario files
+/// are read again to shrink the new violations).
+pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
+    let (plan, placed): (ReviewPlan, Vec<(SeedReview, PathBuf)>) =
+        assembled.typed().map_err(Failure::Input)?;
+    let mut groups = Vec::new();
+    for planned in &plan.groups {
+        let scenario = load(Path::new(&planned.file))?;
+        groups.push(Group {
+            file: planned.file.clone(),
+            scenario: with_reuse(&scenario, planned.reuse),
+            reuse: planned.reuse,
+            seeds: planned.seeds.clone(),
+        });
+    }
+    let owners: Vec<usize> = cells(&groups).iter().map(|(_, index, _)| *index).collect();
+    let rows: Vec<(usize, SeedReview)> = owners
+        .into_iter()
+        .zip(placed.into_iter().map(|(row, _)| row))
+        .collect();
+    let reviews = write_review(out, &plan, &groups, &rows)?;
+    let timing = format!("{} seeds merged from {} shards", rows.len(), assembled.count);
+    report(&plan, &reviews, &timing, out)
+}

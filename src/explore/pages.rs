@@ -1,0 +1,111 @@
+//! The static `index.html` of a sweep (`sim --seeds`) and of a comparison, as nightly writes
+//! one: the verdict table first, then the plots, then a link to every failing seed's report.
+
+use super::compare::{PolicyRow, chart_rows, compare_rows};
+use super::sweep::SeedRow;
+use crate::report::format::{number_text, ratio_text};
+use crate::report::html::{IndexPage, Link, VerdictRow, write_index};
+use crate::report::plots::compare_charts;
+use std::io;
+use std::path::Path;
+
+fn chart_links(folder: &Path, rows: &[PolicyRow]) -> (Vec<Link>, Vec<String>) {
+    match compare_charts(folder, &chart_rows(rows)) {
+        Ok(drawn) => (
+            drawn
+                .into_iter()
+                .map(|plot| Link {
+                    label: plot.title.clone(),
+                    href: plot.svg_name(),
+                })
+                .collect(),
+            Vec::new(),
+        ),
+        Err(error) => (Vec::new(), vec![format!("chart not drawn: {error}")]),
+    }
+}
+
+fn failing_link(row: &SeedRow, prefix: &str, label: &str) -> Link {
+    Link {
+        label: format!("{label}seed {}: {}", row.seed, row.violated_ids().join(", ")),
+        href: format!("{prefix}seed-{}/summary.md", row.seed),
+    }
+}
+
+/// A sweep's `index.html`: one verdict line per seed, the policy's chart, and links to the
+/// failing seeds' folders (`seed-N/`, next to the page).
+pub fn write_sweep_page(folder: &Path, title: &str, policy: &str, rows: &[SeedRow]) -> io::Result<()> {
+    let failed = rows.iter().filter(|row| !row.passed()).count();
+    let (plots, notes) = chart_links(folder, &compare_rows(&[(policy.to_owned(), rows.to_vec())]));
+    let columns = ["seed", "violated", "p95 wait s", "pods created", "reuse ratio"];
+    let page = IndexPage {
+        title: format!("elasticsim sweep: {title}"),
+        summary: format!("{} seeds: {} passed, {failed} failed.", rows.len(), rows.len() - failed),
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        rows: rows
+            .iter()
+            .map(|row| VerdictRow {
+                passed: row.passed(),
+                cells: vec![
+                    row.seed.to_string(),
+                    row.violated_ids().join(", "),
+                    number_text(row.metrics.wait_s_p95),
+                    row.metrics.pods_created.to_string(),
+                    ratio_text(row.metrics.reuse_ratio),
+                ],
+            })
+            .collect(),
+        plots,
+        failing: rows
+            .iter()
+            .filter(|row| !row.passed())
+            .map(|row| failing_link(row, "", ""))
+            .collect(),
+        notes,
+        sections: Vec::new(),
+    };
+    write_index(folder, &page)
+}
+
+/// A comparison's `index.html`: one verdict line per policy, the comparison chart, and links
+/// to the failing seeds' folders (`<policy>/seed-N/`, under the page's folder).
+pub fn write_compare_page(
+    folder: &Path,
+    title: &str,
+    runs: &[(String, Vec<SeedRow>)],
+) -> io::Result<()> {
+    let rows = compare_rows(runs);
+    let (plots, notes) = chart_links(folder, &rows);
+    let columns = ["policy", "seeds", "passed", "p95 wait s", "pods created", "reuse ratio"];
+    let page = IndexPage {
+        title: format!("elasticsim compare: {title}"),
+        summary: format!("{} policies over the same seeds.", rows.len()),
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        rows: rows
+            .iter()
+            .map(|row| VerdictRow {
+                passed: row.passed == row.seeds,
+                cells: vec![
+                    row.policy.clone(),
+                    row.seeds.to_string(),
+                    row.passed.to_string(),
+                    number_text(row.wait_s_p95),
+                    number_text(row.pods_created_mean),
+                    ratio_text(row.reuse_ratio),
+                ],
+            })
+            .collect(),
+        plots,
+        failing: runs
+            .iter()
+            .flat_map(|(policy, rows)| {
+                rows.iter().filter(|row| !row.passed()).map(move |row| {
+                    failing_link(row, &format!("{policy}/"), &format!("{policy} "))
+                })
+            })
+            .collect(),
+        notes,
+        sections: Vec::new(),
+    };
+    write_index(folder, &page)
+}

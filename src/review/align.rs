@@ -1,0 +1,141 @@
+//! Aligning two runs' decisions by request and finding where they first differ.
+//!
+//! Rules (`docs/review.md` repeats them for readers):
+//! - a decision belongs to the request its code answers, as the run's policy declares it;
+//!   steps inside a request (`queued`, a failed call) are not aligned;
+//! - requests are matched by what they are about: create-agent by job; should-assign-work and
+//!   job-completion by job and agent; server-ping by pod;
+//! - the decisions about one request are paired in order (the first with the first, …);
+//!   a pair whose codes differ is a divergence; a request one run received more often than
+//!   the other (a resend, a poll) pairs only as far as both go;
+//! - per request only its first differing pair counts (what follows is a consequence);
+//! - the seed's first divergence is the earliest of them, by the earlier of its two times.
+
+use super::tape::{Entry, Tape};
+use crate::allocator::{Declaration, RequestKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How many trace lines before a first divergence the review shows, per run.
+pub const CONTEXT_LINES: usize = 8;
+
+/// One side of a divergence: a decision's code and text, and when it was made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Side {
+    pub code: String,
+    pub text: String,
+    pub t_ms: u64,
+}
+
+impl Side {
+    fn of(entry: &Entry) -> Side {
+        Side {
+            code: entry.code.clone(),
+            text: entry.text.clone(),
+            t_ms: entry.t_ms,
+        }
+    }
+}
+
+/// Where the candidate decided a request differently from the base.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Divergence {
+    /// The earlier of the two decisions' times.
+    pub t_ms: u64,
+    /// `create-agent`, `should-assign-work`, `job-completion`, `server-ping`.
+    pub request: String,
+    pub job: Option<u64>,
+    pub agent: Option<String>,
+    pub base: Side,
+    pub candidate: Side,
+    /// Why the candidate differs on purpose, from its own declaration; `None`: unintended.
+    pub intended: Option<String>,
+}
+
+/// The trace lines before a first divergence, from both runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Context {
+    pub base: Vec<String>,
+    pub candidate: Vec<String>,
+}
+
+/// What two runs of one seed decided differently.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alignment {
+    /// The earliest divergence, with the lines before it.
+    pub first: Option<(Divergence, Context)>,
+    /// The earliest divergence of each (base code, candidate code) pair.
+    pub pairs: Vec<Divergence>,
+}
+
+type Key = (RequestKind, Option<u64>, Option<String>);
+
+/// The request an entry is matched by; `None` for steps.
+fn key(entry: &Entry) -> Option<(&'static str, Key)> {
+    let request = entry.request.unwrap_or(RequestKind::Step);
+    let (job, agent) = match entry.request {
+        Some(RequestKind::Step) => return None,
+        Some(RequestKind::CreateAgent) => (entry.job, None),
+        Some(RequestKind::ServerPing) => (None, entry.agent.clone()),
+        _ => (entry.job, entry.agent.clone()),
+    };
+    Some((entry.request_name(), (request, job, agent)))
+}
+
+fn by_request(tape: &Tape) -> BTreeMap<(&'static str, Key), Vec<&Entry>> {
+    let mut groups: BTreeMap<(&'static str, Key), Vec<&Entry>> = BTreeMap::new();
+    for entry in &tape.entries {
+        if let Some(key) = key(entry) {
+            groups.entry(key).or_default().push(entry);
+        }
+    }
+    groups
+}
+
+/// Align `base` and `candidate`; `declaration` is the candidate's, `reuse` whether the runs
+/// had agent reuse on (intents may depend on it).
+pub fn align(
+    base: &Tape,
+    candidate: &Tape,
+    declaration: &Declaration,
+    reuse: bool,
+) -> Alignment {
+    let theirs = by_request(candidate);
+    let mut found: Vec<(&Entry, &Entry)> = Vec::new();
+    for (key, ours) in by_request(base) {
+        let Some(other) = theirs.get(&key) else {
+            continue;
+        };
+        if let Some((b, c)) = ours.iter().zip(other).find(|(b, c)| b.code != c.code) {
+            found.push((b, c));
+        }
+    }
+    found.sort_by_key(|(b, c)| (b.t_ms.min(c.t_ms), b.index, c.index));
+    let divergence = |(b, c): &(&Entry, &Entry)| Divergence {
+        t_ms: b.t_ms.min(c.t_ms),
+        request: b.request_name().to_owned(),
+        job: b.job.or(c.job),
+        agent: b.agent.clone().or_else(|| c.agent.clone()),
+        base: Side::of(b),
+        candidate: Side::of(c),
+        intended: declaration
+            .intent(&b.code, &c.code, reuse)
+            .map(|intent| intent.why.to_owned()),
+    };
+    let first = found.first().map(|pair| {
+        let context = Context {
+            base: base.lines_before(pair.0.index, CONTEXT_LINES),
+            candidate: candidate.lines_before(pair.1.index, CONTEXT_LINES),
+        };
+        (divergence(pair), context)
+    });
+    let mut pairs: BTreeMap<(&str, &str), Divergence> = BTreeMap::new();
+    for pair in &found {
+        pairs
+            .entry((&pair.0.code, &pair.1.code))
+            .or_insert_with(|| divergence(pair));
+    }
+    let mut pairs: Vec<Divergence> = pairs.into_values().collect();
+    pairs.sort_by(|a, b| (a.t_ms, &a.base.code).cmp(&(b.t_ms, &b.base.code)));
+    Alignment { first, pairs }
+}

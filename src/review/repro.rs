@@ -1,0 +1,100 @@
+//! Shrunk repros of new violations: the smallest seed of each, minimised with `shrink` under
+//! a budget of [`SHRINK_RUNS`] candidate runs (a count, not wall time, so a review and a merge
+//! of its shards write the same repro).
+
+use super::ScenarioReview;
+use super::reuse_text;
+use crate::allocator::Policy;
+use crate::explore::shrink;
+use crate::scenario::{Scenario, to_toml};
+use crate::world::RunSettings;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How many times the shrinker may ask whether its budget is spent (about one run each).
+pub const SHRINK_RUNS: u64 = 12;
+
+/// A new violation's repro.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Repro {
+    pub invariant: String,
+    pub seed: u64,
+    /// The file's name inside the review's `repro/` folder.
+    pub file_name: String,
+    /// The repro scenario (pinned: seed, policy and reuse are in the file); `None` when the
+    /// shrink failed, with the reason in `error`.
+    pub toml: Option<String>,
+    pub error: Option<String>,
+    /// `jobs 40 → 3, faults 0 → 0`.
+    pub size: String,
+}
+
+impl Repro {
+    /// The command that runs the repro, given the folder the review wrote.
+    pub fn command(&self, out: &str) -> String {
+        format!("cargo xtask sim {out}/repro/{}", self.file_name)
+    }
+}
+
+/// Shrink the smallest seed of each new violation of `review` (`scenario` with its reuse
+/// forced, run under `candidate`).
+pub fn shrink_new_violations(
+    review: &ScenarioReview,
+    scenario: &Scenario,
+    candidate: Policy,
+) -> Vec<Repro> {
+    review
+        .new_violations
+        .iter()
+        .filter_map(|(id, seeds)| Some((id, *seeds.first()?)))
+        .map(|(id, seed)| shrink_one(review, scenario, candidate, id, seed))
+        .collect()
+}
+
+fn shrink_one(
+    review: &ScenarioReview,
+    scenario: &Scenario,
+    candidate: Policy,
+    id: &str,
+    seed: u64,
+) -> Repro {
+    let file_name = format!(
+        "{}-reuse-{}-{id}-seed-{seed}.toml",
+        review.scenario,
+        reuse_text(review.reuse)
+    );
+    let mut repro = Repro {
+        invariant: id.to_owned(),
+        seed,
+        file_name,
+        toml: None,
+        error: None,
+        size: String::new(),
+    };
+    let settings = match RunSettings::from_scenario(scenario) {
+        Ok(mut settings) => {
+            settings.seed = seed;
+            settings.policy = candidate;
+            settings
+        }
+        Err(error) => {
+            repro.error = Some(error.to_string());
+            return repro;
+        }
+    };
+    let polls = AtomicU64::new(0);
+    let out_of_budget = || polls.fetch_add(1, Ordering::Relaxed) >= SHRINK_RUNS;
+    match shrink(scenario, &settings, Some(id), &out_of_budget) {
+        Ok(outcome) => {
+            repro.size = format!(
+                "jobs {} → {}, faults {} → {}",
+                outcome.original.jobs,
+                outcome.shrunk.jobs,
+                outcome.original.faults,
+                outcome.shrunk.faults
+            );
+            repro.toml = Some(to_toml(&outcome.repro));
+        }
+        Err(error) => repro.error = Some(error.to_string()),
+    }
+    repro
+}

@@ -1,0 +1,401 @@
+//! `elasticsim review`: identical inputs for base and candidate, the behaviour diff it finds,
+//! its files, its shards; and the `index.html` of `sim --seeds` and `compare`.
+
+mod common;
+
+use common::{fresh_dir, scenario, settings};
+use elasticsim::allocator::Policy;
+use elasticsim::review::inputs_text;
+use elasticsim::run::run_scenario;
+use elasticsim::trace::Record;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repository() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run the binary from the repository root (the default scenarios are found from there).
+fn elasticsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_elasticsim"))
+        .current_dir(repository())
+        .args(args)
+        .output()
+        .expect("the elasticsim binary runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{} is readable: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} parses: {e}", path.display()))
+}
+
+fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys
+}
+
+const METRICS: [&str; 8] = [
+    "pod_seconds_busy",
+    "pod_seconds_idle",
+    "pod_seconds_pending",
+    "pods_created",
+    "pods_per_job",
+    "reuse_ratio",
+    "wait_s_p50",
+    "wait_s_p95",
+];
+
+/// `review.json` has exactly the keys the issue lists, at every level.
+fn assert_every_key(json: &Value) {
+    assert_eq!(keys(json), ["base", "candidate", "scenarios"]);
+    for entry in json["scenarios"].as_array().expect("scenarios is a list") {
+        assert_eq!(
+            keys(entry),
+            [
+                "clusters",
+                "diverged_seeds",
+                "first_divergences",
+                "metrics",
+                "new_violations",
+                "reuse",
+                "scenario",
+                "seeds"
+            ]
+        );
+        for first in entry["first_divergences"].as_array().expect("a list") {
+            assert_eq!(
+                keys(first),
+                ["agent", "base", "candidate", "job", "seed", "t_ms"]
+            );
+            assert_eq!(keys(&first["base"]), ["code", "text"]);
+            assert_eq!(keys(&first["candidate"]), ["code", "text"]);
+        }
+        for cluster in entry["clusters"].as_array().expect("a list") {
+            assert_eq!(
+                keys(cluster),
+                ["base_code", "candidate_code", "example_seed", "seeds"]
+            );
+        }
+        assert_eq!(keys(&entry["metrics"]), METRICS);
+        for metric in METRICS {
+            assert_eq!(
+                keys(&entry["metrics"][metric]),
+                ["base_mean", "candidate_mean", "ci95_high", "ci95_low", "delta"]
+            );
+        }
+    }
+}
+
+#[test]
+fn safe_against_safe_finds_no_divergence_and_no_change_on_every_default_scenario() {
+    let out = fresh_dir("review-safe-safe");
+    let output = elasticsim(&[
+        "review",
+        "--base",
+        "safe",
+        "--candidate",
+        "safe",
+        "--seeds",
+        "2",
+        "--out",
+        out.to_str().expect("a UTF-8 path"),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let json = read_json(&out.join("review.json"));
+    assert_every_key(&json);
+    let scenarios = json["scenarios"].as_array().expect("a list");
+    let plan = std::fs::read_to_string(repository().join("scenarios/nightly.toml"))
+        .expect("the nightly plan");
+    let elastic = plan
+        .lines()
+        .filter(|line| line.starts_with("[scenarios.") && !line.contains("leader"))
+        .count();
+    assert_eq!(scenarios.len(), 2 * elastic, "every scenario, reuse off and on");
+    for entry in scenarios {
+        let name = format!("{} reuse {}", entry["scenario"], entry["reuse"]);
+        assert_eq!(entry["diverged_seeds"], 0, "{name}");
+        assert!(entry["first_divergences"].as_array().is_some_and(Vec::is_empty), "{name}");
+        assert!(entry["clusters"].as_array().is_some_and(Vec::is_empty), "{name}");
+        assert!(entry["new_violations"].as_object().is_some_and(|v| v.is_empty()), "{name}");
+        for metric in METRICS {
+            let change = &entry["metrics"][metric];
+            for key in ["delta", "ci95_low", "ci95_high"] {
+                assert_eq!(change[key].as_f64(), Some(0.0), "{name} {metric} {key}");
+            }
+            assert_eq!(change["base_mean"], change["candidate_mean"], "{name} {metric}");
+        }
+    }
+    let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
+    assert!(markdown.contains("decides exactly as safe"), "{markdown}");
+}
+
+const SWARM: &str = r#"
+name = "review-swarm"
+seed = 1
+duration = "20m"
+settle = "20m"
+
+[cluster]
+nodes = 2
+pods_per_node = 6
+
+[plugin]
+policy = "upstream"
+enable_agent_reuse = true
+pending_pods_count = 4
+
+[[profiles]]
+name = "small"
+image = "gocd/gocd-agent:v25.1.0"
+cpu = "500m"
+memory = "1Gi"
+
+[[jobs]]
+kind = "poisson"
+from = "0s"
+until = "20m"
+per_minute = 1.5
+profile = "small"
+runtime = { min = "20s", max = "3m" }
+
+[swarm]
+enabled = true
+kinds = ["server_crash", "pod_delete", "container_restart", "partition", "api_outage"]
+mean_interval = "3m"
+"#;
+
+/// The fault timeline a run went through: every fault start as (time, index, kind).
+fn fault_timeline(scenario: &elasticsim::scenario::Scenario, seed: u64, policy: Policy) -> String {
+    let mut pinned = scenario.clone();
+    pinned.plugin.policy = policy.name().to_owned();
+    let recording = common::record_run(&pinned, seed);
+    let starts: Vec<(u64, u32, &str)> = recording
+        .events
+        .iter()
+        .filter_map(|event| match &event.record {
+            Record::FaultStarted { index, fault, .. } => Some((event.t_ms, *index, fault.as_str())),
+            _ => None,
+        })
+        .collect();
+    format!("{starts:?}")
+}
+
+#[test]
+fn base_and_candidate_see_byte_equal_arrivals_faults_and_swarm_draws_on_every_seed() {
+    let swarm = scenario(SWARM);
+    let mut drew = 0;
+    for seed in 1..=12 {
+        let inputs = |policy: Policy| {
+            let mut run_settings = settings(&swarm, seed);
+            run_settings.policy = policy;
+            inputs_text(&swarm, &run_settings).expect("the world builds")
+        };
+        let upstream = inputs(Policy::Upstream);
+        assert!(upstream.contains("arrivals [("), "{upstream}");
+        if !upstream.contains("swarm []") {
+            drew += 1;
+        }
+        for candidate in [Policy::Pr355, Policy::Safe] {
+            assert_eq!(
+                upstream.as_bytes(),
+                inputs(candidate).as_bytes(),
+                "seed {seed}: {} saw other inputs",
+                candidate.name()
+            );
+            assert_eq!(
+                fault_timeline(&swarm, seed, Policy::Upstream).as_bytes(),
+                fault_timeline(&swarm, seed, candidate).as_bytes(),
+                "seed {seed}: the runs went through different faults"
+            );
+        }
+    }
+    assert!(drew >= 6, "the swarm drew faults in only {drew} of 12 seeds");
+}
+
+#[test]
+fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_job() {
+    let out = fresh_dir("review-burst-pr355");
+    let out_text = out.to_str().expect("a UTF-8 path");
+    let output = elasticsim(&[
+        "review",
+        "scenarios/burst.toml",
+        "--candidate",
+        "pr355",
+        "--reuse",
+        "off",
+        "--seeds",
+        "7..8",
+        "--out",
+        out_text,
+    ]);
+    assert_eq!(output.status.code(), Some(1), "new violations exit 1: {}", text(&output));
+    let json = read_json(&out.join("review.json"));
+    assert_every_key(&json);
+    assert_eq!((json["base"].as_str(), json["candidate"].as_str()), (Some("upstream"), Some("pr355")));
+    let burst = &json["scenarios"][0];
+    assert_eq!((burst["scenario"].as_str(), burst["reuse"].as_str()), (Some("burst"), Some("off")));
+    let first = &burst["first_divergences"][0];
+    assert_eq!(first["seed"], 7);
+    let (base, candidate) = (&first["base"], &first["candidate"]);
+    assert_eq!(base["code"], "assign-no", "{first}");
+    assert_eq!(candidate["code"], "evict", "{first}");
+    assert!(base["text"].as_str().is_some_and(|t| t.contains("answered false")), "{first}");
+    assert!(
+        candidate["text"].as_str().is_some_and(|t| t.contains("ConcurrentHashMap.compute")),
+        "{first}"
+    );
+    let clusters = burst["clusters"].as_array().expect("a list");
+    assert!(
+        clusters.iter().any(|c| c["base_code"] == "assign-no"
+            && c["candidate_code"] == "evict"
+            && c["example_seed"] == 7),
+        "{clusters:?}"
+    );
+    let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
+    let opening = markdown.lines().next().unwrap_or_default();
+    assert!(
+        opening.starts_with("Review of `pr355` against `upstream`")
+            && opening.contains("reuse off")
+            && opening.contains("one-pod-per-job"),
+        "{opening}"
+    );
+    for id in ["one-pod-per-job", "job-wait-bound"] {
+        let seeds = &burst["new_violations"][id];
+        assert_eq!(seeds.as_array().map(Vec::len), Some(1), "{id}: {burst}");
+        let repro = out.join(format!("repro/burst-reuse-off-{id}-seed-7.toml"));
+        assert!(
+            markdown.contains(&format!("cargo xtask sim {out_text}/repro/burst-reuse-off-{id}-seed-7.toml")),
+            "{markdown}"
+        );
+        let alone = elasticsim::scenario::load(&repro)
+            .unwrap_or_else(|e| panic!("{} loads: {e}", repro.display()))
+            .scenario;
+        assert!(!alone.plugin.enable_agent_reuse);
+        let run_settings = elasticsim::world::RunSettings::from_scenario(&alone).expect("valid");
+        assert_eq!(run_settings.policy, Policy::Pr355);
+        let outcome = run_scenario(&alone, run_settings, None, String::new()).expect("runs");
+        assert!(outcome.violated_ids().contains(&id), "{id}: {:?}", outcome.violated_ids());
+    }
+    let html = std::fs::read_to_string(out.join("index.html")).expect("index.html");
+    roxmltree::Document::parse(&html).expect("index.html is well-formed");
+    assert!(html.contains("burst-reuse-off/compare.svg") && !html.contains("<script"));
+}
+
+#[test]
+fn review_shards_merge_into_the_unsharded_review() {
+    let root = fresh_dir("review-shards");
+    let run = |extra: &[&str], out: &Path| {
+        let mut args = vec![
+            "review",
+            "scenarios/reuse-burst.toml",
+            "--candidate",
+            "safe",
+            "--seeds",
+            "3",
+            "--out",
+            out.to_str().expect("UTF-8"),
+        ];
+        args.extend_from_slice(extra);
+        let output = elasticsim(&args);
+        assert!(output.status.code().is_some_and(|code| code <= 1), "{}", text(&output));
+    };
+    run(&[], &root.join("whole"));
+    run(&["--shard", "0/2"], &root.join("shards"));
+    run(&["--shard", "1/2"], &root.join("shards"));
+    let merged = root.join("merged");
+    let output = elasticsim(&[
+        "merge",
+        root.join("shards").to_str().expect("UTF-8"),
+        "--out",
+        merged.to_str().expect("UTF-8"),
+    ]);
+    assert!(output.status.code().is_some_and(|code| code <= 1), "{}", text(&output));
+    assert_eq!(
+        read_json(&root.join("whole/review.json")),
+        read_json(&merged.join("review.json"))
+    );
+}
+
+/// Every `href` of an `index.html` that parses as XML.
+fn links(path: &Path) -> Vec<String> {
+    let html = std::fs::read_to_string(path).expect("index.html is written");
+    let document = roxmltree::Document::parse(&html).expect("index.html is well-formed");
+    assert!(!html.contains("<script"));
+    document
+        .descendants()
+        .filter_map(|node| node.attribute("href").map(str::to_owned))
+        .collect()
+}
+
+/// The failing seeds of a `sweep.csv`.
+fn failing_seeds(sweep_csv: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(sweep_csv).expect("sweep.csv");
+    text.lines()
+        .skip(1)
+        .filter(|line| line.split(',').nth(1) == Some("fail"))
+        .map(|line| line.split(',').next().and_then(|s| s.parse().ok()).expect("a seed"))
+        .collect()
+}
+
+#[test]
+fn sim_seeds_and_compare_write_an_index_that_parses_and_links_every_failing_seed() {
+    let out = fresh_dir("review-index-pages");
+    let sweep = out.join("sweep");
+    let output = elasticsim(&[
+        "sim",
+        "scenarios/reuse-burst.toml",
+        "--policy",
+        "pr355",
+        "--seeds",
+        "4",
+        "--out",
+        sweep.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let failing = failing_seeds(&sweep.join("sweep.csv"));
+    assert!(!failing.is_empty());
+    let hrefs = links(&sweep.join("index.html"));
+    for seed in &failing {
+        let href = format!("seed-{seed}/summary.md");
+        assert!(hrefs.contains(&href), "{href} not in {hrefs:?}");
+        assert!(sweep.join(&href).is_file(), "{href}");
+    }
+    assert!(hrefs.iter().any(|href| href.ends_with(".svg")), "{hrefs:?}");
+    let compare = out.join("compare");
+    let output = elasticsim(&[
+        "compare",
+        "scenarios/reuse-burst.toml",
+        "--policies",
+        "upstream,pr355",
+        "--seeds",
+        "4",
+        "--out",
+        compare.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let hrefs = links(&compare.join("index.html"));
+    for seed in &failing {
+        let href = format!("pr355/seed-{seed}/summary.md");
+        assert!(hrefs.contains(&href), "{href} not in {hrefs:?}");
+        assert!(compare.join(&href).is_file(), "{href}");
+    }
+    let failing_links = hrefs.iter().filter(|href| href.ends_with("summary.md")).count();
+    assert_eq!(failing_links, failing.len(), "upstream passes reuse-burst: {hrefs:?}");
+    assert!(hrefs.contains(&"compare.svg".to_owned()), "{hrefs:?}");
+}
