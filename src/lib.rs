@@ -5,6 +5,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`ablation`] | named rules/fixes switched off: the mutants `--ablate` runs |
 //! | [`resources`] | Kubernetes resource shapes and API calls (plain data) |
 //! | [`allocator`] | the real allocator: v5 messages, cluster profile, policies (pure logic) |
 //! | [`leader`] | the real leader election: lease elector, leader-module runner (pure logic) |
@@ -20,12 +21,14 @@
 //! | [`nightly`] | the nightly regression run: baselines, JUnit XML |
 //! | [`replay`] | recorded pod traces: format, reading, workload derivation, export |
 
+pub mod ablation;
 pub mod allocator;
 pub mod check;
 pub mod cli;
 pub mod engine;
 pub mod explore;
 pub mod gocd;
+pub mod interrupt;
 pub mod kube;
 pub mod leader;
 pub mod live;

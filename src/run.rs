@@ -55,18 +55,23 @@ pub fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
     policy != Policy::Upstream && scenario.plugin.enable_agent_reuse
 }
 
-struct Observers {
+struct Observers<'a> {
     fingerprint: Fingerprint,
     checker: Checker,
     collector: Collector,
     trace: Option<JsonlWriter>,
     trace_error: Option<std::io::Error>,
     records: u64,
+    /// One more observer (a guided hunt's coverage); sees every record.
+    extra: Option<&'a mut dyn Sink>,
 }
 
-impl Sink for Observers {
+impl Sink for Observers<'_> {
     fn record(&mut self, t_ms: u64, node: &str, record: &Record) {
         self.records += 1;
+        if let Some(extra) = &mut self.extra {
+            extra.record(t_ms, node, record);
+        }
         self.fingerprint.add(t_ms, node, record);
         self.checker.observe(t_ms, record);
         self.collector.observe(t_ms, record);
@@ -85,6 +90,17 @@ pub fn run_scenario(
     settings: RunSettings,
     trace_path: Option<&Path>,
     reproduce: String,
+) -> Result<RunOutcome, RunError> {
+    run_scenario_observed(scenario, settings, trace_path, reproduce, None)
+}
+
+/// [`run_scenario`] with one more observer of every record (`observer`).
+pub fn run_scenario_observed(
+    scenario: &Scenario,
+    settings: RunSettings,
+    trace_path: Option<&Path>,
+    reproduce: String,
+    observer: Option<&mut dyn Sink>,
 ) -> Result<RunOutcome, RunError> {
     let policy = settings.policy;
     let seed = settings.seed;
@@ -120,6 +136,7 @@ pub fn run_scenario(
         trace,
         trace_error: None,
         records: 0,
+        extra: observer,
     };
     let mut world = World::new(scenario.clone(), settings)?;
     world.run(&mut observers)?;
@@ -134,6 +151,11 @@ pub fn run_scenario(
         writer
             .finish()
             .map_err(|e| RunError::Internal(format!("finishing trace.jsonl: {e}")))?;
+    }
+    // An ablated run is a different program: its fingerprint says so. A plain run folds in
+    // nothing, so its fingerprint is the one it always had.
+    if !scenario.ablations.is_empty() {
+        observers.fingerprint.add_note(&format!("ablate:{}", scenario.ablations.label()));
     }
     let (violations, expected, sometimes) = split_violations(scenario, &observers.checker, all);
     let (verdict, class) = classify(&violations);
@@ -155,6 +177,12 @@ pub fn run_scenario(
         sometimes,
         drawn: world.swarm_drawn().to_vec(),
         max_job_wait_ms: scenario.invariants.max_job_wait_ms,
+        ablations: scenario
+            .ablations
+            .names()
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect(),
     };
     Ok(RunOutcome {
         info,

@@ -6,6 +6,7 @@
 mod args;
 mod check;
 mod compare;
+mod hunt;
 mod merge;
 mod nightly;
 mod plot;
@@ -15,7 +16,7 @@ mod shrink;
 mod sim;
 mod sweep;
 
-pub use args::{Cli, Command, CompareArgs, MergeArgs, NightlyArgs, ShrinkArgs};
+pub use args::{Cli, Command, CompareArgs, HuntArgs, MergeArgs, NightlyArgs, ShrinkArgs};
 
 use std::fmt;
 
@@ -28,6 +29,8 @@ pub enum Failure {
     Input(String),
     /// A harness bug (exit 3).
     Internal(String),
+    /// Stopped by SIGINT/SIGTERM (exit 130) after writing the results of the seeds done.
+    Interrupted(String),
 }
 
 impl Failure {
@@ -36,6 +39,7 @@ impl Failure {
             Failure::Violated => 1,
             Failure::Input(_) => 2,
             Failure::Internal(_) => 3,
+            Failure::Interrupted(_) => crate::interrupt::EXIT_CODE,
         }
     }
 }
@@ -45,6 +49,7 @@ impl fmt::Display for Failure {
         match self {
             Failure::Violated => write!(f, "invariants violated"),
             Failure::Input(message) => write!(f, "error: {message}"),
+            Failure::Interrupted(message) => write!(f, "{message}"),
             Failure::Internal(message) => write!(
                 f,
                 "internal error (a bug in elasticsim): {message}\n\
@@ -85,5 +90,18 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Record(args) => record::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Merge(args) => merge::run(&args),
+        Command::Ablations => {
+            say(&ablation_list());
+            Ok(())
+        }
+        Command::Hunt(args) => hunt::run(&args),
     }
+}
+
+/// `elasticsim ablations`: one line per name, grouped by the policy or variant it belongs to.
+fn ablation_list() -> String {
+    crate::ablation::catalogue()
+        .into_iter()
+        .map(|(owner, name, what)| format!("{owner:<5}  {name:<18} {what}\n"))
+        .collect()
 }

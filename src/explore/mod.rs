@@ -8,6 +8,8 @@
 //! | `sweep.rs` | [`sweep`]: one simulation per rayon task; [`SeedRow`] per seed |
 //! | `tables.rs` | [`SweepSummary`], `sweep.csv`, `sweep.md`, the terminal table |
 //! | `compare.rs` | [`PolicyRow`]: one policy's aggregate; `compare.csv`, `compare.md` |
+//! | `coverage.rs` | the guided hunt's coverage: decision transitions and abstract states |
+//! | `hunt.rs` | hunting a target: seeds or guided swarm draws until a violation |
 //! | `materialise.rs` | a run as an explicit scenario (swarm off, every arrival and fault) |
 //! | `ddmin.rs` | delta debugging and bisection |
 //! | `shrink.rs` | [`shrink`]: the smallest scenario that still fails the same invariant |
@@ -16,6 +18,8 @@
 //! | `exact.rs` | serde helpers that bring floats and ids back bit for bit from `shard.json` |
 
 mod compare;
+pub mod coverage;
+pub mod hunt;
 mod ddmin;
 pub mod exact;
 mod materialise;
