@@ -72,11 +72,7 @@ impl Ablations {
             .names
             .iter()
             .copied()
-            .filter(|name| {
-                catalogue()
-                    .iter()
-                    .any(|(o, n, _)| *o == owner && n == name)
-            })
+            .filter(|name| catalogue().iter().any(|(o, n, _)| *o == owner && n == name))
             .collect();
         Ablations { names }
     }

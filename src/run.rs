@@ -155,7 +155,9 @@ pub fn run_scenario_observed(
     // An ablated run is a different program: its fingerprint says so. A plain run folds in
     // nothing, so its fingerprint is the one it always had.
     if !scenario.ablations.is_empty() {
-        observers.fingerprint.add_note(&format!("ablate:{}", scenario.ablations.label()));
+        observers
+            .fingerprint
+            .add_note(&format!("ablate:{}", scenario.ablations.label()));
     }
     let (violations, expected, sometimes) = split_violations(scenario, &observers.checker, all);
     let (verdict, class) = classify(&violations);

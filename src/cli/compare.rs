@@ -87,8 +87,9 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
         let line = format!(
             "interrupted: {ran} of {planned} runs done (policy {policy}: {}); not done: {}",
             crate::interrupt::spans(&done),
-            crate::interrupt::Interrupted::of(&all, &done)
-                .map_or_else(String::new, |stopped| crate::interrupt::spans(&stopped.not_done))
+            crate::interrupt::Interrupted::of(&all, &done).map_or_else(String::new, |stopped| {
+                crate::interrupt::spans(&stopped.not_done)
+            })
         );
         plan.title = format!("{} ({line})", plan.title);
         line

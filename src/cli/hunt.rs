@@ -45,6 +45,32 @@ pub(super) struct TargetRow {
     pub swarm_draw: Option<String>,
     pub reproduce: Option<String>,
     pub interrupted: bool,
+    /// The hunt of this target hit a harness bug (a panic, printed above the table).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub harness_bug: bool,
+}
+
+impl TargetRow {
+    fn harness_bug(target: &str, mode: Mode) -> TargetRow {
+        TargetRow {
+            target: target.to_owned(),
+            mode: mode.name(),
+            killed: false,
+            seeds_to_kill: None,
+            seeds_tried: 0,
+            wall_s_to_kill: None,
+            wall_s: 0.0,
+            invariant: None,
+            repro: None,
+            repro_fails: None,
+            file: None,
+            seed: None,
+            swarm_draw: None,
+            reproduce: None,
+            interrupted: false,
+            harness_bug: true,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -84,13 +110,22 @@ pub(super) fn run(args: &HuntArgs) -> Result<(), Failure> {
             if crate::interrupt::requested() {
                 break 'hunt;
             }
-            let result = pool.install(|| hunt_one(target, mode, budget_s, args.master_seed))?;
+            // A panic is a harness bug (exit 3 for a single run); in a long hunt it ends only
+            // its target, reported as such, so the other targets still run.
+            let hunted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pool.install(|| hunt_one(target, mode, budget_s, args.master_seed))
+            }));
+            let Ok(result) = hunted else {
+                rows.push(TargetRow::harness_bug(&target.name, mode));
+                continue;
+            };
+            let result = result?;
             let repro_name = match (mode, modes.len()) {
                 (Mode::Guided, 2) => "repro-guided.toml",
                 _ => "repro.toml",
             };
             let repro = args.out.join(&target.name).join(repro_name);
-            let row = row_of(&result, target, target_files, &repro, shrink_s)?;
+            let row = row_of(&result, target_files, &repro, shrink_s)?;
             rows.push(row);
         }
     }
@@ -206,7 +241,8 @@ fn elastic(
     ablation: &str,
     loaded: &[(PathBuf, Scenario)],
 ) -> Result<(Target, Vec<PathBuf>), Failure> {
-    let side: Vec<&(PathBuf, Scenario)> = loaded.iter().filter(|(_, s)| s.leader.is_none()).collect();
+    let side: Vec<&(PathBuf, Scenario)> =
+        loaded.iter().filter(|(_, s)| s.leader.is_none()).collect();
     target(name, Policy::from_name(policy), None, ablation, &side)
 }
 
@@ -216,7 +252,8 @@ fn leader(
     ablation: &str,
     loaded: &[(PathBuf, Scenario)],
 ) -> Result<(Target, Vec<PathBuf>), Failure> {
-    let side: Vec<&(PathBuf, Scenario)> = loaded.iter().filter(|(_, s)| s.leader.is_some()).collect();
+    let side: Vec<&(PathBuf, Scenario)> =
+        loaded.iter().filter(|(_, s)| s.leader.is_some()).collect();
     target(name, None, Some(variant), ablation, &side)
 }
 
@@ -228,7 +265,11 @@ fn target(
     side: &[&(PathBuf, Scenario)],
 ) -> Result<(Target, Vec<PathBuf>), Failure> {
     let Some((_, first)) = side.first() else {
-        let kind = if variant.is_some() { "a [leader]" } else { "no [leader]" };
+        let kind = if variant.is_some() {
+            "a [leader]"
+        } else {
+            "no [leader]"
+        };
         return Err(Failure::Input(format!(
             "target {name}: no scenario file with {kind} section among the hunt's files"
         )));
@@ -264,7 +305,6 @@ fn target(
 /// The row of one hunt; a find is shrunk into `repro` and the repro is run on its own.
 fn row_of(
     result: &HuntResult,
-    target: &Target,
     files: &[PathBuf],
     repro: &Path,
     shrink_s: f64,
@@ -285,6 +325,7 @@ fn row_of(
         swarm_draw: None,
         reproduce: None,
         interrupted: result.interrupted,
+        harness_bug: false,
     };
     let Some(find) = &result.find else {
         return Ok(row);
@@ -299,7 +340,6 @@ fn row_of(
     row.reproduce = Some(reproduce(file, &find.settings, &find.scenario));
     row.repro_fails = Some(shrink_find(find, repro, shrink_s)?);
     row.repro = Some(repro.display().to_string());
-    let _ = target;
     Ok(row)
 }
 
@@ -366,13 +406,20 @@ fn markdown(master_seed: u64, budget_s: f64, interrupted: bool, rows: &[TargetRo
     for row in rows {
         let (seeds, wall) = match (row.seeds_to_kill, row.wall_s_to_kill) {
             (Some(seeds), Some(wall)) => (seeds.to_string(), format!("{wall:.1}")),
-            _ => (format!("{} tried", row.seeds_tried), format!("{:.1}", row.wall_s)),
+            _ => (
+                format!("{} tried", row.seeds_tried),
+                format!("{:.1}", row.wall_s),
+            ),
         };
         text.push_str(&format!(
             "| {} | {} | {} | {seeds} | {wall} | {} | {} |\n",
             row.target,
             row.mode,
-            if row.killed { "killed" } else { "survived" },
+            match (row.killed, row.harness_bug) {
+                (_, true) => "harness bug",
+                (true, _) => "killed",
+                _ => "survived",
+            },
             row.invariant.as_deref().unwrap_or("–"),
             row.repro.as_deref().unwrap_or("–"),
         ));
@@ -396,6 +443,7 @@ fn markdown(master_seed: u64, budget_s: f64, interrupted: bool, rows: &[TargetRo
 pub(super) fn table(rows: &[TargetRow]) -> String {
     let cell = |row: Option<&TargetRow>| match row {
         None => "–".to_owned(),
+        Some(row) if row.harness_bug => "harness bug (panic)".to_owned(),
         Some(row) if row.killed => format!(
             "killed {:>5.1}s {:>4} seeds",
             row.wall_s_to_kill.unwrap_or(0.0),
@@ -415,11 +463,18 @@ pub(super) fn table(rows: &[TargetRow]) -> String {
     );
     for name in names {
         let of = |mode: &str| rows.iter().find(|r| r.target == name && r.mode == mode);
-        let invariant = of("uniform")
-            .or(of("guided"))
-            .and_then(|r| r.invariant.clone())
-            .or_else(|| of("guided").and_then(|r| r.invariant.clone()))
-            .unwrap_or_else(|| "–".to_owned());
+        let invariants: Vec<String> = [of("uniform"), of("guided")]
+            .into_iter()
+            .flatten()
+            .filter_map(|row| row.invariant.clone())
+            .collect();
+        let mut invariants = invariants;
+        invariants.dedup();
+        let invariant = if invariants.is_empty() {
+            "–".to_owned()
+        } else {
+            invariants.join(" / ")
+        };
         text.push_str(&format!(
             "{name:<26} {:<24} {:<24} {invariant}\n",
             cell(of("uniform")),

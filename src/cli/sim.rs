@@ -41,7 +41,11 @@ pub(super) fn apply_swarm_draw(scenario: &mut Scenario, text: Option<&str>) -> R
             scenario.name
         )));
     }
-    if let Some(kind) = draw.weights.keys().find(|k| !scenario.swarm.kinds.contains(k)) {
+    if let Some(kind) = draw
+        .weights
+        .keys()
+        .find(|k| !scenario.swarm.kinds.contains(k))
+    {
         return Err(Failure::Input(format!(
             "--swarm-draw: {kind:?} is not in [swarm] kinds ({})",
             scenario.swarm.kinds.join(", ")
@@ -102,7 +106,10 @@ pub(super) fn report_dir(scenario: &Scenario, settings: &RunSettings) -> PathBuf
         dir = dir.join(variant);
     }
     if !scenario.ablations.is_empty() {
-        dir = dir.join(format!("ablate-{}", scenario.ablations.label().replace(',', "+")));
+        dir = dir.join(format!(
+            "ablate-{}",
+            scenario.ablations.label().replace(',', "+")
+        ));
     }
     dir.join(format!("seed-{}", settings.seed))
 }

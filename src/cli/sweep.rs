@@ -10,10 +10,10 @@ use crate::explore::shard::{self, Assembled, Placed, ShardFile};
 use crate::explore::{
     Cell, CommandKind, SeedRange, SeedRow, Shard, SweepPlan, SweepSummary, sweep, write_sweep_files,
 };
+use crate::interrupt::Interrupted;
 use crate::live::wall::Stopwatch;
 use crate::run::RunOutcome;
 use crate::scenario::Scenario;
-use crate::interrupt::Interrupted;
 use crate::world::RunSettings;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::{Deserialize, Serialize};

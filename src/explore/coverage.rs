@@ -205,7 +205,9 @@ mod tests {
         assert!(features.contains("job create>assign-yes"), "{features:?}");
         assert!(features.contains("pod create>assign-yes"), "{features:?}");
         assert!(
-            features.iter().any(|f| f.starts_with("state assign-yes") && f.ends_with("fapi_outage")),
+            features
+                .iter()
+                .any(|f| f.starts_with("state assign-yes") && f.ends_with("fapi_outage")),
             "{features:?}"
         );
     }

@@ -3,7 +3,8 @@
 //!
 //! Candidates are made in batches of [`BATCH`] (a constant, so the search does not depend on
 //! the thread count), run in parallel, and judged in candidate order: the first failing
-//! candidate of a batch is the find. Uniform mode walks seeds in order from the master seed.
+//! candidate of a batch is the find (for a mutant, only if the unmutated policy or variant
+//! passes the same candidate). Uniform mode walks seeds in order from the master seed.
 //! Guided mode keeps a corpus of swarm draws that reached new coverage
 //! ([`super::coverage`]) and derives new draws from them by mutation; every choice comes
 //! from one generator seeded by the master seed and the target's name, so a guided hunt is
@@ -41,6 +42,16 @@ pub struct Target {
     pub name: String,
     pub scenarios: Vec<Scenario>,
     pub settings: RunSettings,
+}
+
+impl Target {
+    /// A mutant (its scenarios carry ablations) is killed only by a candidate the unmutated
+    /// policy or variant passes: a failure both share is the scenario's, not the rule's.
+    fn is_mutant(&self) -> bool {
+        self.scenarios
+            .iter()
+            .any(|scenario| !scenario.ablations.is_empty())
+    }
 }
 
 /// One candidate run: which scenario, which seed, which swarm draw (None: the seed's own).
@@ -160,7 +171,16 @@ fn run_candidate(target: &Target, candidate: &Candidate, mode: Mode) -> Result<R
             (outcome, coverage.features())
         }
     };
-    let failed = super::first_violated(&outcome).map(str::to_owned);
+    let mut failed = super::first_violated(&outcome).map(str::to_owned);
+    if failed.is_some() && target.is_mutant() {
+        let mut control = scenario.clone();
+        control.ablations = crate::ablation::Ablations::none();
+        let mut settings = target.settings.clone();
+        settings.seed = candidate.seed;
+        if !run_scenario(&control, settings, None, String::new())?.passed() {
+            failed = None;
+        }
+    }
     Ok(Ran { failed, features })
 }
 
@@ -192,7 +212,13 @@ impl Search {
             kinds: target
                 .scenarios
                 .iter()
-                .map(|s| if s.swarm.enabled { s.swarm.kinds.clone() } else { Vec::new() })
+                .map(|s| {
+                    if s.swarm.enabled {
+                        s.swarm.kinds.clone()
+                    } else {
+                        Vec::new()
+                    }
+                })
                 .collect(),
             selections: target.scenarios.clone(),
         }
@@ -224,9 +250,10 @@ impl Search {
 
     fn mutate(&mut self, parent: Candidate) -> Candidate {
         let kinds = &self.kinds[parent.scenario];
-        let mut draw = parent.draw.clone().unwrap_or_else(|| {
-            seed_selection(&self.selections[parent.scenario], parent.seed)
-        });
+        let mut draw = parent
+            .draw
+            .clone()
+            .unwrap_or_else(|| seed_selection(&self.selections[parent.scenario], parent.seed));
         let steps = 1 + self.random.below(3);
         for _ in 0..steps {
             match self.random.below(4) {

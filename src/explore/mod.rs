@@ -19,9 +19,9 @@
 
 mod compare;
 pub mod coverage;
-pub mod hunt;
 mod ddmin;
 pub mod exact;
+pub mod hunt;
 mod materialise;
 pub mod regressions;
 mod seeds;

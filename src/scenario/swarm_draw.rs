@@ -22,7 +22,11 @@ impl SwarmDraw {
             weights: BTreeMap::new(),
             interval_pct: 100,
         };
-        for item in text.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+        for item in text
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+        {
             let (key, value) = item
                 .split_once('=')
                 .ok_or_else(|| format!("{item:?}: expected KIND=WEIGHT or interval=FACTOR"))?;
@@ -91,7 +95,10 @@ mod tests {
         let draw = SwarmDraw::parse("pod_delete=2.5, interval=0.80,server_crash=0").expect("ok");
         assert_eq!(draw.interval_pct, 80);
         assert_eq!(draw.weights["pod_delete"], 250);
-        assert_eq!(draw.to_string(), "interval=0.80,pod_delete=2.50,server_crash=0.00");
+        assert_eq!(
+            draw.to_string(),
+            "interval=0.80,pod_delete=2.50,server_crash=0.00"
+        );
         assert_eq!(SwarmDraw::parse(&draw.to_string()), Ok(draw.clone()));
         let order = ["server_crash".to_owned(), "pod_delete".to_owned()];
         assert_eq!(draw.enabled(&order), vec![("pod_delete".to_owned(), 2.5)]);
@@ -99,7 +106,12 @@ mod tests {
 
     #[test]
     fn malformed_items_are_refused() {
-        for text in ["pod_delete", "pod_delete=x", "pod_delete=1.234", "interval=0"] {
+        for text in [
+            "pod_delete",
+            "pod_delete=x",
+            "pod_delete=1.234",
+            "interval=0",
+        ] {
             assert!(SwarmDraw::parse(text).is_err(), "{text} was accepted");
         }
     }

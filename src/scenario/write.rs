@@ -18,7 +18,12 @@ pub fn to_toml(scenario: &Scenario) -> String {
     line(&mut out, "duration", &duration(scenario.duration_ms));
     line(&mut out, "settle", &duration(scenario.settle_ms));
     if !scenario.ablations.is_empty() {
-        let names: Vec<String> = scenario.ablations.names().iter().map(|n| n.to_string()).collect();
+        let names: Vec<String> = scenario
+            .ablations
+            .names()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
         line(&mut out, "ablate", &list(&names));
     }
     write_settings(&mut out, scenario);

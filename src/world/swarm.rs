@@ -99,8 +99,12 @@ pub fn seed_selection(scenario: &Scenario, seed: u64) -> SwarmDraw {
     let mut random = Stream::new(seed, StreamId::Swarm);
     let (enabled, factor) = select(scenario, &mut random);
     let pct = |x: f64| (x * 100.0).round() as u32;
-    let mut weights: BTreeMap<String, u32> =
-        scenario.swarm.kinds.iter().map(|k| (k.clone(), 0)).collect();
+    let mut weights: BTreeMap<String, u32> = scenario
+        .swarm
+        .kinds
+        .iter()
+        .map(|k| (k.clone(), 0))
+        .collect();
     for (kind, weight) in enabled {
         weights.insert(kind, pct(weight));
     }

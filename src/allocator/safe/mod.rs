@@ -17,6 +17,8 @@ mod ping;
 mod view;
 
 #[cfg(test)]
+mod ablation_tests;
+#[cfg(test)]
 mod test_driver;
 #[cfg(test)]
 mod tests;
@@ -36,15 +38,42 @@ pub(crate) const EXPIRY_MARGIN_MS: u64 = 20_000;
 
 /// The nine rules `--ablate` can switch off, one mutant each (the defect it lets back in).
 pub const SAFE_ABLATIONS: [crate::ablation::Declared; 9] = [
-    ("reservations", "rule 1: a claimed idle pod stays a candidate for every other job"),
-    ("fresh-state", "rule 2: create-agent decides on the view of the last server-ping list"),
-    ("idle-timeout", "rule 3: idle time is measured from pod creation, as pr355 does"),
-    ("canonical-hash", "rule 4: pr355's per-process config hash (no environment)"),
-    ("pure-assign", "rule 5: a false should-assign-work forgets the pod, as pr355 does"),
-    ("assignable", "rule 6: reuse ignores the environment and the agent's state at the server"),
-    ("restart-adoption", "rule 7: unregistered pods of an older process wait out ART"),
-    ("container-restart", "rule 8: a restarted container leaves its pod idle and reusable"),
-    ("limits", "rule 9: pending_pods_count counts every pod, as pr355 does"),
+    (
+        "reservations",
+        "rule 1: a claimed idle pod stays a candidate for every other job",
+    ),
+    (
+        "fresh-state",
+        "rule 2: create-agent decides on the view of the last server-ping list",
+    ),
+    (
+        "idle-timeout",
+        "rule 3: idle time is measured from pod creation, as pr355 does",
+    ),
+    (
+        "canonical-hash",
+        "rule 4: pr355's per-process config hash (no environment)",
+    ),
+    (
+        "pure-assign",
+        "rule 5: a false should-assign-work forgets the pod, as pr355 does",
+    ),
+    (
+        "assignable",
+        "rule 6: reuse ignores the environment and the agent's state at the server",
+    ),
+    (
+        "restart-adoption",
+        "rule 7: unregistered pods of an older process wait out ART",
+    ),
+    (
+        "container-restart",
+        "rule 8: a restarted container leaves its pod idle and reusable",
+    ),
+    (
+        "limits",
+        "rule 9: pending_pods_count counts every pod, as pr355 does",
+    ),
 ];
 
 /// What an unanswered Kubernetes call was for.
