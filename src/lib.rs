@@ -3,11 +3,13 @@
 //!
 //! `docs/architecture.md` is the map of the code: what each module owns and which module may
 //! depend on which (an allow-list `cargo xtask tidy` enforces). From the bottom up:
-//! [`resources`], [`engine`], [`ids`], [`wall`] and [`scenario`] depend on nothing;
+//! [`resources`], [`engine`], [`ids`], [`wall`], [`interrupt`] and [`scenario`] depend on
+//! nothing; [`ablation`] names the rules and fixes a run may switch off;
 //! [`allocator`] and [`leader`] (the real logic under test) only on `resources`; then
 //! [`trace`], [`kube`], [`gocd`], [`check`], [`report`], [`replay`]; [`world`] wires one run;
 //! [`export`], [`run`], [`explore`], [`nightly`], [`live`] and [`cli`] sit on top.
 
+pub mod ablation;
 pub mod allocator;
 pub mod check;
 pub mod cli;
@@ -16,6 +18,7 @@ pub mod explore;
 pub mod export;
 pub mod gocd;
 pub mod ids;
+pub mod interrupt;
 pub mod kube;
 pub mod leader;
 pub mod live;

@@ -84,6 +84,9 @@ struct Observers<'a> {
 impl Sink for Observers<'_> {
     fn record(&mut self, t_ms: u64, node: &str, record: &Record) {
         self.records += 1;
+        if let Some(extra) = &mut self.extra {
+            extra.record(t_ms, node, record);
+        }
         self.fingerprint.add(t_ms, node, record);
         self.checker.observe(t_ms, record);
         self.collector.observe(t_ms, record);
@@ -167,6 +170,13 @@ pub fn run_scenario_tapped(
             .finish()
             .map_err(|e| RunError::Internal(format!("finishing trace.jsonl: {e}")))?;
     }
+    // An ablated run is a different program: its fingerprint says so. A plain run folds in
+    // nothing, so its fingerprint is the one it always had.
+    if !scenario.ablations.is_empty() {
+        observers
+            .fingerprint
+            .add_note(&format!("ablate:{}", scenario.ablations.label()));
+    }
     let (violations, expected, sometimes) = split_violations(scenario, &observers.checker, all);
     let (verdict, class) = classify(&violations);
     let info = RunInfo {
@@ -187,6 +197,12 @@ pub fn run_scenario_tapped(
         sometimes,
         drawn: world.swarm_drawn().to_vec(),
         max_job_wait_ms: scenario.invariants.max_job_wait_ms,
+        ablations: scenario
+            .ablations
+            .names()
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect(),
     };
     Ok(RunOutcome {
         info,

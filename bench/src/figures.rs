@@ -55,7 +55,7 @@ fn seconds<T>(run: impl FnOnce() -> T) -> (f64, T) {
 }
 
 impl Bench {
-    fn push(&mut self, figure: Figure) {
+    pub(crate) fn push(&mut self, figure: Figure) {
         println!("{}", table_row(&figure));
         self.figures.push(figure);
     }

@@ -9,6 +9,7 @@
 // whole runs, never inside the simulator.
 #![allow(clippy::disallowed_methods)]
 
+mod discovery;
 mod figures;
 mod hold;
 mod model;
@@ -98,6 +99,7 @@ fn run_bench(arguments: &Arguments) -> anyhow::Result<bool> {
     bench.sweeps()?;
     bench.turmoil()?;
     bench.day()?;
+    bench.discovery()?;
     let targets_met = bench.figures.iter().all(|figure| figure.status != "fail");
     let document = output::Document {
         quick: plan.quick,

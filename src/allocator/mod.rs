@@ -42,6 +42,7 @@ pub use messages::{
     JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,
 };
 pub use declaration::{Declaration, DecisionCode, Intent, RequestKind};
+pub use safe::SAFE_ABLATIONS;
 pub use settings::ClusterProfile;
 
 use crate::resources::{KubeRequest, KubeResult};
@@ -212,5 +213,20 @@ pub fn new_allocator(policy: Policy, process_id: u64) -> Box<dyn Allocator> {
         Policy::Upstream => Box::new(upstream::Upstream::new(process_id)),
         Policy::Pr355 => Box::new(pr355::Pr355::new(process_id)),
         Policy::Safe => Box::new(safe::Safe::new(process_id)),
+    }
+}
+
+/// [`new_allocator`] with named rules switched off: only `safe` has rules to switch
+/// ([`SAFE_ABLATIONS`]); the other policies ignore `ablations`.
+pub fn new_allocator_ablated(
+    policy: Policy,
+    process_id: u64,
+    ablations: &crate::ablation::Ablations,
+) -> Box<dyn Allocator> {
+    match policy {
+        Policy::Safe if !ablations.is_empty() => {
+            Box::new(safe::Safe::with_ablations(process_id, ablations.clone()))
+        }
+        _ => new_allocator(policy, process_id),
     }
 }

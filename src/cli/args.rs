@@ -45,6 +45,48 @@ pub enum Command {
     /// Works for `sim --seeds`, `compare`, `nightly` and `review` shards. Fails (exit 2, writing
     /// nothing) if a shard or a seed is missing or repeated, naming them and the folders.
     Merge(MergeArgs),
+    /// List the names `--ablate` takes: rules of `safe`, fixes of `fixed`, one line each.
+    Ablations,
+    /// Sweep seeds of the generic exploration scenarios per target (a defective policy or
+    /// variant, or one ablation) until a violation or the budget; shrink what it finds.
+    Hunt(HuntArgs),
+}
+
+/// `elasticsim hunt`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HuntArgs {
+    /// Generic scenarios (default `scenarios/explore/elastic.toml` and `leader.toml`).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Targets: pr355, agentk-v1, safe-ablations (one target per rule of safe),
+    /// fixed-ablations (one per fix of fixed), or one ablation as `safe-NAME`/`fixed-NAME`.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "pr355,agentk-v1,safe-ablations,fixed-ablations"
+    )]
+    pub targets: Vec<String>,
+    /// Wall-clock budget per target and mode (`60s`, `5m`).
+    #[arg(long, default_value = "60s")]
+    pub budget: String,
+    /// Only the coverage-guided search (default: uniform, then guided).
+    #[arg(long, conflicts_with = "uniform")]
+    pub guided: bool,
+    /// Only the uniform search over seeds.
+    #[arg(long)]
+    pub uniform: bool,
+    /// The master seed every seed and swarm draw of the hunt derives from.
+    #[arg(long, default_value_t = 1)]
+    pub master_seed: u64,
+    /// Wall-clock budget for shrinking each find (`20s`).
+    #[arg(long, default_value = "20s")]
+    pub shrink_time: String,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Output folder for `hunt.md`, `hunt.json` and `<target>/repro.toml`.
+    #[arg(long, default_value = "reports/hunt")]
+    pub out: PathBuf,
 }
 
 /// `elasticsim merge`.
@@ -172,6 +214,15 @@ pub struct SimArgs {
     /// Print only the verdict line.
     #[arg(long)]
     pub quiet: bool,
+    /// Switch off named rules of `safe` or fixes of `fixed`, comma-separated (a mutant with
+    /// a known defect; `elasticsim ablations` lists the names). Recorded in the summary and
+    /// folded into the fingerprint.
+    #[arg(long, value_name = "NAME[,NAME…]")]
+    pub ablate: Option<String>,
+    /// Replace each seed's swarm choice (kinds on, weights, interval factor) with this one,
+    /// as a guided hunt prints it: `interval=0.80,pod_delete=2.50,server_crash=0.00`.
+    #[arg(long, value_name = "DRAW")]
+    pub swarm_draw: Option<String>,
 }
 
 /// `elasticsim compare`.
@@ -203,6 +254,11 @@ pub struct CompareArgs {
     /// `<out>/shard-K-of-N/`; `merge` joins the shards.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
+    /// Switch off named rules of `safe` or fixes of `fixed`, comma-separated (a mutant with
+    /// a known defect; `elasticsim ablations` lists the names). Recorded in the summary and
+    /// folded into the fingerprint.
+    #[arg(long, value_name = "NAME[,NAME…]")]
+    pub ablate: Option<String>,
 }
 
 /// `elasticsim shrink`.
@@ -228,6 +284,11 @@ pub struct ShrinkArgs {
     /// Where to write the repro (default `reports/<scenario>/<policy>/seed-<N>/repro.toml`).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Switch off named rules of `safe` or fixes of `fixed`, comma-separated (a mutant with
+    /// a known defect; `elasticsim ablations` lists the names). Recorded in the summary and
+    /// folded into the fingerprint.
+    #[arg(long, value_name = "NAME[,NAME…]")]
+    pub ablate: Option<String>,
 }
 
 /// `elasticsim review`.

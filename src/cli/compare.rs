@@ -34,7 +34,8 @@ struct CompareShardPlan {
 pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let seeds = parse_seeds(&args.seeds)?;
     let shard = parse_shard(args.shard.as_deref())?;
-    let scenario = load(&args.file)?;
+    let mut scenario = load(&args.file)?;
+    super::sim::apply_ablate(&mut scenario, args.ablate.as_deref())?;
     let base = RunSettings::from_scenario(&scenario).map_err(|e| Failure::Input(e.to_string()))?;
     let all: Vec<u64> = seeds.seeds().collect();
     let folder = args.out.clone().unwrap_or_else(|| {
@@ -48,6 +49,9 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let mut cells = Vec::new();
     let mut positions = Vec::new();
     for (policy_position, policy) in args.policies.iter().enumerate() {
+        if crate::interrupt::requested() {
+            break;
+        }
         let mut settings = base.clone();
         settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
         let mine = owned(shard, policy_position * all.len(), &all);
@@ -81,7 +85,30 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
         policies: args.policies.clone(),
         title: format!("{} (seeds {seeds})", scenario.name),
     };
+    let planned = args.policies.len() * all.len();
+    let ran: usize = runs.iter().map(|(_, rows)| rows.len()).sum();
+    let mut plan = plan;
+    let interrupted = (shard.is_none() && ran < planned).then(|| {
+        let done: Vec<u64> = runs.last().map_or_else(Vec::new, |(_, rows)| {
+            rows.iter().map(|row| row.seed).collect()
+        });
+        let policy = runs.last().map_or("", |(policy, _)| policy.as_str());
+        let line = format!(
+            "interrupted: {ran} of {planned} runs done (policy {policy}: {}); not done: {}",
+            crate::interrupt::spans(&done),
+            crate::interrupt::Interrupted::of(&all, &done).map_or_else(String::new, |stopped| {
+                crate::interrupt::spans(&stopped.not_done)
+            })
+        );
+        plan.title = format!("{} ({line})", plan.title);
+        line
+    });
     let rows = write_files(&folder, &plan, &runs)?;
+    if let Some(line) = interrupted {
+        print!("{}", compare_table(&rows));
+        println!("report: {}", folder.join("compare.md").display());
+        return Err(Failure::Interrupted(line));
+    }
     if let Some(shard) = shard {
         let all_rows: Vec<SeedRow> = runs.iter().flat_map(|(_, rows)| rows.clone()).collect();
         let ran = placed(positions.into_iter(), &all_rows);

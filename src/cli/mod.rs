@@ -6,6 +6,7 @@
 mod args;
 mod check;
 mod compare;
+mod hunt;
 mod merge;
 mod nightly;
 mod plot;
@@ -16,7 +17,9 @@ mod shrink;
 mod sim;
 mod sweep;
 
-pub use args::{Cli, Command, CompareArgs, MergeArgs, NightlyArgs, ReviewArgs, ShrinkArgs};
+pub use args::{
+    Cli, Command, CompareArgs, HuntArgs, MergeArgs, NightlyArgs, ReviewArgs, ShrinkArgs,
+};
 
 use std::fmt;
 
@@ -29,6 +32,8 @@ pub enum Failure {
     Input(String),
     /// A harness bug (exit 3).
     Internal(String),
+    /// Stopped by SIGINT/SIGTERM (exit 130) after writing the results of the seeds done.
+    Interrupted(String),
 }
 
 impl Failure {
@@ -37,6 +42,7 @@ impl Failure {
             Failure::Violated => 1,
             Failure::Input(_) => 2,
             Failure::Internal(_) => 3,
+            Failure::Interrupted(_) => crate::interrupt::EXIT_CODE,
         }
     }
 }
@@ -46,6 +52,7 @@ impl fmt::Display for Failure {
         match self {
             Failure::Violated => write!(f, "invariants violated"),
             Failure::Input(message) => write!(f, "error: {message}"),
+            Failure::Interrupted(message) => write!(f, "{message}"),
             Failure::Internal(message) => write!(
                 f,
                 "internal error (a bug in elasticsim): {message}\n\
@@ -87,5 +94,18 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Serve(args) => serve::run(&args),
         Command::Merge(args) => merge::run(&args),
         Command::Review(args) => review::run(&args),
+        Command::Ablations => {
+            say(&ablation_list());
+            Ok(())
+        }
+        Command::Hunt(args) => hunt::run(&args),
     }
+}
+
+/// `elasticsim ablations`: one line per name, grouped by the policy or variant it belongs to.
+fn ablation_list() -> String {
+    crate::ablation::catalogue()
+        .into_iter()
+        .map(|(owner, name, what)| format!("{owner:<5}  {name:<18} {what}\n"))
+        .collect()
 }

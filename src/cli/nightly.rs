@@ -27,10 +27,15 @@ pub(super) fn run(args: &NightlyArgs) -> Result<(), Failure> {
         progress: true,
         shard,
     };
+    crate::interrupt::install();
     let stopwatch = Stopwatch::start();
     let outcome = crate::nightly::run(&options).map_err(failure)?;
     let timing = format!("nightly took {:.1}s", stopwatch.seconds());
-    report(&outcome, &timing, &options.out_dir)
+    let reported = report(&outcome, &timing, &options.out_dir);
+    match &outcome.interrupted {
+        Some(line) => Err(Failure::Interrupted(line.clone())),
+        None => reported,
+    }
 }
 
 /// Print every case's verdict and problems; the exit status follows the outcome.

@@ -19,7 +19,8 @@ pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {
             e.describe()
         ))
     })?;
-    let scenario = load(&args.file)?;
+    let mut scenario = load(&args.file)?;
+    super::sim::apply_ablate(&mut scenario, args.ablate.as_deref())?;
     let mut settings =
         RunSettings::from_scenario(&scenario).map_err(|e| Failure::Input(e.to_string()))?;
     settings.seed = args.seed;

@@ -18,6 +18,43 @@ pub(super) fn load(file: &Path) -> Result<Scenario, Failure> {
     Ok(loaded.scenario)
 }
 
+/// `--ablate NAME[,NAME…]` written into the scenario (so a shrunk repro carries it); an
+/// unknown name is bad input listing the valid ones.
+pub(super) fn apply_ablate(scenario: &mut Scenario, ablate: Option<&str>) -> Result<(), Failure> {
+    if let Some(text) = ablate {
+        scenario.ablations = crate::ablation::Ablations::parse(text)
+            .map_err(|message| Failure::Input(format!("--ablate: {message}")))?;
+    }
+    Ok(())
+}
+
+/// `--swarm-draw DRAW`: the scenario's swarm must be on and know every kind named.
+pub(super) fn apply_swarm_draw(scenario: &mut Scenario, text: Option<&str>) -> Result<(), Failure> {
+    let Some(text) = text else {
+        return Ok(());
+    };
+    let draw = crate::scenario::SwarmDraw::parse(text)
+        .map_err(|message| Failure::Input(format!("--swarm-draw: {message}")))?;
+    if !scenario.swarm.enabled {
+        return Err(Failure::Input(format!(
+            "--swarm-draw: scenario {} has no [swarm] enabled = true",
+            scenario.name
+        )));
+    }
+    if let Some(kind) = draw
+        .weights
+        .keys()
+        .find(|k| !scenario.swarm.kinds.contains(k))
+    {
+        return Err(Failure::Input(format!(
+            "--swarm-draw: {kind:?} is not in [swarm] kinds ({})",
+            scenario.swarm.kinds.join(", ")
+        )));
+    }
+    scenario.swarm.draw = Some(draw);
+    Ok(())
+}
+
 /// Run settings from the scenario and the flags.
 pub(super) fn settings(scenario: &Scenario, args: &SimArgs) -> Result<RunSettings, Failure> {
     let mut settings =
@@ -51,6 +88,12 @@ pub(super) fn reproduce(file: &Path, settings: &RunSettings, scenario: &Scenario
     if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
         command.push_str(&format!(" --variant {variant}"));
     }
+    if !scenario.ablations.is_empty() {
+        command.push_str(&format!(" --ablate {}", scenario.ablations.label()));
+    }
+    if let Some(draw) = &scenario.swarm.draw {
+        command.push_str(&format!(" --swarm-draw {draw}"));
+    }
     command
 }
 
@@ -61,6 +104,12 @@ pub(super) fn report_dir(scenario: &Scenario, settings: &RunSettings) -> PathBuf
         .join(settings.policy.name());
     if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
         dir = dir.join(variant);
+    }
+    if !scenario.ablations.is_empty() {
+        dir = dir.join(format!(
+            "ablate-{}",
+            scenario.ablations.label().replace(',', "+")
+        ));
     }
     dir.join(format!("seed-{}", settings.seed))
 }
@@ -86,8 +135,16 @@ pub(super) fn run_one(
     Ok(outcome)
 }
 
+/// Load the scenario and apply `--ablate` and `--swarm-draw`.
+pub(super) fn load_with(args: &SimArgs) -> Result<Scenario, Failure> {
+    let mut scenario = load(&args.file)?;
+    apply_ablate(&mut scenario, args.ablate.as_deref())?;
+    apply_swarm_draw(&mut scenario, args.swarm_draw.as_deref())?;
+    Ok(scenario)
+}
+
 pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
-    let scenario = load(&args.file)?;
+    let scenario = load_with(args)?;
     let settings = settings(&scenario, args)?;
     let outcome = run_one(
         &args.file,

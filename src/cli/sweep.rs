@@ -5,12 +5,13 @@
 
 use super::Failure;
 use super::args::SimArgs;
-use super::sim::{load, report_dir, reproduce, settings};
+use super::sim::{report_dir, reproduce, settings};
 use crate::explore::shard::{self, Assembled, Placed, ShardFile};
 use crate::explore::{
     Cell, CommandKind, SeedRange, SeedRow, Shard, SweepPlan, SweepSummary, sweep, write_sweep_files,
     write_sweep_page,
 };
+use crate::interrupt::Interrupted;
 use crate::run::RunOutcome;
 use crate::scenario::Scenario;
 use crate::wall::Stopwatch;
@@ -43,6 +44,7 @@ pub(super) fn run_seeds(
     threads: Option<usize>,
     failed_dir: Option<&(dyn Fn(&RunSettings) -> PathBuf + Sync)>,
 ) -> Result<Vec<SeedRow>, Failure> {
+    crate::interrupt::install();
     let bar = progress_bar(seeds.len() as u64, settings.policy.name());
     let plan = SweepPlan {
         scenario,
@@ -124,11 +126,16 @@ impl SweepShardPlan {
         if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
             case = format!("{case}/{variant}");
         }
+        let mut title = format!("{} (policy {})", scenario.name, settings.policy.name());
+        if !scenario.ablations.is_empty() {
+            case = format!("{case}/ablate-{}", scenario.ablations.label());
+            title = format!("{title} ablate {}", scenario.ablations.label());
+        }
         SweepShardPlan {
             scenario: scenario.name.clone(),
             case,
             seeds: seeds.to_string(),
-            title: format!("{} (policy {})", scenario.name, settings.policy.name()),
+            title,
         }
     }
 
@@ -171,7 +178,7 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
             "--trace needs one seed: rerun a failing seed with --seed N --trace".to_owned(),
         ));
     }
-    let scenario = load(&args.file)?;
+    let scenario = super::sim::load_with(args)?;
     let settings = settings(&scenario, args)?;
     // The sweep folder is the parent of the seed folders: reports/<scenario>/<policy>/.
     let folder = match &args.out {
@@ -196,9 +203,21 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     )?;
     let wall_s = stopwatch.seconds();
     let plan = SweepShardPlan::new(&scenario, &settings, seeds);
-    let summary =
-        write_sweep_files(&folder, &plan.title, &rows).map_err(writing_failed(&folder))?;
-    write_sweep_page(&folder, &plan.title, &plan.case, &rows).map_err(writing_failed(&folder))?;
+    let planned: Vec<u64> = mine.iter().map(|(_, seed)| *seed).collect();
+    let ran: Vec<u64> = rows.iter().map(|row| row.seed).collect();
+    let stopped = Interrupted::of(&planned, &ran);
+    let title = match &stopped {
+        Some(stopped) => format!("{} ({})", plan.title, stopped.line()),
+        None => plan.title.clone(),
+    };
+    let summary = write_sweep_files(&folder, &title, &rows).map_err(writing_failed(&folder))?;
+    write_sweep_page(&folder, &title, &plan.case, &rows).map_err(writing_failed(&folder))?;
+    if let Some(stopped) = stopped {
+        // A shard file would claim cells it never ran: an interrupted shard writes none.
+        print!("{}", crate::explore::sweep_table(&summary, &rows));
+        println!("report: {}", folder.join("sweep.md").display());
+        return Err(Failure::Interrupted(stopped.line()));
+    }
     if let Some(shard) = shard {
         let cells = plan.cells(&all);
         let positions = mine.iter().map(|(position, _)| *position);

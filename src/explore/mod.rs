@@ -9,6 +9,8 @@
 //! | `tables.rs` | [`SweepSummary`], `sweep.csv`, `sweep.md`, the terminal table |
 //! | `compare.rs` | [`PolicyRow`]: one policy's aggregate; `compare.csv`, `compare.md` |
 //! | `pages.rs` | the `index.html` of a sweep and of a comparison |
+//! | `coverage.rs` | the guided hunt's coverage: decision transitions and abstract states |
+//! | `hunt.rs` | hunting a target: seeds or guided swarm draws until a violation |
 //! | `materialise.rs` | a run as an explicit scenario (swarm off, every arrival and fault) |
 //! | `ddmin.rs` | delta debugging and bisection |
 //! | `shrink.rs` | [`shrink`]: the smallest scenario that still fails the same invariant |
@@ -17,8 +19,10 @@
 //! | `exact.rs` | serde helpers that bring floats and ids back bit for bit from `shard.json` |
 
 mod compare;
+pub mod coverage;
 mod ddmin;
 pub mod exact;
+pub mod hunt;
 mod materialise;
 mod pages;
 pub mod regressions;

@@ -164,7 +164,8 @@ pub type Finished<'a> = dyn Fn(&RunOutcome) -> Result<(), RunError> + Sync + 'a;
 pub type Reproduce<'a> = dyn Fn(&RunSettings) -> String + Sync + 'a;
 
 /// Run every seed of `plan` on a local rayon pool; rows come back in seed order. The first
-/// run or hook error (in seed order) ends the sweep.
+/// run or hook error (in seed order) ends the sweep. Once an interrupt was requested
+/// ([`crate::interrupt`]) no further seed starts: the rows are those of the seeds that ran.
 pub fn sweep(
     plan: &SweepPlan<'_>,
     reproduce: &Reproduce<'_>,
@@ -178,6 +179,9 @@ pub fn sweep(
         plan.seeds
             .par_iter()
             .map(|&seed| {
+                if crate::interrupt::requested() {
+                    return Ok(None);
+                }
                 let mut settings = plan.settings.clone();
                 settings.seed = seed;
                 let command = reproduce(&settings);
@@ -185,8 +189,9 @@ pub fn sweep(
                 let mut outcome = run_scenario(plan.scenario, settings, None, command)?;
                 outcome.info.wall_s = stopwatch.seconds();
                 finished(&outcome)?;
-                Ok(SeedRow::from_outcome(&outcome))
+                Ok(Some(SeedRow::from_outcome(&outcome)))
             })
-            .collect()
+            .collect::<Result<Vec<Option<SeedRow>>, RunError>>()
+            .map(|rows| rows.into_iter().flatten().collect())
     })
 }

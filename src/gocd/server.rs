@@ -32,6 +32,8 @@ pub struct ServerSettings {
     pub create_agent_threads: u32,
     pub policy: Policy,
     pub cluster_profile: ClusterProfile,
+    /// Rules of `safe` switched off (an ablation mutant); empty in ordinary runs.
+    pub ablations: crate::ablation::Ablations,
 }
 
 /// A server timer.
@@ -122,7 +124,11 @@ impl Server {
     pub fn start(&mut self, now_ms: u64, process_id: u64, out: &mut ServerOut) {
         assert!(self.memory.is_none(), "start of a running server");
         self.memory = Some(Memory {
-            allocator: allocator::new_allocator(self.settings.policy, process_id),
+            allocator: allocator::new_allocator_ablated(
+                self.settings.policy,
+                process_id,
+                &self.settings.ablations,
+            ),
             job_plans: Vec::new(),
             last_try_ms: BTreeMap::new(),
             keys: BTreeMap::new(),

@@ -38,6 +38,7 @@ mod replica;
 pub(crate) mod tests;
 
 pub use elector::{Elector, ElectorEvent, ElectorSettings, TakeoverDuration};
+pub use fixed::FIXED_ABLATIONS;
 pub use replica::Replica;
 
 use crate::resources::{KubeRequest, KubeResult};
@@ -113,6 +114,9 @@ pub struct LeaderSettings {
     /// A module takes U[min, max] to return after being told to stop.
     pub module_stop_latency_ms_min: u64,
     pub module_stop_latency_ms_max: u64,
+    /// Fixes of `fixed` switched off (`FIXED_ABLATIONS`); ignored by `agentk-v1`.
+    #[serde(default, skip_serializing_if = "crate::ablation::Ablations::is_empty")]
+    pub ablations: crate::ablation::Ablations,
 }
 
 impl LeaderSettings {

@@ -111,7 +111,10 @@ impl Replica {
             .collect::<Vec<_>>();
         let runner: Box<dyn Runner> = match settings.variant {
             Variant::AgentkV1 => Box::new(AgentkV1Runner::new(modules.len())),
-            Variant::Fixed => Box::new(FixedRunner::new(modules.len())),
+            Variant::Fixed => Box::new(FixedRunner::with_ablations(
+                modules.len(),
+                settings.ablations.clone(),
+            )),
         };
         let core = Core {
             settings,
@@ -322,10 +325,12 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
         } else {
             TakeoverDuration::Configured
         },
-        release_timeout_ms: fixed.then_some(settings.renew_deadline_ms),
+        release_timeout_ms: (fixed && !settings.ablations.has("bounded-release"))
+            .then_some(settings.renew_deadline_ms),
         // A candidate whose Get or Update vanished (a partition drops it) must try again:
         // one retry period is far above any answer's round trip.
-        acquire_timeout_ms: fixed.then_some(settings.retry_period_ms),
+        acquire_timeout_ms: (fixed && !settings.ablations.has("bounded-acquire"))
+            .then_some(settings.retry_period_ms),
         release_reads_first: fixed,
         release_after_acknowledgement: fixed,
         forget_observations_between_runs: !fixed,

@@ -135,6 +135,8 @@ pub struct NightlyOutcome {
     pub groups: Vec<GroupOutcome>,
     pub warnings: Vec<String>,
     pub baselines_written: Vec<PathBuf>,
+    /// Stopped by Ctrl-C/SIGTERM: the line saying how many runs were done and not done.
+    pub interrupted: Option<String>,
 }
 
 impl NightlyOutcome {
@@ -353,6 +355,7 @@ fn fold(groups: &[Group], results: &[SeedResult], warnings: Vec<String>) -> Nigh
             .collect(),
         warnings,
         baselines_written: Vec::new(),
+        interrupted: None,
     }
 }
 
@@ -398,6 +401,23 @@ pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
     )
     .map_err(NightlyError::Internal)?;
     let mut outcome = fold(&groups, &results, warnings);
+    if results.len() < tasks.len() {
+        // Means over part of the seeds are not the means a baseline holds: no judgement, no
+        // shard file; the tables say what ran.
+        let line = format!(
+            "interrupted: {} of {} runs done, {} not done",
+            results.len(),
+            tasks.len(),
+            tasks.len() - results.len()
+        );
+        for group in &mut outcome.groups {
+            group.note = Some(format!("{line} (this case: {} seeds done)", group.seeds));
+        }
+        outcome.warnings.push(line.clone());
+        outcome.interrupted = Some(line);
+        outputs::write_all(&options.out_dir, &mut outcome)?;
+        return Ok(outcome);
+    }
     match options.shard {
         None => outputs::judge_baselines(options, &config, &mut outcome)?,
         Some(shard) => {

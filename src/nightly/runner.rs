@@ -100,7 +100,8 @@ fn run_task(task: &Task, scenarios: &[Scenario], out_dir: &Path) -> Result<SeedR
     })
 }
 
-/// Run every task on `threads` workers (all cores when `None`), in task order.
+/// Run every task on `threads` workers (all cores when `None`), in task order. After an
+/// interrupt ([`crate::interrupt`]) the tasks not started are left out of the results.
 pub(super) fn run_all(
     tasks: &[Task],
     scenarios: &[Scenario],
@@ -128,11 +129,16 @@ pub(super) fn run_all(
         tasks
             .par_iter()
             .map(|task| {
+                // After Ctrl-C no new run starts; the runs in flight finish.
+                if crate::interrupt::requested() {
+                    return Ok(None);
+                }
                 let result = run_task(task, scenarios, out_dir);
                 bar.inc(1);
-                result
+                result.map(Some)
             })
             .collect::<Result<Vec<_>, String>>()
+            .map(|results| results.into_iter().flatten().collect())
     });
     bar.finish_and_clear();
     results

@@ -39,6 +39,9 @@ pub struct RunInfo {
     pub drawn: Vec<String>,
     /// The scenario's `max_job_wait` bound.
     pub max_job_wait_ms: u64,
+    /// Rules or fixes switched off (`--ablate`); absent from `summary.json` when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ablations: Vec<String>,
 }
 
 /// Verdict and failure class for a run's failing violations: `("pass", None)` when there are

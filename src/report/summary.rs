@@ -110,8 +110,13 @@ pub fn verdict_line(info: &RunInfo) -> String {
         .variant
         .as_deref()
         .map(|variant| format!(", variant {variant}"));
+    let ablated = if info.ablations.is_empty() {
+        String::new()
+    } else {
+        format!(", ablate {}", info.ablations.join(","))
+    };
     format!(
-        "{verdict} {} (policy {}{}, seed {})",
+        "{verdict} {} (policy {}{}{ablated}, seed {})",
         info.scenario,
         info.policy,
         variant.unwrap_or_default(),

@@ -141,6 +141,7 @@ fn run_info() -> RunInfo {
         sometimes: vec![("reuse-happens".to_owned(), true)],
         drawn: Vec::new(),
         max_job_wait_ms: 300_000,
+        ablations: Vec::new(),
     }
 }
 

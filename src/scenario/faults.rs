@@ -334,7 +334,7 @@ pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
     let Some(table) = top.table("swarm")? else {
         return Ok(defaults);
     };
-    table.expect_keys(&["enabled", "kinds", "mean_interval"])?;
+    table.expect_keys(&["enabled", "kinds", "mean_interval", "draw"])?;
     let enabled = table.or("enabled", defaults.enabled, &super::reader::boolean)?;
     let kinds = choice_list(&table, "kinds", FAULT_KINDS)?.unwrap_or(defaults.kinds);
     let mean_interval_ms = table.or("mean_interval", defaults.mean_interval_ms, &duration)?;
@@ -351,9 +351,23 @@ pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
         let found = format!("\"{kind}\" without a [leader] section");
         return Err(table.semantic("kinds", "a [leader] section for leader fault kinds", &found));
     }
+    let draw = match table.get("draw") {
+        None => None,
+        Some(value) => {
+            let text = super::reader::string(&table, "draw", value)?;
+            let draw = super::SwarmDraw::parse(&text)
+                .map_err(|message| table.invalid("draw", value, &message))?;
+            if let Some(kind) = draw.weights.keys().find(|kind| !kinds.contains(kind)) {
+                let expected = format!("kinds of [swarm] kinds only, not {kind:?}");
+                return Err(table.invalid("draw", value, &expected));
+            }
+            Some(draw)
+        }
+    };
     Ok(Swarm {
         enabled,
         kinds,
         mean_interval_ms,
+        draw,
     })
 }

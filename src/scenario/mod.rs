@@ -12,6 +12,7 @@ mod leader;
 pub mod model;
 mod parse;
 mod reader;
+mod swarm_draw;
 mod write;
 
 #[cfg(test)]
@@ -25,6 +26,7 @@ pub use faults::{FAULT_KINDS, LEADER_FAULT_KINDS, PARTITION_GROUPS};
 pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
 pub use model::*;
 pub use parse::{JOB_KINDS, POLICIES};
+pub use swarm_draw::SwarmDraw;
 pub use write::to_toml;
 
 use std::path::Path;

@@ -37,6 +37,8 @@ pub struct Scenario {
     pub swarm: Swarm,
     pub invariants: Invariants,
     pub leader: Option<Leader>,
+    /// `ablate`: rules of `safe` and fixes of `fixed` switched off (empty: none).
+    pub ablations: crate::ablation::Ablations,
 }
 
 /// `[cluster]`.
@@ -295,6 +297,9 @@ pub struct Swarm {
     pub enabled: bool,
     pub kinds: Vec<String>,
     pub mean_interval_ms: u64,
+    /// `draw`: a choice given instead of the seed's own (`sim --swarm-draw`, or written by
+    /// a guided hunt's repro), see [`super::SwarmDraw`].
+    pub draw: Option<super::SwarmDraw>,
 }
 
 impl Default for Swarm {
@@ -311,6 +316,7 @@ impl Default for Swarm {
             .map(str::to_owned)
             .to_vec(),
             mean_interval_ms: 5 * 60_000,
+            draw: None,
         }
     }
 }

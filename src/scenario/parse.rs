@@ -27,6 +27,7 @@ const TOP_KEYS: &[&str] = &[
     "swarm",
     "invariants",
     "leader",
+    "ablate",
 ];
 
 pub const POLICIES: &[&str] = &["upstream", "pr355", "safe"];
@@ -99,6 +100,7 @@ pub(crate) fn scenario(
         invariants: leader::invariants(&top, &mut context)?,
         profiles,
         leader,
+        ablations: ablations(&top)?,
     };
     let settle_needed_ms = scenario
         .plugin
@@ -416,4 +418,15 @@ fn poisson(table: &Table<'_, '_>, context: &Context) -> Result<JobSource> {
         profile: profile_reference(table, context)?,
         runtime: table.required("runtime", "a duration or range", &range)?,
     })
+}
+
+/// `ablate = ["reservations", …]`: names of `SAFE_ABLATIONS` and `FIXED_ABLATIONS`.
+fn ablations(top: &Table<'_, '_>) -> Result<crate::ablation::Ablations> {
+    let valid: Vec<&str> = crate::ablation::catalogue()
+        .into_iter()
+        .map(|(_, name, _)| name)
+        .collect();
+    let names = super::reader::choice_list(top, "ablate", &valid)?.unwrap_or_default();
+    Ok(crate::ablation::Ablations::from_names(&names)
+        .expect("choice_list accepted only declared names"))
 }

@@ -204,6 +204,7 @@ fn contract_example_scenario() -> Scenario {
             require: vec!["reuse-happens".to_owned()],
         },
         leader: Some(contract_example_leader()),
+        ablations: crate::ablation::Ablations::none(),
     }
 }
 
@@ -232,6 +233,7 @@ fn a_file_with_only_a_name_gets_every_default() {
         swarm: Swarm::default(),
         invariants: Invariants::default(),
         leader: None,
+        ablations: crate::ablation::Ablations::none(),
     };
     assert_eq!(scenario, expected);
 }

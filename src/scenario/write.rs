@@ -17,6 +17,15 @@ pub fn to_toml(scenario: &Scenario) -> String {
     line(&mut out, "seed", &scenario.seed.to_string());
     line(&mut out, "duration", &duration(scenario.duration_ms));
     line(&mut out, "settle", &duration(scenario.settle_ms));
+    if !scenario.ablations.is_empty() {
+        let names: Vec<String> = scenario
+            .ablations
+            .names()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        line(&mut out, "ablate", &list(&names));
+    }
     write_settings(&mut out, scenario);
     for profile in &scenario.profiles {
         out.push_str("\n[[profiles]]\n");
@@ -44,6 +53,9 @@ pub fn to_toml(scenario: &Scenario) -> String {
         "mean_interval",
         &duration(scenario.swarm.mean_interval_ms),
     );
+    if let Some(draw) = &scenario.swarm.draw {
+        line(&mut out, "draw", &quote(&draw.to_string()));
+    }
     out.push_str("\n[invariants]\n");
     line(
         &mut out,

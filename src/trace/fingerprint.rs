@@ -35,6 +35,12 @@ impl Fingerprint {
         self.count += 1;
     }
 
+    /// Fold in a note that is not a record (what a run was told, e.g. its ablations).
+    pub fn add_note(&mut self, note: &str) {
+        self.hasher.update(b"note:");
+        self.hasher.update(note.as_bytes());
+    }
+
     /// Number of records folded in.
     pub fn count(&self) -> u64 {
         self.count

@@ -18,6 +18,7 @@ mod swarm;
 
 pub use build::{RunSettings, World, WorldError};
 pub use leader::observation_record;
+pub use swarm::seed_selection;
 
 /// Receives every trace record of a run, in order.
 pub trait Sink {

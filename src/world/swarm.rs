@@ -5,7 +5,9 @@
 //! scheduled faults appended to the scenario's own; they all fall in the safety phase.
 
 use crate::engine::{Stream, StreamId};
-use crate::scenario::{Fault, FaultKind, OutageMode, PodTarget, Range, ReplicaRef, Scenario};
+use crate::scenario::{
+    Fault, FaultKind, OutageMode, PodTarget, Range, ReplicaRef, Scenario, SwarmDraw,
+};
 use std::collections::BTreeMap;
 
 const TARGETS: [PodTarget; 4] = [
@@ -21,21 +23,11 @@ pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
         return (Vec::new(), Vec::new());
     }
     let mut random = Stream::new(seed, StreamId::Swarm);
-    // Each kind is on with probability 1/2 (at least one is on), with a weight in [1, 4).
-    let mut enabled: Vec<(String, f64)> = Vec::new();
-    for kind in &scenario.swarm.kinds {
-        let on = random.chance(0.5);
-        let weight = 1.0 + 3.0 * random.unit();
-        if on {
-            enabled.push((kind.clone(), weight));
-        }
-    }
-    if enabled.is_empty() {
-        let index = random.below(scenario.swarm.kinds.len() as u64) as usize;
-        enabled.push((scenario.swarm.kinds[index].clone(), 1.0));
-    }
-    // The overall rate: the mean interval scaled by a factor in [0.5, 2).
-    let mean_ms = scenario.swarm.mean_interval_ms as f64 * (0.5 + 1.5 * random.unit());
+    let (enabled, factor) = match &scenario.swarm.draw {
+        Some(given) => given_selection(scenario, given),
+        None => select(scenario, &mut random),
+    };
+    let mean_ms = scenario.swarm.mean_interval_ms as f64 * factor;
     let total_weight: f64 = enabled.iter().map(|(_, w)| w).sum();
     let mut faults = Vec::new();
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
@@ -68,8 +60,58 @@ pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
             .collect::<Vec<_>>()
             .join(", ")
     )];
+    if let Some(given) = &scenario.swarm.draw {
+        drawn.push(format!("given --swarm-draw {given}"));
+    }
     drawn.extend(counts.iter().map(|(kind, n)| format!("{kind} x{n}")));
     (faults, drawn)
+}
+
+/// The seed's own choice: each kind is on with probability 1/2 (at least one is on), with a
+/// weight in [1, 4); the mean interval is scaled by a factor in [0.5, 2).
+fn select(scenario: &Scenario, random: &mut Stream) -> (Vec<(String, f64)>, f64) {
+    let mut enabled: Vec<(String, f64)> = Vec::new();
+    for kind in &scenario.swarm.kinds {
+        let on = random.chance(0.5);
+        let weight = 1.0 + 3.0 * random.unit();
+        if on {
+            enabled.push((kind.clone(), weight));
+        }
+    }
+    if enabled.is_empty() {
+        let index = random.below(scenario.swarm.kinds.len() as u64) as usize;
+        enabled.push((scenario.swarm.kinds[index].clone(), 1.0));
+    }
+    (enabled, 0.5 + 1.5 * random.unit())
+}
+
+/// A choice given as a [`SwarmDraw`] (`--swarm-draw`); with nothing on, the first kind is.
+fn given_selection(scenario: &Scenario, given: &SwarmDraw) -> (Vec<(String, f64)>, f64) {
+    let mut enabled = given.enabled(&scenario.swarm.kinds);
+    if enabled.is_empty() {
+        enabled.push((scenario.swarm.kinds[0].clone(), 1.0));
+    }
+    (enabled, f64::from(given.interval_pct) / 100.0)
+}
+
+/// The choice seed `seed` makes, in hundredths: where a guided hunt starts mutating from.
+pub fn seed_selection(scenario: &Scenario, seed: u64) -> SwarmDraw {
+    let mut random = Stream::new(seed, StreamId::Swarm);
+    let (enabled, factor) = select(scenario, &mut random);
+    let pct = |x: f64| (x * 100.0).round() as u32;
+    let mut weights: BTreeMap<String, u32> = scenario
+        .swarm
+        .kinds
+        .iter()
+        .map(|k| (k.clone(), 0))
+        .collect();
+    for (kind, weight) in enabled {
+        weights.insert(kind, pct(weight));
+    }
+    SwarmDraw {
+        weights,
+        interval_pct: pct(factor).max(1),
+    }
 }
 
 fn range(random: &mut Stream, min_ms: u64, max_ms: u64) -> u64 {

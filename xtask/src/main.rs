@@ -1,8 +1,9 @@
 //! `cargo xtask`: the front door users type (matklad's xtask convention).
 //!
-//! Every simulation command (`sim`, `check`, `compare`, `review`, `shrink`, `nightly`, `merge`,
-//! `plot`, `record`, `serve`) is forwarded to the `elasticsim` binary, built in release mode, so that
-//! there is one implementation of each and `cargo xtask sim FILE` behaves exactly as
+//! Every simulation command (`sim`, `check`, `compare`, `review`, `shrink`, `hunt`,
+//! `ablations`, `nightly`, `merge`, `plot`, `record`, `serve`) is forwarded to the `elasticsim`
+//! binary, built in release mode, so that there is one implementation of each and
+//! `cargo xtask sim FILE` behaves exactly as
 //! `elasticsim sim FILE`. `bench` runs the `elasticsim-bench` crate instead (release): it
 //! needs turmoil as the measured peer, which the simulator must not depend on. `tidy` runs the
 //! house rules itself (`tidy.rs`, also run by `cargo test -p xtask`). The exit code is
@@ -26,6 +27,9 @@ Commands (forwarded to `elasticsim`, built with --release):
   compare FILE --policies upstream,pr355,safe --seeds N
   review [FILE...] --candidate P [--base upstream] [--seeds 50] [--reuse on|off|both] [--out DIR]
   shrink FILE --seed N [--time 60s]
+  hunt [FILE...] [--targets pr355,agentk-v1,safe-ablations,fixed-ablations] [--budget 60s]
+       [--guided | --uniform] [--master-seed N] [--out DIR]
+  ablations   (the names sim/compare/shrink take with --ablate NAME[,NAME...])
   nightly [--seeds N] [--update-baseline]
       (sim --seeds, compare, review and nightly take --shard K/N or auto/N: shard K of N, from 0)
   merge DIR... [--out DIR]   (joins the shard folders of one --shard run)

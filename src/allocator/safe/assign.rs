@@ -13,7 +13,7 @@ impl Safe {
     ) -> bool {
         let name = request.agent.agent_id.as_str();
         let job_id = request.job_identifier.job_id;
-        let config_hash = self.config_hashes.hash(
+        let config_hash = self.config_hash(
             &request.elastic_agent_profile_properties,
             &request.cluster_profile_properties,
             request.environment.as_deref(),
@@ -27,6 +27,10 @@ impl Safe {
         };
         let reuse = settings.enable_agent_reuse;
         if let Err(reason) = self.assign_verdict(now_ms, request, needs, reuse) {
+            if self.ablated("pure-assign") {
+                // Ablated rule 5: pr355's `compute` returning null forgets the pod.
+                self.view.forget(name);
+            }
             // Rule 5: a false answer only records why; no state changes (pr355's `compute`
             // returning null evicted the pod on every false).
             out.decide(
@@ -91,7 +95,8 @@ impl Safe {
         if request.agent.config_state == ConfigState::Disabled {
             return Err("agent disabled".to_owned());
         }
-        if record.container_restarted() || record.is_terminated() {
+        let restarted = record.container_restarted() && !self.ablated("container-restart");
+        if restarted || record.is_terminated() {
             return Err("container restarted or pod terminated: not reusable".to_owned());
         }
         if let Some(running) = record.running_job {
@@ -102,11 +107,17 @@ impl Safe {
         }
         // Rule 6 and no-cross-config-reuse: only jobs of the pod's config and environment
         // (pr355 ignored the environment and reused pods across a profile edit).
-        if !needs.matches(record) {
+        let matches = if self.ablated("assignable") {
+            record.config_hash() == Some(needs.config_hash)
+        } else {
+            needs.matches(record)
+        };
+        if !matches {
             return Err(format!("config or environment differs from job {job_id}"));
         }
         // Rule 1: a claimed pod takes only the claiming job.
-        if let Some(claim) = self.view.live_claim(record, now_ms) {
+        let claim = self.view.live_claim(record, now_ms);
+        if let Some(claim) = claim.filter(|_| !self.ablated("reservations")) {
             if claim.job_id == job_id {
                 return Ok(());
             }

@@ -26,7 +26,7 @@ impl Safe {
         let settings = ClusterProfile::from_properties(&request.cluster_profile_properties);
         // Rule 4: the canonical hash is the same in every process, so pods survive a restart
         // as reusable (pr355's `Map.of` JSON order made them foreign after a JVM restart).
-        let config_hash = self.config_hashes.hash(
+        let config_hash = self.config_hash(
             &request.elastic_agent_profile_properties,
             &request.cluster_profile_properties,
             request.environment.as_deref(),
@@ -62,6 +62,8 @@ impl Safe {
             .expect("a create list belongs to a live create");
         let (job_id, settings) = (task.request.job_identifier.job_id, task.settings.clone());
         match result {
+            // Ablated rule 2: the list is ignored; the view is the last server-ping's.
+            Ok(KubeReply::Pods(_)) if self.ablated("fresh-state") => {}
             Ok(KubeReply::Pods(pods)) => self.view.merge_list(pods),
             Ok(other) => unexpected_reply(&other, "a pod list"),
             Err(error) => {
@@ -216,8 +218,8 @@ impl Safe {
             && match agents.get(name) {
                 Some(agent) => agent_is_assignable(agent),
                 None => {
-                    self.is_own_pod_name(name)
-                        && record.pod.created_ms >= self.start_ms()
+                    (self.ablated("restart-adoption")
+                        || self.is_own_pod_name(name) && record.pod.created_ms >= self.start_ms())
                         && now_ms < registration_deadline_ms(record, settings)
                 }
             }
@@ -250,15 +252,20 @@ impl Safe {
         needs: JobNeeds<'_>,
         agents: &Agents,
     ) -> bool {
+        // Ablated rule 6: the config hash alone decides, whatever the server would do.
+        let assignable = if self.ablated("assignable") {
+            record.config_hash() == Some(needs.config_hash)
+        } else {
+            needs.matches(record) && agents.get(name).is_some_and(agent_is_assignable)
+        };
         !record.retired
             && !record.delete_in_flight
             && record.running_job.is_none()
             && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
             && record.pod.phase == PodPhase::Running
-            && !record.container_restarted()
-            && needs.matches(record)
-            && self.view.live_claim(record, now_ms).is_none()
-            && agents.get(name).is_some_and(agent_is_assignable)
+            && (self.ablated("container-restart") || !record.container_restarted())
+            && assignable
+            && (self.ablated("reservations") || self.view.live_claim(record, now_ms).is_none())
     }
 
     /// The pod's idle clock runs out within `EXPIRY_MARGIN_MS`: it is left to the reaper.
@@ -290,7 +297,8 @@ impl Safe {
             let still_free = self.view.pods.get(&name).is_some_and(|record| {
                 !record.retired
                     && record.running_job.is_none()
-                    && self.view.live_claim(record, now_ms).is_none()
+                    && (self.ablated("reservations")
+                        || self.view.live_claim(record, now_ms).is_none())
             });
             if still_free {
                 break name;
@@ -449,7 +457,11 @@ impl Safe {
         // Rule 9: pending_pods_count limits pods not yet Running (upstream semantics), so
         // pr355's all-pods limit cannot cap concurrency at 10 running agents, and
         // Running pods (idle or building) never block a create.
-        let pending_count = self.view.pods_not_running_count();
+        let pending_count = if self.ablated("limits") {
+            self.view.pods.len()
+        } else {
+            self.view.pods_not_running_count()
+        };
         if pending_count >= settings.pending_pods_count as usize {
             let text = format!(
                 "{pending_count} pods are not Running yet (limit {}): no pod for job {job_id} now",

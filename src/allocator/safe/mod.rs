@@ -18,12 +18,14 @@ mod ping;
 mod view;
 
 #[cfg(test)]
+mod ablation_tests;
+#[cfg(test)]
 mod test_driver;
 #[cfg(test)]
 mod tests;
 
 use super::*;
-use crate::resources::{KubeError, KubeReply, KubeResult};
+use crate::resources::{KubeError, KubeReply, KubeResult, StringMap};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use view::View;
 
@@ -36,6 +38,46 @@ pub(crate) const CLAIM_DURATION_MS: u64 = 150_000;
 /// An idle pod this close to its idle timeout is not claimed: an agent asks for work at
 /// least every 10 s, so a claim made earlier is taken before the ping that would reap it.
 pub(crate) const EXPIRY_MARGIN_MS: u64 = 20_000;
+
+/// The nine rules `--ablate` can switch off, one mutant each (the defect it lets back in).
+pub const SAFE_ABLATIONS: [crate::ablation::Declared; 9] = [
+    (
+        "reservations",
+        "rule 1: a claimed idle pod stays a candidate for every other job",
+    ),
+    (
+        "fresh-state",
+        "rule 2: create-agent decides on the view of the last server-ping list",
+    ),
+    (
+        "idle-timeout",
+        "rule 3: idle time is measured from pod creation, as pr355 does",
+    ),
+    (
+        "canonical-hash",
+        "rule 4: pr355's per-process config hash (no environment)",
+    ),
+    (
+        "pure-assign",
+        "rule 5: a false should-assign-work forgets the pod, as pr355 does",
+    ),
+    (
+        "assignable",
+        "rule 6: reuse ignores the environment and the agent's state at the server",
+    ),
+    (
+        "restart-adoption",
+        "rule 7: unregistered pods of an older process wait out ART",
+    ),
+    (
+        "container-restart",
+        "rule 8: a restarted container leaves its pod idle and reusable",
+    ),
+    (
+        "limits",
+        "rule 9: pending_pods_count counts every pod, as pr355 does",
+    ),
+];
 
 /// What an unanswered Kubernetes call was for.
 #[derive(Clone, Debug)]
@@ -102,6 +144,8 @@ pub(crate) struct Safe {
     /// job-completion requests with a call in flight.
     completions: BTreeMap<RequestId, String>,
     config_hashes: ConfigHashMemo,
+    /// Rules switched off (`SAFE_ABLATIONS`); empty in every ordinary run.
+    ablations: crate::ablation::Ablations,
 }
 
 impl Safe {
@@ -119,7 +163,34 @@ impl Safe {
             pings: BTreeMap::new(),
             completions: BTreeMap::new(),
             config_hashes: ConfigHashMemo::default(),
+            ablations: crate::ablation::Ablations::none(),
         }
+    }
+
+    /// `safe` with the named rules switched off (a mutant; see `SAFE_ABLATIONS`).
+    pub(crate) fn with_ablations(process_id: u64, ablations: crate::ablation::Ablations) -> Self {
+        Safe {
+            ablations,
+            ..Safe::new(process_id)
+        }
+    }
+
+    /// True when rule `name` of `SAFE_ABLATIONS` is switched off.
+    fn ablated(&self, name: &str) -> bool {
+        self.ablations.has(name)
+    }
+
+    /// The job's config hash: canonical (rule 4), or pr355's per-process one when ablated.
+    fn config_hash(
+        &mut self,
+        elastic: &StringMap,
+        cluster: &StringMap,
+        environment: Option<&str>,
+    ) -> String {
+        if self.ablated("canonical-hash") {
+            return super::hash::pr355_config_hash(elastic, cluster, self.process_id);
+        }
+        self.config_hashes.hash(elastic, cluster, environment)
     }
 
     /// Remember the process start (rule 7) on the first call.

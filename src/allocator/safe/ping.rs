@@ -123,7 +123,7 @@ impl Safe {
                 format!("pod {name} is {phase}: it can never serve"),
             ));
         }
-        if record.container_restarted() {
+        if record.container_restarted() && !self.ablated("container-restart") {
             let text = format!(
                 "pod {name} restarted its container ({} restarts): not reusable, disabling and \
                  deleting; its job, if any, is left to the server's reschedule",
@@ -132,7 +132,8 @@ impl Safe {
             return Some(("reap-restarted", text));
         }
         let Some(agent) = agent else {
-            if !self.is_own_pod_name(name) || record.pod.created_ms < self.start_ms() {
+            let older = !self.is_own_pod_name(name) || record.pod.created_ms < self.start_ms();
+            if older && !self.ablated("restart-adoption") {
                 let text = format!(
                     "pod {name} was created before this server process and never registered: \
                      its auto-register key died with the old server, deleting it now"
@@ -190,7 +191,13 @@ impl Safe {
                 }
                 continue;
             }
-            let Some(idle_since_ms) = record.idle_since_ms() else {
+            // Ablated rule 3: pr355's clock, from pod creation.
+            let idle_since = if self.ablated("idle-timeout") {
+                Some(record.pod.created_ms)
+            } else {
+                record.idle_since_ms()
+            };
+            let Some(idle_since_ms) = idle_since else {
                 if claim.is_none() {
                     self.mark_idle(now_ms, &name, out);
                 }

@@ -39,6 +39,7 @@ pub(crate) fn settings(identity: &str, variant: Variant) -> LeaderSettings {
         }],
         module_stop_latency_ms_min: 1_000,
         module_stop_latency_ms_max: 1_000,
+        ablations: crate::ablation::Ablations::none(),
     }
 }
 
