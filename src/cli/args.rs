@@ -78,8 +78,8 @@ pub struct HuntArgs {
     /// The master seed every seed and swarm draw of the hunt derives from.
     #[arg(long, default_value_t = 1)]
     pub master_seed: u64,
-    /// Wall-clock budget for shrinking each find (`20s`).
-    #[arg(long, default_value = "20s")]
+    /// Wall-clock budget for shrinking each find (`8s`).
+    #[arg(long, default_value = "8s")]
     pub shrink_time: String,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]

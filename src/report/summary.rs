@@ -60,6 +60,9 @@ struct SummaryJson<'a> {
     sometimes: Vec<SometimesJson<'a>>,
     drawn: &'a [String],
     reproduce: &'a str,
+    /// Rules or fixes switched off (`--ablate`); absent when none.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    ablations: &'a [String],
 }
 
 /// `summary.json`, pretty-printed, ending with a newline.
@@ -91,6 +94,7 @@ pub fn summary_json(info: &RunInfo, metrics: &Metrics) -> Vec<u8> {
             .collect(),
         drawn: &info.drawn,
         reproduce: &info.reproduce,
+        ablations: &info.ablations,
     };
     let mut bytes = serde_json::to_vec_pretty(&summary)
         .expect("the summary has string keys and finite numbers only");
