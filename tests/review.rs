@@ -96,7 +96,13 @@ fn assert_every_key(json: &Value) {
         for metric in METRICS {
             assert_eq!(
                 keys(&entry["metrics"][metric]),
-                ["base_mean", "candidate_mean", "ci95_high", "ci95_low", "delta"]
+                [
+                    "base_mean",
+                    "candidate_mean",
+                    "ci95_high",
+                    "ci95_low",
+                    "delta"
+                ]
             );
         }
     }
@@ -120,25 +126,66 @@ fn safe_against_safe_finds_no_divergence_and_no_change_on_every_default_scenario
     let json = read_json(&out.join("review.json"));
     assert_every_key(&json);
     let scenarios = json["scenarios"].as_array().expect("a list");
-    let plan = std::fs::read_to_string(repository().join("scenarios/nightly.toml"))
-        .expect("the nightly plan");
-    let elastic = plan
-        .lines()
-        .filter(|line| line.starts_with("[scenarios.") && !line.contains("leader"))
-        .count();
-    assert_eq!(scenarios.len(), 2 * elastic, "every scenario, reuse off and on");
+    let plan =
+        elasticsim::nightly::NightlyConfig::load(&repository().join("scenarios/nightly.toml"))
+            .expect("the nightly plan loads");
+    let mut expected: Vec<String> = plan
+        .scenarios
+        .iter()
+        .filter(|(name, entry)| {
+            let file = repository().join(format!("scenarios/{name}.toml"));
+            common::scenario_file(file.to_str().expect("UTF-8"))
+                .leader
+                .is_none()
+                && entry.seeds.unwrap_or(plan.seeds) >= 10
+        })
+        .flat_map(|(name, _)| [format!("{name} off"), format!("{name} on")])
+        .collect();
+    expected.sort();
+    let mut reviewed: Vec<String> = scenarios
+        .iter()
+        .map(|entry| {
+            format!(
+                "{} {}",
+                entry["scenario"].as_str().unwrap_or("?"),
+                entry["reuse"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    reviewed.sort();
+    assert_eq!(
+        reviewed, expected,
+        "every elastic-agent scenario, reuse off and on"
+    );
+    assert!(expected.len() >= 20, "{expected:?}");
     for entry in scenarios {
         let name = format!("{} reuse {}", entry["scenario"], entry["reuse"]);
         assert_eq!(entry["diverged_seeds"], 0, "{name}");
-        assert!(entry["first_divergences"].as_array().is_some_and(Vec::is_empty), "{name}");
-        assert!(entry["clusters"].as_array().is_some_and(Vec::is_empty), "{name}");
-        assert!(entry["new_violations"].as_object().is_some_and(|v| v.is_empty()), "{name}");
+        assert!(
+            entry["first_divergences"]
+                .as_array()
+                .is_some_and(Vec::is_empty),
+            "{name}"
+        );
+        assert!(
+            entry["clusters"].as_array().is_some_and(Vec::is_empty),
+            "{name}"
+        );
+        assert!(
+            entry["new_violations"]
+                .as_object()
+                .is_some_and(|v| v.is_empty()),
+            "{name}"
+        );
         for metric in METRICS {
             let change = &entry["metrics"][metric];
             for key in ["delta", "ci95_low", "ci95_high"] {
                 assert_eq!(change[key].as_f64(), Some(0.0), "{name} {metric} {key}");
             }
-            assert_eq!(change["base_mean"], change["candidate_mean"], "{name} {metric}");
+            assert_eq!(
+                change["base_mean"], change["candidate_mean"],
+                "{name} {metric}"
+            );
         }
     }
     let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
@@ -225,7 +272,10 @@ fn base_and_candidate_see_byte_equal_arrivals_faults_and_swarm_draws_on_every_se
             );
         }
     }
-    assert!(drew >= 6, "the swarm drew faults in only {drew} of 12 seeds");
+    assert!(
+        drew >= 6,
+        "the swarm drew faults in only {drew} of 12 seeds"
+    );
 }
 
 #[test]
@@ -244,20 +294,38 @@ fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_j
         "--out",
         out_text,
     ]);
-    assert_eq!(output.status.code(), Some(1), "new violations exit 1: {}", text(&output));
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "new violations exit 1: {}",
+        text(&output)
+    );
     let json = read_json(&out.join("review.json"));
     assert_every_key(&json);
-    assert_eq!((json["base"].as_str(), json["candidate"].as_str()), (Some("upstream"), Some("pr355")));
+    assert_eq!(
+        (json["base"].as_str(), json["candidate"].as_str()),
+        (Some("upstream"), Some("pr355"))
+    );
     let burst = &json["scenarios"][0];
-    assert_eq!((burst["scenario"].as_str(), burst["reuse"].as_str()), (Some("burst"), Some("off")));
+    assert_eq!(
+        (burst["scenario"].as_str(), burst["reuse"].as_str()),
+        (Some("burst"), Some("off"))
+    );
     let first = &burst["first_divergences"][0];
     assert_eq!(first["seed"], 7);
     let (base, candidate) = (&first["base"], &first["candidate"]);
     assert_eq!(base["code"], "assign-no", "{first}");
     assert_eq!(candidate["code"], "evict", "{first}");
-    assert!(base["text"].as_str().is_some_and(|t| t.contains("answered false")), "{first}");
     assert!(
-        candidate["text"].as_str().is_some_and(|t| t.contains("ConcurrentHashMap.compute")),
+        base["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("answered false")),
+        "{first}"
+    );
+    assert!(
+        candidate["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("ConcurrentHashMap.compute")),
         "{first}"
     );
     let clusters = burst["clusters"].as_array().expect("a list");
@@ -280,7 +348,9 @@ fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_j
         assert_eq!(seeds.as_array().map(Vec::len), Some(1), "{id}: {burst}");
         let repro = out.join(format!("repro/burst-reuse-off-{id}-seed-7.toml"));
         assert!(
-            markdown.contains(&format!("cargo xtask sim {out_text}/repro/burst-reuse-off-{id}-seed-7.toml")),
+            markdown.contains(&format!(
+                "cargo xtask sim {out_text}/repro/burst-reuse-off-{id}-seed-7.toml"
+            )),
             "{markdown}"
         );
         let alone = elasticsim::scenario::load(&repro)
@@ -290,7 +360,11 @@ fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_j
         let run_settings = elasticsim::world::RunSettings::from_scenario(&alone).expect("valid");
         assert_eq!(run_settings.policy, Policy::Pr355);
         let outcome = run_scenario(&alone, run_settings, None, String::new()).expect("runs");
-        assert!(outcome.violated_ids().contains(&id), "{id}: {:?}", outcome.violated_ids());
+        assert!(
+            outcome.violated_ids().contains(&id),
+            "{id}: {:?}",
+            outcome.violated_ids()
+        );
     }
     let html = std::fs::read_to_string(out.join("index.html")).expect("index.html");
     roxmltree::Document::parse(&html).expect("index.html is well-formed");
@@ -313,7 +387,11 @@ fn review_shards_merge_into_the_unsharded_review() {
         ];
         args.extend_from_slice(extra);
         let output = elasticsim(&args);
-        assert!(output.status.code().is_some_and(|code| code <= 1), "{}", text(&output));
+        assert!(
+            output.status.code().is_some_and(|code| code <= 1),
+            "{}",
+            text(&output)
+        );
     };
     run(&[], &root.join("whole"));
     run(&["--shard", "0/2"], &root.join("shards"));
@@ -325,7 +403,11 @@ fn review_shards_merge_into_the_unsharded_review() {
         "--out",
         merged.to_str().expect("UTF-8"),
     ]);
-    assert!(output.status.code().is_some_and(|code| code <= 1), "{}", text(&output));
+    assert!(
+        output.status.code().is_some_and(|code| code <= 1),
+        "{}",
+        text(&output)
+    );
     assert_eq!(
         read_json(&root.join("whole/review.json")),
         read_json(&merged.join("review.json"))
@@ -349,7 +431,12 @@ fn failing_seeds(sweep_csv: &Path) -> Vec<u64> {
     text.lines()
         .skip(1)
         .filter(|line| line.split(',').nth(1) == Some("fail"))
-        .map(|line| line.split(',').next().and_then(|s| s.parse().ok()).expect("a seed"))
+        .map(|line| {
+            line.split(',')
+                .next()
+                .and_then(|s| s.parse().ok())
+                .expect("a seed")
+        })
         .collect()
 }
 
@@ -395,7 +482,14 @@ fn sim_seeds_and_compare_write_an_index_that_parses_and_links_every_failing_seed
         assert!(hrefs.contains(&href), "{href} not in {hrefs:?}");
         assert!(compare.join(&href).is_file(), "{href}");
     }
-    let failing_links = hrefs.iter().filter(|href| href.ends_with("summary.md")).count();
-    assert_eq!(failing_links, failing.len(), "upstream passes reuse-burst: {hrefs:?}");
+    let failing_links = hrefs
+        .iter()
+        .filter(|href| href.ends_with("summary.md"))
+        .count();
+    assert_eq!(
+        failing_links,
+        failing.len(),
+        "upstream passes reuse-burst: {hrefs:?}"
+    );
     assert!(hrefs.contains(&"compare.svg".to_owned()), "{hrefs:?}");
 }

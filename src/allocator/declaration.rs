@@ -116,7 +116,12 @@ mod tests {
             let count = codes.len();
             codes.sort_unstable();
             codes.dedup();
-            assert_eq!(codes.len(), count, "{} declares a code twice", policy.name());
+            assert_eq!(
+                codes.len(),
+                count,
+                "{} declares a code twice",
+                policy.name()
+            );
         }
     }
 

@@ -36,12 +36,12 @@ mod safe;
 mod testkit;
 mod upstream;
 
+pub use declaration::{DecisionCode, Declaration, Intent, RequestKind};
 pub use hash::{ConfigHashMemo, canonical_config_hash, pr355_config_hash};
 pub use messages::{
     AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest, JobCompletionRequest,
     JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,
 };
-pub use declaration::{Declaration, DecisionCode, Intent, RequestKind};
 pub use safe::SAFE_ABLATIONS;
 pub use settings::ClusterProfile;
 

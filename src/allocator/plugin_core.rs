@@ -6,9 +6,9 @@
 //! should-assign-work answers and what job-completion does. Each request runs like one of the
 //! plugin's server threads: at most one Kubernetes call outstanding, resumed by `handle_kube`.
 
+use super::declaration::{DecisionCode, RequestKind, code};
 use super::instances::{ClusterKey, KnownPod, PluginAgentState, PodMap, rebuild_from_listing};
 use super::plugin_ping::PingTask;
-use super::declaration::{DecisionCode, RequestKind, code};
 use super::pod_spec;
 use super::{
     Allocator, CallId, ClusterProfile, CreateAgentRequest, JobCompletionRequest, Outbox,
@@ -532,9 +532,5 @@ pub(super) const CORE_CODES: &[DecisionCode] = &[
         RequestKind::JobCompletion,
         "the job finished on a pod the plugin does not know: nothing done",
     ),
-    code(
-        "delete-failed",
-        RequestKind::Step,
-        "a pod delete failed",
-    ),
+    code("delete-failed", RequestKind::Step, "a pod delete failed"),
 ];

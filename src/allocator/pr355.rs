@@ -11,7 +11,7 @@
 //!   removes the pod from the map.
 //! * job-completion with reuse on marks the pod Idle and keeps it; with reuse off, as master.
 
-use super::declaration::{Declaration, DecisionCode, Intent, RequestKind, code};
+use super::declaration::{DecisionCode, Declaration, Intent, RequestKind, code};
 use super::instances::{PluginAgentState, PodMap, PodState};
 use super::plugin_core::{CORE_CODES, CompletionAction, CreateContext, Plugin, Rules};
 use super::plugin_ping::PING_CODES;

@@ -6,7 +6,7 @@
 //! * job-completion: disable the agent, delete the pod, delete the agent;
 //! * server-ping: refresh, then the cleanup in `plugin_ping`.
 
-use super::declaration::{Declaration, DecisionCode, RequestKind, code};
+use super::declaration::{DecisionCode, Declaration, RequestKind, code};
 use super::instances::{PluginAgentState, PodMap, PodState};
 use super::plugin_core::{CORE_CODES, CompletionAction, CreateContext, Plugin, Rules};
 use super::plugin_ping::PING_CODES;

@@ -1,7 +1,8 @@
 //! `elasticsim review FILE… --base P --candidate P`: the behaviour diff of two policies on
 //! identical seeds, written as `review.md`, `review.json` and `index.html` (see
 //! `crate::review`). Without files it reviews every elastic-agent scenario of
-//! `scenarios/nightly.toml`, each with at most as many seeds as the nightly runs it.
+//! `scenarios/nightly.toml` the nightly runs with at least ten seeds, each with at most as
+//! many seeds as the nightly runs it.
 //! Exits 1 when the candidate violates an invariant the base keeps on the same seed.
 //!
 //! With `--shard K/N` it runs the cells (scenario, reuse, seed) of one shard, each cell both
@@ -20,8 +21,8 @@ use crate::nightly::NightlyConfig;
 use crate::report::atomic;
 use crate::report::html::Link;
 use crate::review::{
-    Group, ScenarioReview, SeedReview, review_json, review_markdown, review_seed,
-    scenario_review, shrink_new_violations, with_reuse, write_page,
+    Group, ScenarioReview, SeedReview, review_json, review_markdown, review_seed, scenario_review,
+    shrink_new_violations, with_reuse, write_page,
 };
 use crate::run::RunError;
 use rayon::prelude::*;
@@ -30,6 +31,11 @@ use std::path::{Path, PathBuf};
 
 /// The nightly plan whose elastic-agent scenarios a review runs by default.
 const NIGHTLY_PLAN: &str = "scenarios/nightly.toml";
+
+/// A scenario the nightly samples with fewer seeds than this (`day`: a simulated working day
+/// costs seconds per seed, minutes under a slow candidate) is left out of the default set;
+/// name its file to review it.
+const DEFAULT_SEEDS_MIN: u64 = 10;
 
 /// One group of the plan in `shard.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,10 +69,9 @@ fn files(args: &ReviewArgs) -> Result<Vec<(PathBuf, Option<u64>)>, Failure> {
     Ok(plan
         .scenarios
         .iter()
-        .map(|(name, entry)| {
-            let cap = entry.seeds.unwrap_or(plan.seeds);
-            (folder.join(format!("{name}.toml")), Some(cap))
-        })
+        .map(|(name, entry)| (name, entry.seeds.unwrap_or(plan.seeds)))
+        .filter(|(_, seeds)| *seeds >= DEFAULT_SEEDS_MIN)
+        .map(|(name, cap)| (folder.join(format!("{name}.toml")), Some(cap)))
         .collect())
 }
 
@@ -227,7 +232,12 @@ fn write_review(
         .map(|(index, rows)| {
             let group = &groups[*index];
             let mut review = scenario_review(group, rows);
-            review.repros = shrink_new_violations(&review, &group.scenario, candidate);
+            let events = |seed: u64| {
+                rows.iter()
+                    .find(|row| row.seed == seed)
+                    .map_or(0, |row| row.candidate.metrics.events)
+            };
+            review.repros = shrink_new_violations(&review, &group.scenario, candidate, &events);
             review
         })
         .collect();
@@ -268,8 +278,14 @@ fn write_chart(
         plan.candidate.clone()
     };
     let runs: Vec<(String, Vec<SeedRow>)> = vec![
-        (plan.base.clone(), rows.iter().map(|r| r.base.clone()).collect()),
-        (candidate_label, rows.iter().map(|r| r.candidate.clone()).collect()),
+        (
+            plan.base.clone(),
+            rows.iter().map(|r| r.base.clone()).collect(),
+        ),
+        (
+            candidate_label,
+            rows.iter().map(|r| r.candidate.clone()).collect(),
+        ),
     ];
     match write_compare_files(&folder.join(&name), &review.label(), &runs) {
         Ok(files) if files.chart_warning.is_none() => Some(Link {
@@ -312,7 +328,10 @@ fn report(
     println!("{paragraph}");
     println!("{timing}");
     println!("review: {}", folder.join("review.md").display());
-    if reviews.iter().any(|review| !review.new_violations.is_empty()) {
+    if reviews
+        .iter()
+        .any(|review| !review.new_violations.is_empty())
+    {
         Err(Failure::Violated)
     } else {
         Ok(())
@@ -340,6 +359,10 @@ pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
         .zip(placed.into_iter().map(|(row, _)| row))
         .collect();
     let reviews = write_review(out, &plan, &groups, &rows)?;
-    let timing = format!("{} seeds merged from {} shards", rows.len(), assembled.count);
+    let timing = format!(
+        "{} seeds merged from {} shards",
+        rows.len(),
+        assembled.count
+    );
     report(&plan, &reviews, &timing, out)
 }

@@ -8,8 +8,8 @@ use super::args::SimArgs;
 use super::sim::{report_dir, reproduce, settings};
 use crate::explore::shard::{self, Assembled, Placed, ShardFile};
 use crate::explore::{
-    Cell, CommandKind, SeedRange, SeedRow, Shard, SweepPlan, SweepSummary, sweep, write_sweep_files,
-    write_sweep_page,
+    Cell, CommandKind, SeedRange, SeedRow, Shard, SweepPlan, SweepSummary, sweep,
+    write_sweep_files, write_sweep_page,
 };
 use crate::interrupt::Interrupted;
 use crate::run::RunOutcome;

@@ -27,20 +27,39 @@ fn chart_links(folder: &Path, rows: &[PolicyRow]) -> (Vec<Link>, Vec<String>) {
 
 fn failing_link(row: &SeedRow, prefix: &str, label: &str) -> Link {
     Link {
-        label: format!("{label}seed {}: {}", row.seed, row.violated_ids().join(", ")),
+        label: format!(
+            "{label}seed {}: {}",
+            row.seed,
+            row.violated_ids().join(", ")
+        ),
         href: format!("{prefix}seed-{}/summary.md", row.seed),
     }
 }
 
 /// A sweep's `index.html`: one verdict line per seed, the policy's chart, and links to the
 /// failing seeds' folders (`seed-N/`, next to the page).
-pub fn write_sweep_page(folder: &Path, title: &str, policy: &str, rows: &[SeedRow]) -> io::Result<()> {
+pub fn write_sweep_page(
+    folder: &Path,
+    title: &str,
+    policy: &str,
+    rows: &[SeedRow],
+) -> io::Result<()> {
     let failed = rows.iter().filter(|row| !row.passed()).count();
     let (plots, notes) = chart_links(folder, &compare_rows(&[(policy.to_owned(), rows.to_vec())]));
-    let columns = ["seed", "violated", "p95 wait s", "pods created", "reuse ratio"];
+    let columns = [
+        "seed",
+        "violated",
+        "p95 wait s",
+        "pods created",
+        "reuse ratio",
+    ];
     let page = IndexPage {
         title: format!("elasticsim sweep: {title}"),
-        summary: format!("{} seeds: {} passed, {failed} failed.", rows.len(), rows.len() - failed),
+        summary: format!(
+            "{} seeds: {} passed, {failed} failed.",
+            rows.len(),
+            rows.len() - failed
+        ),
         columns: columns.iter().map(|c| c.to_string()).collect(),
         rows: rows
             .iter()
@@ -76,7 +95,14 @@ pub fn write_compare_page(
 ) -> io::Result<()> {
     let rows = compare_rows(runs);
     let (plots, notes) = chart_links(folder, &rows);
-    let columns = ["policy", "seeds", "passed", "p95 wait s", "pods created", "reuse ratio"];
+    let columns = [
+        "policy",
+        "seeds",
+        "passed",
+        "p95 wait s",
+        "pods created",
+        "reuse ratio",
+    ];
     let page = IndexPage {
         title: format!("elasticsim compare: {title}"),
         summary: format!("{} policies over the same seeds.", rows.len()),
@@ -99,9 +125,9 @@ pub fn write_compare_page(
         failing: runs
             .iter()
             .flat_map(|(policy, rows)| {
-                rows.iter().filter(|row| !row.passed()).map(move |row| {
-                    failing_link(row, &format!("{policy}/"), &format!("{policy} "))
-                })
+                rows.iter()
+                    .filter(|row| !row.passed())
+                    .map(move |row| failing_link(row, &format!("{policy}/"), &format!("{policy} ")))
             })
             .collect(),
         notes,

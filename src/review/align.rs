@@ -94,12 +94,7 @@ fn by_request(tape: &Tape) -> BTreeMap<(&'static str, Key), Vec<&Entry>> {
 
 /// Align `base` and `candidate`; `declaration` is the candidate's, `reuse` whether the runs
 /// had agent reuse on (intents may depend on it).
-pub fn align(
-    base: &Tape,
-    candidate: &Tape,
-    declaration: &Declaration,
-    reuse: bool,
-) -> Alignment {
+pub fn align(base: &Tape, candidate: &Tape, declaration: &Declaration, reuse: bool) -> Alignment {
     let theirs = by_request(candidate);
     let mut found: Vec<(&Entry, &Entry)> = Vec::new();
     for (key, ours) in by_request(base) {
@@ -138,4 +133,122 @@ pub fn align(
     let mut pairs: Vec<Divergence> = pairs.into_values().collect();
     pairs.sort_by(|a, b| (a.t_ms, &a.base.code).cmp(&(b.t_ms, &b.base.code)));
     Alignment { first, pairs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::allocator::Policy;
+    use crate::trace::{Actor, Record};
+    use crate::world::Sink;
+
+    fn decision(job: u64, pod: &str, code: &str) -> Record {
+        Record::Decision {
+            job: Some(job),
+            pod: Some(pod.to_owned()),
+            code: code.to_owned(),
+            text: format!("{code} for job {job}"),
+        }
+    }
+
+    fn created(pod: &str, job: u64) -> Record {
+        Record::PodCreated {
+            pod: pod.to_owned(),
+            job_label: Some(job),
+            config: "c".to_owned(),
+            by: Actor::Allocator,
+        }
+    }
+
+    fn asked(pod: &str, job: u64, answer: bool) -> Record {
+        Record::ShouldAssignWork {
+            agent: pod.to_owned(),
+            job,
+            answer,
+        }
+    }
+
+    fn tape(policy: Policy, records: &[(u64, Record)]) -> Tape {
+        let mut tape = Tape::new(policy.declaration());
+        for (t_ms, record) in records {
+            tape.record(*t_ms, "gocd", record);
+        }
+        tape
+    }
+
+    #[test]
+    fn a_silent_answer_is_aligned_with_a_recorded_one_and_the_earliest_difference_is_first() {
+        let upstream = tape(
+            Policy::Upstream,
+            &[
+                (10, decision(1, "p1", "create")),
+                (11, created("p1", 1)),
+                (20, decision(2, "p2", "create")),
+                (21, created("p2", 2)),
+                (30, asked("p1", 2, false)),
+                (40, asked("p1", 1, true)),
+            ],
+        );
+        let pr355 = tape(
+            Policy::Pr355,
+            &[
+                (
+                    10,
+                    Record::Decision {
+                        job: Some(1),
+                        pod: None,
+                        code: "queued".to_owned(),
+                        text: "waiting".to_owned(),
+                    },
+                ),
+                (10, decision(1, "p1", "create")),
+                (11, created("p1", 1)),
+                (20, decision(2, "p2", "create")),
+                (21, created("p2", 2)),
+                (30, decision(2, "p1", "evict")),
+                (30, asked("p1", 2, false)),
+                (40, decision(1, "p1", "assign-no")),
+                (40, asked("p1", 1, false)),
+            ],
+        );
+        let alignment = align(&upstream, &pr355, Policy::Pr355.declaration(), false);
+        let (first, context) = alignment.first.expect("the runs diverge");
+        assert_eq!((first.t_ms, first.job), (30, Some(2)));
+        assert_eq!(first.request, "should-assign-work");
+        assert_eq!(
+            (first.base.code.as_str(), first.candidate.code.as_str()),
+            ("assign-no", "evict")
+        );
+        assert!(
+            first.base.text.contains("pod p1 was created for job 1"),
+            "{}",
+            first.base.text
+        );
+        assert_eq!(first.intended, None);
+        assert!(
+            context
+                .candidate
+                .last()
+                .is_some_and(|line| line.contains("evict"))
+        );
+        let pairs: Vec<(&str, &str)> = alignment
+            .pairs
+            .iter()
+            .map(|pair| (pair.base.code.as_str(), pair.candidate.code.as_str()))
+            .collect();
+        assert_eq!(pairs, [("assign-no", "evict"), ("assign-yes", "assign-no")]);
+    }
+
+    #[test]
+    fn a_declared_intent_marks_the_divergence_only_with_reuse_on() {
+        let upstream = tape(Policy::Upstream, &[(10, decision(1, "p1", "create"))]);
+        let pr355 = tape(Policy::Pr355, &[(10, decision(1, "p0", "skip-reuse"))]);
+        let on = align(&upstream, &pr355, Policy::Pr355.declaration(), true);
+        let first = on.first.expect("a divergence").0;
+        assert!(first.intended.is_some_and(|why| why.contains("reuse")));
+        let off = align(&upstream, &pr355, Policy::Pr355.declaration(), false);
+        assert_eq!(off.first.expect("a divergence").0.intended, None);
+        let same = align(&upstream, &upstream, Policy::Upstream.declaration(), true);
+        assert_eq!(same, Alignment::default());
+    }
 }

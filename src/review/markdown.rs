@@ -114,7 +114,11 @@ fn setting_sentences(
         .iter()
         .filter(|review| !review.first_divergences.is_empty())
         .count();
-    if diverged == 0 && reviews.iter().all(|review| review.new_violations.is_empty()) {
+    if diverged == 0
+        && reviews
+            .iter()
+            .all(|review| review.new_violations.is_empty())
+    {
         return format!(
             "**{setting}**, {candidate} decides exactly as {base} on every seed of all {} \
              scenarios. ",
@@ -149,8 +153,10 @@ fn setting_sentences(
 pub fn summary_paragraph(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
     let mut text = format!("Review of `{candidate}` against `{base}`, on identical seeds. ");
     for reuse in [false, true] {
-        let chosen: Vec<&ScenarioReview> =
-            reviews.iter().filter(|review| review.reuse == reuse).collect();
+        let chosen: Vec<&ScenarioReview> = reviews
+            .iter()
+            .filter(|review| review.reuse == reuse)
+            .collect();
         text.push_str(&setting_sentences(&chosen, reuse, base, candidate));
     }
     text.push_str("Details, repro commands and the decisions side by side follow.");
@@ -159,12 +165,20 @@ pub fn summary_paragraph(base: &str, candidate: &str, reviews: &[ScenarioReview]
 
 fn violations_section(out: &mut String, reviews: &[ScenarioReview], folder: &str) {
     let _ = writeln!(out, "## New violations (only under the candidate)\n");
-    let any = reviews.iter().any(|review| !review.new_violations.is_empty());
+    let any = reviews
+        .iter()
+        .any(|review| !review.new_violations.is_empty());
     if !any {
-        let _ = writeln!(out, "None: every invariant the candidate breaks, the base breaks on the same seed too.\n");
+        let _ = writeln!(
+            out,
+            "None: every invariant the candidate breaks, the base breaks on the same seed too.\n"
+        );
         return;
     }
-    let _ = writeln!(out, "| scenario | invariant | seeds | smallest seed | repro |");
+    let _ = writeln!(
+        out,
+        "| scenario | invariant | seeds | smallest seed | repro |"
+    );
     let _ = writeln!(out, "|---|---|---|---|---|");
     for review in reviews {
         for (id, seeds) in &review.new_violations {
@@ -173,10 +187,9 @@ fn violations_section(out: &mut String, reviews: &[ScenarioReview], folder: &str
                 Some(repro) if repro.toml.is_some() => {
                     format!("`{}` ({})", repro.command(folder), repro.size)
                 }
-                Some(repro) => format!(
-                    "shrink failed: {}",
-                    repro.error.clone().unwrap_or_default()
-                ),
+                Some(repro) => {
+                    format!("shrink failed: {}", repro.error.clone().unwrap_or_default())
+                }
                 None => String::new(),
             };
             let _ = writeln!(
@@ -199,7 +212,10 @@ fn metrics_section(out: &mut String, reviews: &[ScenarioReview]) {
         "Candidate − base per seed, mean over seeds, with a seeded bootstrap 95 % interval; \
          only detectable changes are listed (every metric is in `review.json`).\n"
     );
-    let _ = writeln!(out, "| scenario | metric | base | candidate | change (95 % CI) | judgement |");
+    let _ = writeln!(
+        out,
+        "| scenario | metric | base | candidate | change (95 % CI) | judgement |"
+    );
     let _ = writeln!(out, "|---|---|---|---|---|---|");
     let mut listed = 0;
     for review in reviews {
@@ -223,7 +239,10 @@ fn metrics_section(out: &mut String, reviews: &[ScenarioReview]) {
         }
     }
     if listed == 0 {
-        let _ = writeln!(out, "| every scenario | every metric | | | | no detectable change |");
+        let _ = writeln!(
+            out,
+            "| every scenario | every metric | | | | no detectable change |"
+        );
     }
     out.push('\n');
 }
@@ -274,7 +293,12 @@ fn clusters_section(out: &mut String, reviews: &[ScenarioReview], base: &str, ca
     }
 }
 
-fn first_divergence_section(out: &mut String, reviews: &[ScenarioReview], base: &str, candidate: &str) {
+fn first_divergence_section(
+    out: &mut String,
+    reviews: &[ScenarioReview],
+    base: &str,
+    candidate: &str,
+) {
     let _ = writeln!(out, "## First divergence, smallest seed of each scenario\n");
     for review in reviews {
         let Some(first) = review.first_divergences.first() else {
@@ -292,13 +316,22 @@ fn first_divergence_section(out: &mut String, reviews: &[ScenarioReview], base: 
             d.agent.as_deref().unwrap_or("-")
         );
         let _ = writeln!(out, "- {base}: `{}` {}", d.base.code, d.base.text);
-        let _ = writeln!(out, "- {candidate}: `{}` {}", d.candidate.code, d.candidate.text);
+        let _ = writeln!(
+            out,
+            "- {candidate}: `{}` {}",
+            d.candidate.code, d.candidate.text
+        );
         let _ = writeln!(
             out,
             "- intended: {}\n",
-            d.intended.as_deref().unwrap_or("no (not declared by the candidate)")
+            d.intended
+                .as_deref()
+                .unwrap_or("no (not declared by the candidate)")
         );
-        for (who, lines) in [(base, &first.context.base), (candidate, &first.context.candidate)] {
+        for (who, lines) in [
+            (base, &first.context.base),
+            (candidate, &first.context.candidate),
+        ] {
             let _ = writeln!(out, "{who}, the trace up to it:\n\n```text");
             for line in lines.iter() {
                 let _ = writeln!(out, "{line}");

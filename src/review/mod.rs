@@ -92,11 +92,7 @@ pub fn inputs_text(scenario: &Scenario, settings: &RunSettings) -> Result<String
     ))
 }
 
-fn run_one(
-    group: &Group,
-    policy: Policy,
-    seed: u64,
-) -> Result<(SeedRow, Tape, String), RunError> {
+fn run_one(group: &Group, policy: Policy, seed: u64) -> Result<(SeedRow, Tape, String), RunError> {
     let mut settings = RunSettings::from_scenario(&group.scenario)?;
     settings.policy = policy;
     settings.seed = seed;

@@ -44,7 +44,15 @@ fn verdict_row(review: &ScenarioReview) -> VerdictRow {
 }
 
 fn metrics_section(reviews: &[ScenarioReview]) -> Section {
-    let columns = ["scenario", "metric", "base", "candidate", "change", "95 % CI", "judgement"];
+    let columns = [
+        "scenario",
+        "metric",
+        "base",
+        "candidate",
+        "change",
+        "95 % CI",
+        "judgement",
+    ];
     let rows = reviews
         .iter()
         .flat_map(|review| {
@@ -135,7 +143,10 @@ fn first_section(reviews: &[ScenarioReview], base: &str, candidate: &str) -> Sec
             d.candidate.code,
             d.candidate.text
         );
-        blocks.push((format!("{heading} ({base} trace)"), first.context.base.clone()));
+        blocks.push((
+            format!("{heading} ({base} trace)"),
+            first.context.base.clone(),
+        ));
         blocks.push((
             format!("{} seed {} ({candidate} trace)", review.label(), first.seed),
             first.context.candidate.clone(),

@@ -1,17 +1,22 @@
 //! Shrunk repros of new violations: the smallest seed of each, minimised with `shrink` under
 //! a budget of [`SHRINK_RUNS`] candidate runs (a count, not wall time, so a review and a merge
-//! of its shards write the same repro).
+//! of its shards write the same repro). A seed whose run took more than [`SHRINK_EVENTS_MAX`]
+//! events is written pinned but not shrunk (each shrink step would cost a run that long); the
+//! review says how to shrink it by hand.
 
 use super::ScenarioReview;
 use super::reuse_text;
 use crate::allocator::Policy;
-use crate::explore::shrink;
+use crate::explore::{pin, shrink};
 use crate::scenario::{Scenario, to_toml};
 use crate::world::RunSettings;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many times the shrinker may ask whether its budget is spent (about one run each).
 pub const SHRINK_RUNS: u64 = 12;
+
+/// Runs with more events than this are pinned, not shrunk.
+pub const SHRINK_EVENTS_MAX: u64 = 200_000;
 
 /// A new violation's repro.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,17 +41,18 @@ impl Repro {
 }
 
 /// Shrink the smallest seed of each new violation of `review` (`scenario` with its reuse
-/// forced, run under `candidate`).
+/// forced, run under `candidate`); `events` gives a seed's candidate run length.
 pub fn shrink_new_violations(
     review: &ScenarioReview,
     scenario: &Scenario,
     candidate: Policy,
+    events: &dyn Fn(u64) -> u64,
 ) -> Vec<Repro> {
     review
         .new_violations
         .iter()
         .filter_map(|(id, seeds)| Some((id, *seeds.first()?)))
-        .map(|(id, seed)| shrink_one(review, scenario, candidate, id, seed))
+        .map(|(id, seed)| shrink_one(review, scenario, candidate, id, (seed, events(seed))))
         .collect()
 }
 
@@ -55,7 +61,7 @@ fn shrink_one(
     scenario: &Scenario,
     candidate: Policy,
     id: &str,
-    seed: u64,
+    (seed, events): (u64, u64),
 ) -> Repro {
     let file_name = format!(
         "{}-reuse-{}-{id}-seed-{seed}.toml",
@@ -81,6 +87,16 @@ fn shrink_one(
             return repro;
         }
     };
+    if events > SHRINK_EVENTS_MAX {
+        repro.size = format!(
+            "not shrunk: {events} events; `cargo xtask shrink {} --seed {seed} --policy {}` \
+             shrinks it",
+            review.file,
+            candidate.name()
+        );
+        repro.toml = Some(to_toml(&pin(scenario, &settings)));
+        return repro;
+    }
     let polls = AtomicU64::new(0);
     let out_of_budget = || polls.fetch_add(1, Ordering::Relaxed) >= SHRINK_RUNS;
     match shrink(scenario, &settings, Some(id), &out_of_budget) {

@@ -133,7 +133,10 @@ mod tests {
     fn equal_runs_give_a_zero_delta_and_a_zero_interval() {
         let values = [3.0, 5.0, 8.0];
         let change = delta(&values, &values);
-        assert_eq!((change.delta, change.ci95_low, change.ci95_high), (0.0, 0.0, 0.0));
+        assert_eq!(
+            (change.delta, change.ci95_low, change.ci95_high),
+            (0.0, 0.0, 0.0)
+        );
         assert_eq!(judgement("wait_s_p95", &change), "no detectable change");
     }
 

@@ -89,7 +89,11 @@ fn clusters(rows: &[SeedReview]) -> Vec<Cluster> {
         }
     }
     let mut clusters: Vec<Cluster> = clusters.into_values().collect();
-    clusters.sort_by(|a, b| b.seeds.cmp(&a.seeds).then(a.example_seed.cmp(&b.example_seed)));
+    clusters.sort_by(|a, b| {
+        b.seeds
+            .cmp(&a.seeds)
+            .then(a.example_seed.cmp(&b.example_seed))
+    });
     clusters
 }
 

@@ -32,11 +32,18 @@ impl Entry {
     }
 }
 
-/// Everything the review keeps of one run: its records (without timeline samples) and its
-/// decisions.
+/// How many records a tape keeps for context lines: the first divergence is almost always
+/// early, and a long run of a slow policy (pr355 on a working day: over a million records)
+/// must not hold them all. Decisions are kept throughout.
+pub const KEPT_RECORDS: usize = 200_000;
+
+/// Everything the review keeps of one run: its first [`KEPT_RECORDS`] records (without
+/// timeline samples), for context lines, and all its decisions.
 pub struct Tape {
     declaration: &'static Declaration,
     pub records: Vec<(u64, Record)>,
+    /// Records seen (kept or not).
+    pub seen: usize,
     pub entries: Vec<Entry>,
     /// The should-assign-work the last recorded decision answered, as (job, agent).
     answered: Option<(u64, String)>,
@@ -49,29 +56,38 @@ impl Tape {
         Tape {
             declaration,
             records: Vec::new(),
+            seen: 0,
             entries: Vec::new(),
             answered: None,
             labels: BTreeMap::new(),
         }
     }
 
-    fn decision(&mut self, t_ms: u64, job: Option<u64>, pod: Option<&String>, code: &str) {
+    fn decision(&mut self, t_ms: u64, record: &Record) {
+        let Record::Decision {
+            job,
+            pod,
+            code,
+            text,
+        } = record
+        else {
+            return;
+        };
         let request = self.declaration.code(code).map(|declared| declared.request);
         self.answered = match (request, job, pod) {
-            (Some(RequestKind::ShouldAssignWork), Some(job), Some(pod)) => Some((job, pod.clone())),
+            (Some(RequestKind::ShouldAssignWork), Some(job), Some(pod)) => {
+                Some((*job, pod.clone()))
+            }
             _ => None,
-        };
-        let Some((_, Record::Decision { text, .. })) = self.records.last() else {
-            return;
         };
         self.entries.push(Entry {
             t_ms,
             request,
-            job,
-            agent: pod.cloned(),
-            code: code.to_owned(),
+            job: *job,
+            agent: pod.clone(),
+            code: code.clone(),
             text: text.clone(),
-            index: self.records.len() - 1,
+            index: self.seen - 1,
         });
     }
 
@@ -101,14 +117,21 @@ impl Tape {
                 "answered {answer} ({}; the policy records no decision for it): {label}",
                 self.declaration.assign_rule
             ),
-            index: self.records.len() - 1,
+            index: self.seen - 1,
         });
     }
 
-    /// Up to `count` records before `index` and the record at it, one line each.
+    /// Up to `count` records before `index` and the record at it, one line each; a note
+    /// instead when the record is beyond [`KEPT_RECORDS`].
     pub fn lines_before(&self, index: usize, count: usize) -> Vec<String> {
+        if index >= self.records.len() {
+            return vec![format!(
+                "(record {index} is beyond the first {KEPT_RECORDS} the review keeps: rerun \
+                 the seed with `sim --trace` to see it)"
+            )];
+        }
         let first = index.saturating_sub(count);
-        self.records[first..=index.min(self.records.len().saturating_sub(1))]
+        self.records[first..=index]
             .iter()
             .map(|(t_ms, record)| record_line(*t_ms, record))
             .collect()
@@ -126,11 +149,12 @@ impl Sink for Tape {
         if matches!(record, Record::Sample) {
             return;
         }
-        self.records.push((t_ms, record.clone()));
+        self.seen += 1;
+        if self.records.len() < KEPT_RECORDS {
+            self.records.push((t_ms, record.clone()));
+        }
         match record {
-            Record::Decision { job, pod, code, .. } => {
-                self.decision(t_ms, *job, pod.as_ref(), code);
-            }
+            Record::Decision { .. } => self.decision(t_ms, record),
             Record::ShouldAssignWork { agent, job, answer } => {
                 self.answer(t_ms, agent, *job, *answer);
             }

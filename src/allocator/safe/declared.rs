@@ -1,9 +1,13 @@
 //! What `safe` declares about its decisions (see `allocator::declaration`).
 
-use super::super::declaration::{Declaration, DecisionCode, Intent, RequestKind, code};
+use super::super::declaration::{DecisionCode, Declaration, Intent, RequestKind, code};
 
 const CREATE_CODES: &[DecisionCode] = &[
-    code("create", RequestKind::CreateAgent, "no pod can take the job: create one"),
+    code(
+        "create",
+        RequestKind::CreateAgent,
+        "no pod can take the job: create one",
+    ),
     code(
         "skip-limit",
         RequestKind::CreateAgent,
@@ -49,8 +53,16 @@ const CREATE_CODES: &[DecisionCode] = &[
         RequestKind::Step,
         "[reuse] the claim lost a race on the pod's resourceVersion",
     ),
-    code("claim-failed", RequestKind::Step, "[reuse] the claim's write failed"),
-    code("create-failed", RequestKind::Step, "the API server refused the pod create"),
+    code(
+        "claim-failed",
+        RequestKind::Step,
+        "[reuse] the claim's write failed",
+    ),
+    code(
+        "create-failed",
+        RequestKind::Step,
+        "the API server refused the pod create",
+    ),
 ];
 
 const ASSIGN_CODES: &[DecisionCode] = &[
@@ -83,10 +95,26 @@ const PING_CODES: &[DecisionCode] = &[
         RequestKind::ServerPing,
         "the pod listing failed: nothing reaped this ping",
     ),
-    code("idle-mark", RequestKind::ServerPing, "[reuse] a pod became idle and reusable"),
-    code("reap-missing", RequestKind::ServerPing, "an agent without a pod is deleted"),
-    code("reap-retry", RequestKind::ServerPing, "a pod being deleted: delete retried"),
-    code("reap-failed", RequestKind::ServerPing, "a Failed or Succeeded pod is deleted"),
+    code(
+        "idle-mark",
+        RequestKind::ServerPing,
+        "[reuse] a pod became idle and reusable",
+    ),
+    code(
+        "reap-missing",
+        RequestKind::ServerPing,
+        "an agent without a pod is deleted",
+    ),
+    code(
+        "reap-retry",
+        RequestKind::ServerPing,
+        "a pod being deleted: delete retried",
+    ),
+    code(
+        "reap-failed",
+        RequestKind::ServerPing,
+        "a Failed or Succeeded pod is deleted",
+    ),
     code(
         "reap-restarted",
         RequestKind::ServerPing,
@@ -102,8 +130,16 @@ const PING_CODES: &[DecisionCode] = &[
         RequestKind::ServerPing,
         "a pod did not register within auto_register_timeout: deleted",
     ),
-    code("reap-disabled", RequestKind::ServerPing, "a disabled agent's pod is deleted"),
-    code("reap-lost", RequestKind::ServerPing, "a LostContact agent's pod is deleted"),
+    code(
+        "reap-disabled",
+        RequestKind::ServerPing,
+        "a disabled agent's pod is deleted",
+    ),
+    code(
+        "reap-lost",
+        RequestKind::ServerPing,
+        "a LostContact agent's pod is deleted",
+    ),
     code(
         "reap-idle",
         RequestKind::ServerPing,

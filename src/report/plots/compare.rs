@@ -42,10 +42,7 @@ const NAMED_POLICIES: [&str; 3] = ["upstream", "pr355", "safe"];
 /// The colour of a bar labelled `label` (a policy name, `policy/variant` or `policy (…)`),
 /// at `index` among the bars: a known policy's own colour, else one of the others by index.
 pub fn policy_colour(label: &str, index: usize) -> RGBColor {
-    let name = label
-        .split(['/', ' '])
-        .next()
-        .unwrap_or(label);
+    let name = label.split(['/', ' ']).next().unwrap_or(label);
     match NAMED_POLICIES.iter().position(|known| *known == name) {
         Some(position) => POLICY_COLOURS[position],
         None => {

@@ -24,3 +24,15 @@ fn the_wait_cdf_steps_up_by_one_over_n_at_each_wait() {
             .all(|pair| pair[0].0 <= pair[1].0 && pair[0].1 <= pair[1].1)
     );
 }
+
+#[test]
+fn a_policy_keeps_its_colour_whatever_it_is_compared_with() {
+    use super::compare::policy_colour;
+    assert_eq!(policy_colour("safe", 0), policy_colour("safe", 2));
+    assert_eq!(
+        policy_colour("pr355 (candidate)", 1),
+        policy_colour("pr355", 0)
+    );
+    assert_ne!(policy_colour("safe", 0), policy_colour("upstream", 0));
+    assert_ne!(policy_colour("fixed", 0), policy_colour("upstream", 0));
+}
