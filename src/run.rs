@@ -84,9 +84,6 @@ struct Observers<'a> {
 impl Sink for Observers<'_> {
     fn record(&mut self, t_ms: u64, node: &str, record: &Record) {
         self.records += 1;
-        if let Some(extra) = &mut self.extra {
-            extra.record(t_ms, node, record);
-        }
         self.fingerprint.add(t_ms, node, record);
         self.checker.observe(t_ms, record);
         self.collector.observe(t_ms, record);
