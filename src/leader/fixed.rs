@@ -152,4 +152,16 @@ impl Runner for FixedRunner {
     fn believed_term(&self) -> Option<u64> {
         self.leading_term
     }
+
+    /// Every configuration channel closes: no module is runnable any more, so the modules
+    /// stop and the election is cancelled; the elector releases only once they returned.
+    fn on_shutdown(&mut self, core: &mut Core, cx: &mut Context) {
+        for index in 0..self.configs.len() {
+            if let Some(config) = self.configs[index].as_mut() {
+                config.runnable = false;
+            }
+            self.reconcile_module(core, index, cx);
+        }
+        self.reconcile_election(core, cx);
+    }
 }

@@ -37,7 +37,7 @@ mod replica;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use elector::{Elector, ElectorEvent, ElectorSettings, TakeoverDuration};
+pub use elector::{Elector, ElectorEvent, ElectorSettings, PollTicker, TakeoverDuration};
 pub use replica::Replica;
 
 use crate::resources::{KubeRequest, KubeResult};
@@ -205,6 +205,9 @@ pub enum Input {
         version: u64,
         flags: BTreeMap<String, bool>,
     },
+    /// SIGTERM: graceful shutdown as agentk's stager does it (the module stage stops first,
+    /// then the leader runner). The process exits once [`Replica::has_exited`] is true.
+    Shutdown,
 }
 
 /// A Kubernetes call the replica makes.

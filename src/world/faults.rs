@@ -69,6 +69,7 @@ impl World {
                 let a = self.group_mask(&between[0]);
                 let b = self.group_mask(&between[1]);
                 self.partitions.start(index as u32, a, b);
+                self.partitions_changed(now);
                 (format!("{}|{}", between[0], between[1]), Some(*for_ms))
             }
             FaultKind::ApiOutage { for_ms, mode } => {
@@ -142,6 +143,19 @@ impl World {
                 self.fault_targets.insert(index, replica_index);
                 (format!("replica-{replica_index}"), Some(*downtime_ms))
             }
+            FaultKind::ReplicaStop {
+                replica,
+                downtime_ms,
+            } => {
+                let Some(replica_index) = self.replica_index(*replica) else {
+                    return self.no_target(index, name, sink);
+                };
+                if !self.stop_replica(now, replica_index, *downtime_ms, sink) {
+                    return self.no_target(index, name, sink);
+                }
+                self.fault_targets.insert(index, replica_index);
+                (format!("replica-{replica_index}"), Some(*downtime_ms))
+            }
             FaultKind::ReplicaPause { replica, for_ms } => {
                 let Some(replica_index) = self.replica_index(*replica) else {
                     return self.no_target(index, name, sink);
@@ -200,6 +214,7 @@ impl World {
                     kind,
                     FaultKind::ServerCrash { .. }
                         | FaultKind::ReplicaCrash { .. }
+                        | FaultKind::ReplicaStop { .. }
                         | FaultKind::ReplicaPause { .. }
                         | FaultKind::ClockDrift { .. }
                         | FaultKind::CallbackDelay { .. }
@@ -225,7 +240,10 @@ impl World {
             return;
         };
         match &self.scenario.faults[index].kind {
-            FaultKind::Partition { .. } => self.partitions.heal(index as u32),
+            FaultKind::Partition { .. } => {
+                self.partitions.heal(index as u32);
+                self.partitions_changed(now);
+            }
             FaultKind::ApiOutage { .. } => self.end_outage(now, sink),
             FaultKind::ServerCrash { .. } => {}
             _ => {}
@@ -267,7 +285,9 @@ impl World {
         self.end_faults(now, sink, |kind, target| {
             matches!(
                 kind,
-                FaultKind::ReplicaCrash { .. } | FaultKind::ReplicaPause { .. }
+                FaultKind::ReplicaCrash { .. }
+                    | FaultKind::ReplicaStop { .. }
+                    | FaultKind::ReplicaPause { .. }
             ) && target == Some(replica)
         });
     }
