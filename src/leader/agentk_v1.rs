@@ -389,7 +389,11 @@ fn go_map_order(funcs: &BTreeSet<usize>, cx: &mut Context) -> Vec<usize> {
         return funcs;
     }
     let start = ((cx.unit() * funcs.len() as f64) as usize).min(funcs.len() - 1);
-    funcs[start..].iter().chain(&funcs[..start]).copied().collect()
+    funcs[start..]
+        .iter()
+        .chain(&funcs[..start])
+        .copied()
+        .collect()
 }
 
 impl Runner for AgentkV1Runner {
@@ -437,13 +441,12 @@ impl Runner for AgentkV1Runner {
     }
 
     fn handle_timer(&mut self, core: &mut Core, token: TimerToken, cx: &mut Context) -> bool {
-        let found = self
-            .duplicates
-            .iter_mut()
-            .find_map(|(&index, duplicate)| match duplicate.handle_timer(token, cx) {
+        let found = self.duplicates.iter_mut().find_map(|(&index, duplicate)| {
+            match duplicate.handle_timer(token, cx) {
                 ModuleTimer::NotMine => None,
                 outcome => Some((index, outcome)),
-            });
+            }
+        });
         let Some((index, outcome)) = found else {
             return false;
         };

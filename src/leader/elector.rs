@@ -620,7 +620,8 @@ impl Elector {
                     }
                     PollTicker::StartsAfterImmediate => {
                         let ticker_start_ms = *cycle.ticker_start_ms.get_or_insert(now_ms);
-                        next_undropped_tick_ms(ticker_start_ms, now_ms, retry_period_ms)
+                        let earliest_ms = now_ms.max(attempt_started_ms + 1);
+                        next_undropped_tick_ms(ticker_start_ms, earliest_ms, retry_period_ms)
                     }
                 };
                 self.phase = Phase::Renewing {
@@ -645,9 +646,10 @@ fn next_poll_ms(cycle_start_ms: u64, attempt_started_ms: u64, now_ms: u64, perio
 }
 
 /// v0.24.3's poller: ticks at `ticker_start + k·RP` (k ≥ 1); a tick that fell while the
-/// attempt ran was dropped, so the next attempt waits for the first tick not before `now`.
-fn next_undropped_tick_ms(ticker_start_ms: u64, now_ms: u64, period_ms: u64) -> u64 {
-    let elapsed_ms = now_ms - ticker_start_ms;
+/// attempt ran was dropped (and the one that started it is spent), so the next attempt waits
+/// for the first tick not before `earliest_ms`.
+fn next_undropped_tick_ms(ticker_start_ms: u64, earliest_ms: u64, period_ms: u64) -> u64 {
+    let elapsed_ms = earliest_ms.saturating_sub(ticker_start_ms);
     let ticks = elapsed_ms.div_ceil(period_ms).max(1);
     ticker_start_ms + ticks * period_ms
 }

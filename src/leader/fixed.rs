@@ -1,6 +1,10 @@
 //! The `fixed` runner: agentk's promise (leader modules run only on the leader, the election
-//! runs only while some module's configuration is runnable) with every known hazard fixed:
+//! runs only while some module's configuration is runnable) on client-go v0.31 semantics plus
+//! documented fixes (the elector's are in `replica.rs` `elector_settings`; the list with the
+//! hazard each closes is in `docs/fidelity.md`). The runner's fixes:
 //!
+//! * each registered module starts exactly once per term (H2);
+//! * graceful shutdown stops the modules before the release (`on_shutdown`);
 //! * OnStartedLeading carries its term and is ignored unless that term is still being renewed
 //!   (H4);
 //! * after a lost or cancelled term the modules stop *before* the elector releases the Lease,

@@ -65,7 +65,9 @@ pub enum Variant {
     /// The GitLab agent's 2022 runner on client-go v0.24.3, defects included.
     #[serde(rename = "agentk-v1")]
     AgentkV1,
-    /// The same promise with every hazard fixed.
+    /// client-go v0.31 semantics plus documented fixes (`docs/fidelity.md`, "Variants"):
+    /// release after the modules stopped, release re-reads the holder, bounded acquire
+    /// requests, no optimistic renew, and the runner fixes of `fixed.rs`.
     #[serde(rename = "fixed")]
     Fixed,
 }

@@ -330,7 +330,9 @@ impl World {
                 continue;
             }
             if let Client::Replica { index, epoch, .. } = client
-                && !self.nodes.is_current(self.replicas[index as usize].node, epoch)
+                && !self
+                    .nodes
+                    .is_current(self.replicas[index as usize].node, epoch)
             {
                 // The process that asked is gone, and its connection with it.
                 self.calls.remove(&call);

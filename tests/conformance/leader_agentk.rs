@@ -66,11 +66,25 @@ fn lead_not_lead_lead(variant: Variant) -> Driver {
 fn after_lead_not_lead_lead_the_module_runs_again_with_the_same_config_in_fixed_only() {
     let fixed = lead_not_lead_lead(Variant::Fixed);
     assert_eq!(fixed.starts_of("gitops"), 2, "fixed: the module runs again");
-    assert_eq!(fixed.configs_of("gitops"), [1, 1], "fixed: with the same config");
-    assert!(fixed.replica().believed_term().is_some(), "fixed leads again");
+    assert_eq!(
+        fixed.configs_of("gitops"),
+        [1, 1],
+        "fixed: with the same config"
+    );
+    assert!(
+        fixed.replica().believed_term().is_some(),
+        "fixed leads again"
+    );
     // 4438242a (#398): the wrapper takes the module's return for its own exit, unregisters,
     // and the election stops for good.
     let v1 = lead_not_lead_lead(Variant::AgentkV1);
-    assert_eq!(v1.starts_of("gitops"), 1, "agentk-v1: the module never runs again");
-    assert!(!v1.replica().election_running(), "agentk-v1: the election stopped");
+    assert_eq!(
+        v1.starts_of("gitops"),
+        1,
+        "agentk-v1: the module never runs again"
+    );
+    assert!(
+        !v1.replica().election_running(),
+        "agentk-v1: the election stopped"
+    );
 }

@@ -14,9 +14,7 @@
 //! variants: `agentk-v1` (client-go v0.24.3) must show the real outcome, `fixed` the one its
 //! documentation promises.
 
-use super::driver::{
-    Driver, ME, Server, accepted, flags, lease, settings, verb, written,
-};
+use super::driver::{Driver, ME, Server, accepted, flags, lease, settings, verb, written};
 use elasticsim::leader::{KubeCall, Observation, Variant};
 use elasticsim::resources::{KubeError, KubeRequest, KubeResult};
 
@@ -59,9 +57,16 @@ fn try_acquire_or_renew_acquires_from_no_object() {
         let create = driver.next_call(0).expect("a create follows the 404");
         assert_eq!(verb(&create), "create-lease", "{variant:?}");
         let spec = written(&create).expect("a create carries a spec");
-        assert_eq!((spec.holder_identity.as_str(), spec.lease_transitions), (ME, 0));
+        assert_eq!(
+            (spec.holder_identity.as_str(), spec.lease_transitions),
+            (ME, 0)
+        );
         driver.answer(accepted(&create, 1));
-        assert_eq!(held(&driver), 1, "{variant:?}: two API interactions acquire");
+        assert_eq!(
+            held(&driver),
+            1,
+            "{variant:?}: two API interactions acquire"
+        );
     }
 }
 
@@ -80,7 +85,10 @@ fn try_acquire_or_renew_acquires_from_an_unled_object() {
             panic!("{variant:?}: expected an update, got {update:?}");
         };
         assert_eq!(*resource_version, 5, "{variant:?}: CAS on the version read");
-        assert_eq!((spec.holder_identity.as_str(), spec.lease_transitions), (ME, 1));
+        assert_eq!(
+            (spec.holder_identity.as_str(), spec.lease_transitions),
+            (ME, 1)
+        );
         driver.answer(accepted(&update, 6));
         assert_eq!(held(&driver), 1, "{variant:?}");
     }
@@ -92,10 +100,15 @@ fn try_acquire_or_renew_acquires_from_an_empty_holder_object_at_once() {
     for variant in Variant::ALL {
         let mut driver = candidate(variant);
         driver.answer(lease("", 15, 3, 9));
-        let update = driver.next_call(0).expect("no waiting for a released Lease");
+        let update = driver
+            .next_call(0)
+            .expect("no waiting for a released Lease");
         assert_eq!(driver.now_ms, 0, "{variant:?}");
         let spec = written(&update).expect("an update");
-        assert_eq!((spec.holder_identity.as_str(), spec.lease_transitions), (ME, 4));
+        assert_eq!(
+            (spec.holder_identity.as_str(), spec.lease_transitions),
+            (ME, 4)
+        );
     }
 }
 
@@ -104,10 +117,20 @@ fn try_acquire_or_renew_does_not_acquire_from_a_led_acked_object() {
     for variant in Variant::ALL {
         let mut driver = candidate(variant);
         driver.answer(lease("bing", 10, 0, 5));
-        let next = driver.next_call(60_000).expect("the candidate keeps trying");
-        assert_eq!(verb(&next), "get-lease", "{variant:?}: no write to a held Lease");
+        let next = driver
+            .next_call(60_000)
+            .expect("the candidate keeps trying");
+        assert_eq!(
+            verb(&next),
+            "get-lease",
+            "{variant:?}: no write to a held Lease"
+        );
         // JitterUntil(RP, 1.2): the next try comes RP·[1, 2.2) after the last one returned.
-        assert!((2_000..4_400).contains(&driver.now_ms), "{variant:?} at {}", driver.now_ms);
+        assert!(
+            (2_000..4_400).contains(&driver.now_ms),
+            "{variant:?} at {}",
+            driver.now_ms
+        );
         assert_eq!(held(&driver), 0, "{variant:?}");
     }
 }
@@ -123,7 +146,10 @@ fn try_acquire_or_renew_acquires_from_a_led_unacked_object_whose_bytes_do_not_ch
             "{variant:?}: the takeover waits one lease duration from the first read, at {at_ms}"
         );
         let spec = written(&update).expect("an update");
-        assert_eq!((spec.holder_identity.as_str(), spec.lease_transitions), (ME, 1));
+        assert_eq!(
+            (spec.holder_identity.as_str(), spec.lease_transitions),
+            (ME, 1)
+        );
         driver.answer(accepted(&update, 6));
         assert_eq!(held(&driver), 1, "{variant:?}");
     }
@@ -134,9 +160,9 @@ fn try_acquire_or_renew_renews_an_already_acquired_object() {
     for variant in Variant::ALL {
         let mut driver = candidate(variant);
         let mut server = Server::default();
-        driver.serve(&mut server, 0);
+        driver.acquire(&mut server);
         assert_eq!(held(&driver), 1, "{variant:?}: acquired");
-        let renew_get = driver.next_call(2_000).expect("the renew loop reads");
+        let renew_get = driver.next_call(0).expect("the renew loop reads at once");
         assert_eq!(verb(&renew_get), "get-lease");
         driver.answer(lease(ME, 10, 0, 1));
         let update = driver.next_call(2_000).expect("and writes");
@@ -158,7 +184,10 @@ fn the_takeover_waits_for_the_configured_duration_in_v0_24_and_the_records_from_
     let record = lease("bing", 3, 0, 5);
     let mut v1 = candidate(Variant::AgentkV1);
     let (v1_ms, _) = first_write(&mut v1, &record, 60_000).expect("agentk-v1 takes over");
-    assert!(v1_ms >= 10_000, "v0.24.3 waits its configured 10 s, wrote at {v1_ms}");
+    assert!(
+        v1_ms >= 10_000,
+        "v0.24.3 waits its configured 10 s, wrote at {v1_ms}"
+    );
     let mut fixed = candidate(Variant::Fixed);
     let (fixed_ms, _) = first_write(&mut fixed, &record, 60_000).expect("fixed takes over");
     assert!(
@@ -186,7 +215,7 @@ fn release_lease_writes_an_empty_holder_after_acquiring_from_no_object() {
     for variant in Variant::ALL {
         let mut driver = candidate(variant);
         let mut server = Server::default();
-        driver.serve(&mut server, 0);
+        driver.acquire(&mut server);
         cancel(&mut driver);
         driver.serve(&mut server, 1_000);
         let writes = driver
@@ -199,10 +228,19 @@ fn release_lease_writes_an_empty_holder_after_acquiring_from_no_object() {
         let release = &driver.calls.last().expect("calls were made").1;
         assert!(is_release(release), "{variant:?}: the last call releases");
         let spec = written(release).expect("a write");
-        assert_eq!((spec.lease_duration_seconds, spec.lease_transitions), (1, 0));
+        assert_eq!(
+            (spec.lease_duration_seconds, spec.lease_transitions),
+            (1, 0)
+        );
         let stored = server.lease.expect("the Lease exists");
-        assert_eq!(stored.spec.holder_identity, "", "{variant:?}: outHolder \"\"");
-        assert!(!driver.replica().election_running(), "{variant:?}: Run returned");
+        assert_eq!(
+            stored.spec.holder_identity, "",
+            "{variant:?}: outHolder \"\""
+        );
+        assert!(
+            !driver.replica().election_running(),
+            "{variant:?}: Run returned"
+        );
     }
 }
 
@@ -225,7 +263,10 @@ fn release_on_cancellation(variant: Variant, stage: &str) -> Driver {
     driver.answer(Err(KubeError::Timeout));
     driver.serve(&mut server, 20_000);
     assert_eq!(
-        server.lease.as_ref().map(|l| l.spec.holder_identity.as_str()),
+        server
+            .lease
+            .as_ref()
+            .map(|l| l.spec.holder_identity.as_str()),
         Some(""),
         "{variant:?}: the lock is released on cancellation of the {stage}"
     );
@@ -246,7 +287,11 @@ fn release_on_cancellation_releases_the_lease_and_reports_became_and_stopped_lea
                     _ => None,
                 })
                 .collect::<Vec<_>>();
-            assert_eq!(events, ["became leader", "stopped leading"], "{variant:?} {stage}");
+            assert_eq!(
+                events,
+                ["became leader", "stopped leading"],
+                "{variant:?} {stage}"
+            );
             assert!(!driver.replica().election_running(), "{variant:?} {stage}");
         }
     }
@@ -257,7 +302,7 @@ fn renew_attempt_starts(variant: Variant) -> Vec<u64> {
     let settings = settings(variant, [15_000, 10_000, 2_000], &["gitops"]);
     let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 5);
     let mut server = Server::default();
-    driver.serve(&mut server, 0);
+    driver.acquire(&mut server);
     let mut starts = Vec::new();
     while let Some(call) = driver.next_call(10_000) {
         starts.push(driver.now_ms);
@@ -272,5 +317,8 @@ fn renew_attempt_starts(variant: Variant) -> Vec<u64> {
 fn v0_24_3_polls_from_the_end_of_the_immediate_attempt_and_drops_ticks_during_attempts() {
     assert_eq!(renew_attempt_starts(Variant::AgentkV1), [0, 4_500, 8_500]);
     // fixed polls as newer apimachinery: ticks from the cycle start, a missed tick kept.
-    assert_eq!(renew_attempt_starts(Variant::Fixed), [0, 2_500, 5_000, 7_500]);
+    assert_eq!(
+        renew_attempt_starts(Variant::Fixed),
+        [0, 2_500, 5_000, 7_500]
+    );
 }

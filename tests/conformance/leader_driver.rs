@@ -182,18 +182,12 @@ impl Driver {
         call
     }
 
-    pub fn times_of(&self, wanted: &Observation) -> Vec<u64> {
-        self.observations
-            .iter()
-            .filter(|(_, observation)| observation == wanted)
-            .map(|(t_ms, _)| *t_ms)
-            .collect()
-    }
-
     pub fn starts_of(&self, module: &str) -> usize {
         self.observations
             .iter()
-            .filter(|(_, o)| matches!(o, Observation::ModuleStarted { module: m, .. } if m == module))
+            .filter(
+                |(_, o)| matches!(o, Observation::ModuleStarted { module: m, .. } if m == module),
+            )
             .count()
     }
 
@@ -257,6 +251,22 @@ impl Server {
 }
 
 impl Driver {
+    /// Let `server` answer calls until the Lease is first held (the renew loop's immediate
+    /// attempt is then waiting, unanswered).
+    pub fn acquire(&mut self, server: &mut Server) {
+        while !self
+            .observations
+            .iter()
+            .any(|(_, o)| matches!(o, Observation::LeaseHeld { .. }))
+        {
+            let call = self
+                .next_call(u64::MAX)
+                .expect("the candidate keeps trying");
+            let result = server.apply(self.now_ms, &call);
+            self.answer(result);
+        }
+    }
+
     /// Let `server` answer every call at once until `until_ms`.
     pub fn serve(&mut self, server: &mut Server, until_ms: u64) {
         while let Some(call) = self.next_call(until_ms) {
