@@ -44,8 +44,8 @@ pub use shard::{Cell, CommandKind, Shard};
 pub use shrink::{ShrinkOutcome, shrink};
 pub use sweep::{Finished, Reproduce, SeedRow, SweepPlan, ViolatedId, first_violated, sweep};
 pub use tables::{
-    FAILING_LISTED_MAX, InvariantCount, SWEEP_METRICS, SweepSummary, sweep_markdown, sweep_table,
-    write_sweep_csv, write_sweep_files,
+    FAILING_LISTED_MAX, InvariantCount, LEADER_SWEEP_METRICS, SWEEP_METRICS, SweepSummary,
+    sweep_markdown, sweep_table, write_sweep_csv, write_sweep_files,
 };
 
 #[cfg(test)]

@@ -86,6 +86,7 @@ fn seed_row(seed: u64) -> SeedRow {
         assigned: 2,
         reused: 1,
         reproduce: format!("cargo xtask sim x.toml --seed {seed}"),
+        variant: None,
     }
 }
 

@@ -295,7 +295,8 @@ impl Knob {
             | (Knob::Count, F::NodeLoss { count })
             | (Knob::Count, F::Burst { count, .. }) => Some(u64::from(*count)),
             (Knob::Length, F::ServerCrash { downtime_ms })
-            | (Knob::Length, F::ReplicaCrash { downtime_ms, .. }) => Some(*downtime_ms),
+            | (Knob::Length, F::ReplicaCrash { downtime_ms, .. })
+            | (Knob::Length, F::ReplicaStop { downtime_ms, .. }) => Some(*downtime_ms),
             (Knob::Length, F::Partition { for_ms, .. })
             | (Knob::Length, F::ApiOutage { for_ms, .. })
             | (Knob::Length, F::ReplicaPause { for_ms, .. }) => Some(*for_ms),
@@ -315,7 +316,8 @@ impl Knob {
             | (Knob::Count, F::NodeLoss { count })
             | (Knob::Count, F::Burst { count, .. }) => *count = count_value(),
             (Knob::Length, F::ServerCrash { downtime_ms })
-            | (Knob::Length, F::ReplicaCrash { downtime_ms, .. }) => *downtime_ms = value,
+            | (Knob::Length, F::ReplicaCrash { downtime_ms, .. })
+            | (Knob::Length, F::ReplicaStop { downtime_ms, .. }) => *downtime_ms = value,
             (Knob::Length, F::Partition { for_ms, .. })
             | (Knob::Length, F::ApiOutage { for_ms, .. })
             | (Knob::Length, F::ReplicaPause { for_ms, .. }) => *for_ms = value,

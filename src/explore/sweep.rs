@@ -86,6 +86,9 @@ pub struct SeedRow {
     pub reused: u64,
     /// The command that reruns this seed alone.
     pub reproduce: String,
+    /// The leader-election variant of a leader run (`None` for an elastic-agent run).
+    #[serde(default)]
+    pub variant: Option<String>,
 }
 
 impl SeedRow {
@@ -121,6 +124,7 @@ impl SeedRow {
             assigned,
             reused,
             reproduce: info.reproduce.clone(),
+            variant: info.variant.clone(),
         }
     }
 

@@ -31,6 +31,24 @@ pub const SWEEP_METRICS: [&str; 13] = [
     "sim_s",
 ];
 
+/// The metric columns of a leader sweep's `sweep.csv`, after
+/// `seed,variant,verdict,violated,fingerprint,failure_class`.
+pub const LEADER_SWEEP_METRICS: [&str; 8] = [
+    "failovers",
+    "failover_s_p95",
+    "failover_s_max",
+    "leader_changes",
+    "no_leader_s",
+    "two_acting_s",
+    "events",
+    "sim_s",
+];
+
+/// The variant of a leader sweep (every row of one sweep has the same).
+fn sweep_variant(rows: &[SeedRow]) -> Option<&str> {
+    rows.first().and_then(|row| row.variant.as_deref())
+}
+
 /// How many seeds violated one invariant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvariantCount {
@@ -103,31 +121,65 @@ fn metric_cell(name: &str, value: f64) -> String {
 /// `sweep.csv`: one row per seed, in seed order.
 pub fn write_sweep_csv(out: &mut dyn Write, rows: &[SeedRow]) -> io::Result<()> {
     let mut writer = csv::Writer::from_writer(out);
-    let mut header = vec![
-        "seed",
-        "verdict",
-        "violated",
-        "fingerprint",
-        "failure_class",
-    ];
-    header.extend(SWEEP_METRICS);
+    let leader = sweep_variant(rows).is_some();
+    let columns: &[&str] = if leader {
+        &LEADER_SWEEP_METRICS
+    } else {
+        &SWEEP_METRICS
+    };
+    let mut header = vec!["seed"];
+    if leader {
+        header.push("variant");
+    }
+    header.extend(["verdict", "violated", "fingerprint", "failure_class"]);
+    header.extend(columns);
     writer.write_record(&header)?;
     for row in rows {
         let metrics = row.metrics.to_map();
-        let mut record = vec![
-            row.seed.to_string(),
+        let mut record = vec![row.seed.to_string()];
+        if let Some(variant) = &row.variant {
+            record.push(variant.clone());
+        }
+        record.extend([
             row.verdict.clone(),
             row.violated_ids().join(";"),
             row.fingerprint.clone(),
             row.failure_class.clone().unwrap_or_default(),
-        ];
-        for name in SWEEP_METRICS {
+        ]);
+        for &name in columns {
             let value = metrics[name];
             record.push(metric_cell(name, value));
         }
         writer.write_record(&record)?;
     }
     writer.flush()
+}
+
+/// A leader sweep's variant and leader metrics over its seeds: failovers and leader changes
+/// summed, the worst seed's failover p95 and max, time with no leader and with two acting
+/// summed.
+fn leader_line(rows: &[SeedRow]) -> Option<String> {
+    let variant = sweep_variant(rows)?;
+    let sum = |name: &str| {
+        rows.iter()
+            .map(|row| row.metrics.to_map()[name])
+            .sum::<f64>()
+    };
+    let worst = |name: &str| {
+        rows.iter()
+            .map(|row| row.metrics.to_map()[name])
+            .fold(0.0, f64::max)
+    };
+    Some(format!(
+        "variant {variant}: failovers {}, failover p95 {} s (worst seed), failover max {} s, \
+         leader changes {}, no leader {} s, two acting {} s",
+        number_text(sum("failovers")),
+        number_text(worst("failover_s_p95")),
+        number_text(worst("failover_s_max")),
+        number_text(sum("leader_changes")),
+        number_text(sum("no_leader_s")),
+        number_text(sum("two_acting_s"))
+    ))
 }
 
 /// The invariant table and the failing-seed list, as plain text (terminal) lines.
@@ -141,6 +193,9 @@ pub fn sweep_table(summary: &SweepSummary, rows: &[SeedRow]) -> String {
         summary.passed,
         summary.failed()
     );
+    if let Some(line) = leader_line(rows) {
+        let _ = writeln!(out, "  {line}");
+    }
     for (class, seeds) in &summary.classes {
         let _ = writeln!(out, "  {class:<9} {seeds} seeds");
     }
@@ -196,6 +251,9 @@ pub fn sweep_markdown(title: &str, summary: &SweepSummary, rows: &[SeedRow]) -> 
         summary.passed,
         summary.failed()
     );
+    if let Some(line) = leader_line(rows) {
+        let _ = writeln!(out, "{line}\n");
+    }
     if !summary.classes.is_empty() {
         let _ = writeln!(out, "| failure class | seeds |\n|---|---|");
         for (class, seeds) in &summary.classes {

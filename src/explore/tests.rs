@@ -38,6 +38,7 @@ fn row(seed: u64, violated: &[(&'static str, Kind)], waits_ms: &[u64]) -> SeedRo
         assigned: waits_ms.len() as u64,
         reused: 1,
         reproduce: format!("cargo xtask sim x.toml --seed {seed}"),
+        variant: None,
     }
 }
 
@@ -95,6 +96,44 @@ fn sweep_csv_lists_violated_ids_separated_by_semicolons() {
         line.starts_with("3,fail,all-jobs-complete;job-wait-bound,f3,both,"),
         "{line}"
     );
+}
+
+#[test]
+fn a_leader_sweeps_table_and_csv_carry_the_variant_and_leader_metrics() {
+    let rows: Vec<SeedRow> = (1..=2)
+        .map(|seed| {
+            let mut row = row(seed, &[], &[]);
+            row.variant = Some("agentk-v1".to_owned());
+            row.metrics.failovers = seed;
+            row.metrics.failover_s_max = 10.0 * seed as f64;
+            row.metrics.leader_changes = 2 * seed;
+            row
+        })
+        .collect();
+    let mut bytes = Vec::new();
+    write_sweep_csv(&mut bytes, &rows).expect("writing to memory cannot fail");
+    let text = String::from_utf8(bytes).expect("CSV is UTF-8");
+    let header = text.lines().next().expect("a header");
+    assert_eq!(
+        header,
+        "seed,variant,verdict,violated,fingerprint,failure_class,failovers,failover_s_p95,\
+         failover_s_max,leader_changes,no_leader_s,two_acting_s,events,sim_s"
+    );
+    let second = text.lines().nth(2).expect("two data rows");
+    assert!(
+        second.starts_with("2,agentk-v1,pass,,f2,,2,0,20,4,"),
+        "{second}"
+    );
+    assert!(
+        !header.contains("pods") && !header.contains("wait"),
+        "no elastic columns"
+    );
+    let table = sweep_table(&SweepSummary::of(&rows), &rows);
+    assert!(
+        table.contains("variant agentk-v1: failovers 3,") && table.contains("leader changes 6"),
+        "{table}"
+    );
+    assert!(table.contains("failover max 20 s"), "{table}");
 }
 
 #[test]

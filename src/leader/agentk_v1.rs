@@ -11,17 +11,26 @@
 //! * OnStartedLeading carries no term: a late callback that reaches the runner while its next
 //!   elector is still acquiring starts the modules without the lease (H4);
 //! * modules are stopped only on OnStoppedLeading, which client-go calls after `release()`
-//!   returns, and v0.24.3's release has no timeout (H8).
+//!   returns, and v0.24.3's release has no timeout (H8);
+//! * on OnStartedLeading the runner ranges over `map[int32]funcHolder` and calls `start()` on
+//!   the loop variable; the goroutine reads the variable's `f` after the loop moved on (Go
+//!   1.17 loop semantics), so with two or more registered functions every goroutine runs the
+//!   last-iterated function: that module runs several times at once, the others never (H2,
+//!   fixed in v15.5.1 by `9eaf1658`). Go's random map order is a draw from the replica's
+//!   stream ([`go_map_order`]);
+//! * on graceful shutdown the wrappers' configuration channels close, each wrapper stops its
+//!   module and unregisters, and the last unregistration cancels the elector, which releases
+//!   the Lease while the modules may still be stopping.
 //!
 //! Go's blocking channel operations are modelled explicitly: while the runner waits for the
 //! modules of a lost term to return, its messages queue in `inbox`; while a wrapper waits for
 //! the runner's reply or for its module to return, its configuration pipe keeps only the
 //! latest configuration. Go's random choice among ready channels becomes arrival order.
 
-use super::Context;
-use super::Observation;
+use super::module::{ModuleProcess, ModuleTimer};
 use super::replica::{Core, ModuleConfig, Runner};
-use std::collections::{BTreeSet, VecDeque};
+use super::{Context, Observation, TimerToken};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Status {
@@ -51,6 +60,8 @@ enum AfterStop {
     ConfigRejected,
     /// `errFromModule`: the module's `Run` returned without the wrapper asking.
     ModuleReturned,
+    /// The wrapper's configuration channel was closed (graceful shutdown).
+    ConfigClosed,
 }
 
 /// What a wrapper goroutine is blocked on.
@@ -71,6 +82,8 @@ struct Wrapper {
     blocked: Option<Blocked>,
     /// The configuration pipe while the wrapper is blocked (it conflates).
     queued: Option<ModuleConfig>,
+    /// Its configuration channel is closed: it returns once its module stopped.
+    closed: bool,
 }
 
 pub(crate) struct AgentkV1Runner {
@@ -84,6 +97,9 @@ pub(crate) struct AgentkV1Runner {
     inbox: VecDeque<Message>,
     draining: bool,
     wrappers: Vec<Wrapper>,
+    /// H2: the goroutine of function `index` runs another module's `Run` (a second instance
+    /// of that module), keyed by `index`.
+    duplicates: BTreeMap<usize, ModuleProcess>,
 }
 
 impl AgentkV1Runner {
@@ -96,6 +112,21 @@ impl AgentkV1Runner {
             inbox: VecDeque::new(),
             draining: false,
             wrappers: vec![Wrapper::default(); module_count],
+            duplicates: BTreeMap::new(),
+        }
+    }
+
+    /// True when function `index`'s goroutine has returned (its own module and any H2
+    /// duplicate it runs instead).
+    fn func_idle(&self, core: &Core, index: usize) -> bool {
+        core.modules[index].is_idle() && !self.duplicates.contains_key(&index)
+    }
+
+    /// `h.cancel()` of function `index`.
+    fn cancel_func(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
+        core.modules[index].stop(cx);
+        if let Some(duplicate) = self.duplicates.get_mut(&index) {
+            duplicate.stop(cx);
         }
     }
 
@@ -135,7 +166,7 @@ impl AgentkV1Runner {
             }
             Message::Stop(index) => {
                 if self.funcs.remove(&index) {
-                    core.modules[index].stop(cx);
+                    self.cancel_func(core, index, cx);
                     if self.funcs.is_empty() {
                         core.cancel_election(cx);
                         // The runner leaves RunningLeader here, not on OnStoppedLeading, which
@@ -154,9 +185,7 @@ impl AgentkV1Runner {
                     self.status = Status::RunningLeader;
                     self.believed_term = Some(term);
                     cx.observe(Observation::LeadingStarted { term });
-                    for index in self.funcs.clone() {
-                        self.start_func(core, index, cx);
-                    }
+                    self.start_all_funcs(core, cx);
                 }
             }
             Message::Stopped => self.on_stopped(core, cx),
@@ -175,14 +204,14 @@ impl AgentkV1Runner {
                 .take()
                 .expect("RunningLeader has a believed term");
             cx.observe(Observation::LeadingStopped { term });
-            for &index in &self.funcs {
-                core.modules[index].stop(cx);
+            for index in self.funcs.clone() {
+                self.cancel_func(core, index, cx);
             }
             let active = self
                 .funcs
                 .iter()
                 .copied()
-                .filter(|&index| !core.modules[index].is_idle())
+                .filter(|&index| !self.func_idle(core, index))
                 .collect::<BTreeSet<_>>();
             if !active.is_empty() {
                 // The actor blocks in h.wait() until every module returned.
@@ -201,6 +230,41 @@ impl AgentkV1Runner {
             core.start_election(cx);
             self.status = Status::RunningNotLeader;
         }
+    }
+
+    /// OnStartedLeading in RunningNotLeader: `for idx, holder := range r.funcs {
+    /// holder.start() }`. Every goroutine reads the shared loop variable late and runs the
+    /// last-iterated function (H2).
+    fn start_all_funcs(&mut self, core: &mut Core, cx: &mut Context) {
+        let order = go_map_order(&self.funcs, cx);
+        let Some(&last) = order.last() else {
+            return;
+        };
+        for index in order {
+            if index == last {
+                self.start_func(core, index, cx);
+            } else {
+                self.start_duplicate(core, index, last, cx);
+            }
+        }
+    }
+
+    /// Function `index`'s goroutine runs module `runs`: a second `Run` of that module, with
+    /// its own ctx (holder `index`'s cancel) and no configuration (the real instance of
+    /// `runs` takes the pending one from the shared channel).
+    fn start_duplicate(&mut self, core: &mut Core, index: usize, runs: usize, cx: &mut Context) {
+        let term = self
+            .believed_term
+            .expect("functions start only in RunningLeader");
+        let settings = &core.settings;
+        let mut duplicate = ModuleProcess::new(
+            settings.modules[runs].name.clone(),
+            settings.retry_period_ms,
+            settings.module_stop_latency_ms_min,
+            settings.module_stop_latency_ms_max,
+        );
+        duplicate.start(term, cx);
+        self.duplicates.insert(index, duplicate);
     }
 
     /// `h.start()`: `go f(freshCtx)`; the module then reads its pending configuration.
@@ -223,6 +287,9 @@ impl AgentkV1Runner {
         cx: &mut Context,
     ) {
         let wrapper = &mut self.wrappers[index];
+        if wrapper.closed {
+            return;
+        }
         if wrapper.blocked.is_some() {
             wrapper.queued = Some(config);
             return;
@@ -261,7 +328,7 @@ impl AgentkV1Runner {
         let Some(Blocked::RunnerReply(after)) = self.wrappers[index].blocked else {
             panic!("wrapper {index} got a Stop reply it did not wait for");
         };
-        if core.modules[index].is_idle() {
+        if self.func_idle(core, index) {
             self.wrappers[index].blocked = None;
             self.wrapper_continue(core, index, after, cx);
         } else {
@@ -278,6 +345,15 @@ impl AgentkV1Runner {
         cx: &mut Context,
     ) {
         let wrapper = &mut self.wrappers[index];
+        if wrapper.closed {
+            // The select loop sees the closed channel and returns; its deferred stop runs
+            // if the wrapper registered again meanwhile.
+            wrapper.queued = None;
+            if wrapper.registered {
+                self.wrapper_stop(core, index, AfterStop::ConfigClosed, cx);
+            }
+            return;
+        }
         // `if config != nil: run()`. A config already handed over is gone, so after a
         // leadership loss the wrapper stays unregistered (#398).
         if after == AfterStop::ModuleReturned && wrapper.pending_version.is_some() {
@@ -288,6 +364,36 @@ impl AgentkV1Runner {
             self.wrapper_config(core, index, config, cx);
         }
     }
+}
+
+impl AgentkV1Runner {
+    /// Function `index`'s goroutine returned: an OnStoppedLeading waiting in `h.wait()` for
+    /// it may go on.
+    fn release_waiter(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
+        if let Some(waiting_for) = self.waiting_for.as_mut() {
+            waiting_for.remove(&index);
+            if waiting_for.is_empty() {
+                self.waiting_for = None;
+                self.after_stopped(core, cx);
+                self.drain(core, cx);
+            }
+        }
+    }
+}
+
+/// Go's map iteration order over the registered functions: a random starting point, then in
+/// order (one bucket holds up to eight entries). One draw, and only for two or more.
+fn go_map_order(funcs: &BTreeSet<usize>, cx: &mut Context) -> Vec<usize> {
+    let funcs = funcs.iter().copied().collect::<Vec<_>>();
+    if funcs.len() < 2 {
+        return funcs;
+    }
+    let start = ((cx.unit() * funcs.len() as f64) as usize).min(funcs.len() - 1);
+    funcs[start..]
+        .iter()
+        .chain(&funcs[..start])
+        .copied()
+        .collect()
 }
 
 impl Runner for AgentkV1Runner {
@@ -311,14 +417,10 @@ impl Runner for AgentkV1Runner {
     }
 
     fn on_module_returned(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
-        if let Some(waiting_for) = self.waiting_for.as_mut() {
-            waiting_for.remove(&index);
-            if waiting_for.is_empty() {
-                self.waiting_for = None;
-                self.after_stopped(core, cx);
-                self.drain(core, cx);
-            }
+        if !self.func_idle(core, index) {
+            return;
         }
+        self.release_waiter(core, index, cx);
         match self.wrappers[index].blocked {
             Some(Blocked::ModuleReturn(after)) => {
                 self.wrappers[index].blocked = None;
@@ -336,5 +438,45 @@ impl Runner for AgentkV1Runner {
 
     fn believed_term(&self) -> Option<u64> {
         self.believed_term
+    }
+
+    fn handle_timer(&mut self, core: &mut Core, token: TimerToken, cx: &mut Context) -> bool {
+        let found = self.duplicates.iter_mut().find_map(|(&index, duplicate)| {
+            match duplicate.handle_timer(token, cx) {
+                ModuleTimer::NotMine => None,
+                outcome => Some((index, outcome)),
+            }
+        });
+        let Some((index, outcome)) = found else {
+            return false;
+        };
+        if outcome == ModuleTimer::Returned {
+            // The duplicate's return goes to the other module's error channel; that wrapper
+            // is not told (a simplification: its own instance returns at the same time).
+            self.duplicates.remove(&index);
+            if self.func_idle(core, index) {
+                self.release_waiter(core, index, cx);
+                if let Some(Blocked::ModuleReturn(after)) = self.wrappers[index].blocked {
+                    self.wrappers[index].blocked = None;
+                    self.wrapper_continue(core, index, after, cx);
+                }
+            }
+        }
+        true
+    }
+
+    fn extra_instances_idle(&self) -> bool {
+        self.duplicates.is_empty()
+    }
+
+    fn on_shutdown(&mut self, core: &mut Core, cx: &mut Context) {
+        for index in 0..self.wrappers.len() {
+            let wrapper = &mut self.wrappers[index];
+            wrapper.closed = true;
+            wrapper.queued = None;
+            if wrapper.blocked.is_none() && wrapper.registered {
+                self.wrapper_stop(core, index, AfterStop::ConfigClosed, cx);
+            }
+        }
     }
 }

@@ -28,6 +28,18 @@ pub enum TakeoverDuration {
     Record,
 }
 
+/// How the renew loop's `PollImmediateUntil(RP, …)` ticks after its immediate attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollTicker {
+    /// apimachinery v0.24.3 (`wait.poller`): the ticker starts when the immediate attempt
+    /// returns, and a tick that falls while an attempt runs is dropped (the poller's send is
+    /// non-blocking). Attempts of 2.5 s with RP 2 s start at 0, 4.5 and 8.5 s.
+    StartsAfterImmediate,
+    /// Newer apimachinery: the ticker starts with the cycle and a tick that fell during an
+    /// attempt is kept and fires as soon as the attempt returns.
+    StartsWithCycle,
+}
+
 /// One elector's configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ElectorSettings {
@@ -53,6 +65,8 @@ pub struct ElectorSettings {
     /// Start every `Run` with no observed record (a new client-go `LeaderElector` per run, as
     /// agentk v1 builds it) instead of reusing the last observation.
     pub forget_observations_between_runs: bool,
+    /// The renew loop's poll ticker.
+    pub poll_ticker: PollTicker,
 }
 
 /// What the elector tells its owner (the callbacks of client-go, as outputs).
@@ -93,6 +107,8 @@ enum Phase {
 struct Cycle {
     start_ms: u64,
     deadline_ms: u64,
+    /// With [`PollTicker::StartsAfterImmediate`]: when the immediate attempt returned.
+    ticker_start_ms: Option<u64>,
 }
 
 /// One `tryAcquireOrRenew` in flight.
@@ -245,6 +261,7 @@ impl Elector {
                 let cycle = Cycle {
                     start_ms: cx.now_local_ms,
                     deadline_ms: cx.now_local_ms + self.settings.renew_deadline_ms,
+                    ticker_start_ms: None,
                 };
                 self.phase = Phase::Renewing {
                     term,
@@ -570,6 +587,7 @@ impl Elector {
                 let cycle = Cycle {
                     start_ms: now_ms,
                     deadline_ms: now_ms + self.settings.renew_deadline_ms,
+                    ticker_start_ms: None,
                 };
                 self.phase = Phase::Renewing {
                     term,
@@ -593,10 +611,23 @@ impl Elector {
                 self.wake = Some(cx.timer(now_ms + retry_period_ms));
             }
             Phase::Renewing {
-                cycle: Some(cycle), ..
+                term,
+                cycle: Some(mut cycle),
             } => {
-                let next_ms =
-                    next_poll_ms(cycle.start_ms, attempt_started_ms, now_ms, retry_period_ms);
+                let next_ms = match self.settings.poll_ticker {
+                    PollTicker::StartsWithCycle => {
+                        next_poll_ms(cycle.start_ms, attempt_started_ms, now_ms, retry_period_ms)
+                    }
+                    PollTicker::StartsAfterImmediate => {
+                        let ticker_start_ms = *cycle.ticker_start_ms.get_or_insert(now_ms);
+                        let earliest_ms = now_ms.max(attempt_started_ms + 1);
+                        next_undropped_tick_ms(ticker_start_ms, earliest_ms, retry_period_ms)
+                    }
+                };
+                self.phase = Phase::Renewing {
+                    term,
+                    cycle: Some(cycle),
+                };
                 if next_ms < cycle.deadline_ms {
                     self.wake = Some(cx.timer(next_ms));
                 }
@@ -612,4 +643,13 @@ fn next_poll_ms(cycle_start_ms: u64, attempt_started_ms: u64, now_ms: u64, perio
     let ticks_before = (attempt_started_ms - cycle_start_ms) / period_ms;
     let next_tick_ms = cycle_start_ms + (ticks_before + 1) * period_ms;
     next_tick_ms.max(now_ms)
+}
+
+/// v0.24.3's poller: ticks at `ticker_start + k·RP` (k ≥ 1); a tick that fell while the
+/// attempt ran was dropped (and the one that started it is spent), so the next attempt waits
+/// for the first tick not before `earliest_ms`.
+fn next_undropped_tick_ms(ticker_start_ms: u64, earliest_ms: u64, period_ms: u64) -> u64 {
+    let elapsed_ms = earliest_ms.saturating_sub(ticker_start_ms);
+    let ticks = elapsed_ms.div_ceil(period_ms).max(1);
+    ticker_start_ms + ticks * period_ms
 }

@@ -1,6 +1,10 @@
 //! The `fixed` runner: agentk's promise (leader modules run only on the leader, the election
-//! runs only while some module's configuration is runnable) with every known hazard fixed:
+//! runs only while some module's configuration is runnable) on client-go v0.31 semantics plus
+//! documented fixes (the elector's are in `replica.rs` `elector_settings`; the list with the
+//! hazard each closes is in `docs/fidelity.md`). The runner's fixes:
 //!
+//! * each registered module starts exactly once per term (H2);
+//! * graceful shutdown stops the modules before the release (`on_shutdown`);
 //! * OnStartedLeading carries its term and is ignored unless that term is still being renewed
 //!   (H4);
 //! * after a lost or cancelled term the modules stop *before* the elector releases the Lease,
@@ -206,5 +210,17 @@ impl Runner for FixedRunner {
 
     fn believed_term(&self) -> Option<u64> {
         self.leading_term
+    }
+
+    /// Every configuration channel closes: no module is runnable any more, so the modules
+    /// stop and the election is cancelled; the elector releases only once they returned.
+    fn on_shutdown(&mut self, core: &mut Core, cx: &mut Context) {
+        for index in 0..self.configs.len() {
+            if let Some(config) = self.configs[index].as_mut() {
+                config.runnable = false;
+            }
+            self.reconcile_module(core, index, cx);
+        }
+        self.reconcile_election(core, cx);
     }
 }

@@ -37,7 +37,7 @@ mod replica;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use elector::{Elector, ElectorEvent, ElectorSettings, TakeoverDuration};
+pub use elector::{Elector, ElectorEvent, ElectorSettings, PollTicker, TakeoverDuration};
 pub use fixed::FIXED_ABLATIONS;
 pub use replica::Replica;
 
@@ -66,7 +66,9 @@ pub enum Variant {
     /// The GitLab agent's 2022 runner on client-go v0.24.3, defects included.
     #[serde(rename = "agentk-v1")]
     AgentkV1,
-    /// The same promise with every hazard fixed.
+    /// client-go v0.31 semantics plus documented fixes (`docs/fidelity.md`, "Variants"):
+    /// release after the modules stopped, release re-reads the holder, bounded acquire
+    /// requests, no optimistic renew, and the runner fixes of `fixed.rs`.
     #[serde(rename = "fixed")]
     Fixed,
 }
@@ -209,6 +211,9 @@ pub enum Input {
         version: u64,
         flags: BTreeMap<String, bool>,
     },
+    /// SIGTERM: graceful shutdown as agentk's stager does it (the module stage stops first,
+    /// then the leader runner). The process exits once [`Replica::has_exited`] is true.
+    Shutdown,
 }
 
 /// A Kubernetes call the replica makes.

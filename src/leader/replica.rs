@@ -2,7 +2,7 @@
 //! entry point, [`Replica::handle`].
 
 use super::agentk_v1::AgentkV1Runner;
-use super::elector::{Elector, ElectorEvent, ElectorSettings, TakeoverDuration};
+use super::elector::{Elector, ElectorEvent, ElectorSettings, PollTicker, TakeoverDuration};
 use super::fixed::FixedRunner;
 use super::module::{ModuleProcess, ModuleTimer};
 use super::{Context, Input, LeaderSettings, Observation, Output, Random, SettingsError};
@@ -79,6 +79,17 @@ pub(crate) trait Runner {
     fn on_module_returned(&mut self, core: &mut Core, index: usize, cx: &mut Context);
     /// The term the runner believes it leads in.
     fn believed_term(&self) -> Option<u64>;
+    /// A timer of a module instance the runner owns itself (agentk-v1's H2 duplicates).
+    fn handle_timer(&mut self, _core: &mut Core, _token: TimerToken, _cx: &mut Context) -> bool {
+        false
+    }
+    /// True when no module instance the runner owns itself is active.
+    fn extra_instances_idle(&self) -> bool {
+        true
+    }
+    /// Graceful shutdown (SIGTERM): the module stage stops first (configuration channels
+    /// closed), then the runner's ctx is cancelled.
+    fn on_shutdown(&mut self, core: &mut Core, cx: &mut Context);
 }
 
 /// One replica process. See the module docs of `crate::leader` for the call contract.
@@ -90,6 +101,8 @@ pub struct Replica {
     started: bool,
     /// The latest configuration seen; one that arrives before `Start` waits here.
     config: Option<(u64, BTreeMap<String, bool>)>,
+    /// A graceful shutdown began: configurations are no longer delivered.
+    shutting_down: bool,
 }
 
 impl Replica {
@@ -131,6 +144,7 @@ impl Replica {
             now_local_ms: 0,
             started: false,
             config: None,
+            shutting_down: false,
         })
     }
 
@@ -155,7 +169,13 @@ impl Replica {
 
     /// True while any leader module's `Run` is active (running or stopping).
     pub fn modules_active(&self) -> bool {
-        !self.core.all_modules_idle()
+        !self.core.all_modules_idle() || !self.runner.extra_instances_idle()
+    }
+
+    /// True once a graceful shutdown finished: every module returned and the elector's `Run`
+    /// returned (after its release). The process exits.
+    pub fn has_exited(&self) -> bool {
+        self.shutting_down && !self.election_running() && !self.modules_active()
     }
 
     /// `callback_delay` fault: the next OnStartedLeading reaches the runner `delay_ms` late.
@@ -208,6 +228,13 @@ impl Replica {
                     self.config = Some((version, flags));
                 }
             }
+            Input::Shutdown => {
+                if self.started && !self.shutting_down {
+                    self.shutting_down = true;
+                    self.runner.on_shutdown(&mut self.core, &mut cx);
+                }
+            }
+            Input::Config { .. } if self.shutting_down => {}
             Input::Config { version, flags } => {
                 // The watcher's stream is ordered: an older configuration is a late duplicate.
                 if self
@@ -245,6 +272,9 @@ impl Replica {
 /// owns any more is stale and ignored.
 fn handle_timer(core: &mut Core, runner: &mut dyn Runner, token: TimerToken, cx: &mut Context) {
     if core.elector.handle_timer(token, cx, &mut core.events) {
+        return;
+    }
+    if runner.handle_timer(core, token, cx) {
         return;
     }
     if let Some(term) = core.delayed_started.remove(&token) {
@@ -334,5 +364,10 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
         release_reads_first: fixed,
         release_after_acknowledgement: fixed,
         forget_observations_between_runs: !fixed,
+        poll_ticker: if fixed {
+            PollTicker::StartsWithCycle
+        } else {
+            PollTicker::StartsAfterImmediate
+        },
     }
 }

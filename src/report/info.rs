@@ -44,6 +44,14 @@ pub struct RunInfo {
     pub ablations: Vec<String>,
 }
 
+impl RunInfo {
+    /// A leader-election run (the scenario has `[leader]`): reports name its variant and
+    /// leader metrics instead of the allocator policy and elastic-agent metrics.
+    pub fn is_leader_run(&self) -> bool {
+        self.variant.is_some()
+    }
+}
+
 /// Verdict and failure class for a run's failing violations: `("pass", None)` when there are
 /// none; otherwise `"fail"` with `"safety"` (only `always` invariants broke), `"liveness"`
 /// (only `eventually`/required `sometimes`) or `"both"`.

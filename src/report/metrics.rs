@@ -62,6 +62,14 @@ impl Metrics {
 
     /// Every metric as (name, value), in declaration order (the order people read them in).
     /// The names are the serde field names; a test keeps the two in step.
+    /// The entries a leader run reports: leadership and run figures, no elastic-agent ones.
+    pub fn leader_entries(&self) -> Vec<(&'static str, f64)> {
+        self.entries()
+            .into_iter()
+            .filter(|(name, _)| LEADER_METRICS.contains(name) || RUN_METRICS.contains(name))
+            .collect()
+    }
+
     pub fn entries(&self) -> Vec<(&'static str, f64)> {
         vec![
             ("jobs_total", self.jobs_total as f64),
@@ -189,3 +197,16 @@ impl Collector {
         metrics.two_acting_s = seconds(leader.two_acting_ms(end_ms));
     }
 }
+
+/// The leader metrics, in report order.
+pub const LEADER_METRICS: [&str; 6] = [
+    "failovers",
+    "failover_s_p95",
+    "failover_s_max",
+    "leader_changes",
+    "no_leader_s",
+    "two_acting_s",
+];
+
+/// Figures every run reports.
+const RUN_METRICS: [&str; 5] = ["events", "sim_s", "wall_s", "events_per_s", "compression"];

@@ -102,30 +102,29 @@ pub fn summary_json(info: &RunInfo, metrics: &Metrics) -> Vec<u8> {
     bytes
 }
 
-/// `PASS burst (policy upstream, seed 7)`: the verdict line shared by the Markdown and
-/// terminal summaries.
+/// `PASS burst (policy upstream, seed 7)`, or `PASS leader-chaos (variant fixed, seed 7)` for
+/// a leader run: the verdict line shared by the Markdown and terminal summaries.
 pub fn verdict_line(info: &RunInfo) -> String {
     let verdict = if info.verdict == "pass" {
         "PASS"
     } else {
         "FAIL"
     };
-    let variant = info
-        .variant
-        .as_deref()
-        .map(|variant| format!(", variant {variant}"));
     let ablated = if info.ablations.is_empty() {
         String::new()
     } else {
         format!(", ablate {}", info.ablations.join(","))
     };
-    format!(
-        "{verdict} {} (policy {}{}{ablated}, seed {})",
-        info.scenario,
-        info.policy,
-        variant.unwrap_or_default(),
-        info.seed
-    )
+    match info.variant.as_deref() {
+        Some(variant) => format!(
+            "{verdict} {} (variant {variant}{ablated}, seed {})",
+            info.scenario, info.seed
+        ),
+        None => format!(
+            "{verdict} {} (policy {}{ablated}, seed {})",
+            info.scenario, info.policy, info.seed
+        ),
+    }
 }
 
 fn kind_name(kind: Kind) -> &'static str {
@@ -207,7 +206,12 @@ pub fn summary_markdown_with_plots(
         let _ = writeln!(out, "Swarm drew: {}\n", info.drawn.join(", "));
     }
     let _ = writeln!(out, "## Metrics\n\n| metric | value |\n|---|---:|");
-    for (name, value) in metrics.entries() {
+    let entries = if info.is_leader_run() {
+        metrics.leader_entries()
+    } else {
+        metrics.entries()
+    };
+    for (name, value) in entries {
         let _ = writeln!(out, "| {name} | {} |", number_text(value));
     }
     out.push('\n');

@@ -30,8 +30,31 @@ fn rate_text(per_s: f64) -> String {
     }
 }
 
+/// A leader run's lines: leadership instead of jobs, waits and pods.
+fn leader_lines(out: &mut String, m: &Metrics) {
+    let _ = writeln!(
+        out,
+        "  failovers    {}  p95 {}  max {}",
+        m.failovers,
+        duration_text(m.failover_s_p95),
+        duration_text(m.failover_s_max)
+    );
+    let _ = writeln!(
+        out,
+        "  leadership   {} leader changes, no leader {}, two acting {}",
+        m.leader_changes,
+        duration_text(m.no_leader_s),
+        duration_text(m.two_acting_s)
+    );
+}
+
 fn metric_lines(out: &mut String, info: &RunInfo, metrics: &Metrics) {
     let m = metrics;
+    if info.is_leader_run() {
+        leader_lines(out, m);
+        events_line(out, m);
+        return;
+    }
     // Writing to a String cannot fail, so the fmt::Result of each writeln! is always Ok.
     let _ = writeln!(
         out,
@@ -70,6 +93,10 @@ fn metric_lines(out: &mut String, info: &RunInfo, metrics: &Metrics) {
             duration_text(m.two_acting_s)
         );
     }
+    events_line(out, m);
+}
+
+fn events_line(out: &mut String, m: &Metrics) {
     let _ = writeln!(
         out,
         "  events       {} in {} wall, {} events/s, compression {}x",

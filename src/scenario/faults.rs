@@ -25,6 +25,7 @@ pub const FAULT_KINDS: &[&str] = &[
     "lease_delete",
     "callback_delay",
     "pod_fail",
+    "replica_stop",
 ];
 
 /// Fault kinds that act on `[leader]` replicas or their Lease.
@@ -34,6 +35,7 @@ pub const LEADER_FAULT_KINDS: &[&str] = &[
     "clock_drift",
     "lease_delete",
     "callback_delay",
+    "replica_stop",
 ];
 
 /// Fixed partition groups; `replica-N` is the one parameterised group.
@@ -45,6 +47,9 @@ pub const PARTITION_GROUPS: &[&str] = &[
     "replicas",
     "leader",
 ];
+
+/// `replica_stop` without `downtime`: a rolling update's replacement pod starts this later.
+pub const DEFAULT_STOP_DOWNTIME_MS: u64 = 30_000;
 
 const TARGETS: &[&str] = &["idle", "busy", "pending", "any"];
 
@@ -65,7 +70,7 @@ fn kind_keys(kind: &str) -> &'static [&'static str] {
         "profile_edit" => &["profile", "set"],
         "node_loss" => &["count"],
         "burst" => &["count", "spread", "profile", "runtime"],
-        "replica_crash" => &["replica", "downtime"],
+        "replica_crash" | "replica_stop" => &["replica", "downtime"],
         "replica_pause" => &["replica", "for"],
         "clock_drift" => &["replica", "rate"],
         "callback_delay" => &["replica", "delay"],
@@ -140,6 +145,10 @@ fn leader_fault(table: &Table<'_, '_>, context: &Context, kind: &str) -> Result<
             replica,
             downtime_ms: downtime(table)?,
         },
+        "replica_stop" => FaultKind::ReplicaStop {
+            replica,
+            downtime_ms: table.or("downtime", DEFAULT_STOP_DOWNTIME_MS, &duration)?,
+        },
         "replica_pause" => FaultKind::ReplicaPause {
             replica,
             for_ms: table.required("for", "how long, a duration", &duration)?,
@@ -180,17 +189,34 @@ fn target(table: &Table<'_, '_>) -> Result<PodTarget> {
     })
 }
 
-/// `replica`: an index below `[leader] replicas`, or `"leader"`.
+/// `replica`: an index below `[leader] replicas`, `"replica-N"` naming one, or `"leader"`.
 fn replica(table: &Table<'_, '_>, context: &Context) -> Result<ReplicaRef> {
     let replicas = context
         .leader_replicas
         .expect("leader faults are rejected without [leader]");
-    let expected = format!("a replica index from 0 to {} or \"leader\"", replicas - 1);
+    let expected = format!(
+        "a replica index from 0 to {}, \"replica-N\" or \"leader\"",
+        replicas - 1
+    );
     let Some(value) = table.get("replica") else {
         return Err(table.missing("replica", &expected));
     };
     match value.get_ref() {
         DeValue::String(text) if text == "leader" => Ok(ReplicaRef::Leader),
+        DeValue::String(text) if text.starts_with("replica-") => {
+            let digits = &text["replica-".len()..];
+            let index = digits
+                .parse::<u32>()
+                .ok()
+                .filter(|_| digits.bytes().all(|byte| byte.is_ascii_digit()))
+                .ok_or_else(|| table.invalid("replica", value, &expected))?;
+            if index >= replicas {
+                let mut error = table.invalid("replica", value, &expected);
+                error.kind = ErrorKind::Semantic;
+                return Err(error);
+            }
+            Ok(ReplicaRef::Index(index))
+        }
         DeValue::Integer(_) => {
             let index = count_at_least(0)(table, "replica", value)
                 .map_err(|_| table.invalid("replica", value, &expected))?;

@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 
 pub const VARIANTS: &[&str] = &["agentk-v1", "fixed"];
 
+/// `[leader] http2_dead` when absent: apimachinery's HTTP/2 transport declares a connection
+/// dead after ReadIdleTimeout (30 s) plus PingTimeout (15 s) without a frame.
+pub const DEFAULT_HTTP2_DEAD_MS: u64 = 45_000;
+
 /// Every invariant id (`docs/invariants.md` describes each).
 pub const INVARIANT_IDS: &[&str] = &[
     "job-wait-bound",
@@ -48,6 +52,7 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
         "renew_deadline",
         "retry_period",
         "module_stop_latency",
+        "http2_dead",
         "modules",
         "config",
     ])?;
@@ -62,6 +67,10 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
         renew_deadline_ms,
         retry_period_ms,
     )?;
+    let http2_dead_ms = table.or("http2_dead", DEFAULT_HTTP2_DEAD_MS, &duration)?;
+    if http2_dead_ms == 0 {
+        return Err(table.semantic("http2_dead", "a duration longer than 0s", "\"0s\""));
+    }
     let modules = modules(&table)?;
     let config = config(&table, &modules, context)?;
     Ok(Some(Leader {
@@ -80,6 +89,7 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
             },
             &range,
         )?,
+        http2_dead_ms,
         modules,
         config,
     }))

@@ -246,6 +246,12 @@ pub enum FaultKind {
         replica: ReplicaRef,
         for_ms: u64,
     },
+    /// Graceful shutdown (a rolling update's SIGTERM); a new process starts `downtime_ms`
+    /// after the old one exited.
+    ReplicaStop {
+        replica: ReplicaRef,
+        downtime_ms: u64,
+    },
     ClockDrift {
         replica: ReplicaRef,
         rate: f64,
@@ -272,6 +278,7 @@ impl FaultKind {
             FaultKind::Burst { .. } => "burst",
             FaultKind::ReplicaCrash { .. } => "replica_crash",
             FaultKind::ReplicaPause { .. } => "replica_pause",
+            FaultKind::ReplicaStop { .. } => "replica_stop",
             FaultKind::ClockDrift { .. } => "clock_drift",
             FaultKind::LeaseDelete => "lease_delete",
             FaultKind::CallbackDelay { .. } => "callback_delay",
@@ -283,6 +290,7 @@ impl FaultKind {
         matches!(
             self,
             FaultKind::ReplicaCrash { .. }
+                | FaultKind::ReplicaStop { .. }
                 | FaultKind::ReplicaPause { .. }
                 | FaultKind::ClockDrift { .. }
                 | FaultKind::LeaseDelete
@@ -350,6 +358,9 @@ pub struct Leader {
     pub renew_deadline_ms: u64,
     pub retry_period_ms: u64,
     pub module_stop_latency: Range,
+    /// HTTP/2 dead-peer deadline: a request without a timeout fails this long after the
+    /// last answer on its connection (apimachinery's ReadIdleTimeout 30 s + PingTimeout 15 s).
+    pub http2_dead_ms: u64,
     pub modules: Vec<LeaderModule>,
     pub config: Vec<LeaderConfigChange>,
 }

@@ -132,6 +132,7 @@ fn contract_example_leader() -> Leader {
             min_ms: 0,
             max_ms: 2_000,
         },
+        http2_dead_ms: 45_000,
         modules: vec![module("gitops"), module("starboard")],
         config: vec![
             LeaderConfigChange {
@@ -433,6 +434,17 @@ fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
             count: 2,
         },
     });
+    // `replica_stop` is an extension too (graceful shutdown).
+    scenario.faults.push(Fault {
+        at_ms: 2_000,
+        kind: FaultKind::ReplicaStop {
+            replica: ReplicaRef::Index(1),
+            downtime_ms: 20_000,
+        },
+    });
+    if let Some(leader) = scenario.leader.as_mut() {
+        leader.http2_dead_ms = 30_000;
+    }
     let mut kinds: Vec<&str> = scenario
         .faults
         .iter()

@@ -227,7 +227,9 @@ fn leader_faults_need_a_leader_section_and_an_existing_replica() {
     let too_high = error_of(&format!("name = \"x\"\n{leader}{fault}2\n"));
     assert_error(&too_high, ErrorKind::Semantic, "faults[0].replica", 8, 11);
     assert!(
-        too_high.expected.contains("from 0 to 1 or \"leader\""),
+        too_high
+            .expected
+            .contains("from 0 to 1, \"replica-N\" or \"leader\""),
         "{too_high}"
     );
     let wrong = error_of(&format!("name = \"x\"\n{leader}{fault}\"follower\"\n"));
@@ -503,5 +505,35 @@ fn random_bytes_and_mutated_scenarios_never_panic() {
     assert!(
         loaded_count > 20,
         "only {loaded_count} mutated files loaded"
+    );
+}
+
+#[test]
+fn bad_http2_dead_and_replica_stop_values_name_their_line_and_column() {
+    let leader = "[leader]\nreplicas = 2\n";
+    let zero = error_of(&format!("name = \"x\"\n{leader}http2_dead = \"0s\"\n"));
+    assert_error(&zero, ErrorKind::Semantic, "leader.http2_dead", 4, 14);
+    let word = error_of(&format!("name = \"x\"\n{leader}http2_dead = \"soon\"\n"));
+    assert_eq!(
+        (word.key.as_str(), word.line, word.column),
+        ("leader.http2_dead", 4, 14)
+    );
+    let stop = "[[faults]]\nat = \"1m\"\nkind = \"replica_stop\"\nreplica = ";
+    let named = error_of(&format!("name = \"x\"\n{leader}{stop}\"replica-2\"\n"));
+    assert_error(&named, ErrorKind::Semantic, "faults[0].replica", 7, 11);
+    let garbled = error_of(&format!("name = \"x\"\n{leader}{stop}\"replica-x\"\n"));
+    assert_error(
+        &garbled,
+        ErrorKind::InvalidValue,
+        "faults[0].replica",
+        7,
+        11,
+    );
+    let downtime = error_of(&format!(
+        "name = \"x\"\n{leader}{stop}\"leader\"\ndowntime = 5\n"
+    ));
+    assert_eq!(
+        (downtime.key.as_str(), downtime.line, downtime.column),
+        ("faults[0].downtime", 8, 12)
     );
 }

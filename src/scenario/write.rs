@@ -243,6 +243,10 @@ fn write_fault(out: &mut String, fault: &Fault) {
         FaultKind::ReplicaCrash {
             replica,
             downtime_ms,
+        }
+        | FaultKind::ReplicaStop {
+            replica,
+            downtime_ms,
         } => {
             line(out, "replica", &replica_value(*replica));
             line(out, "downtime", &duration(*downtime_ms));
@@ -275,6 +279,9 @@ fn write_leader(out: &mut String, leader: &Leader) {
         "module_stop_latency",
         &range(leader.module_stop_latency),
     );
+    if leader.http2_dead_ms != super::leader::DEFAULT_HTTP2_DEAD_MS {
+        line(out, "http2_dead", &duration(leader.http2_dead_ms));
+    }
     for module in &leader.modules {
         out.push_str("\n[[leader.modules]]\n");
         line(out, "name", &quote(&module.name));

@@ -1,4 +1,11 @@
 //! Kubernetes calls in flight: latency, partitions, outages, client timeouts.
+//!
+//! A replica's call without a timeout rides an HTTP/2 connection: a partition stalls it (TCP
+//! retransmits, so it is delivered when the partition heals) and the transport fails it
+//! with a timeout once nothing was heard on the connection for `[leader] http2_dead`
+//! (apimachinery: ReadIdleTimeout 30 s, then PingTimeout 15 s). While the replica reaches
+//! the API server its connection's pings are answered, so the deadline only runs out while
+//! it is cut off. Calls with a timeout keep the simpler model: a dropped request is lost.
 
 use super::Sink;
 use super::build::{Client, PendingCall, World, groups};
@@ -56,8 +63,11 @@ impl World {
         let reaches = self
             .partitions
             .connected(Self::client_mask(client), groups::KUBE_API);
+        let untimed = timeout_ms.is_none() && matches!(client, Client::Replica { .. });
         // A dropped request never reaches the server; the client still waits for its timeout.
-        let request = reaches.then_some(request);
+        // An untimed one stalls until the partition heals.
+        let stalled = !reaches && untimed;
+        let request = (reaches || stalled).then_some(request);
         self.calls.insert(
             call,
             PendingCall {
@@ -65,8 +75,14 @@ impl World {
                 request,
                 result: None,
                 done: false,
+                untimed,
+                stalled,
             },
         );
+        if let (true, Client::Replica { index, .. }) = (untimed, client) {
+            let at = self.dead_peer_deadline(now, index);
+            self.queue.push(at, Event::KubeDeadPeer { call });
+        }
         if reaches {
             let latency = self.api_latency_ms();
             self.queue
@@ -123,14 +139,16 @@ impl World {
         let pending = self.calls.get_mut(&call).expect("caller checked");
         pending.result = Some(result);
         let (client, done) = (pending.client, pending.done);
-        if !done
-            && self
-                .partitions
-                .connected(groups::KUBE_API, Self::client_mask(client))
-        {
+        let connected = self
+            .partitions
+            .connected(groups::KUBE_API, Self::client_mask(client));
+        if !done && connected {
             let latency = self.api_latency_ms();
             self.queue
                 .push(now.plus_ms(latency), Event::KubeReturn { call });
+        } else if !done && pending.untimed {
+            // The answer waits for the partition to heal.
+            pending.stalled = true;
         } else {
             // Nobody is waiting, or the answer is lost on the way back.
             self.calls.remove(&call);
@@ -156,6 +174,9 @@ impl World {
             return;
         }
         let result = pending.result.expect("answered before returning");
+        if let Client::Replica { index, .. } = pending.client {
+            self.replicas[index as usize].last_answer = now;
+        }
         self.deliver(now, pending.client, result, sink);
     }
 
@@ -176,8 +197,9 @@ impl World {
         pending.done = true;
         let client = pending.client;
         // A request still travelling or held stays tracked so that the API server's side
-        // effects happen when it arrives; a dropped one (no request left, no answer) goes.
-        if pending.request.is_none() && pending.result.is_none() {
+        // effects happen when it arrives; a dropped or stalled one goes (the client closed
+        // its stream).
+        if pending.stalled || (pending.request.is_none() && pending.result.is_none()) {
             self.calls.remove(&call);
         }
         self.deliver(now, client, Err(KubeError::Timeout), sink);
@@ -225,6 +247,105 @@ impl World {
                     .handle_kube(now.as_ms(), local, result, &mut out);
                 self.apply_server(now, out, sink);
             }
+        }
+    }
+
+    /// The HTTP/2 dead-peer deadline of a call of replica `index`: while the replica reaches
+    /// the API server its pings are answered, so the next check is one deadline from now;
+    /// once cut off, the connection dies `http2_dead` after the later of its last answer
+    /// and the cut.
+    fn dead_peer_deadline(&self, now: SimTime, index: u32) -> SimTime {
+        let dead_ms = self
+            .scenario
+            .leader
+            .as_ref()
+            .expect("replica calls exist only with [leader]")
+            .http2_dead_ms;
+        let slot = &self.replicas[index as usize];
+        match slot.cut_since {
+            None => now.plus_ms(dead_ms),
+            Some(cut) => cut.max(slot.last_answer).plus_ms(dead_ms).max(now),
+        }
+    }
+
+    /// A call without a timeout checks its connection: dead, it fails with a timeout;
+    /// alive, it checks again at the next deadline.
+    pub(super) fn kube_dead_peer(&mut self, now: SimTime, call: u64, sink: &mut dyn Sink) {
+        let Some(pending) = self.calls.get(&call) else {
+            return;
+        };
+        let Client::Replica { index, .. } = pending.client else {
+            unreachable!("only replica calls have a dead-peer deadline");
+        };
+        if pending.done {
+            return;
+        }
+        let deadline = self.dead_peer_deadline(now, index);
+        if deadline > now || self.replicas[index as usize].cut_since.is_none() {
+            let next = deadline.max(now.plus_ms(1));
+            self.queue.push(next, Event::KubeDeadPeer { call });
+            return;
+        }
+        // The transport closes the connection; the next request dials a new one, whose
+        // dial and handshake the same deadline bounds (an approximation of the dial timeout).
+        self.replicas[index as usize].last_answer = now;
+        self.kube_timeout(now, call, sink);
+    }
+
+    /// Partitions started or healed: note which replicas are cut off since when, and move
+    /// the stalled calls of those that reach the API server again.
+    pub(super) fn partitions_changed(&mut self, now: SimTime) {
+        let mut healed = false;
+        for index in 0..self.replicas.len() as u32 {
+            let mask = groups::REPLICAS.union(groups::replica(index));
+            let connected = self.partitions.connected(mask, groups::KUBE_API)
+                && self.partitions.connected(groups::KUBE_API, mask);
+            let slot = &mut self.replicas[index as usize];
+            match (connected, slot.cut_since) {
+                (true, Some(_)) => {
+                    slot.cut_since = None;
+                    healed = true;
+                }
+                (false, None) => slot.cut_since = Some(now),
+                _ => {}
+            }
+        }
+        if healed {
+            self.resume_stalled_calls(now);
+        }
+    }
+
+    fn resume_stalled_calls(&mut self, now: SimTime) {
+        let stalled = self
+            .calls
+            .iter()
+            .filter(|(_, pending)| pending.stalled && !pending.done)
+            .map(|(&call, pending)| (call, pending.client, pending.result.is_some()))
+            .collect::<Vec<_>>();
+        for (call, client, answered) in stalled {
+            let mask = Self::client_mask(client);
+            let connected = self.partitions.connected(mask, groups::KUBE_API)
+                && self.partitions.connected(groups::KUBE_API, mask);
+            if !connected {
+                continue;
+            }
+            if let Client::Replica { index, epoch, .. } = client
+                && !self
+                    .nodes
+                    .is_current(self.replicas[index as usize].node, epoch)
+            {
+                // The process that asked is gone, and its connection with it.
+                self.calls.remove(&call);
+                continue;
+            }
+            self.calls.get_mut(&call).expect("listed above").stalled = false;
+            let latency = self.api_latency_ms();
+            let event = if answered {
+                Event::KubeReturn { call }
+            } else {
+                Event::KubeArrive { call }
+            };
+            self.queue.push(now.plus_ms(latency), event);
         }
     }
 

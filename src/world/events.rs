@@ -37,6 +37,10 @@ pub(super) enum Event {
     KubeTimeout {
         call: u64,
     },
+    /// A replica's call without a timeout checks its connection's HTTP/2 dead-peer deadline.
+    KubeDeadPeer {
+        call: u64,
+    },
     Kubelet(KubeTimer),
     /// A go-agent timer of one container incarnation.
     AgentTimer {

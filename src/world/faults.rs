@@ -77,6 +77,7 @@ impl World {
                 let a = self.group_mask(&between[0]);
                 let b = self.group_mask(&between[1]);
                 self.partitions.start(index as u32, a, b);
+                self.partitions_changed(now);
                 (format!("{}|{}", between[0], between[1]), Some(*for_ms))
             }
             FaultKind::ApiOutage { for_ms, mode } => {
@@ -204,6 +205,7 @@ impl World {
         }
         let replica = match kind {
             FaultKind::ReplicaCrash { replica, .. }
+            | FaultKind::ReplicaStop { replica, .. }
             | FaultKind::ReplicaPause { replica, .. }
             | FaultKind::ClockDrift { replica, .. }
             | FaultKind::CallbackDelay { replica, .. } => *replica,
@@ -215,6 +217,12 @@ impl World {
         let (target, lasting_ms) = match kind {
             FaultKind::ReplicaCrash { downtime_ms, .. } => {
                 if !self.crash_replica(now, replica_index, *downtime_ms, sink) {
+                    return Started::NoTarget;
+                }
+                (format!("replica-{replica_index}"), Some(*downtime_ms))
+            }
+            FaultKind::ReplicaStop { downtime_ms, .. } => {
+                if !self.stop_replica(now, replica_index, *downtime_ms, sink) {
                     return Started::NoTarget;
                 }
                 (format!("replica-{replica_index}"), Some(*downtime_ms))
@@ -275,6 +283,7 @@ impl World {
                     kind,
                     FaultKind::ServerCrash { .. }
                         | FaultKind::ReplicaCrash { .. }
+                        | FaultKind::ReplicaStop { .. }
                         | FaultKind::ReplicaPause { .. }
                         | FaultKind::ClockDrift { .. }
                         | FaultKind::CallbackDelay { .. }
@@ -300,7 +309,10 @@ impl World {
             return;
         };
         match &self.scenario.faults[index].kind {
-            FaultKind::Partition { .. } => self.partitions.heal(index as u32),
+            FaultKind::Partition { .. } => {
+                self.partitions.heal(index as u32);
+                self.partitions_changed(now);
+            }
             FaultKind::ApiOutage { .. } => self.end_outage(now, sink),
             FaultKind::ServerCrash { .. } => {}
             _ => {}
@@ -342,7 +354,9 @@ impl World {
         self.end_faults(now, sink, |kind, target| {
             matches!(
                 kind,
-                FaultKind::ReplicaCrash { .. } | FaultKind::ReplicaPause { .. }
+                FaultKind::ReplicaCrash { .. }
+                    | FaultKind::ReplicaStop { .. }
+                    | FaultKind::ReplicaPause { .. }
             ) && target == Some(replica)
         });
     }

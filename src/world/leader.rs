@@ -55,6 +55,14 @@ pub(super) struct ReplicaNode {
     pub(super) clock: Clock,
     pub(super) random: Stream,
     pub(super) paused_until: Option<SimTime>,
+    /// A graceful stop is under way: the new process starts this long after the old exits.
+    pub(super) restart_after_exit_ms: Option<u64>,
+    /// When the process last heard from the API server on its connection (an answer, or
+    /// the connection's start); the HTTP/2 dead-peer deadline counts from here.
+    pub(super) last_answer: SimTime,
+    /// Since when the replica cannot reach the API server (`None`: it can, so its
+    /// connection's pings are answered).
+    pub(super) cut_since: Option<SimTime>,
 }
 
 /// `leader::Random` over an engine stream.
@@ -116,6 +124,9 @@ impl World {
                 clock,
                 random,
                 paused_until: None,
+                restart_after_exit_ms: None,
+                last_answer: SimTime::from_ms(0),
+                cut_since: None,
             });
         }
     }
@@ -139,7 +150,11 @@ impl World {
         let now = self.queue.now();
         let replica = Replica::new(self.leader_settings(index))
             .expect("scenario validation checked LD > RD > 1.2 RP");
-        self.replicas[index as usize].process = Some(replica);
+        let slot = &mut self.replicas[index as usize];
+        slot.process = Some(replica);
+        slot.restart_after_exit_ms = None;
+        // A new process opens a new connection.
+        slot.last_answer = now;
         self.emit(sink, NODE, Record::ReplicaStarted { replica: index });
         self.replica_input(now, index, Input::Start, sink);
         // The configuration watcher delivers the current configuration shortly after start.
@@ -289,6 +304,46 @@ impl World {
             self.emit(sink, NODE, record);
         }
         self.end_delivered_callback_delays(now, index, sink);
+        self.exit_if_stopped(now, index, sink);
+    }
+
+    /// `replica_stop`: SIGTERM. The process shuts down gracefully (modules, then the
+    /// elector and its release) and exits when done; a new one starts `downtime_ms` later.
+    pub(super) fn stop_replica(
+        &mut self,
+        now: SimTime,
+        index: u32,
+        downtime_ms: u64,
+        sink: &mut dyn Sink,
+    ) -> bool {
+        let slot = &mut self.replicas[index as usize];
+        if slot.process.is_none()
+            || slot.paused_until.is_some()
+            || slot.restart_after_exit_ms.is_some()
+        {
+            return false;
+        }
+        slot.restart_after_exit_ms = Some(downtime_ms);
+        self.replica_input(now, index, Input::Shutdown, sink);
+        true
+    }
+
+    /// A process whose graceful shutdown finished exits.
+    fn exit_if_stopped(&mut self, now: SimTime, index: u32, sink: &mut dyn Sink) {
+        let slot = &mut self.replicas[index as usize];
+        let exited = slot.process.as_ref().is_some_and(Replica::has_exited);
+        let Some(downtime_ms) = slot.restart_after_exit_ms.filter(|_| exited) else {
+            return;
+        };
+        slot.process = None;
+        slot.restart_after_exit_ms = None;
+        let node = slot.node;
+        self.nodes.crash(node);
+        self.emit(sink, NODE, Record::ReplicaStopped { replica: index });
+        self.queue.push(
+            now.plus_ms(downtime_ms),
+            Event::ReplicaRestart { replica: index },
+        );
     }
 
     /// The replica currently leading (holder of the Lease, else the one believing it leads).
@@ -334,6 +389,7 @@ impl World {
         }
         slot.process = None;
         slot.paused_until = None;
+        slot.restart_after_exit_ms = None;
         let node = slot.node;
         self.nodes.crash(node);
         self.emit(sink, NODE, Record::ReplicaStopped { replica: index });

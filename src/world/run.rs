@@ -86,6 +86,7 @@ impl World {
             Event::KubeArrive { call } => self.kube_arrive(now, call, sink),
             Event::KubeReturn { call } => self.kube_return(now, call, sink),
             Event::KubeTimeout { call } => self.kube_timeout(now, call, sink),
+            Event::KubeDeadPeer { call } => self.kube_dead_peer(now, call, sink),
             Event::Kubelet(timer) => {
                 let mut fx = KubeEffects::default();
                 self.kube.handle_timer(timer, &mut fx);
@@ -239,6 +240,7 @@ impl World {
             self.fault_end(now, index, sink);
         }
         self.partitions.heal_all();
+        self.partitions_changed(now);
         self.end_outage(now, sink);
         self.restart_server(now, sink);
         self.heal_replicas(now, sink);

@@ -197,6 +197,10 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
             replica: replica(scenario, random),
             downtime_ms: range(random, 2_000, 60_000),
         },
+        "replica_stop" => FaultKind::ReplicaStop {
+            replica: replica(scenario, random),
+            downtime_ms: range(random, 2_000, 60_000),
+        },
         "replica_pause" => FaultKind::ReplicaPause {
             replica: replica(scenario, random),
             for_ms: range(random, 500, 20_000),

@@ -1,0 +1,90 @@
+//! agentk's tests for the leader-runner fixes, ported to the model's runners.
+//!
+//! Origins (repository `pluralsh/kubernetes-agent`, the GitHub mirror of gitlab-agent):
+//! - `cmd/agentk/agentkapp/leader_runner_test.go`, `TestLR_MultipleRunLeaderThenLeader`, added
+//!   by commit `9eaf1658` (v15.5.1, "Fix leader runner running same module more than once"):
+//!   two functions registered before the first election win both start.
+//! - `cmd/agentk/agentkapp/leader_election_test.go`,
+//!   `TestLeaderElection_LeaderNotLeaderLeader_OneModule_Shutdown`, added by commit `278235e8`
+//!   (MR !1021, closes #398): lead -> not lead -> lead again with one module; the module runs
+//!   again and reads the same configuration.
+//!
+//! `agentk-v1` is the runner at commit `4438242a` (before both fixes), so it must show the
+//! defects the fixes closed (H2 and #398); `fixed` must pass the fixed code's expectations.
+
+use super::driver::{Driver, Server, flags, settings};
+use elasticsim::leader::Variant;
+
+const AGENTK_TIMINGS: [u64; 3] = [15_000, 10_000, 2_000];
+
+fn two_modules_runnable_before_the_first_win(variant: Variant, seed: u64) -> [usize; 2] {
+    let modules = ["gitops", "starboard"];
+    let settings = settings(variant, AGENTK_TIMINGS, &modules);
+    let mut driver = Driver::start(settings, flags(&modules, &[]), seed);
+    let mut server = Server::default();
+    driver.serve(&mut server, 5_000);
+    [driver.starts_of("gitops"), driver.starts_of("starboard")]
+}
+
+#[test]
+fn two_modules_registered_before_the_first_win_each_start_once_in_fixed_only() {
+    let mut last_iterated = std::collections::BTreeSet::new();
+    for seed in 1..=20 {
+        assert_eq!(
+            two_modules_runnable_before_the_first_win(Variant::Fixed, seed),
+            [1, 1],
+            "fixed, seed {seed}: each module starts exactly once"
+        );
+        // 4438242a: every goroutine runs the last-iterated function (H2).
+        let starts = two_modules_runnable_before_the_first_win(Variant::AgentkV1, seed);
+        assert!(
+            starts == [2, 0] || starts == [0, 2],
+            "agentk-v1, seed {seed}: one module twice, the other never, got {starts:?}"
+        );
+        last_iterated.insert(starts);
+    }
+    assert_eq!(
+        last_iterated.len(),
+        2,
+        "Go's map order (a seeded draw) picks either module as the last one"
+    );
+}
+
+/// Lead, lose the lease to an API outage longer than RD, then find the Lease free again.
+fn lead_not_lead_lead(variant: Variant) -> Driver {
+    let settings = settings(variant, AGENTK_TIMINGS, &["gitops"]);
+    let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 11);
+    let mut server = Server::default();
+    driver.serve(&mut server, 3_000);
+    assert_eq!(driver.starts_of("gitops"), 1, "{variant:?}: leads first");
+    server.failing_until_ms = 20_000;
+    driver.serve(&mut server, 60_000);
+    driver
+}
+
+#[test]
+fn after_lead_not_lead_lead_the_module_runs_again_with_the_same_config_in_fixed_only() {
+    let fixed = lead_not_lead_lead(Variant::Fixed);
+    assert_eq!(fixed.starts_of("gitops"), 2, "fixed: the module runs again");
+    assert_eq!(
+        fixed.configs_of("gitops"),
+        [1, 1],
+        "fixed: with the same config"
+    );
+    assert!(
+        fixed.replica().believed_term().is_some(),
+        "fixed leads again"
+    );
+    // 4438242a (#398): the wrapper takes the module's return for its own exit, unregisters,
+    // and the election stops for good.
+    let v1 = lead_not_lead_lead(Variant::AgentkV1);
+    assert_eq!(
+        v1.starts_of("gitops"),
+        1,
+        "agentk-v1: the module never runs again"
+    );
+    assert!(
+        !v1.replica().election_running(),
+        "agentk-v1: the election stopped"
+    );
+}
