@@ -187,12 +187,57 @@ fn a_guided_hunt_is_reproducible_from_its_master_seed() {
     }
 }
 
+/// Two jobs on an idle cluster, no faults: nothing in it can fail under `safe`.
+const QUIET: &str = r#"
+name = "quiet"
+seed = 1
+duration = "5m"
+settle = "10m"
+
+[cluster]
+nodes = 2
+pods_per_node = 3
+
+[plugin]
+policy = "safe"
+enable_agent_reuse = true
+
+[[profiles]]
+name = "small"
+image = "gocd/gocd-agent:v25.1.0"
+cpu = "500m"
+memory = "1Gi"
+
+[[jobs]]
+kind = "burst"
+at = "1m"
+count = 2
+spread = "10s"
+profile = "small"
+runtime = { min = "20s", max = "1m" }
+"#;
+
 #[test]
 fn a_survived_target_is_reported_with_the_seeds_tried() {
     let dir = fresh_dir("hunt-survived");
-    let json = hunt(&dir, &["--targets", "fixed", "--budget", "1s", "--uniform"]);
+    let quiet = dir.join("quiet.toml");
+    std::fs::write(&quiet, QUIET).expect("write quiet.toml");
+    let args = [
+        "hunt",
+        quiet.to_str().expect("utf-8"),
+        "--out",
+        "hunt",
+        "--targets",
+        "safe",
+        "--budget",
+        "1s",
+        "--uniform",
+    ];
+    let output = elasticsim(&dir, &args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let json = hunt_json(&dir.join("hunt"));
     let row = &json["targets"][0];
-    assert_eq!(row["target"], "fixed");
+    assert_eq!(row["target"], "safe");
     assert_eq!(row["killed"], false, "{json}");
     assert!(row["seeds_to_kill"].is_null());
     assert!(row["repro"].is_null());
@@ -219,7 +264,7 @@ fn sigint_during_a_sweep_keeps_the_rows_of_the_seeds_done() {
     let dir = fresh_dir("hunt-sigint");
     let chaos = repository("scenarios/chaos.toml");
     let chaos = chaos.to_str().expect("utf-8");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_elasticsim"))
+    let child = Command::new(env!("CARGO_BIN_EXE_elasticsim"))
         .current_dir(&dir)
         .args([
             "sim",

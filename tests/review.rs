@@ -367,7 +367,7 @@ fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_j
         );
     }
     let html = std::fs::read_to_string(out.join("index.html")).expect("index.html");
-    roxmltree::Document::parse(&html).expect("index.html is well-formed");
+    roxmltree::Document::parse_with_options(&html, html_options()).expect("index.html is well-formed");
     assert!(html.contains("burst-reuse-off/compare.svg") && !html.contains("<script"));
 }
 
@@ -417,7 +417,7 @@ fn review_shards_merge_into_the_unsharded_review() {
 /// Every `href` of an `index.html` that parses as XML.
 fn links(path: &Path) -> Vec<String> {
     let html = std::fs::read_to_string(path).expect("index.html is written");
-    let document = roxmltree::Document::parse(&html).expect("index.html is well-formed");
+    let document = roxmltree::Document::parse_with_options(&html, html_options()).expect("index.html is well-formed");
     assert!(!html.contains("<script"));
     document
         .descendants()
@@ -492,4 +492,12 @@ fn sim_seeds_and_compare_write_an_index_that_parses_and_links_every_failing_seed
         "upstream passes reuse-burst: {hrefs:?}"
     );
     assert!(hrefs.contains(&"compare.svg".to_owned()), "{hrefs:?}");
+}
+
+/// The pages start with `<!DOCTYPE html>`: parse them as XML with the DTD allowed.
+fn html_options() -> roxmltree::ParsingOptions {
+    roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    }
 }

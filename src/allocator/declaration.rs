@@ -101,7 +101,6 @@ pub(super) const fn code(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::allocator::Policy;
 
     #[test]

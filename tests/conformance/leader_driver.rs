@@ -45,6 +45,7 @@ pub fn settings(variant: Variant, timings_ms: [u64; 3], modules: &[&str]) -> Lea
             .collect(),
         module_stop_latency_ms_min: 0,
         module_stop_latency_ms_max: 0,
+        ablations: elasticsim::ablation::Ablations::none(),
     }
 }
 

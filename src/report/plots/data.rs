@@ -44,16 +44,26 @@ impl PlotContext {
             return fallback;
         };
         let text_of = |key: &str| summary[key].as_str().unwrap_or_default().to_owned();
-        let variant = summary["variant"]
-            .as_str()
-            .map(|variant| format!(", variant {variant}"))
+        let ablations: Vec<&str> = summary["ablations"]
+            .as_array()
+            .map(|names| names.iter().filter_map(|name| name.as_str()).collect())
             .unwrap_or_default();
+        let ablated = if ablations.is_empty() {
+            String::new()
+        } else {
+            format!(", ablate {}", ablations.join(","))
+        };
+        // The same words as `verdict_line`: a leader run names its variant, an elastic run
+        // its policy.
+        let runner = match summary["variant"].as_str() {
+            Some(variant) => format!("variant {variant}"),
+            None => format!("policy {}", text_of("policy")),
+        };
         PlotContext {
             title: format!(
-                "{} {} (policy {}{variant}, seed {})",
+                "{} {} ({runner}{ablated}, seed {})",
                 text_of("verdict").to_uppercase(),
                 text_of("scenario"),
-                text_of("policy"),
                 summary["seed"].as_u64().unwrap_or_default()
             ),
             max_job_wait_s: summary["max_job_wait_s"].as_f64(),

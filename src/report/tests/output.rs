@@ -181,7 +181,7 @@ fn a_passing_run_with_a_variant_names_it_in_the_verdict_line() {
     info.variant = Some("fixed".to_owned());
     info.violations.clear();
     let text = terminal::summary(&info, &feed(&workload()).metrics(&info));
-    assert!(text.starts_with("PASS burst (policy pr355, variant fixed, seed 7)\n"));
+    assert!(text.starts_with("PASS burst (variant fixed, seed 7)\n"));
     assert!(!text.contains("violations:"));
 }
 
