@@ -367,7 +367,8 @@ fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_j
         );
     }
     let html = std::fs::read_to_string(out.join("index.html")).expect("index.html");
-    roxmltree::Document::parse_with_options(&html, html_options()).expect("index.html is well-formed");
+    roxmltree::Document::parse_with_options(&html, html_options())
+        .expect("index.html is well-formed");
     assert!(html.contains("burst-reuse-off/compare.svg") && !html.contains("<script"));
 }
 
@@ -417,7 +418,8 @@ fn review_shards_merge_into_the_unsharded_review() {
 /// Every `href` of an `index.html` that parses as XML.
 fn links(path: &Path) -> Vec<String> {
     let html = std::fs::read_to_string(path).expect("index.html is written");
-    let document = roxmltree::Document::parse_with_options(&html, html_options()).expect("index.html is well-formed");
+    let document = roxmltree::Document::parse_with_options(&html, html_options())
+        .expect("index.html is well-formed");
     assert!(!html.contains("<script"));
     document
         .descendants()

@@ -16,7 +16,6 @@ use super::sweep::{parse_seeds, parse_shard, progress_bar, shard_folder, writing
 use crate::allocator::Policy;
 use crate::explore::shard::{Assembled, Placed, ShardFile};
 use crate::explore::{Cell, CommandKind, SeedRow, write_compare_files};
-use crate::wall::Stopwatch;
 use crate::nightly::NightlyConfig;
 use crate::report::atomic;
 use crate::report::html::Link;
@@ -25,6 +24,7 @@ use crate::review::{
     shrink_new_violations, with_reuse, write_page,
 };
 use crate::run::RunError;
+use crate::wall::Stopwatch;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

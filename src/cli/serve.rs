@@ -33,6 +33,8 @@ pub(super) fn run(args: &ServeArgs) -> Result<(), Failure> {
         threads: None,
         shard: None,
         quiet: true,
+        ablate: None,
+        swarm_draw: None,
     };
     let settings = super::sim::settings(&scenario, &sim_args)?;
     let out = args.out.clone().unwrap_or_else(|| {
