@@ -22,6 +22,7 @@ pub mod interrupt;
 pub mod kube;
 pub mod leader;
 pub mod live;
+pub mod mutants;
 pub mod nightly;
 pub mod replay;
 pub mod report;

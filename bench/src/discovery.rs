@@ -4,7 +4,6 @@
 
 use crate::figures::Bench;
 use crate::stats::Figure;
-use elasticsim::ablation::Ablations;
 use elasticsim::allocator::Policy;
 use elasticsim::explore::hunt::{Limits, Mode, Target, hunt};
 use elasticsim::scenario::Scenario;
@@ -22,7 +21,7 @@ const TARGETS: [(&str, &str, &str); 4] = [
 
 fn target(name: &str, who: &str, ablation: &str, files: &[Scenario]) -> anyhow::Result<Target> {
     let leader_side = matches!(who, "agentk-v1" | "fixed");
-    let ablations = Ablations::parse(ablation).map_err(anyhow::Error::msg)?;
+    let ablations = elasticsim::mutants::parse(ablation).map_err(anyhow::Error::msg)?;
     let scenarios: Vec<Scenario> = files
         .iter()
         .filter(|scenario| scenario.leader.is_some() == leader_side)

@@ -6,9 +6,10 @@
 use super::Failure;
 use super::args::HuntArgs;
 use super::sim::{load, reproduce};
-use crate::ablation::{Ablations, names_of};
+use crate::ablation::Ablations;
 use crate::allocator::Policy;
 use crate::explore::hunt::{HuntResult, Limits, Mode, Target, hunt};
+use crate::mutants::names_of;
 use crate::report::atomic;
 use crate::scenario::Scenario;
 use crate::wall::Stopwatch;
@@ -277,7 +278,7 @@ fn target(
     let ablations = if ablation.is_empty() {
         Ablations::none()
     } else {
-        Ablations::parse(ablation).map_err(Failure::Input)?
+        crate::mutants::parse(ablation).map_err(Failure::Input)?
     };
     let scenarios: Vec<Scenario> = side
         .iter()

@@ -104,7 +104,7 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
 
 /// `elasticsim ablations`: one line per name, grouped by the policy or variant it belongs to.
 fn ablation_list() -> String {
-    crate::ablation::catalogue()
+    crate::mutants::catalogue()
         .into_iter()
         .map(|(owner, name, what)| format!("{owner:<5}  {name:<18} {what}\n"))
         .collect()

@@ -22,7 +22,7 @@ pub(super) fn load(file: &Path) -> Result<Scenario, Failure> {
 /// unknown name is bad input listing the valid ones.
 pub(super) fn apply_ablate(scenario: &mut Scenario, ablate: Option<&str>) -> Result<(), Failure> {
     if let Some(text) = ablate {
-        scenario.ablations = crate::ablation::Ablations::parse(text)
+        scenario.ablations = crate::mutants::parse(text)
             .map_err(|message| Failure::Input(format!("--ablate: {message}")))?;
     }
     Ok(())

@@ -72,7 +72,8 @@ pub fn escape(text: &str) -> String {
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1300px}\
 table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:4px 10px;text-align:left}\
 th{background:#eee}.pass{background:#d7f0d7;font-weight:bold}\
-.fail{background:#f6d2d2;font-weight:bold}figure{margin:1.5em 0}img{max-width:100%}pre{background:#f6f6f6;padding:6px;overflow-x:auto}";
+.fail{background:#f6d2d2;font-weight:bold}figure{margin:1.5em 0}img{max-width:100%}\
+pre{background:#f6f6f6;padding:6px;overflow-x:auto}";
 
 fn write_section(out: &mut String, section: &Section) {
     let _ = writeln!(out, "<h2>{}</h2>", escape(&section.heading));

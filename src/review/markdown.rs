@@ -268,7 +268,8 @@ fn clusters_section(out: &mut String, reviews: &[ScenarioReview], base: &str, ca
         );
         let _ = writeln!(
             out,
-            "| {base} → {candidate} | request | seeds | example | {base} said | {candidate} said | intended? |"
+            "| {base} → {candidate} | request | seeds | example | {base} said | {candidate} said \
+             | intended? |"
         );
         let _ = writeln!(out, "|---|---|---|---|---|---|---|");
         for cluster in &review.clusters {

@@ -422,11 +422,10 @@ fn poisson(table: &Table<'_, '_>, context: &Context) -> Result<JobSource> {
 
 /// `ablate = ["reservations", …]`: names of `SAFE_ABLATIONS` and `FIXED_ABLATIONS`.
 fn ablations(top: &Table<'_, '_>) -> Result<crate::ablation::Ablations> {
-    let valid: Vec<&str> = crate::ablation::catalogue()
+    let valid: Vec<&str> = crate::mutants::catalogue()
         .into_iter()
         .map(|(_, name, _)| name)
         .collect();
     let names = super::reader::choice_list(top, "ablate", &valid)?.unwrap_or_default();
-    Ok(crate::ablation::Ablations::from_names(&names)
-        .expect("choice_list accepted only declared names"))
+    Ok(crate::ablation::Ablations::from_checked(&names))
 }

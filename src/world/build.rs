@@ -203,7 +203,7 @@ impl World {
             auto_register_key_ttl_ms: s.auto_register_key_ttl_ms,
             create_agent_threads: s.create_agent_threads,
             policy: settings.policy,
-            ablations: scenario.ablations.of("safe"),
+            ablations: crate::mutants::of(&scenario.ablations, "safe"),
             cluster_profile,
         };
         let profiles = scenario

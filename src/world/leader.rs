@@ -99,7 +99,7 @@ impl World {
                 .collect(),
             module_stop_latency_ms_min: leader.module_stop_latency.min_ms,
             module_stop_latency_ms_max: leader.module_stop_latency.max_ms,
-            ablations: self.scenario.ablations.of("fixed"),
+            ablations: crate::mutants::of(&self.scenario.ablations, "fixed"),
         }
     }
 
