@@ -1,6 +1,8 @@
 //! The numbers the elastic-agent monitors judge against, taken from the scenario.
 
-use crate::scenario::model::Scenario;
+use super::capacity::CapacityBounds;
+use crate::scenario::NODE_REPLACE_AFTER_MS;
+use crate::scenario::model::{FaultKind, Scenario};
 
 /// Bounds for the elastic-agent monitors (`INVARIANTS.md` names: ART, PING, IDLE, LOST).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +26,9 @@ pub struct Bounds {
     /// True only when the policy reuses agents and reuse is switched on (the world decides).
     /// It turns `idle-timeout` and `reuse-happens` on and `one-pod-per-job` off.
     pub reuse_enabled: bool,
+    /// The cluster's node slots and how long a lost node takes to be replaced: the capacity
+    /// fault budget.
+    pub capacity: CapacityBounds,
 }
 
 impl Bounds {
@@ -38,6 +43,11 @@ impl Bounds {
             call_slack_ms: scenario.plugin.cluster_request_timeout_ms,
             agent_connection_timeout_ms: scenario.server.agent_connection_timeout_ms,
             reuse_enabled,
+            capacity: CapacityBounds {
+                nodes: scenario.cluster.nodes,
+                pods_per_node: scenario.cluster.pods_per_node,
+                replace_after_ms: replace_after_ms(scenario),
+            },
         }
     }
 
@@ -54,4 +64,19 @@ impl Bounds {
             .saturating_add(self.server_ping_interval_ms)
             .saturating_add(self.call_slack_ms)
     }
+}
+
+/// The longest `replace_after` of the scenario's node losses (the default one for a swarm's).
+fn replace_after_ms(scenario: &Scenario) -> u64 {
+    scenario
+        .faults
+        .iter()
+        .filter_map(|fault| match fault.kind {
+            FaultKind::NodeLoss {
+                replace_after_ms, ..
+            } => Some(replace_after_ms),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(NODE_REPLACE_AFTER_MS)
 }

@@ -26,6 +26,12 @@ pub struct KubeSettings {
     /// each start-up draws one element uniformly with the kubelet stream.
     pub pod_startup_sample_ms: Vec<u64>,
     pub container_restart_backoff_ms: u64,
+    /// `terminationGracePeriodSeconds`: a deleted pod whose container runs stays listed
+    /// (Terminating) this long, until the kubelet has stopped the container.
+    pub termination_grace_ms: u64,
+    /// How long the pods of a lost node stay listed (not ready) before they are evicted
+    /// (the NotReady/Unreachable toleration, 300 s by default).
+    pub node_eviction_ms: u64,
 }
 
 /// A kubelet timer.
@@ -35,6 +41,13 @@ pub enum KubeTimer {
     PodStarted { uid: u64 },
     /// Back-off over: the kubelet restarts the dead container.
     ContainerRestart { uid: u64 },
+    /// The grace period of a deleted pod is over: its container has stopped and the pod
+    /// leaves the store.
+    PodGone { uid: u64 },
+    /// The toleration of the pods of lost node `node` (an index) ran out: they are evicted.
+    NodeEvicted { node: u32 },
+    /// A replacement node of the same size joins (a managed node group replaced a lost one).
+    NodeJoins,
 }
 
 /// What the API server and kubelets want done: timers, agent processes started or killed,
