@@ -1,8 +1,9 @@
 //! The capacity fault budget: the elastic-agent liveness invariants assume the cluster can
 //! hold the work. When faults (`node_loss`) leave fewer node slots than there are jobs in
 //! flight for longer than `replace_after` (the time a managed node group takes to replace a
-//! node), the liveness violations that follow are outside the budget: reported, labelled
-//! expected, not failures. Safety violations are never excused.
+//! node), the liveness violations that follow (`eventually` ones, and `job-wait-bound`, a
+//! deadline on progress) are outside the budget: reported, labelled expected, not failures.
+//! Safety violations are never excused.
 
 use crate::trace::Record;
 

@@ -31,6 +31,10 @@ const ELASTIC_AGENT_IDS: [&str; 14] = [
     "no-assign-while-cancelling",
 ];
 
+/// `always` invariants that are deadlines on progress (bounded liveness): the capacity fault
+/// budget excuses them as it does `eventually` ones.
+const BOUNDED_LIVENESS: [&str; 1] = ["job-wait-bound"];
+
 /// Runs the invariant monitors over one run's records.
 ///
 /// Call [`Checker::observe`] for every record in order, then [`Checker::finish`] once at the
@@ -162,7 +166,7 @@ impl Checker {
             if violation.context.is_empty() {
                 violation.context = self.ring.context(&violation.objects, violation.at_ms);
             }
-            if violation.kind == Kind::Eventually
+            if (violation.kind == Kind::Eventually || BOUNDED_LIVENESS.contains(&violation.id))
                 && !violation.expected
                 && let Some(reason) = self.capacity.outside_budget(violation.at_ms)
             {
