@@ -62,7 +62,9 @@ impl CapacityBudget {
             }
             _ => return,
         }
-        let short = self.slots() < self.jobs_in_flight;
+        // Only node losses make a shortage: a queue longer than the whole cluster is load,
+        // and the liveness invariants hold the allocator to it.
+        let short = self.live_nodes < self.bounds.nodes && self.slots() < self.jobs_in_flight;
         match (short, self.short_since_ms) {
             (true, None) => self.short_since_ms = Some(t_ms),
             (false, Some(_)) => self.short_since_ms = None,

@@ -59,6 +59,21 @@ fn a_shortage_ended_within_replace_after_excuses_nothing() {
 }
 
 #[test]
+fn a_queue_longer_than_the_whole_cluster_without_a_node_loss_excuses_nothing() {
+    // Nine jobs for four slots all run long, but no node is lost: that is load, not a fault.
+    let records: Vec<(u64, Record)> = (1..=9).map(|job| (0, scheduled(job, job, "H"))).collect();
+    let violations = run(&bounds(), &records, 400_000);
+    let incomplete = of(&violations, "all-jobs-complete");
+    assert!(!incomplete.is_empty(), "{violations:?}");
+    assert!(incomplete.iter().all(|v| !v.expected), "{incomplete:?}");
+    let waits = of(&violations, "job-wait-bound");
+    assert!(
+        !waits.is_empty() && waits.iter().all(|v| !v.expected),
+        "{waits:?}"
+    );
+}
+
+#[test]
 fn safety_violations_are_never_excused_by_the_capacity_budget() {
     let mut records = shortage(None);
     // A third pod is created at t=200s while two are not Running (pending_pods_count 2).
