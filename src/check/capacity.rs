@@ -62,11 +62,13 @@ impl CapacityBudget {
             }
             _ => return,
         }
-        // Only node losses make a shortage: a queue longer than the whole cluster is load,
-        // and the liveness invariants hold the allocator to it.
-        let short = self.live_nodes < self.bounds.nodes && self.slots() < self.jobs_in_flight;
+        let short = self.slots() < self.jobs_in_flight;
+        // Only a node loss starts a shortage (a queue longer than the whole cluster is load,
+        // and the liveness invariants hold the allocator to it); the backlog it piled up
+        // lasts, after a replacement joins, until the slots hold the jobs in flight again.
+        let node_lost = self.live_nodes < self.bounds.nodes;
         match (short, self.short_since_ms) {
-            (true, None) => self.short_since_ms = Some(t_ms),
+            (true, None) if node_lost => self.short_since_ms = Some(t_ms),
             (false, Some(_)) => self.short_since_ms = None,
             _ => {}
         }
