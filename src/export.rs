@@ -101,6 +101,8 @@ pub fn touches_pods(record: &Record) -> bool {
             | Record::ContainerRestarted { .. }
             | Record::PodPhase { .. }
             | Record::PodDeleted { .. }
+            | Record::PodGone { .. }
+            | Record::NodeLost { .. }
     )
 }
 

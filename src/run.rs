@@ -1,7 +1,7 @@
 //! One simulation run, end to end: world → fingerprint, monitors, metrics, `trace.jsonl`.
 
 use crate::allocator::Policy;
-use crate::check::{Bounds, Checker, Kind, Violation};
+use crate::check::{Bounds, CapacityBounds, Checker, Kind, Violation};
 use crate::report::{Collector, RunInfo, classify};
 use crate::scenario::{FaultKind, Scenario};
 use crate::trace::{Fingerprint, JsonlWriter, Record};
@@ -67,7 +67,27 @@ pub fn bounds_of(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
         call_slack_ms: scenario.plugin.cluster_request_timeout_ms,
         agent_connection_timeout_ms: scenario.server.agent_connection_timeout_ms,
         reuse_enabled,
+        capacity: CapacityBounds {
+            nodes: scenario.cluster.nodes,
+            pods_per_node: scenario.cluster.pods_per_node,
+            replace_after_ms: replace_after_ms(scenario),
+        },
     }
+}
+
+/// The longest `replace_after` of the scenario's node losses (the default one for a swarm's).
+fn replace_after_ms(scenario: &Scenario) -> u64 {
+    scenario
+        .faults
+        .iter()
+        .filter_map(|fault| match fault.kind {
+            FaultKind::NodeLoss {
+                replace_after_ms, ..
+            } => Some(replace_after_ms),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(crate::scenario::NODE_REPLACE_AFTER_MS)
 }
 
 struct Observers<'a> {

@@ -145,6 +145,7 @@ mod tests {
             created_ms: 5,
             resource_version: 1,
             restart_count: 0,
+            deletion_ms: None,
             ready: false,
         }
     }

@@ -184,6 +184,7 @@ impl Driver {
                     created_ms: self.now_ms,
                     resource_version: 1,
                     restart_count: 0,
+                    deletion_ms: None,
                     ready: false,
                 };
                 self.pods.insert(pod.name.clone(), pod.clone());

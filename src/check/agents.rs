@@ -205,14 +205,16 @@ impl Monitor for NoWorkToDisabled {
 
 /// `no-kill-while-building`: the allocator never deletes a pod whose agent is building a job
 /// (the completion is recorded before the delete, so a delete after it is fine). A build
-/// whose agent container died, or whose pod failed, is already dead: the server reschedules
-/// it, and deleting the pod (rules 7 and 8 of `safe`) kills nothing.
+/// whose agent container died, whose pod failed, or whose node was lost is already dead:
+/// the server reschedules it, and deleting the pod (rules 7 and 8 of `safe`) kills nothing.
 #[derive(Debug, Default)]
 pub struct NoKillWhileBuilding {
     assignments: Assignments,
-    /// Pods whose container died (or whose phase turned Failed or Succeeded) since their
-    /// last assignment.
+    /// Pods whose container died (or whose phase turned Failed or Succeeded, or whose node
+    /// was lost) since their last assignment.
     dead_builds: BTreeSet<String>,
+    /// The node of every scheduled pod.
+    node_of_pod: BTreeMap<String, String>,
 }
 
 impl Monitor for NoKillWhileBuilding {
@@ -243,8 +245,20 @@ impl Monitor for NoKillWhileBuilding {
             Record::ContainerDied { pod } | Record::PodPhase { pod, .. } => {
                 self.dead_builds.insert(pod.clone());
             }
-            Record::JobAssigned { agent, .. } | Record::PodDeleted { pod: agent, .. } => {
+            Record::PodScheduled { pod, node } => {
+                self.node_of_pod.insert(pod.clone(), node.clone());
+            }
+            Record::NodeLost { node } => {
+                let lost = self.node_of_pod.iter().filter(|(_, on)| *on == node);
+                self.dead_builds
+                    .extend(lost.map(|(pod, _)| pod.clone()).collect::<Vec<_>>());
+            }
+            Record::JobAssigned { agent, .. } => {
                 self.dead_builds.remove(agent);
+            }
+            Record::PodDeleted { pod, .. } => {
+                self.dead_builds.remove(pod);
+                self.node_of_pod.remove(pod);
             }
             _ => {}
         }

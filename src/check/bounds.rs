@@ -1,6 +1,8 @@
 //! The numbers the elastic-agent monitors judge against (the run takes them from the
 //! scenario, so the monitors do not depend on its format).
 
+use super::capacity::CapacityBounds;
+
 /// Bounds for the elastic-agent monitors (`docs/invariants.md` names: ART, PING, IDLE, LOST).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bounds {
@@ -23,6 +25,9 @@ pub struct Bounds {
     /// True only when the policy reuses agents and reuse is switched on (the world decides).
     /// It turns `idle-timeout` and `reuse-happens` on and `one-pod-per-job` off.
     pub reuse_enabled: bool,
+    /// The cluster's node slots and how long a lost node takes to be replaced: the capacity
+    /// fault budget.
+    pub capacity: CapacityBounds,
 }
 
 impl Bounds {
@@ -40,3 +45,4 @@ impl Bounds {
             .saturating_add(self.call_slack_ms)
     }
 }
+

@@ -3,16 +3,18 @@
 
 use super::agents::{NoCrossConfigReuse, NoKillWhileBuilding, NoWorkToDisabled, OneJobPerAgent};
 use super::bounds::Bounds;
+use super::cancel::NoAssignWhileCancelling;
+use super::capacity::CapacityBudget;
 use super::context::Ring;
 use super::jobs::{AllJobsComplete, JobWaitBound, NoLostJob};
 use super::pods::{NoOrphanPods, OnePodPerJob, PendingLimit};
 use super::reuse::{IdleTimeout, RestartRecovers, ReuseHappens};
-use super::{Monitor, Violation};
+use super::{Kind, Monitor, Violation};
 use crate::trace::Record;
 use std::collections::BTreeSet;
 
 /// Every elastic-agent invariant id, in `docs/invariants.md` order.
-const ELASTIC_AGENT_IDS: [&str; 13] = [
+const ELASTIC_AGENT_IDS: [&str; 14] = [
     "job-wait-bound",
     "no-cross-config-reuse",
     "one-job-per-agent",
@@ -26,7 +28,12 @@ const ELASTIC_AGENT_IDS: [&str; 13] = [
     "no-lost-job",
     "reuse-happens",
     "restart-recovers",
+    "no-assign-while-cancelling",
 ];
+
+/// `always` invariants that are deadlines on progress (bounded liveness): the capacity fault
+/// budget excuses them as it does `eventually` ones.
+const BOUNDED_LIVENESS: [&str; 1] = ["job-wait-bound"];
 
 /// Runs the invariant monitors over one run's records.
 ///
@@ -34,6 +41,8 @@ const ELASTIC_AGENT_IDS: [&str; 13] = [
 /// end of the settle phase. Each (id, objects) pair is reported at most once.
 pub struct Checker {
     monitors: Vec<Box<dyn Monitor>>,
+    /// Labels the liveness violations that follow a long capacity shortage as expected.
+    capacity: CapacityBudget,
     ring: Ring,
     violations: Vec<Violation>,
     reported: BTreeSet<(&'static str, Vec<String>)>,
@@ -62,6 +71,7 @@ impl Checker {
             Box::new(AllJobsComplete::default()),
             Box::new(NoLostJob::default()),
             Box::new(RestartRecovers::default()),
+            Box::new(NoAssignWhileCancelling::default()),
         ];
         if bounds.reuse_enabled {
             let idle = IdleTimeout::new(
@@ -78,6 +88,7 @@ impl Checker {
         monitors.retain(|monitor| !disabled.iter().any(|id| id == monitor.id()));
         Checker {
             monitors,
+            capacity: CapacityBudget::new(bounds.capacity),
             ring: Ring::default(),
             violations: Vec::new(),
             reported: BTreeSet::new(),
@@ -115,6 +126,7 @@ impl Checker {
             self.last_ms
         );
         self.last_ms = t_ms;
+        self.capacity.observe(t_ms, record);
         self.ring.push(t_ms, record);
         for monitor in &mut self.monitors {
             monitor.observe(t_ms, record, &mut self.fresh);
@@ -129,6 +141,7 @@ impl Checker {
     pub fn finish(&mut self, t_ms: u64) -> Vec<Violation> {
         if !self.finished {
             self.finished = true;
+            self.capacity.check_breach(t_ms);
             for monitor in &mut self.monitors {
                 monitor.finish(t_ms, &mut self.fresh);
             }
@@ -152,6 +165,16 @@ impl Checker {
             }
             if violation.context.is_empty() {
                 violation.context = self.ring.context(&violation.objects, violation.at_ms);
+            }
+            if (violation.kind == Kind::Eventually || BOUNDED_LIVENESS.contains(&violation.id))
+                && !violation.expected
+                && let Some(reason) = self.capacity.outside_budget(violation.at_ms)
+            {
+                violation.expected = true;
+                violation.message = format!(
+                    "{} (outside the capacity fault budget: {reason})",
+                    violation.message
+                );
             }
             self.violations.push(violation);
         }

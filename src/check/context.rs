@@ -137,13 +137,14 @@ fn cluster_keys(record: &Record) -> Keys<'_> {
         | R::PodRunning { pod }
         | R::ContainerDied { pod }
         | R::ContainerRestarted { pod, .. }
-        | R::PodPhase { pod, .. } => name(pod),
+        | R::PodPhase { pod, .. }
+        | R::PodGone { pod } => name(pod),
         R::PodDeleted { pod, by } => Keys {
             names: [Some(pod), None],
             replica: actor_replica(by),
             ..Keys::default()
         },
-        R::NodeLost { node } => name(node),
+        R::NodeLost { node } | R::NodeJoined { node } => name(node),
         R::LeaseWritten { by, .. } => Keys {
             replica: actor_replica(by),
             ..Keys::default()

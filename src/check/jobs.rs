@@ -284,6 +284,8 @@ impl Monitor for AllJobsComplete {
             let instance = entry.last_instance;
             let objects = vec![format!("logical:{logical}"), format!("job:{instance}")];
             let (at_ms, message) = match entry.completions {
+                // A user cancelled it: GoCD completes it with the result Cancelled.
+                0 if entry.last_stage == Stage::Cancelled => continue,
                 0 => (
                     t_ms,
                     format!(

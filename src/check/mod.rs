@@ -73,6 +73,8 @@ impl Violation {
 
 mod agents;
 mod bounds;
+mod cancel;
+mod capacity;
 mod checker;
 mod context;
 mod deadlines;
@@ -84,6 +86,8 @@ mod tests;
 
 pub use agents::{NoCrossConfigReuse, NoKillWhileBuilding, NoWorkToDisabled, OneJobPerAgent};
 pub use bounds::Bounds;
+pub use cancel::NoAssignWhileCancelling;
+pub use capacity::{CapacityBounds, CapacityBudget};
 pub use checker::Checker;
 pub use context::{CONTEXT_LINES_MAX, RING_RECORDS_MAX, Ring, format_line};
 pub use jobs::{AllJobsComplete, JobWaitBound, NoLostJob};

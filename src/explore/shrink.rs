@@ -292,7 +292,8 @@ impl Knob {
             (Knob::Count, F::PodDelete { count, .. })
             | (Knob::Count, F::ContainerRestart { count, .. })
             | (Knob::Count, F::PodFail { count, .. })
-            | (Knob::Count, F::NodeLoss { count })
+            | (Knob::Count, F::NodeLoss { count, .. })
+            | (Knob::Count, F::JobCancel { count, .. })
             | (Knob::Count, F::Burst { count, .. }) => Some(u64::from(*count)),
             (Knob::Length, F::ServerCrash { downtime_ms })
             | (Knob::Length, F::ReplicaCrash { downtime_ms, .. })
@@ -313,7 +314,8 @@ impl Knob {
             (Knob::Count, F::PodDelete { count, .. })
             | (Knob::Count, F::ContainerRestart { count, .. })
             | (Knob::Count, F::PodFail { count, .. })
-            | (Knob::Count, F::NodeLoss { count })
+            | (Knob::Count, F::NodeLoss { count, .. })
+            | (Knob::Count, F::JobCancel { count, .. })
             | (Knob::Count, F::Burst { count, .. }) => *count = count_value(),
             (Knob::Length, F::ServerCrash { downtime_ms })
             | (Knob::Length, F::ReplicaCrash { downtime_ms, .. })

@@ -22,14 +22,24 @@ pub enum AgentTimer {
     Poll,
     BuildDone,
     Report,
+    /// The cancelled build is killed.
+    Killed,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
     Registering,
     Idle,
-    Building { job: u64 },
-    Reporting { job: u64 },
+    Building {
+        job: u64,
+    },
+    /// Killing a cancelled build: still reported as building until the kill is over.
+    Cancelling {
+        job: u64,
+    },
+    Reporting {
+        job: u64,
+    },
 }
 
 /// One go-agent process (one container incarnation).
@@ -67,7 +77,9 @@ impl GoAgent {
     /// The job being built or reported, if any.
     pub fn job(&self) -> Option<u64> {
         match self.phase {
-            Phase::Building { job } | Phase::Reporting { job } => Some(job),
+            Phase::Building { job } | Phase::Cancelling { job } | Phase::Reporting { job } => {
+                Some(job)
+            }
             _ => None,
         }
     }
@@ -104,6 +116,15 @@ impl GoAgent {
                 elastic_agent_id: Arc::clone(&self.elastic_agent_id),
                 uuid: self.uuid,
             })),
+            (AgentTimer::Killed, Phase::Cancelling { .. }) => {
+                // The job is over at the server already: nothing to report.
+                self.phase = Phase::Idle;
+                self.poll_backoff_ms = 0;
+                out.push(AgentAction::Send(AgentRequest::GetWork {
+                    elastic_agent_id: Arc::clone(&self.elastic_agent_id),
+                    uuid: self.uuid,
+                }));
+            }
             (AgentTimer::BuildDone, Phase::Building { job })
             | (AgentTimer::Report, Phase::Reporting { job }) => {
                 let job = *job;
@@ -162,6 +183,13 @@ impl GoAgent {
     fn on_ping(&mut self, reply: ServerReply, out: &mut Vec<AgentAction>) {
         if reply == ServerReply::NotRegistered && self.phase == Phase::Idle {
             self.reregister(out);
+        }
+        if let (ServerReply::Cancel { kill_ms }, Phase::Building { job }) = (&reply, &self.phase) {
+            self.phase = Phase::Cancelling { job: *job };
+            out.push(AgentAction::Timer {
+                delay_ms: *kill_ms,
+                timer: AgentTimer::Killed,
+            });
         }
         out.push(AgentAction::Timer {
             delay_ms: PING_INTERVAL_MS,

@@ -34,6 +34,9 @@ pub struct AgentRecord {
     pub runtime: AgentRuntime,
     pub last_heard_ms: u64,
     pub job: Option<u64>,
+    /// A cancelled job whose build the agent has not finished killing yet: the server
+    /// reports the agent Building (build state Cancelled) until it pings without it.
+    pub cancelling: Option<u64>,
 }
 
 /// The server's database.

@@ -70,6 +70,11 @@ pub enum ServerReply {
         runtime_ms: u64,
     },
     Ack,
+    /// Ping reply carrying the cancel instruction for the build the agent runs; killing it
+    /// takes `kill_ms`.
+    Cancel {
+        kill_ms: u64,
+    },
     /// No answer: server down, connection refused, or the request timed out.
     Failed,
 }

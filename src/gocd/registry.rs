@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 pub(super) fn metadata(agent_id: &str, agent: &AgentRecord) -> AgentMetadata {
     let (agent_state, build_state) = match agent.runtime {
         AgentRuntime::Idle => (AgentState::Idle, BuildState::Idle),
+        AgentRuntime::Building if agent.cancelling.is_some() => {
+            (AgentState::Building, BuildState::Cancelled)
+        }
         AgentRuntime::Building => (AgentState::Building, BuildState::Building),
         AgentRuntime::Missing => (AgentState::Missing, BuildState::Unknown),
         AgentRuntime::LostContact => (AgentState::LostContact, BuildState::Unknown),

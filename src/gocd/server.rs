@@ -30,6 +30,8 @@ pub struct ServerSettings {
     pub hung_job_check_interval_ms: u64,
     pub auto_register_key_ttl_ms: u64,
     pub create_agent_threads: u32,
+    /// How long a go-agent takes to kill a cancelled build (told in the cancel instruction).
+    pub cancel_kill_ms: u64,
     pub policy: Policy,
     pub cluster_profile: ClusterProfile,
     /// Rules of `safe` switched off (an ablation mutant); empty in ordinary runs.
@@ -592,6 +594,7 @@ impl Server {
             runtime: AgentRuntime::Idle,
             last_heard_ms: now_ms,
             job: None,
+            cancelling: None,
         };
         self.db.agents.insert(agent.clone(), record);
         out.records.push(Record::AgentRegistered { agent, uuid });
@@ -610,6 +613,12 @@ impl Server {
             return ServerReply::NotRegistered;
         };
         agent.last_heard_ms = now_ms;
+        // The ping reply carries the cancel instruction (`AgentInstruction`) for a build the
+        // agent still runs; a ping without it means the kill is over.
+        let cancel = agent.cancelling.filter(|job| building == Some(*job));
+        if cancel.is_none() {
+            agent.cancelling = None;
+        }
         let runtime = if building.is_some() || agent.job.is_some() {
             AgentRuntime::Building
         } else {
@@ -622,7 +631,12 @@ impl Server {
                 state: runtime,
             });
         }
-        ServerReply::Pong
+        match cancel {
+            Some(_) => ServerReply::Cancel {
+                kill_ms: self.settings.cancel_kill_ms,
+            },
+            None => ServerReply::Pong,
+        }
     }
 
     /// `BuildAssignmentService.assignWorkToAgent`.
@@ -729,6 +743,9 @@ impl Server {
         if agent.job == Some(job_id) {
             agent.job = None;
         }
+        if agent.cancelling == Some(job_id) {
+            agent.cancelling = None;
+        }
         if agent.runtime != AgentRuntime::Idle && agent.job.is_none() {
             agent.runtime = AgentRuntime::Idle;
             out.records.push(Record::AgentState {
@@ -748,14 +765,50 @@ impl Server {
             job: job_id,
             agent: id.to_owned(),
         });
+        self.send_job_completion(now_ms, id, &job, out);
+        ServerReply::Ack
+    }
+
+    /// A user cancels jobs (`job_cancel` fault). A scheduled job just leaves the queue. A
+    /// building one completes (Cancelled): the server sends job-completion at once, while the
+    /// agent keeps reporting Building (build state Cancelled) until it has killed the build,
+    /// which it learns from its next ping reply.
+    pub fn cancel_jobs(&mut self, now_ms: u64, jobs: &[u64], out: &mut ServerOut) {
+        assert!(
+            self.memory.is_some(),
+            "jobs are cancelled on a running server"
+        );
+        for &job_id in jobs {
+            let Some(job) = self.db.jobs.remove(&job_id) else {
+                continue;
+            };
+            out.records.push(Record::JobCancelled { job: job_id });
+            let memory = self.memory.as_mut().expect("checked above");
+            memory.job_plans.retain(|j| *j != job_id);
+            memory.last_try_ms.remove(&job_id);
+            let Some(agent_id) = job.agent.clone() else {
+                continue;
+            };
+            if let Some(agent) = self.db.agents.get_mut(&agent_id)
+                && agent.job == Some(job_id)
+            {
+                agent.job = None;
+                agent.cancelling = Some(job_id);
+            }
+            self.send_job_completion(now_ms, &agent_id, &job, out);
+        }
+    }
+
+    /// `ElasticAgentPluginService.jobCompleted`: job-completion for `job`, which ran on `id`.
+    fn send_job_completion(&mut self, now_ms: u64, id: &str, job: &Job, out: &mut ServerOut) {
         let memory = self.memory.as_mut().expect("checked");
-        memory.last_try_ms.remove(&job_id);
+        memory.last_try_ms.remove(&job.id);
         memory.next_request += 1;
         let request_id = memory.next_request;
         memory.pending.insert(request_id, Pending::JobCompletion);
         let request = PluginRequest::JobCompletion(JobCompletionRequest {
             elastic_agent_id: id.to_owned(),
-            job_identifier: Self::job_identifier(&job),
+            job_identifier: Self::job_identifier(job),
             elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
             cluster_profile_properties: self.cluster_properties.clone(),
         });
@@ -763,7 +816,6 @@ impl Server {
             allocator.handle_request(now_ms, RequestId(request_id), request, api, outbox);
         });
         self.dispatch_creates(now_ms, out);
-        ServerReply::Ack
     }
 }
 

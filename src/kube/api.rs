@@ -142,6 +142,7 @@ impl KubeApi {
                     created_ms: now.as_ms(),
                     resource_version: rv,
                     restart_count: 0,
+                    deletion_ms: None,
                     ready: false,
                 };
                 self.uid_to_name.insert(uid, pod.name.clone());
@@ -167,7 +168,7 @@ impl KubeApi {
                 Ok(KubeReply::Pod(reply))
             }
             KubeRequest::DeletePod { name } => {
-                if self.remove_pod(now, &name, actor, kubelet_random, fx) {
+                if self.delete_pod(now, &name, actor, kubelet_random, fx) {
                     Ok(KubeReply::Deleted)
                 } else {
                     Err(KubeError::NotFound)

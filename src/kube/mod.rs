@@ -30,6 +30,12 @@ pub struct KubeSettings {
     /// What the trace says about a pod the API creates. The API server does not know who
     /// labels pods or how; the harness that wires it to a client passes this in.
     pub describe_pod: fn(&Pod) -> PodDescription,
+    /// `terminationGracePeriodSeconds`: a deleted pod whose container runs stays listed
+    /// (Terminating) this long, until the kubelet has stopped the container.
+    pub termination_grace_ms: u64,
+    /// How long the pods of a lost node stay listed (not ready) before they are evicted
+    /// (the NotReady/Unreachable toleration, 300 s by default).
+    pub node_eviction_ms: u64,
 }
 
 /// The trace's view of a newly created pod: the job its client labelled it with, if any, and
@@ -47,6 +53,13 @@ pub enum KubeTimer {
     PodStarted { uid: u64 },
     /// Back-off over: the kubelet restarts the dead container.
     ContainerRestart { uid: u64 },
+    /// The grace period of a deleted pod is over: its container has stopped and the pod
+    /// leaves the store.
+    PodGone { uid: u64 },
+    /// The toleration of the pods of lost node `node` (an index) ran out: they are evicted.
+    NodeEvicted { node: u32 },
+    /// A replacement node of the same size joins (a managed node group replaced a lost one).
+    NodeJoins,
 }
 
 /// What the API server and kubelets want done: timers, agent processes started or killed,

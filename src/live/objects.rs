@@ -17,9 +17,10 @@ pub fn micro_time(ms: u64) -> String {
     )
 }
 
-/// A pod as `v1` JSON. `epoch_ms` is the wall time of simulated time zero.
+/// A pod as `v1` JSON. `epoch_ms` is the wall time of simulated time zero. A deleted pod
+/// that is still terminating carries `metadata.deletionTimestamp`.
 pub fn pod_json(pod: &Pod, resource_version: u64, epoch_ms: u64) -> Value {
-    json!({
+    let mut object = json!({
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
@@ -46,7 +47,22 @@ pub fn pod_json(pod: &Pod, resource_version: u64, epoch_ms: u64) -> Value {
                 "restartCount": pod.restart_count,
             }],
         },
-    })
+    });
+    if let Some(deletion_ms) = pod.deletion_ms {
+        object["metadata"]["deletionTimestamp"] =
+            Value::from(crate::replay::rfc3339(epoch_ms + deletion_ms));
+    }
+    object
+}
+
+/// The STATUS column `kubectl get pods` prints: `Terminating` once the pod has a deletion
+/// timestamp, else its phase.
+pub fn pod_status(object: &Value) -> Value {
+    if object["metadata"]["deletionTimestamp"].is_string() {
+        Value::from("Terminating")
+    } else {
+        object["status"]["phase"].clone()
+    }
 }
 
 /// A Lease as `coordination.k8s.io/v1` JSON.
@@ -136,7 +152,7 @@ pub fn table_row(resource: &str, object: &Value, created_ms: u64, now_ms: u64) -
         json!([
             name,
             ready,
-            object["status"]["phase"],
+            pod_status(object),
             status["restartCount"],
             age,
             object["spec"]["nodeName"].as_str().unwrap_or("<none>"),
@@ -190,10 +206,48 @@ mod tests {
             created_ms: 0,
             resource_version: 1,
             restart_count: 0,
+            deletion_ms: None,
             ready: true,
         };
         let text = pod_json(&pod, 1, 0).to_string();
         assert!(!text.contains("secret"), "{text}");
         assert_eq!(micro_time(1_500), "1970-01-01T00:00:01.500000Z");
+    }
+
+    #[test]
+    fn a_terminating_pod_reads_terminating_like_kubectl() {
+        let mut pod = Pod {
+            name: "p".to_owned(),
+            uid: 1,
+            labels: Default::default(),
+            annotations: Default::default(),
+            image: "i".to_owned(),
+            env: Default::default(),
+            phase: crate::resources::PodPhase::Running,
+            node: Some("node-0".to_owned()),
+            created_ms: 0,
+            resource_version: 1,
+            restart_count: 0,
+            deletion_ms: None,
+            ready: true,
+        };
+        let cells = |pod: &Pod| {
+            let object = pod_json(pod, 1, 0);
+            table_row("pods", &object, 0, 60_000)["cells"].clone()
+        };
+        assert_eq!(cells(&pod)[2], "Running");
+        pod.deletion_ms = Some(45_000);
+        pod.ready = false;
+        let object = pod_json(&pod, 2, 0);
+        assert_eq!(
+            object["metadata"]["deletionTimestamp"],
+            "1970-01-01T00:00:45Z"
+        );
+        assert_eq!(
+            object["status"]["phase"], "Running",
+            "the phase is unchanged"
+        );
+        assert_eq!(cells(&pod)[1], "0/1");
+        assert_eq!(cells(&pod)[2], "Terminating");
     }
 }

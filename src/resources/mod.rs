@@ -70,6 +70,10 @@ pub struct Pod {
     pub restart_count: u32,
     /// `status.containerStatuses[0].ready`.
     pub ready: bool,
+    /// `metadata.deletionTimestamp`, in simulated milliseconds: set when the pod was deleted
+    /// while its container still ran; the pod stays listed, phase unchanged, until the
+    /// container has stopped (at most `terminationGracePeriodSeconds` later).
+    pub deletion_ms: Option<u64>,
 }
 
 impl Pod {
@@ -81,6 +85,12 @@ impl Pod {
     /// An annotation value, if present.
     pub fn annotation(&self, key: &str) -> Option<&str> {
         self.annotations.get(key).map(String::as_str)
+    }
+
+    /// True once the pod was deleted and is waiting for its container to stop
+    /// (`kubectl` shows it as `Terminating`).
+    pub fn is_terminating(&self) -> bool {
+        self.deletion_ms.is_some()
     }
 }
 

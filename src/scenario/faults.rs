@@ -1,7 +1,7 @@
 //! `[[faults]]` (all thirteen kinds) and `[swarm]`.
 
 use super::ErrorKind;
-use super::model::{Fault, FaultKind, OutageMode, PodTarget, ReplicaRef, Swarm};
+use super::model::{Fault, FaultKind, JobTarget, OutageMode, PodTarget, ReplicaRef, Swarm};
 use super::parse::{Context, PROFILE_KEYS, instant, profile_reference, spread};
 use super::reader::{
     Result, Table, Value, choice_list, count_at_least, duration, number, range, string, strings,
@@ -26,6 +26,7 @@ pub const FAULT_KINDS: &[&str] = &[
     "callback_delay",
     "pod_fail",
     "replica_stop",
+    "job_cancel",
 ];
 
 /// Fault kinds that act on `[leader]` replicas or their Lease.
@@ -52,6 +53,10 @@ pub const PARTITION_GROUPS: &[&str] = &[
 pub const DEFAULT_STOP_DOWNTIME_MS: u64 = 30_000;
 
 const TARGETS: &[&str] = &["idle", "busy", "pending", "any"];
+const JOB_TARGETS: &[&str] = &["building", "scheduled"];
+
+/// `replace_after` of a `node_loss` when the scenario gives none.
+pub const NODE_REPLACE_AFTER_MS: u64 = 10 * 60_000;
 
 pub(crate) fn faults(top: &Table<'_, '_>, context: &Context) -> Result<Vec<Fault>> {
     top.tables("faults")?
@@ -68,7 +73,8 @@ fn kind_keys(kind: &str) -> &'static [&'static str] {
         "partition" => &["between", "for"],
         "api_outage" => &["for", "mode"],
         "profile_edit" => &["profile", "set"],
-        "node_loss" => &["count"],
+        "node_loss" => &["count", "replace_after"],
+        "job_cancel" => &["target", "count"],
         "burst" => &["count", "spread", "profile", "runtime"],
         "replica_crash" | "replica_stop" => &["replica", "downtime"],
         "replica_pause" => &["replica", "for"],
@@ -125,6 +131,11 @@ fn fault(table: &Table<'_, '_>, context: &Context) -> Result<Fault> {
         },
         "node_loss" => FaultKind::NodeLoss {
             count: count(table)?,
+            replace_after_ms: period_of(table, "replace_after", NODE_REPLACE_AFTER_MS)?,
+        },
+        "job_cancel" => FaultKind::JobCancel {
+            target: job_target(table)?,
+            count: count(table)?,
         },
         "burst" => FaultKind::Burst {
             count: table.required("count", "how many jobs", &count_at_least(1))?,
@@ -178,6 +189,24 @@ fn downtime(table: &Table<'_, '_>) -> Result<u64> {
 
 fn count(table: &Table<'_, '_>) -> Result<u32> {
     table.or("count", 1, &count_at_least(1))
+}
+
+/// A duration longer than zero, `default_ms` when absent.
+fn period_of(table: &Table<'_, '_>, key: &str, default_ms: u64) -> Result<u64> {
+    let period_ms = table.or(key, default_ms, &duration)?;
+    if period_ms == 0 {
+        return Err(table.semantic(key, "a duration longer than 0s", "\"0s\""));
+    }
+    Ok(period_ms)
+}
+
+/// `target` of a `job_cancel`: required, "building" or "scheduled".
+fn job_target(table: &Table<'_, '_>) -> Result<JobTarget> {
+    match table.choice("target", JOB_TARGETS)?.as_deref() {
+        Some("building") => Ok(JobTarget::Building),
+        Some(_) => Ok(JobTarget::Scheduled),
+        None => Err(table.missing("target", "\"building\" or \"scheduled\"")),
+    }
 }
 
 fn target(table: &Table<'_, '_>) -> Result<PodTarget> {

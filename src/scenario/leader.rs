@@ -26,6 +26,7 @@ pub const INVARIANT_IDS: &[&str] = &[
     "no-lost-job",
     "reuse-happens",
     "restart-recovers",
+    "no-assign-while-cancelling",
     "lease-cas",
     "single-leader-acting",
     "leader-grounded",

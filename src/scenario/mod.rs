@@ -19,10 +19,12 @@ mod write;
 mod tests;
 #[cfg(test)]
 mod tests_errors;
+#[cfg(test)]
+mod tests_kube_keys;
 
 pub use duration::{DurationError, format_duration_ms, parse_duration_ms};
 pub use error::{ErrorDetail, ErrorKind, ScenarioError};
-pub use faults::{FAULT_KINDS, LEADER_FAULT_KINDS, PARTITION_GROUPS};
+pub use faults::{FAULT_KINDS, LEADER_FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS};
 pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
 pub use model::*;
 pub use parse::{JOB_KINDS, POLICIES};

@@ -50,6 +50,12 @@ pub struct Cluster {
     pub api_latency: Range,
     pub api_error_rate: f64,
     pub container_restart_backoff_ms: u64,
+    /// `termination_grace`: how long a deleted pod whose container runs stays listed
+    /// (Terminating) before it is gone.
+    pub termination_grace_ms: u64,
+    /// `node_eviction`: how long the pods of a lost node stay listed (not ready) before
+    /// they are evicted.
+    pub node_eviction_ms: u64,
 }
 
 impl Default for Cluster {
@@ -67,6 +73,8 @@ impl Default for Cluster {
             },
             api_error_rate: 0.0,
             container_restart_backoff_ms: 10_000,
+            termination_grace_ms: 30_000,
+            node_eviction_ms: 5 * 60_000,
         }
     }
 }
@@ -81,6 +89,8 @@ pub struct Server {
     pub hung_job_check_interval_ms: u64,
     pub auto_register_key_ttl_ms: u64,
     pub create_agent_threads: u32,
+    /// `cancel_kill`: how long a go-agent takes to kill a cancelled build.
+    pub cancel_kill_ms: u64,
 }
 
 impl Default for Server {
@@ -93,6 +103,7 @@ impl Default for Server {
             hung_job_check_interval_ms: 30_000,
             auto_register_key_ttl_ms: 30 * 60_000,
             create_agent_threads: 5,
+            cancel_kill_ms: 10_000,
         }
     }
 }
@@ -175,6 +186,25 @@ pub enum PodTarget {
     Any,
 }
 
+/// Which jobs a `job_cancel` fault picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum JobTarget {
+    /// Assigned to an agent (building).
+    Building,
+    /// Waiting for an agent.
+    Scheduled,
+}
+
+impl JobTarget {
+    /// The `target` string of the scenario format.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobTarget::Building => "building",
+            JobTarget::Scheduled => "scheduled",
+        }
+    }
+}
+
 /// A replica named by a fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ReplicaRef {
@@ -229,7 +259,16 @@ pub enum FaultKind {
         profile: String,
         set: BTreeMap<String, String>,
     },
+    /// `count` nodes become unreachable; `replace_after_ms` later a new empty node of the
+    /// same size joins for each (a managed node group).
     NodeLoss {
+        count: u32,
+        replace_after_ms: u64,
+    },
+    /// The server cancels `count` jobs (`target` building or scheduled): job-completion for
+    /// a building one, whose agent reports Building until it has killed the build.
+    JobCancel {
+        target: JobTarget,
         count: u32,
     },
     Burst {
@@ -275,6 +314,7 @@ impl FaultKind {
             FaultKind::ApiOutage { .. } => "api_outage",
             FaultKind::ProfileEdit { .. } => "profile_edit",
             FaultKind::NodeLoss { .. } => "node_loss",
+            FaultKind::JobCancel { .. } => "job_cancel",
             FaultKind::Burst { .. } => "burst",
             FaultKind::ReplicaCrash { .. } => "replica_crash",
             FaultKind::ReplicaPause { .. } => "replica_pause",

@@ -147,6 +147,8 @@ fn cluster(top: &Table<'_, '_>) -> Result<Cluster> {
         "api_latency",
         "api_error_rate",
         "container_restart_backoff",
+        "termination_grace",
+        "node_eviction",
     ])?;
     let api_error_rate = table.or("api_error_rate", defaults.api_error_rate, &number)?;
     if !(0.0..=1.0).contains(&api_error_rate) {
@@ -166,6 +168,12 @@ fn cluster(top: &Table<'_, '_>) -> Result<Cluster> {
             defaults.container_restart_backoff_ms,
             &duration,
         )?,
+        termination_grace_ms: table.or(
+            "termination_grace",
+            defaults.termination_grace_ms,
+            &duration,
+        )?,
+        node_eviction_ms: table.or("node_eviction", defaults.node_eviction_ms, &duration)?,
     })
 }
 
@@ -191,6 +199,7 @@ fn server(top: &Table<'_, '_>) -> Result<Server> {
         "hung_job_check_interval",
         "auto_register_key_ttl",
         "create_agent_threads",
+        "cancel_kill",
     ])?;
     Ok(Server {
         job_starvation_timeout_ms: table.or(
@@ -228,6 +237,7 @@ fn server(top: &Table<'_, '_>) -> Result<Server> {
             defaults.create_agent_threads,
             &count_at_least(1),
         )?,
+        cancel_kill_ms: table.or("cancel_kill", defaults.cancel_kill_ms, &duration)?,
     })
 }
 

@@ -72,7 +72,13 @@ fn contract_example_faults() -> Vec<Fault> {
                 set: image,
             },
         ),
-        fault(1_800_000, FaultKind::NodeLoss { count: 1 }),
+        fault(
+            1_800_000,
+            FaultKind::NodeLoss {
+                count: 1,
+                replace_after_ms: 600_000,
+            },
+        ),
         fault(
             2_100_000,
             FaultKind::Burst {
@@ -445,6 +451,13 @@ fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
     if let Some(leader) = scenario.leader.as_mut() {
         leader.http2_dead_ms = 30_000;
     }
+    scenario.faults.push(Fault {
+        at_ms: 2_000,
+        kind: FaultKind::JobCancel {
+            target: JobTarget::Building,
+            count: 2,
+        },
+    });
     let mut kinds: Vec<&str> = scenario
         .faults
         .iter()

@@ -44,7 +44,7 @@ fn an_unknown_key_is_named_with_its_location_and_the_valid_keys() {
         error.to_string(),
         "scenarios/bad.toml:4:3: cluster.nodez: unknown key \"nodez\"; valid keys here: \
          \"nodes\", \"pods_per_node\", \"pod_startup\", \"api_latency\", \"api_error_rate\", \
-         \"container_restart_backoff\""
+         \"container_restart_backoff\", \"termination_grace\", \"node_eviction\""
     );
     let top = error_of("name = \"x\"\nsed = 3\n");
     assert_error(&top, ErrorKind::UnknownKey, "sed", 2, 1);
@@ -57,7 +57,7 @@ fn a_key_that_belongs_to_another_fault_kind_is_unknown_for_this_one() {
         "name = \"x\"\n[[faults]]\nat = \"1m\"\nkind = \"node_loss\"\ntarget = \"idle\"\n",
     );
     assert_error(&error, ErrorKind::UnknownKey, "faults[0].target", 5, 1);
-    assert_eq!(error.choices, ["at", "kind", "count"]);
+    assert_eq!(error.choices, ["at", "kind", "count", "replace_after"]);
 }
 
 #[test]

@@ -83,6 +83,12 @@ fn write_settings(out: &mut String, scenario: &Scenario) {
         "container_restart_backoff",
         &duration(cluster.container_restart_backoff_ms),
     );
+    line(
+        out,
+        "termination_grace",
+        &duration(cluster.termination_grace_ms),
+    );
+    line(out, "node_eviction", &duration(cluster.node_eviction_ms));
     write_server_and_plugin(out, scenario);
 }
 
@@ -124,6 +130,7 @@ fn write_server_and_plugin(out: &mut String, scenario: &Scenario) {
         "create_agent_threads",
         &server.create_agent_threads.to_string(),
     );
+    line(out, "cancel_kill", &duration(server.cancel_kill_ms));
     let plugin = &scenario.plugin;
     out.push_str("\n[plugin]\n");
     line(out, "policy", &quote(&plugin.policy));
@@ -231,7 +238,17 @@ fn write_fault(out: &mut String, fault: &Fault) {
             line(out, "profile", &quote(profile));
             line(out, "set", &inline_table(set, |value| quote(value)));
         }
-        FaultKind::NodeLoss { count } => line(out, "count", &count.to_string()),
+        FaultKind::NodeLoss {
+            count,
+            replace_after_ms,
+        } => {
+            line(out, "count", &count.to_string());
+            line(out, "replace_after", &duration(*replace_after_ms));
+        }
+        FaultKind::JobCancel { target, count } => {
+            line(out, "target", &quote(target.name()));
+            line(out, "count", &count.to_string());
+        }
         FaultKind::Burst {
             count,
             spread_ms,

@@ -175,13 +175,23 @@ pub enum Record {
         pod: String,
         phase: String,
     },
-    /// Pod removed from the API server.
+    /// The API server accepted the pod's deletion (or evicted it). A pod whose container
+    /// runs stays listed, Terminating, until its grace period is over.
     PodDeleted {
         pod: String,
         by: Actor,
     },
-    /// A Kubernetes node disappeared with its pods.
+    /// A terminating pod left the API server: its grace period is over (or it was evicted).
+    PodGone {
+        pod: String,
+    },
+    /// A Kubernetes node became unreachable: its containers are gone, its pods stay listed
+    /// (not ready) until they are evicted.
     NodeLost {
+        node: String,
+    },
+    /// A new empty node joined (a managed node group replacing a lost one).
+    NodeJoined {
         node: String,
     },
     /// One Kubernetes API call answered (or timed out) for a client.

@@ -182,6 +182,8 @@ impl World {
             container_restart_backoff_ms: scenario.cluster.container_restart_backoff_ms,
             pod_startup_sample_ms,
             describe_pod: super::plugin_pods::describe_pod,
+            termination_grace_ms: scenario.cluster.termination_grace_ms,
+            node_eviction_ms: scenario.cluster.node_eviction_ms,
         });
         let plugin = &scenario.plugin;
         let cluster_profile = ClusterProfile {
@@ -202,6 +204,7 @@ impl World {
             hung_job_check_interval_ms: s.hung_job_check_interval_ms,
             auto_register_key_ttl_ms: s.auto_register_key_ttl_ms,
             create_agent_threads: s.create_agent_threads,
+            cancel_kill_ms: s.cancel_kill_ms,
             policy: settings.policy,
             ablations: crate::mutants::of(&scenario.ablations, "safe"),
             cluster_profile,

@@ -6,10 +6,11 @@ use super::build::{World, burst, groups};
 use super::events::Event;
 use super::run::node;
 use crate::engine::{GroupMask, SimTime};
+use crate::gocd::JobState;
 use crate::gocd::ServerOut;
 use crate::kube::KubeEffects;
 use crate::resources::PodPhase;
-use crate::scenario::{FaultKind, PodTarget};
+use crate::scenario::{FaultKind, JobTarget, PodTarget};
 use crate::trace::{AgentRuntime, Record};
 
 /// What starting a fault did.
@@ -99,16 +100,31 @@ impl World {
                 self.emit(sink, node::GOCD, record);
                 (profile.clone(), None)
             }
-            FaultKind::NodeLoss { count } => {
+            FaultKind::NodeLoss {
+                count,
+                replace_after_ms,
+            } => {
                 let mut fx = KubeEffects::default();
                 let mut lost = Vec::new();
                 for _ in 0..*count {
-                    if let Some(node) = self.kube.lose_node(now, &mut self.random_faults, &mut fx) {
+                    let random = &mut self.random_faults;
+                    if let Some(node) =
+                        self.kube
+                            .lose_node(now, random, Some(*replace_after_ms), &mut fx)
+                    {
                         lost.push(node);
                     }
                 }
                 self.apply_kube(now, fx, sink);
                 (lost.join(","), None)
+            }
+            FaultKind::JobCancel { target, count } => {
+                let mut out = ServerOut::default();
+                let jobs = self.pick_jobs(*target, *count);
+                self.server.cancel_jobs(now.as_ms(), &jobs, &mut out);
+                self.apply_server(now, out, sink);
+                let jobs: Vec<String> = jobs.iter().map(|job| format!("job:{job}")).collect();
+                (jobs.join(","), None)
             }
             FaultKind::Burst { .. } => (self.start_burst(now, kind), None),
             _ => unreachable!("leader faults start in start_leader_fault"),
@@ -446,6 +462,8 @@ impl World {
         let candidates: Vec<String> = self
             .kube
             .pods()
+            // A terminating pod is on its way out: deleting or failing it again does nothing.
+            .filter(|pod| !pod.is_terminating())
             .filter(|pod| {
                 let agent = self.server.db.agents.get(&pod.name);
                 match target {
@@ -458,6 +476,32 @@ impl World {
             .map(|pod| pod.name.clone())
             .collect();
         self.choose(candidates, count)
+    }
+
+    /// Live jobs in `target`'s state, by id, `count` of them chosen at random.
+    fn pick_jobs(&mut self, target: JobTarget, count: u32) -> Vec<u64> {
+        if !self.server.is_up() {
+            return Vec::new();
+        }
+        let state = match target {
+            JobTarget::Building => JobState::Assigned,
+            JobTarget::Scheduled => JobState::Scheduled,
+        };
+        let mut candidates: Vec<u64> = self
+            .server
+            .db
+            .jobs
+            .values()
+            .filter(|job| job.state == state)
+            .map(|job| job.id)
+            .collect();
+        let mut chosen = Vec::new();
+        while chosen.len() < count as usize && !candidates.is_empty() {
+            let index = self.random_faults.below(candidates.len() as u64) as usize;
+            chosen.push(candidates.swap_remove(index));
+        }
+        chosen.sort_unstable();
+        chosen
     }
 
     fn choose(&mut self, mut candidates: Vec<String>, count: u32) -> Vec<String> {

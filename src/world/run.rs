@@ -89,7 +89,8 @@ impl World {
             Event::KubeDeadPeer { call } => self.kube_dead_peer(now, call, sink),
             Event::Kubelet(timer) => {
                 let mut fx = KubeEffects::default();
-                self.kube.handle_timer(timer, &mut fx);
+                self.kube
+                    .handle_timer(now, timer, &mut self.random_kubelet, &mut fx);
                 self.apply_kube(now, fx, sink);
             }
             Event::AgentTimer {

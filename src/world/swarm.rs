@@ -6,7 +6,8 @@
 
 use crate::engine::{Stream, StreamId};
 use crate::scenario::{
-    Fault, FaultKind, OutageMode, PodTarget, Range, ReplicaRef, Scenario, SwarmDraw,
+    Fault, FaultKind, JobTarget, NODE_REPLACE_AFTER_MS, OutageMode, PodTarget, Range, ReplicaRef,
+    Scenario, SwarmDraw,
 };
 use std::collections::BTreeMap;
 
@@ -178,7 +179,20 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
                 set: BTreeMap::from([("image".to_owned(), image)]),
             }
         }
-        "node_loss" if scenario.cluster.nodes > 1 => FaultKind::NodeLoss { count: 1 },
+        // The node group replaces a lost node after the default `replace_after`, so a swarm
+        // never leaves the cluster without a node for longer than that.
+        "node_loss" if scenario.cluster.nodes > 1 => FaultKind::NodeLoss {
+            count: 1,
+            replace_after_ms: NODE_REPLACE_AFTER_MS,
+        },
+        "job_cancel" => FaultKind::JobCancel {
+            target: if random.chance(0.5) {
+                JobTarget::Building
+            } else {
+                JobTarget::Scheduled
+            },
+            count: 1 + random.below(2) as u32,
+        },
         "burst" => {
             let profile = scenario
                 .profiles

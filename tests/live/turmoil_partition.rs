@@ -44,6 +44,7 @@ fn pod(index: u64, phase: PodPhase, node: Option<&str>, agent: bool) -> Pod {
         created_ms: index * 1000,
         resource_version: 0,
         restart_count: 0,
+        deletion_ms: None,
         ready: phase == PodPhase::Running,
     }
 }

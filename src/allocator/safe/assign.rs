@@ -95,6 +95,11 @@ impl Safe {
         if request.agent.config_state == ConfigState::Disabled {
             return Err("agent disabled".to_owned());
         }
+        // The server still reports the agent killing a cancelled build: the pod is busy until
+        // a ping shows the kill over, even though job-completion already came.
+        if request.agent.build_state == BuildState::Cancelled {
+            return Err("still killing a cancelled build".to_owned());
+        }
         let restarted = record.container_restarted() && !self.ablated("container-restart");
         if restarted || record.is_terminated() {
             return Err("container restarted or pod terminated: not reusable".to_owned());

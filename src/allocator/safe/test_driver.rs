@@ -57,6 +57,7 @@ impl FakeKube {
                     created_ms: now_ms,
                     resource_version: self.bump(),
                     restart_count: 0,
+                    deletion_ms: None,
                     ready: false,
                 };
                 self.pods.insert(pod.name.clone(), pod.clone());

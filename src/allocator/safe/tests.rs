@@ -682,3 +682,35 @@ fn agent_lookups_in_any_order_find_exactly_the_listed_agents() {
     }
     assert_eq!(agents.ids().collect::<Vec<_>>(), listed);
 }
+
+#[test]
+fn a_pod_still_killing_a_cancelled_build_takes_no_job_until_its_agent_is_idle() {
+    let mut driver = Driver::with_reuse();
+    driver.create_agent(1, None);
+    driver.settle();
+    let pod = driver.decided("create")[0]
+        .pod
+        .clone()
+        .expect("create names the pod");
+    driver.register(&pod);
+    assert!(driver.should_assign(&pod, 1, None));
+    // The user cancels job 1: job-completion comes at once, while the agent still reports
+    // Building (build state Cancelled) until it has killed the build.
+    driver.complete(&pod, 1);
+    driver.settle();
+    let agent = driver.server.agents.get_mut(&pod).expect("registered");
+    agent.agent_state = AgentState::Building;
+    agent.build_state = BuildState::Cancelled;
+    assert!(
+        !driver.should_assign(&pod, 2, None),
+        "the build is being killed"
+    );
+    let refused = driver.decided("assign-no");
+    assert!(
+        refused
+            .last()
+            .is_some_and(|d| d.text.contains("cancelled build"))
+    );
+    driver.set_agent(&pod, AgentState::Idle);
+    assert!(driver.should_assign(&pod, 2, None), "the kill is over");
+}

@@ -148,7 +148,10 @@ pub(crate) struct View {
 impl View {
     /// Merge a fresh list: pods missing from it are gone; for pods in it, keep the copy with
     /// the higher resourceVersion (a write answered after the list was served is newer).
+    /// A terminating pod (deletion timestamp set) counts as gone: its agent was told to
+    /// stop, so it is never claimed, assigned, or counted for a job or a limit.
     pub(crate) fn merge_list(&mut self, mut pods: Vec<Arc<Pod>>) {
+        pods.retain(|pod| !pod.is_terminating());
         // One pass over both, in name order (the API lists in name order, so the sort is a
         // single check): a list comes at every create-agent and must cost little.
         pods.sort_by(|a, b| a.name.cmp(&b.name));
@@ -176,9 +179,14 @@ impl View {
         }
     }
 
-    /// Take in one pod copy (from a get, create or annotate answer).
+    /// Take in one pod copy (from a get, create or annotate answer). A terminating copy
+    /// removes the pod from the view, as a list would.
     pub(crate) fn observe(&mut self, pod: Arc<Pod>) {
         if self.deleted.contains(&pod.name) {
+            return;
+        }
+        if pod.is_terminating() {
+            self.pods.remove(&pod.name);
             return;
         }
         match self.pods.get_mut(&pod.name) {

@@ -2,12 +2,13 @@
 //! sequence that breaks it and one close sequence that does not.
 
 mod agents;
+mod capacity;
 mod checker;
 mod jobs;
 mod pods;
 mod reuse;
 
-use super::{Bounds, Checker, Violation};
+use super::{Bounds, CapacityBounds, Checker, Violation};
 use crate::trace::{Actor, Record};
 
 /// Small bounds so sequences stay short: wait 60 s, 2 pending pods, ART 30 s, PING 10 s,
@@ -22,6 +23,11 @@ fn bounds() -> Bounds {
         call_slack_ms: 0,
         agent_connection_timeout_ms: 300_000,
         reuse_enabled: false,
+        capacity: CapacityBounds {
+            nodes: 2,
+            pods_per_node: 2,
+            replace_after_ms: 120_000,
+        },
     }
 }
 

@@ -1,0 +1,94 @@
+//! `no-assign-while-cancelling`: a pod whose cancelled build is still being killed is not
+//! handed another job.
+//!
+//! When a user cancels a job, GoCD sends job-completion at once, while the agent keeps
+//! reporting Building (build state Cancelled) until it has killed the build. A pod is handed
+//! a job when the server assigns it one, or when the allocator counts it as the job's agent:
+//! it answers should-assign-work yes (`assign-yes`), reserves the pod for the job (`claim`), or
+//! creates no pod for the job because this one is reusable (`skip-reuse`).
+
+use super::agents::Assignments;
+use super::{Kind, Monitor, Violation};
+use crate::trace::{AgentRuntime, Record};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Decision codes by which an allocator hands a pod to a job.
+const HANDING_CODES: [&str; 3] = ["assign-yes", "claim", "skip-reuse"];
+
+/// `no-assign-while-cancelling` (safety, always). Reported once per pod.
+#[derive(Debug, Default)]
+pub struct NoAssignWhileCancelling {
+    assignments: Assignments,
+    /// Pods killing a cancelled build, with the cancelled job, until the server sees the
+    /// agent Idle again (or the agent, its container or its pod is gone).
+    cancelling: BTreeMap<String, u64>,
+    reported: BTreeSet<String>,
+}
+
+impl NoAssignWhileCancelling {
+    fn check(&mut self, t_ms: u64, pod: &str, job: u64, how: &str, out: &mut Vec<Violation>) {
+        let Some(&cancelled) = self.cancelling.get(pod) else {
+            return;
+        };
+        if cancelled == job || !self.reported.insert(pod.to_owned()) {
+            return;
+        }
+        let message = format!(
+            "pod {pod} was handed job {job} ({how}) while its cancelled job {cancelled} was \
+             still being killed"
+        );
+        let objects = vec![
+            format!("pod:{pod}"),
+            format!("job:{cancelled}"),
+            format!("job:{job}"),
+        ];
+        out.push(Violation::new(
+            "no-assign-while-cancelling",
+            Kind::Always,
+            t_ms,
+            objects,
+            message,
+        ));
+    }
+}
+
+impl Monitor for NoAssignWhileCancelling {
+    fn id(&self) -> &'static str {
+        "no-assign-while-cancelling"
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        match record {
+            Record::JobCancelled { job } => {
+                if let Some(agent) = self.assignments.agent_of(*job) {
+                    self.cancelling.insert(agent.to_owned(), *job);
+                }
+            }
+            Record::AgentState {
+                agent,
+                state: AgentRuntime::Idle,
+            }
+            | Record::AgentDeleted { agent }
+            | Record::ContainerDied { pod: agent }
+            | Record::PodDeleted { pod: agent, .. } => {
+                self.cancelling.remove(agent);
+            }
+            Record::JobAssigned { job, agent, .. } => {
+                self.check(t_ms, agent, *job, "assigned by the server", out);
+            }
+            Record::Decision {
+                job: Some(job),
+                pod: Some(pod),
+                code,
+                ..
+            } if HANDING_CODES.contains(&code.as_str()) => {
+                let how = format!("allocator decision {code}");
+                self.check(t_ms, pod, *job, &how, out);
+            }
+            _ => {}
+        }
+        self.assignments.observe(record);
+    }
+
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
+}
