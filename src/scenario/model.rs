@@ -227,6 +227,12 @@ pub enum FaultKind {
         profile: String,
         set: BTreeMap<String, String>,
     },
+    /// The cluster profile's properties change (`set` holds the new values): under
+    /// `upstream` and `pr355` a new cluster uuid, hence a new pod map; under `pr355` a new
+    /// config hash whenever a hashed field changes.
+    ClusterProfileEdit {
+        set: ClusterProfileChanges,
+    },
     NodeLoss {
         count: u32,
     },
@@ -266,6 +272,7 @@ impl FaultKind {
             FaultKind::Partition { .. } => "partition",
             FaultKind::ApiOutage { .. } => "api_outage",
             FaultKind::ProfileEdit { .. } => "profile_edit",
+            FaultKind::ClusterProfileEdit { .. } => "cluster_profile_edit",
             FaultKind::NodeLoss { .. } => "node_loss",
             FaultKind::Burst { .. } => "burst",
             FaultKind::ReplicaCrash { .. } => "replica_crash",
@@ -295,6 +302,18 @@ pub struct Swarm {
     pub enabled: bool,
     pub kinds: Vec<String>,
     pub mean_interval_ms: u64,
+}
+
+/// `set` of a `cluster_profile_edit`: new cluster profile values; `None` keeps a value.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ClusterProfileChanges {
+    /// `go_server_url`: injected into every pod, so it shapes pods.
+    pub go_server_url: Option<String>,
+    pub enable_agent_reuse: Option<bool>,
+    pub auto_register_timeout_ms: Option<u64>,
+    pub pending_pods_count: Option<u32>,
+    pub idle_timeout_ms: Option<u64>,
+    pub max_pods: Option<u32>,
 }
 
 impl Default for Swarm {

@@ -17,8 +17,6 @@ mod ping;
 mod view;
 
 #[cfg(test)]
-mod test_driver;
-#[cfg(test)]
 mod tests;
 
 use super::*;
