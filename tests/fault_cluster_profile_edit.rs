@@ -104,7 +104,9 @@ fn a_limit_edit_makes_old_pods_foreign_to_pr355_but_not_to_safe() {
         pr355_reused, 0,
         "the old pods' hash carries the old pending_pods_count"
     );
-    assert!(pr355_new >= 3, "the later jobs get new pods: {pr355_new}");
+    // pending_pods_count = 5 counts the three old idle pods (pr355's limit counts every pod
+    // it knows), so only two new pods fit; the third later job reuses one of them.
+    assert!(pr355_new >= 2, "the later jobs get new pods: {pr355_new}");
     let (safe_reused, _) = old_pods_reused_after_the_edit(&records_of(&text, Policy::Safe));
     assert!(
         safe_reused > 0,

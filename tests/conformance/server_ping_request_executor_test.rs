@@ -45,18 +45,24 @@ fn test_should_terminate_kubernetes_pods_running_after_timeout_for_single_cluste
     // PR #355 but for constructor arguments). Asserts: an idle agent whose pod is older than
     // the auto-register timeout is disabled, then deleted, and its pod terminated; a young
     // idle agent and an old building agent are kept. `upstream` and `pr355` run this code.
-    // `safe` deliberately differs for the old idle agent: age is not idleness, and a pod it
-    // adopted (not marked idle by a completion) is kept until its idle timeout has run from
-    // the adoption, so nothing is reaped at this ping.
+    // `safe` deliberately differs for the young idle agent: age is not idleness, and with
+    // enable_agent_reuse = false an idle agent with no job of this process has served its
+    // one job, so it is disabled and deleted at once (`reap-idle`), young or old.
     for policy in Policy::ALL {
         let mut d = driver(policy, settings(false));
         d.now_ms = HUNDRED_MINUTES_MS;
         three_agents(&mut d, "agent", 0);
         d.ping();
-        let reaped = policy != Policy::Safe;
-        assert_eq!(fate(&d, "agent1"), (reaped, reaped, reaped), "{policy:?}");
-        assert_eq!(fate(&d, "agent2"), (false, false, false), "{policy:?}");
+        let young_reaped = policy == Policy::Safe;
+        let young = (young_reaped, young_reaped, young_reaped);
+        assert_eq!(fate(&d, "agent1"), (true, true, true), "{policy:?}");
+        assert_eq!(fate(&d, "agent2"), young, "{policy:?}");
         assert_eq!(fate(&d, "agent3"), (false, false, false), "{policy:?}");
+        assert_eq!(
+            d.has_decision("reap-idle", "agent2"),
+            young_reaped,
+            "{policy:?}"
+        );
     }
 }
 
@@ -68,7 +74,8 @@ fn test_should_terminate_kubernetes_pods_running_after_timeout_for_multiple_clus
     // two cluster profiles (go_server_url :8154 and :8254), the old idle agent of each
     // cluster is disabled and deleted and its pod terminated; the others are kept. In the
     // plugin (and here) both maps list the whole namespace, so each cleanup sees both
-    // clusters' pods; the outcome is the test's. `safe`: as for a single cluster.
+    // clusters' pods; the outcome is the test's. `safe`: as for a single cluster (reuse is
+    // off, so the young idle agents go too).
     for policy in Policy::ALL {
         let mut d = driver(policy, settings(false));
         d.now_ms = HUNDRED_MINUTES_MS;
@@ -83,11 +90,15 @@ fn test_should_terminate_kubernetes_pods_running_after_timeout_for_multiple_clus
             cluster("https://localhost:8254/go").to_properties(),
         ];
         d.ping_clusters(all);
-        let reaped = policy != Policy::Safe;
+        let young_reaped = policy == Policy::Safe;
+        let young = (young_reaped, young_reaped, young_reaped);
         for old_idle in ["agent1", "agent-b1"] {
-            assert_eq!(fate(&d, old_idle), (reaped, reaped, reaped), "{policy:?}");
+            assert_eq!(fate(&d, old_idle), (true, true, true), "{policy:?}");
         }
-        for kept in ["agent2", "agent3", "agent-b2", "agent-b3"] {
+        for young_idle in ["agent2", "agent-b2"] {
+            assert_eq!(fate(&d, young_idle), young, "{policy:?} {young_idle}");
+        }
+        for kept in ["agent3", "agent-b3"] {
             assert_eq!(fate(&d, kept), (false, false, false), "{policy:?} {kept}");
         }
     }
@@ -99,7 +110,10 @@ fn test_should_terminate_unregistered_instances_for_single_cluster() {
     // ServerPingRequestExecutorTest.java,
     // testShouldTerminateUnregisteredInstances_forSingleCluster. Asserts: a pod whose agent
     // never registered is terminated once it is older than the auto-register timeout; a
-    // younger one is kept. Every policy.
+    // younger one is kept. `upstream` and `pr355`. `safe` deliberately differs (rule 7): these
+    // pods were not created by this server process (their names are not its own) and never
+    // registered, so their auto-register key died with the old server; both are deleted at
+    // once as `reap-orphan`, the young one too.
     for policy in Policy::ALL {
         let mut d = driver(policy, settings(false));
         d.now_ms = HUNDRED_MINUTES_MS;
@@ -109,9 +123,16 @@ fn test_should_terminate_unregistered_instances_for_single_cluster() {
         d.kube
             .put_agent_pod(young, 3, HUNDRED_MINUTES_MS - ART_MS / 2, PodPhase::Running);
         d.ping();
+        let safe = policy == Policy::Safe;
         assert!(!d.kube.pods.contains_key(old), "{policy:?}");
-        assert!(d.kube.pods.contains_key(young), "{policy:?}");
-        assert!(d.has_decision("reap-unregistered", old), "{policy:?}");
+        assert_eq!(d.kube.pods.contains_key(young), !safe, "{policy:?}");
+        let code = if safe {
+            "reap-orphan"
+        } else {
+            "reap-unregistered"
+        };
+        assert!(d.has_decision(code, old), "{policy:?}");
+        assert_eq!(d.has_decision(code, young), safe, "{policy:?}");
     }
 }
 
@@ -169,23 +190,33 @@ fn should_initialize_instances_and_refresh_pods_for_new_clusters() {
     // and refreshes it exactly once; the map then exists, so the next create-agent for that
     // profile needs no first-use listing. `upstream` and `pr355`: one listing in the ping,
     // none before `pr355`'s create (`upstream` lists inside its create-agent lock, as master
-    // does). `safe`: one listing per ping and one per create-agent.
+    // does), and the listed pod dedupes job 7. `safe`: one listing per ping and one per
+    // create-agent; the earlier process's unregistered pod is reaped (rule 7).
     for policy in Policy::ALL {
         let mut d = driver(policy, settings(false));
         d.kube
             .put_agent_pod("k8s-ea-earlier", 7, 0, PodPhase::Running);
+        // `upstream` and `pr355` also GET the unregistered pod (`unregisteredAfterTimeout`
+        // reads its creation time): only the listings are counted, as the real test counts
+        // refreshes.
+        let lists = |d: &Driver| d.kube.served.iter().filter(|v| **v == "list-pods").count();
         d.ping();
-        assert_eq!(d.kube.served, ["list-pods"], "{policy:?}");
+        assert_eq!(lists(&d), 1, "{policy:?}");
         d.kube.served.clear();
         d.create_agent(7);
-        let expected: &[&str] = match policy {
-            Policy::Pr355 => &[],
-            Policy::Upstream | Policy::Safe => &["list-pods"],
+        let expected = match policy {
+            Policy::Pr355 => 0,
+            Policy::Upstream | Policy::Safe => 1,
         };
-        assert_eq!(
-            d.kube.served, expected,
-            "{policy:?}: the listed pod dedupes job 7"
-        );
-        assert_eq!(d.pods_for_job(7), ["k8s-ea-earlier"], "{policy:?}");
+        assert_eq!(lists(&d), expected, "{policy:?}");
+        if policy == Policy::Safe {
+            // Rule 7: a pod of an earlier process that never registered is deleted at the
+            // ping, so job 7 gets a pod of its own.
+            assert!(d.has_decision("reap-orphan", "k8s-ea-earlier"));
+            let pods = d.pods_for_job(7);
+            assert!(pods.len() == 1 && pods[0] != "k8s-ea-earlier", "{pods:?}");
+        } else {
+            assert_eq!(d.pods_for_job(7), ["k8s-ea-earlier"], "{policy:?}");
+        }
     }
 }
