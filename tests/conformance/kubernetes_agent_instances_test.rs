@@ -46,7 +46,11 @@ fn should_not_create_pod_when_outstanding_requests_exist_for_jobs() {
         let pod = d.pod_of(100);
         d.set_phase(&pod, PodPhase::Running);
         d.create_agent(100);
-        assert_eq!(d.pods_for_job(100), [pod.clone()], "{policy:?}");
+        assert_eq!(
+            d.pods_for_job(100),
+            std::slice::from_ref(&pod),
+            "{policy:?}"
+        );
         let expected: &[&str] = match policy {
             Policy::Upstream | Policy::Pr355 => &["create", "skip-existing"],
             Policy::Safe => &["create", "skip-existing"],
