@@ -130,6 +130,22 @@ fn malformed() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "5:11",
             "jobs[0].profile",
         ),
+        (
+            "cluster-edit-zero-limit",
+            "name = \"x\"\n[[faults]]\nat = \"1m\"\nkind = \"cluster_profile_edit\"\n\
+             set = { pending_pods_count = 0 }\n"
+                .into(),
+            "5:30",
+            "faults[0].set.pending_pods_count",
+        ),
+        (
+            "cluster-edit-unknown-key",
+            "name = \"x\"\n[[faults]]\nat = \"1m\"\nkind = \"cluster_profile_edit\"\n\
+             set = { namespace = \"other\" }\n"
+                .into(),
+            "5:9",
+            "faults[0].set.namespace",
+        ),
     ]
 }
 

@@ -111,49 +111,99 @@ fn java_map_hash(map: &StringMap) -> i32 {
         .fold(0i32, i32::wrapping_add)
 }
 
-/// Java's `Objects.hash(a, b, …)` over string fields (null as 0).
-fn java_objects_hash<'a>(fields: impl IntoIterator<Item = Option<&'a str>>) -> i32 {
-    fields.into_iter().fold(1i32, |h, f| {
-        h.wrapping_mul(31)
-            .wrapping_add(f.map_or(0, java_string_hash))
-    })
-}
-
-/// The eight fields `ClusterProfileProperties.hashCode` covers.
-const CLUSTER_HASH_FIELDS: [&str; 8] = [
+/// The eight `PluginSettings` fields in the order `PluginSettings.hashCode` combines them.
+/// This is not quite their declaration order: `namespace` is declared before
+/// `cluster_request_timeout` but hashed after it. `enable_agent_reuse` is not hashed.
+pub const PLUGIN_SETTINGS_HASH_FIELDS: [&str; 8] = [
     "go_server_url",
     "auto_register_timeout",
     "pending_pods_count",
     "kubernetes_cluster_url",
-    "namespace",
     "security_token",
     "kubernetes_cluster_ca_cert",
     "cluster_request_timeout",
+    "namespace",
 ];
 
-/// PR #355's `agentConfigHash(cp, ep)`: `GSON.toJson(Map.of("cluster_profile_properties",
-/// hex(Objects.hash(cp)), "elastic_profile_properties", hex(Objects.hash(ep))))`.
+/// `PluginSettings.hashCode()`: `result = f0.hashCode(); result = 31 * result + fi.hashCode()`
+/// for the other fields in [`PLUGIN_SETTINGS_HASH_FIELDS`] order, a null field counting 0.
+fn plugin_settings_hash(cluster_profile_properties: &StringMap) -> i32 {
+    PLUGIN_SETTINGS_HASH_FIELDS.iter().fold(0i32, |h, key| {
+        let field = cluster_profile_properties.get(*key);
+        h.wrapping_mul(31)
+            .wrapping_add(field.map_or(0, |value| java_string_hash(value)))
+    })
+}
+
+/// `Util.objectUUID(o)` = `Integer.toHexString(Objects.hash(o))`, and `Objects.hash(o)` of one
+/// argument is `31 * 1 + o.hashCode()`.
+fn object_uuid(hash_code: i32) -> String {
+    format!("{:x}", 31i32.wrapping_add(hash_code) as u32)
+}
+
+/// The JVM's `ImmutableCollections.SALT32L` in the server process `process_id`: drawn once per
+/// process (the real JVM derives it from `System.nanoTime()` at class initialisation); here
+/// the low 32 bits of the process id, which the simulator draws from a seeded stream.
+pub fn jvm_salt(process_id: u64) -> u32 {
+    process_id as u32
+}
+
+/// True when `Map.of("cluster_profile_properties", …, "elastic_profile_properties", …)`
+/// iterates the cluster entry first in a JVM with this salt.
 ///
-/// Two defects are modelled, both as the JVM behaves:
-/// * the 32-bit Java hashes are weak (the cluster hash covers timeouts and limits, so editing
-///   `pending_pods_count` makes every pod "foreign"; the elastic hash is a sum of XORs);
-/// * `Map.of` iterates in an order salted per JVM process (`ImmutableCollections.SALT`), so
-///   the JSON's key order — and the string compared — depends on `process_id`: after a
-///   server restart the recomputed hash may not equal the annotation on older pods.
+/// `MapN` of two pairs has a table of 4 pair slots; a key goes to slot
+/// `floorMod(key.hashCode(), 4)` (probing upwards), which the salt does not change:
+/// `"cluster_profile_properties".hashCode()` = 1053479918 → slot 2,
+/// `"elastic_profile_properties".hashCode()` = 843487027 → slot 3. The iterator starts at
+/// pair slot `(SALT32L * 4) >>> 32` and steps before reading: upwards when
+/// `REVERSE = (SALT32L & 1) == 0`, downwards otherwise.
+pub fn map_of_cluster_first(salt: u32) -> bool {
+    const SLOTS: u64 = 4;
+    let mut taken = [None; SLOTS as usize];
+    for (index, key) in ["cluster_profile_properties", "elastic_profile_properties"]
+        .iter()
+        .enumerate()
+    {
+        let mut slot = java_string_hash(key).rem_euclid(SLOTS as i32) as usize;
+        while taken[slot].is_some() {
+            slot = (slot + 1) % SLOTS as usize;
+        }
+        taken[slot] = Some(index);
+    }
+    let mut slot = ((u64::from(salt) * SLOTS) >> 32) as usize;
+    let upwards = salt & 1 == 0;
+    loop {
+        slot = if upwards {
+            (slot + 1) % SLOTS as usize
+        } else {
+            (slot + SLOTS as usize - 1) % SLOTS as usize
+        };
+        if let Some(index) = taken[slot] {
+            return index == 0;
+        }
+    }
+}
+
+/// PR #355's `agentConfigHash(cp, ep)`: `GSON.toJson(Map.of("cluster_profile_properties",
+/// objectUUID(cp), "elastic_profile_properties", objectUUID(ep)))`, bit for bit:
+///
+/// * cluster part: hex of `31 + PluginSettings.hashCode()` (eight string fields, see
+///   [`PLUGIN_SETTINGS_HASH_FIELDS`]); editing `pending_pods_count` or a timeout makes every
+///   older pod "foreign";
+/// * elastic part: hex of `31 + Map.hashCode()` (a sum of `key ^ value` string hashes);
+/// * key order: `Map.of`'s iteration order, salted per JVM process ([`map_of_cluster_first`]
+///   of [`jvm_salt`]), so after a server restart the recomputed string may not equal the
+///   annotation on older pods.
 pub fn pr355_config_hash(
     elastic_profile_properties: &StringMap,
     cluster_profile_properties: &StringMap,
     process_id: u64,
 ) -> String {
-    let cluster = java_objects_hash(
-        CLUSTER_HASH_FIELDS
-            .iter()
-            .map(|k| cluster_profile_properties.get(*k).map(String::as_str)),
-    );
-    let elastic = java_objects_hash([None]).wrapping_add(java_map_hash(elastic_profile_properties));
-    let cluster_entry = format!("\"cluster_profile_properties\":\"{:x}\"", cluster as u32);
-    let elastic_entry = format!("\"elastic_profile_properties\":\"{:x}\"", elastic as u32);
-    if process_id & 1 == 0 {
+    let cluster = object_uuid(plugin_settings_hash(cluster_profile_properties));
+    let elastic = object_uuid(java_map_hash(elastic_profile_properties));
+    let cluster_entry = format!("\"cluster_profile_properties\":\"{cluster}\"");
+    let elastic_entry = format!("\"elastic_profile_properties\":\"{elastic}\"");
+    if map_of_cluster_first(jvm_salt(process_id)) {
         format!("{{{cluster_entry},{elastic_entry}}}")
     } else {
         format!("{{{elastic_entry},{cluster_entry}}}")
@@ -197,16 +247,81 @@ mod tests {
     }
 
     #[test]
-    fn pr355_hash_depends_on_the_jvm_process() {
-        let elastic = props(&[("Image", "gocd/gocd-agent:v25.1.0")]);
-        let cluster = props(&[("namespace", "gocd")]);
+    fn pr355_hash_is_the_java_value_computed_by_hand() {
+        // Cluster part, `PluginSettings.hashCode()` over its eight fields in hashCode order:
+        //   go_server_url null → 0, auto_register_timeout "10" → '1'·31 + '0' = 49·31 + 48
+        //   = 1567, pending_pods_count "5" → 53, kubernetes_cluster_url, security_token,
+        //   kubernetes_cluster_ca_cert, cluster_request_timeout null → 0, namespace "ns" →
+        //   'n'·31 + 's' = 110·31 + 115 = 3525.
+        //   hashCode = 1567·31^6 + 53·31^5 + 3525 = 1 390 718 268 127 + 1 517 345 003 + 3525
+        //            = 1 392 235 616 655 ≡ 666 212 751 (mod 2^32, minus 324·2^32) = 0x27b5998f;
+        //   Objects.hash(cp) = 31 + 0x27b5998f = 0x27b599ae.
+        // Elastic part, `Map.hashCode()` of {Image: a}: "Image".hashCode() = 70 760 763,
+        //   "a".hashCode() = 97, 70 760 763 ^ 97 = 70 760 794; + 31 = 70 760 825 = 0x437b979.
+        // Key order: salt 2 starts at pair slot (2·4)>>>32 = 0 and, REVERSE being true
+        //   (2 & 1 == 0), steps up to slot 1 (empty), then 2 = "cluster_profile_properties".
+        let cluster = props(&[
+            ("auto_register_timeout", "10"),
+            ("pending_pods_count", "5"),
+            ("namespace", "ns"),
+            ("enable_agent_reuse", "true"),
+            ("elasticsim.idle_timeout_ms", "300000"),
+        ]);
+        let elastic = props(&[("Image", "a")]);
         assert_eq!(
             pr355_config_hash(&elastic, &cluster, 2),
-            pr355_config_hash(&elastic, &cluster, 4)
+            r#"{"cluster_profile_properties":"27b599ae","elastic_profile_properties":"437b979"}"#
         );
-        assert_ne!(
-            pr355_config_hash(&elastic, &cluster, 2),
-            pr355_config_hash(&elastic, &cluster, 3)
+        // Salt 3: same start, REVERSE false, steps down to slot 3 = the elastic entry.
+        assert_eq!(
+            pr355_config_hash(&elastic, &cluster, 3),
+            r#"{"elastic_profile_properties":"437b979","cluster_profile_properties":"27b599ae"}"#
+        );
+    }
+
+    #[test]
+    fn map_of_order_follows_the_salt_start_and_direction() {
+        // Upwards from start slot s visits s+1 first: only s = 2 reaches slot 3 before 2.
+        // Downwards from s visits s-1 first: only s = 3 reaches slot 2 before 3.
+        let start = |slot: u32| slot << 30;
+        for (slot, upwards_first, downwards_first) in [
+            (0, true, false),
+            (1, true, false),
+            (2, false, false),
+            (3, true, true),
+        ] {
+            assert_eq!(
+                map_of_cluster_first(start(slot)),
+                upwards_first,
+                "{slot} up"
+            );
+            assert_eq!(
+                map_of_cluster_first(start(slot) | 1),
+                downwards_first,
+                "{slot} down"
+            );
+        }
+    }
+
+    #[test]
+    fn pr355_hash_depends_on_the_jvm_process_and_on_every_hashed_field() {
+        let elastic = props(&[("Image", "gocd/gocd-agent:v25.1.0")]);
+        let cluster = props(&[("namespace", "gocd")]);
+        let hash =
+            |cluster: &StringMap, process_id| pr355_config_hash(&elastic, cluster, process_id);
+        assert_eq!(hash(&cluster, 2), hash(&cluster, 4));
+        assert_ne!(hash(&cluster, 2), hash(&cluster, 3));
+        for key in PLUGIN_SETTINGS_HASH_FIELDS {
+            let mut edited = cluster.clone();
+            edited.insert(key.to_owned(), "5".to_owned());
+            assert_ne!(hash(&edited, 2), hash(&cluster, 2), "{key}");
+        }
+        let mut reuse = cluster.clone();
+        reuse.insert("enable_agent_reuse".to_owned(), "true".to_owned());
+        assert_eq!(
+            hash(&reuse, 2),
+            hash(&cluster, 2),
+            "the reuse flag is not hashed"
         );
     }
 

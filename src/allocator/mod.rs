@@ -32,8 +32,7 @@ mod plugin_core;
 mod plugin_ping;
 mod pr355;
 mod safe;
-#[cfg(test)]
-mod testkit;
+pub mod testkit;
 mod upstream;
 
 pub use declaration::{DecisionCode, Declaration, Intent, RequestKind};
@@ -45,7 +44,7 @@ pub use messages::{
 pub use safe::SAFE_ABLATIONS;
 pub use settings::ClusterProfile;
 
-use crate::resources::{KubeRequest, KubeResult};
+use crate::resources::{KubeRequest, KubeResult, StringMap};
 
 /// Which allocator runs inside the plugin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -195,6 +194,23 @@ pub trait Allocator {
         out: &mut Outbox,
     );
 
+    /// Asked by the server inside an agent's get-work before the first should-assign-work
+    /// that names this cluster profile. True when should-assign-work can be answered now.
+    /// When the real plugin would list pods first (`getAgentInstancesFor` on the first use of
+    /// a cluster profile in this process, a synchronous list inside the server's get-work),
+    /// the allocator issues that listing, answers false, and finishes request `id` once the
+    /// listing is applied: the server holds the get-work until then and starts it again.
+    /// Policies that always answer from what they hold keep the default, true.
+    fn ready_to_assign(
+        &mut self,
+        _now_ms: u64,
+        _id: RequestId,
+        _cluster_profile_properties: &StringMap,
+        _out: &mut Outbox,
+    ) -> bool {
+        true
+    }
+
     /// should-assign-work, answered synchronously inside an agent's get-work.
     fn should_assign_work(
         &mut self,
@@ -203,6 +219,54 @@ pub trait Allocator {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) -> bool;
+}
+
+impl<T: Allocator + ?Sized> Allocator for Box<T> {
+    fn policy(&self) -> Policy {
+        (**self).policy()
+    }
+
+    fn handle_request(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        request: PluginRequest,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        (**self).handle_request(now_ms, id, request, server, out);
+    }
+
+    fn handle_kube(
+        &mut self,
+        now_ms: u64,
+        call: CallId,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        (**self).handle_kube(now_ms, call, result, server, out);
+    }
+
+    fn ready_to_assign(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        cluster_profile_properties: &StringMap,
+        out: &mut Outbox,
+    ) -> bool {
+        (**self).ready_to_assign(now_ms, id, cluster_profile_properties, out)
+    }
+
+    fn should_assign_work(
+        &mut self,
+        now_ms: u64,
+        request: &ShouldAssignWorkRequest,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) -> bool {
+        (**self).should_assign_work(now_ms, request, server, out)
+    }
 }
 
 /// Build an allocator for one server process. `process_id` is drawn by the caller once per

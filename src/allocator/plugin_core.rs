@@ -14,7 +14,7 @@ use super::{
     Allocator, CallId, ClusterProfile, CreateAgentRequest, JobCompletionRequest, Outbox,
     PluginRequest, Policy, RequestId, ServerApi, ShouldAssignWorkRequest,
 };
-use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, PodTemplate};
+use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, PodTemplate, StringMap};
 use std::collections::{BTreeMap, VecDeque};
 
 /// What job-completion does after the policy has looked at the request.
@@ -30,8 +30,6 @@ pub(super) trait Rules {
     const POLICY: Policy;
     /// Whether create-agent lists pods (inside the lock) before deciding.
     const REFRESH_BEFORE_CREATE: bool;
-    /// Whether the first request naming an unseen cluster profile lists pods first.
-    const REFRESH_ON_FIRST_USE: bool;
 
     /// Decide whether to create a pod (and record why); called inside the cluster lock.
     fn decide_create(&self, context: &CreateContext<'_>, out: &mut Outbox) -> bool;
@@ -89,7 +87,8 @@ pub(super) struct Cluster {
 /// What an outstanding Kubernetes call resumes.
 pub(super) enum Waiter {
     Task(RequestId),
-    /// A refresh started by should-assign-work for an unseen cluster, which cannot wait.
+    /// `getAgentInstancesFor`'s listing of a cluster profile this process has not seen; the
+    /// requests in `Plugin::first_use` wait for it.
     FirstUseRefresh(ClusterKey),
 }
 
@@ -108,7 +107,6 @@ struct CreateTask {
 
 enum CompletionStage {
     Start,
-    Refreshing,
     Deleting,
 }
 
@@ -122,6 +120,8 @@ enum Task {
     Create(CreateTask),
     Completion(CompletionTask),
     Ping(PingTask),
+    /// A get-work the server holds until should-assign-work can be answered.
+    Assign,
 }
 
 /// The plugin of the master branch or of PR #355, depending on `R`.
@@ -133,6 +133,8 @@ pub(super) struct Plugin<R: Rules> {
     pub(super) clusters: BTreeMap<ClusterKey, Cluster>,
     waiters: BTreeMap<CallId, Waiter>,
     tasks: BTreeMap<RequestId, Task>,
+    /// Requests waiting for the first listing of a cluster profile, in arrival order.
+    first_use: BTreeMap<ClusterKey, Vec<RequestId>>,
 }
 
 impl<R: Rules> Plugin<R> {
@@ -145,6 +147,7 @@ impl<R: Rules> Plugin<R> {
             clusters: BTreeMap::new(),
             waiters: BTreeMap::new(),
             tasks: BTreeMap::new(),
+            first_use: BTreeMap::new(),
         }
     }
 
@@ -206,26 +209,77 @@ impl<R: Rules> Plugin<R> {
         }
     }
 
+    /// `getAgentInstancesFor`: true when this process knows the cluster profile; otherwise
+    /// `id` waits for its first listing (issued by the first request that names it), as the
+    /// plugin's thread blocks in `refreshInstancesForCluster`.
+    fn agent_instances_for(&mut self, key: &ClusterKey, id: RequestId, out: &mut Outbox) -> bool {
+        if self.clusters.contains_key(key) {
+            return true;
+        }
+        let waiting = self.first_use.entry(key.clone()).or_default();
+        waiting.push(id);
+        if waiting.len() == 1 {
+            let text = "first use of this cluster profile in this process: listing pods first";
+            out.decide(None, None, "first-use-refresh", text.to_owned());
+            self.issue(
+                Waiter::FirstUseRefresh(key.clone()),
+                Self::list_pods_request(),
+                out,
+            );
+        }
+        false
+    }
+
+    /// The first listing of a cluster profile is in: its map exists (empty if the listing
+    /// failed, as `refreshInstancesForCluster` puts it anyway) and its waiters resume.
+    fn first_use_listed(
+        &mut self,
+        key: &ClusterKey,
+        result: KubeResult,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        self.apply_refresh(key, result, out);
+        for id in self.first_use.remove(key).unwrap_or_default() {
+            match self.tasks.remove(&id) {
+                Some(Task::Create(task)) => self.enter_create_lock(id, task, out),
+                Some(Task::Completion(task)) => self.complete(id, task, server, out),
+                Some(Task::Assign) => self.finish(id, out),
+                Some(Task::Ping(_)) | None => panic!("only waiting requests wait for a listing"),
+            }
+        }
+    }
+
     fn handle_create(&mut self, id: RequestId, request: CreateAgentRequest, out: &mut Outbox) {
         let key = ClusterKey::from_properties(&request.cluster_profile_properties);
         let profile = ClusterProfile::from_properties(&request.cluster_profile_properties);
-        let cluster = self.clusters.entry(key.clone()).or_default();
-        cluster.lock_queue.push_back(id);
-        let waiting_count = cluster.lock_queue.len() - 1;
-        if cluster.lock_holder.is_some() {
-            let job_id = request.job_identifier.job_id;
-            let text = format!(
-                "waiting for the cluster lock: one create-agent in progress, {waiting_count} \
-                 queued before this one"
-            );
-            out.decide(Some(job_id), None, "queued", text);
-        }
         let task = CreateTask {
             request,
             key: key.clone(),
             profile,
             stage: CreateStage::Queued,
         };
+        if self.agent_instances_for(&key, id, out) {
+            self.enter_create_lock(id, task, out);
+        } else {
+            self.start_task(id, Task::Create(task));
+        }
+    }
+
+    /// `synchronized (instances)`: queue for the cluster lock.
+    fn enter_create_lock(&mut self, id: RequestId, task: CreateTask, out: &mut Outbox) {
+        let key = task.key.clone();
+        let cluster = self.clusters.entry(key.clone()).or_default();
+        cluster.lock_queue.push_back(id);
+        let waiting_count = cluster.lock_queue.len() - 1;
+        if cluster.lock_holder.is_some() {
+            let job_id = task.request.job_identifier.job_id;
+            let text = format!(
+                "waiting for the cluster lock: one create-agent in progress, {waiting_count} \
+                 queued before this one"
+            );
+            out.decide(Some(job_id), None, "queued", text);
+        }
         self.start_task(id, Task::Create(task));
         self.start_next_create(&key, out);
     }
@@ -340,20 +394,16 @@ impl<R: Rules> Plugin<R> {
         out: &mut Outbox,
     ) {
         let key = ClusterKey::from_properties(&request.cluster_profile_properties);
-        let mut task = CompletionTask {
+        let task = CompletionTask {
             request,
-            key,
+            key: key.clone(),
             stage: CompletionStage::Start,
         };
-        if R::REFRESH_ON_FIRST_USE && !self.clusters.contains_key(&task.key) {
-            // `getAgentInstancesFor` lists pods the first time a cluster profile is named.
-            self.clusters.insert(task.key.clone(), Cluster::default());
-            task.stage = CompletionStage::Refreshing;
+        if self.agent_instances_for(&key, id, out) {
+            self.complete(id, task, server, out);
+        } else {
             self.start_task(id, Task::Completion(task));
-            self.issue(Waiter::Task(id), Self::list_pods_request(), out);
-            return;
         }
-        self.complete(id, task, server, out);
     }
 
     /// The executor proper: the policy's part, then (master) disable, delete pod, delete agent.
@@ -405,10 +455,6 @@ impl<R: Rules> Plugin<R> {
     ) {
         match task.stage {
             CompletionStage::Start => panic!("a starting job-completion has no call outstanding"),
-            CompletionStage::Refreshing => {
-                self.apply_refresh(&task.key, result, out);
-                self.complete(id, task, server, out);
-            }
             CompletionStage::Deleting => {
                 let agent_id = task.request.elastic_agent_id.clone();
                 if Self::deleted(&result) {
@@ -474,7 +520,9 @@ impl<R: Rules> Allocator for Plugin<R> {
         let waiter = self.waiters.remove(&call);
         let waiter = waiter.unwrap_or_else(|| panic!("{call:?} was never issued or is answered"));
         let id = match waiter {
-            Waiter::FirstUseRefresh(key) => return self.apply_refresh(&key, result, out),
+            Waiter::FirstUseRefresh(key) => {
+                return self.first_use_listed(&key, result, server, out);
+            }
             Waiter::Task(id) => id,
         };
         match self.tasks.remove(&id) {
@@ -483,8 +531,24 @@ impl<R: Rules> Allocator for Plugin<R> {
                 self.completion_on_kube(id, task, result, server, out);
             }
             Some(Task::Ping(task)) => self.ping_on_kube(now_ms, id, task, result, server, out),
+            Some(Task::Assign) => panic!("a held get-work waits for a listing, not a call"),
             None => panic!("{call:?} resumes request {id:?}, which is already finished"),
         }
+    }
+
+    fn ready_to_assign(
+        &mut self,
+        _now_ms: u64,
+        id: RequestId,
+        cluster_profile_properties: &StringMap,
+        out: &mut Outbox,
+    ) -> bool {
+        let key = ClusterKey::from_properties(cluster_profile_properties);
+        if self.agent_instances_for(&key, id, out) {
+            return true;
+        }
+        self.start_task(id, Task::Assign);
+        false
     }
 
     fn should_assign_work(
@@ -495,15 +559,7 @@ impl<R: Rules> Allocator for Plugin<R> {
         out: &mut Outbox,
     ) -> bool {
         let key = ClusterKey::from_properties(&request.cluster_profile_properties);
-        if R::REFRESH_ON_FIRST_USE && !self.clusters.contains_key(&key) {
-            // The plugin lists pods synchronously here; we cannot wait, so the answer uses the
-            // empty map and the listing lands before the agent's next get-work.
-            self.issue(
-                Waiter::FirstUseRefresh(key.clone()),
-                Self::list_pods_request(),
-                out,
-            );
-        }
+        // A server that skipped `ready_to_assign` gets the answer of an empty map.
         let cluster = self.clusters.entry(key).or_default();
         self.rules
             .should_assign_work(&mut cluster.pods, request, self.process_id, out)

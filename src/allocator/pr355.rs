@@ -2,7 +2,8 @@
 //! included (`docs/policies.md` lists them).
 //!
 //! * The pod map is refreshed only at server-ping (known pods keep their plugin-side agent
-//!   state, new ones are `Unknown`); after a process start it is empty until the first ping.
+//!   state, new ones are `Unknown`) and on the first use of a cluster profile in a process
+//!   (`getAgentInstancesFor`, shared with master in `plugin_core`): never before a create.
 //! * create-agent, one at a time per cluster profile, without a refresh: skip when the map
 //!   holds `pending_pods_count` pods in any phase; with reuse on, skip when any pod carries this
 //!   job id or is Idle, Running and hash-equal; with reuse off, skip when any pod carries this
@@ -80,7 +81,6 @@ impl Pr355Rules {
 impl Rules for Pr355Rules {
     const POLICY: Policy = Policy::Pr355;
     const REFRESH_BEFORE_CREATE: bool = false;
-    const REFRESH_ON_FIRST_USE: bool = false;
 
     fn decide_create(&self, context: &CreateContext<'_>, out: &mut Outbox) -> bool {
         let job_id = context.request.job_identifier.job_id;

@@ -1,164 +1,62 @@
-//! A test driver for the `upstream` and `pr355` policies: an in-memory Kubernetes API that
-//! answers each issued call at once (or on demand, with a chosen result) and a server whose
-//! agent states the test sets. Both write one shared log, so tests can assert call order.
+//! The allocator test kit: one driver for every policy, usable from unit tests, from the
+//! conformance suite (`tests/conformance/`) and from any integration test.
+//!
+//! A [`Driver`] owns one allocator, a [`FakeKube`] (a tiny API server that keeps pods,
+//! resource versions and compare-and-swap annotation writes) and a [`FakeServer`] (the GoCD
+//! server's agent registry behind [`ServerApi`]). Kubernetes calls the allocator issues wait
+//! in [`Driver::queue`] until the test answers them — one at a time ([`Driver::answer_next`],
+//! [`Driver::answer_next_with`]) or all ([`Driver::settle`]) — or are answered at once when
+//! [`Driver::auto_answer`] is on. Every processor call and every Kubernetes write lands in one
+//! log ([`FakeServer::log`]), so a test can assert the order of "disable, delete pod, delete
+//! agent".
+//!
+//! ```
+//! use elasticsim::allocator::testkit::Driver;
+//! use elasticsim::allocator::{ClusterProfile, Policy};
+//!
+//! let mut d = Driver::new(Policy::Upstream, 2, ClusterProfile::default());
+//! d.auto_answer = true;
+//! d.create_agent(1);
+//! assert_eq!(d.codes_for(1), ["create"]);
+//! assert_eq!(d.pods_for_job(1).len(), 1);
+//! ```
 
 use super::{
     AgentMetadata, AgentState, Allocator, BuildState, CallId, ClusterProfile, ConfigState,
     CreateAgentRequest, Decision, JobCompletionRequest, JobIdentifier, Outbox, PluginRequest,
     Policy, RequestId, ServerApi, ServerPingRequest, ShouldAssignWorkRequest, new_allocator,
+    pod_spec,
 };
 use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, Pod, PodPhase, StringMap};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-/// The server side of the processor API, with a log of every call.
-#[derive(Default)]
-pub(super) struct FakeServer {
-    pub(super) agents: BTreeMap<String, AgentMetadata>,
-    pub(super) log: Vec<String>,
+/// Pods as a tiny API server keeps them: names, uids and resource versions, with
+/// compare-and-swap annotation writes. Deletion is immediate.
+#[derive(Default, Debug)]
+pub struct FakeKube {
+    /// The pods, by name.
+    pub pods: BTreeMap<String, Pod>,
+    /// The verb of every call served, in order (`list-pods`, `create-pod`, …).
+    pub served: Vec<&'static str>,
+    uid_counter: u64,
+    resource_version_counter: u64,
 }
 
-impl ServerApi for FakeServer {
-    fn list_agents(&mut self) -> Vec<AgentMetadata> {
-        self.agents.values().cloned().collect()
+impl FakeKube {
+    fn bump(&mut self) -> u64 {
+        self.resource_version_counter += 1;
+        self.resource_version_counter
     }
 
-    fn disable_agents(&mut self, agent_ids: &[String]) {
-        for id in agent_ids {
-            self.log.push(format!("disable-agent {id}"));
-            if let Some(agent) = self.agents.get_mut(id) {
-                agent.config_state = ConfigState::Disabled;
-            }
-        }
-    }
-
-    fn delete_agents(&mut self, agent_ids: &[String]) {
-        for id in agent_ids {
-            self.log.push(format!("delete-agent {id}"));
-            self.agents.remove(id);
-        }
-    }
-}
-
-/// One allocator, one fake cluster, one fake server.
-pub(super) struct Driver {
-    pub(super) allocator: Box<dyn Allocator>,
-    pub(super) server: FakeServer,
-    pub(super) pods: BTreeMap<String, Pod>,
-    /// Issued calls not answered yet, in issue order.
-    pub(super) pending: VecDeque<(CallId, KubeRequest)>,
-    pub(super) finished: Vec<RequestId>,
-    pub(super) decisions: Vec<Decision>,
-    pub(super) now_ms: u64,
-    /// Answer every call as soon as it is issued.
-    pub(super) auto_answer: bool,
-    pub(super) cluster_properties: StringMap,
-    pub(super) elastic_properties: StringMap,
-    requests_sent_count: u64,
-    pods_made_count: u64,
-}
-
-impl Driver {
-    pub(super) fn new(policy: Policy, process_id: u64, profile: &ClusterProfile) -> Driver {
-        let elastic = StringMap::from([("Image".to_owned(), "gocd/gocd-agent:v25".to_owned())]);
-        Driver {
-            allocator: new_allocator(policy, process_id),
-            server: FakeServer::default(),
-            pods: BTreeMap::new(),
-            pending: VecDeque::new(),
-            finished: Vec::new(),
-            decisions: Vec::new(),
-            now_ms: 1_000,
-            auto_answer: true,
-            cluster_properties: profile.to_properties(),
-            elastic_properties: elastic,
-            requests_sent_count: 0,
-            pods_made_count: 0,
-        }
-    }
-
-    /// A server restart: a new allocator; pods and registered agents survive.
-    pub(super) fn restart(&mut self, policy: Policy, process_id: u64) {
-        assert!(
-            self.pending.is_empty(),
-            "restart only between calls in tests"
-        );
-        self.allocator = new_allocator(policy, process_id);
-    }
-
-    fn drain(&mut self, out: Outbox) {
-        self.pending.extend(out.calls);
-        for id in out.finished {
-            assert!(
-                !self.finished.contains(&id),
-                "request {id:?} finished twice"
-            );
-            self.finished.push(id);
-        }
-        self.decisions.extend(out.decisions);
-    }
-
-    pub(super) fn send(&mut self, request: PluginRequest) -> RequestId {
-        self.requests_sent_count += 1;
-        let id = RequestId(self.requests_sent_count);
-        let mut out = Outbox::default();
-        self.allocator
-            .handle_request(self.now_ms, id, request, &mut self.server, &mut out);
-        self.drain(out);
-        if self.auto_answer {
-            self.answer_all();
-        }
-        id
-    }
-
-    /// Answer the oldest outstanding call with `result`.
-    pub(super) fn answer_next_with(&mut self, result: KubeResult) {
-        let (call, _) = self.pending.pop_front().expect("a call is outstanding");
-        let mut out = Outbox::default();
-        self.allocator
-            .handle_kube(self.now_ms, call, result, &mut self.server, &mut out);
-        self.drain(out);
-    }
-
-    /// Answer the oldest outstanding call from the fake cluster.
-    pub(super) fn answer_next(&mut self) {
-        let request = self
-            .pending
-            .front()
-            .expect("a call is outstanding")
-            .1
-            .clone();
-        let result = self.execute(&request);
-        self.answer_next_with(result);
-    }
-
-    pub(super) fn answer_all(&mut self) {
-        let mut answered_count = 0;
-        while !self.pending.is_empty() {
-            answered_count += 1;
-            assert!(answered_count < 1_000, "an allocator keeps issuing calls");
-            self.answer_next();
-        }
-    }
-
-    /// The next outstanding call's verb, if any.
-    pub(super) fn next_verb(&self) -> Option<&'static str> {
-        self.pending.front().map(|(_, request)| request.verb())
-    }
-
-    fn execute(&mut self, request: &KubeRequest) -> KubeResult {
+    /// Answer one call as the API server would, at `now_ms`.
+    pub fn apply(&mut self, now_ms: u64, request: &KubeRequest) -> KubeResult {
+        self.served.push(request.verb());
         match request {
             KubeRequest::ListPods { selector } => {
-                let matches =
-                    |pod: &&Pod| selector.iter().all(|(k, v)| pod.labels.get(k) == Some(v));
-                Ok(KubeReply::Pods(
-                    self.pods
-                        .values()
-                        .filter(matches)
-                        .cloned()
-                        .map(Arc::new)
-                        .collect(),
-                ))
+                let matches = |pod: &&Pod| selector.iter().all(|(k, v)| pod.label(k) == Some(v));
+                let pods = self.pods.values().filter(matches).cloned().map(Arc::new);
+                Ok(KubeReply::Pods(pods.collect()))
             }
             KubeRequest::GetPod { name } => self
                 .pods
@@ -168,21 +66,21 @@ impl Driver {
                 .map(KubeReply::Pod)
                 .ok_or(KubeError::NotFound),
             KubeRequest::CreatePod { template } => {
-                self.pods_made_count += 1;
-                self.server
-                    .log
-                    .push(format!("create-pod {}", template.name));
+                if self.pods.contains_key(&template.name) {
+                    return Err(KubeError::Conflict);
+                }
+                self.uid_counter += 1;
                 let pod = Pod {
                     name: template.name.clone(),
-                    uid: self.pods_made_count,
+                    uid: self.uid_counter,
                     labels: template.labels.clone(),
                     annotations: template.annotations.clone(),
                     image: template.image.clone(),
                     env: template.env.clone(),
                     phase: PodPhase::Pending,
                     node: None,
-                    created_ms: self.now_ms,
-                    resource_version: 1,
+                    created_ms: now_ms,
+                    resource_version: self.bump(),
                     restart_count: 0,
                     deletion_ms: None,
                     ready: false,
@@ -190,18 +88,241 @@ impl Driver {
                 self.pods.insert(pod.name.clone(), pod.clone());
                 Ok(KubeReply::Pod(Arc::new(pod)))
             }
-            KubeRequest::DeletePod { name } => {
-                self.server.log.push(format!("delete-pod {name}"));
-                self.pods
-                    .remove(name)
-                    .map(|_| KubeReply::Deleted)
-                    .ok_or(KubeError::NotFound)
+            KubeRequest::DeletePod { name } => self
+                .pods
+                .remove(name)
+                .map(|_| KubeReply::Deleted)
+                .ok_or(KubeError::NotFound),
+            KubeRequest::AnnotatePod {
+                name,
+                set,
+                remove,
+                resource_version,
+            } => {
+                let version = self.bump();
+                let pod = self.pods.get_mut(name).ok_or(KubeError::NotFound)?;
+                if resource_version.is_some_and(|expected| expected != pod.resource_version) {
+                    return Err(KubeError::Conflict);
+                }
+                pod.annotations.extend(set.clone());
+                for key in remove {
+                    pod.annotations.remove(key);
+                }
+                pod.resource_version = version;
+                Ok(KubeReply::Pod(Arc::new(pod.clone())))
             }
-            other => panic!("the pod allocators never issue {other:?}"),
+            other => panic!("the allocators never issue {}", other.verb()),
         }
     }
 
-    pub(super) fn job(job_id: u64) -> JobIdentifier {
+    /// Put a pod the plugin would recognise (the `kind` label and the job-id label) straight
+    /// into the cluster, as if created earlier (by another process, or before a restart).
+    pub fn put_agent_pod(&mut self, name: &str, job_id: u64, created_ms: u64, phase: PodPhase) {
+        self.uid_counter += 1;
+        let labels = StringMap::from([
+            (
+                pod_spec::keys::KIND.to_owned(),
+                pod_spec::keys::KIND_VALUE.to_owned(),
+            ),
+            (pod_spec::keys::JOB_ID.to_owned(), job_id.to_string()),
+        ]);
+        let pod = Pod {
+            name: name.to_owned(),
+            uid: self.uid_counter,
+            labels,
+            annotations: StringMap::new(),
+            image: "gocd/gocd-agent:v25.1.0".to_owned(),
+            env: StringMap::new(),
+            phase,
+            node: None,
+            created_ms,
+            resource_version: self.bump(),
+            restart_count: 0,
+            ready: phase == PodPhase::Running,
+            deletion_ms: None,
+        };
+        self.pods.insert(name.to_owned(), pod);
+    }
+
+    /// Change a pod's status (a kubelet update): bumps the resourceVersion.
+    pub fn update(&mut self, name: &str, change: impl FnOnce(&mut Pod)) {
+        let version = self.bump();
+        let pod = self
+            .pods
+            .get_mut(name)
+            .expect("tests update pods that exist");
+        change(pod);
+        pod.resource_version = version;
+    }
+}
+
+/// The server's agent registry behind the processor API, with what the plugin asked of it.
+#[derive(Default, Debug)]
+pub struct FakeServer {
+    /// Registered agents, by elastic agent id (= pod name).
+    pub agents: BTreeMap<String, AgentMetadata>,
+    /// Every write, in order: the processor's `disable-agent <id>` and `delete-agent <id>`,
+    /// and the Kubernetes API's `create-pod <name>`, `delete-pod <name>`, `annotate-pod <name>`.
+    pub log: Vec<String>,
+    /// How many times the plugin listed agents.
+    pub list_agents_count: u32,
+    /// Agents actually disabled (known to the registry), in order.
+    pub disabled: Vec<String>,
+    /// Agents actually deleted (known to the registry), in order.
+    pub deleted: Vec<String>,
+}
+
+impl FakeServer {
+    /// The processor writes in the log (`disable-agent …`, `delete-agent …`).
+    pub fn processor_writes(&self) -> Vec<&str> {
+        let processor = |line: &&String| line.contains("-agent ");
+        self.log
+            .iter()
+            .filter(processor)
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+impl ServerApi for FakeServer {
+    fn list_agents(&mut self) -> Vec<AgentMetadata> {
+        self.list_agents_count += 1;
+        self.agents.values().cloned().collect()
+    }
+
+    fn disable_agents(&mut self, agent_ids: &[String]) {
+        for id in agent_ids {
+            self.log.push(format!("disable-agent {id}"));
+            if let Some(agent) = self.agents.get_mut(id) {
+                agent.config_state = ConfigState::Disabled;
+                self.disabled.push(id.clone());
+            }
+        }
+    }
+
+    fn delete_agents(&mut self, agent_ids: &[String]) {
+        for id in agent_ids {
+            self.log.push(format!("delete-agent {id}"));
+            if self.agents.remove(id).is_some() {
+                self.deleted.push(id.clone());
+            }
+        }
+    }
+}
+
+/// One allocator with its fake cluster and fake server.
+pub struct Driver<A: Allocator = Box<dyn Allocator>> {
+    /// The cluster.
+    pub kube: FakeKube,
+    /// The GoCD server's agent registry.
+    pub server: FakeServer,
+    /// Issued calls not answered yet, in issue order.
+    pub queue: VecDeque<(CallId, KubeRequest)>,
+    /// Requests that finished, in order.
+    pub finished: Vec<RequestId>,
+    /// Every decision, in order.
+    pub decisions: Vec<Decision>,
+    /// The cluster profile every request names (tests may change it between requests).
+    pub settings: ClusterProfile,
+    /// The elastic profile every request names.
+    pub elastic_properties: StringMap,
+    /// The simulated time of the next call.
+    pub now_ms: u64,
+    /// Answer every call as soon as it is issued (off by default).
+    pub auto_answer: bool,
+    sent: Vec<RequestId>,
+    request_counter: u64,
+    /// The allocator under test.
+    pub allocator: A,
+}
+
+impl Driver {
+    /// A driver for `policy`, whose process has id `process_id`.
+    pub fn new(policy: Policy, process_id: u64, settings: ClusterProfile) -> Driver {
+        Driver::with_allocator(new_allocator(policy, process_id), settings)
+    }
+
+    /// A driver for `policy` with reuse on and the other settings at their defaults.
+    pub fn with_reuse(policy: Policy) -> Driver {
+        let settings = ClusterProfile {
+            enable_agent_reuse: true,
+            ..ClusterProfile::default()
+        };
+        Driver::new(policy, 1, settings)
+    }
+
+    /// A server restart: a new process with an empty allocator of the same policy; calls in
+    /// flight are lost, pods and registered agents survive.
+    pub fn restart(&mut self, process_id: u64) {
+        let policy = self.allocator.policy();
+        self.restart_with(new_allocator(policy, process_id));
+    }
+}
+
+impl<A: Allocator> Driver<A> {
+    /// A driver around a given allocator (a concrete type, so tests can look inside).
+    pub fn with_allocator(allocator: A, settings: ClusterProfile) -> Driver<A> {
+        let elastic = StringMap::from([(
+            pod_spec::PROFILE_IMAGE.to_owned(),
+            "gocd/gocd-agent:v25.1.0".to_owned(),
+        )]);
+        Driver {
+            kube: FakeKube::default(),
+            server: FakeServer::default(),
+            queue: VecDeque::new(),
+            finished: Vec::new(),
+            decisions: Vec::new(),
+            settings,
+            elastic_properties: elastic,
+            now_ms: 0,
+            auto_answer: false,
+            sent: Vec::new(),
+            request_counter: 0,
+            allocator,
+        }
+    }
+
+    /// A server restart with a new allocator: calls in flight are lost.
+    pub fn restart_with(&mut self, allocator: A) {
+        self.allocator = allocator;
+        self.queue.clear();
+    }
+
+    fn absorb(&mut self, out: Outbox) {
+        self.queue.extend(out.calls);
+        for id in out.finished {
+            assert!(self.sent.contains(&id), "request {id:?} finished unsent");
+            assert!(
+                !self.finished.contains(&id),
+                "request {id:?} finished twice"
+            );
+            self.finished.push(id);
+        }
+        self.decisions.extend(out.decisions);
+        if self.auto_answer {
+            self.settle();
+        }
+    }
+
+    /// Send a create-agent, job-completion or server-ping request.
+    pub fn send(&mut self, request: PluginRequest) -> RequestId {
+        self.request_counter += 1;
+        let id = RequestId(self.request_counter);
+        self.sent.push(id);
+        let mut out = Outbox::default();
+        self.allocator
+            .handle_request(self.now_ms, id, request, &mut self.server, &mut out);
+        self.absorb(out);
+        id
+    }
+
+    /// The cluster profile properties requests carry.
+    pub fn cluster_properties(&self) -> StringMap {
+        self.settings.to_properties()
+    }
+
+    /// A job identifier with this job id.
+    pub fn job(job_id: u64) -> JobIdentifier {
         JobIdentifier {
             pipeline_name: "build".to_owned(),
             pipeline_label: "1".to_owned(),
@@ -213,107 +334,206 @@ impl Driver {
         }
     }
 
-    pub(super) fn create_agent(&mut self, job_id: u64) -> RequestId {
+    /// create-agent for `job_id`, no environment.
+    pub fn create_agent(&mut self, job_id: u64) -> RequestId {
+        self.create_agent_in(job_id, None)
+    }
+
+    /// create-agent for `job_id` in a GoCD environment.
+    pub fn create_agent_in(&mut self, job_id: u64, environment: Option<&str>) -> RequestId {
         let request = CreateAgentRequest {
             auto_register_key: format!("key-{job_id}"),
             elastic_agent_profile_properties: self.elastic_properties.clone(),
-            cluster_profile_properties: self.cluster_properties.clone(),
-            environment: None,
+            cluster_profile_properties: self.cluster_properties(),
+            environment: environment.map(str::to_owned),
             job_identifier: Self::job(job_id),
         };
         self.send(PluginRequest::CreateAgent(request))
     }
 
-    pub(super) fn job_completion(&mut self, agent_id: &str, job_id: u64) -> RequestId {
+    /// job-completion for `job_id` on `agent_id`; the agent's state is left as it is.
+    pub fn job_completion(&mut self, agent_id: &str, job_id: u64) -> RequestId {
         let request = JobCompletionRequest {
             elastic_agent_id: agent_id.to_owned(),
             job_identifier: Self::job(job_id),
             elastic_agent_profile_properties: self.elastic_properties.clone(),
-            cluster_profile_properties: self.cluster_properties.clone(),
+            cluster_profile_properties: self.cluster_properties(),
         };
         self.send(PluginRequest::JobCompletion(request))
     }
 
-    pub(super) fn ping(&mut self) -> RequestId {
-        let all = vec![self.cluster_properties.clone()];
+    /// The job completes at the server (the agent goes Idle) and the plugin is told.
+    pub fn complete(&mut self, pod: &str, job_id: u64) -> RequestId {
+        self.set_agent(pod, AgentState::Idle);
+        self.job_completion(pod, job_id)
+    }
+
+    /// server-ping naming the driver's cluster profile.
+    pub fn ping(&mut self) -> RequestId {
+        self.ping_clusters(vec![self.cluster_properties()])
+    }
+
+    /// server-ping naming these cluster profiles.
+    pub fn ping_clusters(&mut self, all: Vec<StringMap>) -> RequestId {
         self.send(PluginRequest::ServerPing(ServerPingRequest {
             all_cluster_profile_properties: all,
         }))
     }
 
-    pub(super) fn should_assign(&mut self, agent_id: &str, job_id: u64) -> bool {
+    /// should-assign-work for `pod` and `job_id`, no environment. On `true` the server marks
+    /// the agent Building, as the real server does when it assigns.
+    pub fn should_assign(&mut self, pod: &str, job_id: u64) -> bool {
+        self.should_assign_in(pod, job_id, None)
+    }
+
+    /// should-assign-work in a GoCD environment. As the server does, the driver first asks
+    /// [`Allocator::ready_to_assign`]; if the allocator lists pods first, the get-work is held
+    /// and the driver answers waiting calls, in order, until the listing is in.
+    pub fn should_assign_in(&mut self, pod: &str, job_id: u64, environment: Option<&str>) -> bool {
+        self.request_counter += 1;
+        let id = RequestId(self.request_counter);
+        self.sent.push(id);
+        let mut out = Outbox::default();
+        let properties = self.cluster_properties();
+        let ready = self
+            .allocator
+            .ready_to_assign(self.now_ms, id, &properties, &mut out);
+        self.absorb(out);
+        while !ready && !self.is_finished(id) {
+            assert!(self.answer_next(), "a held get-work waits for a call");
+        }
         let agent = self
             .server
             .agents
-            .get(agent_id)
+            .get(pod)
             .cloned()
             .unwrap_or(AgentMetadata {
-                agent_id: agent_id.to_owned(),
+                agent_id: pod.to_owned(),
                 agent_state: AgentState::Idle,
                 build_state: BuildState::Idle,
                 config_state: ConfigState::Enabled,
             });
         let request = ShouldAssignWorkRequest {
             agent,
-            environment: None,
+            environment: environment.map(str::to_owned),
             elastic_agent_profile_properties: self.elastic_properties.clone(),
-            cluster_profile_properties: self.cluster_properties.clone(),
+            cluster_profile_properties: self.cluster_properties(),
             job_identifier: Self::job(job_id),
         };
         let mut out = Outbox::default();
         let answer =
             self.allocator
                 .should_assign_work(self.now_ms, &request, &mut self.server, &mut out);
-        self.drain(out);
-        if self.auto_answer {
-            self.answer_all();
+        self.absorb(out);
+        if answer {
+            self.set_agent(pod, AgentState::Building);
         }
         answer
     }
 
-    /// The agent of pod `name` registers (or changes state) at the server.
-    pub(super) fn set_agent(&mut self, name: &str, agent_state: AgentState, config: ConfigState) {
-        let build_state = if agent_state == AgentState::Building {
-            BuildState::Building
-        } else {
-            BuildState::Idle
+    /// Answer the oldest waiting call with what the fake API does; false if none waits.
+    pub fn answer_next(&mut self) -> bool {
+        let Some((call, request)) = self.queue.pop_front() else {
+            return false;
         };
+        let result = self.kube.apply(self.now_ms, &request);
+        if result.is_ok() {
+            self.log_write(&request);
+        }
+        self.deliver(call, result);
+        true
+    }
+
+    /// Answer the oldest waiting call with `result`, without touching the fake API.
+    pub fn answer_next_with(&mut self, result: KubeResult) -> KubeRequest {
+        let (call, request) = self.queue.pop_front().expect("a call is waiting");
+        self.deliver(call, result);
+        request
+    }
+
+    fn log_write(&mut self, request: &KubeRequest) {
+        let line = match request {
+            KubeRequest::CreatePod { template } => format!("create-pod {}", template.name),
+            KubeRequest::DeletePod { name } => format!("delete-pod {name}"),
+            KubeRequest::AnnotatePod { name, .. } => format!("annotate-pod {name}"),
+            _ => return,
+        };
+        self.server.log.push(line);
+    }
+
+    fn deliver(&mut self, call: CallId, result: KubeResult) {
+        let mut out = Outbox::default();
+        self.allocator
+            .handle_kube(self.now_ms, call, result, &mut self.server, &mut out);
+        self.absorb(out);
+    }
+
+    /// Answer every call, including the calls answers lead to.
+    pub fn settle(&mut self) {
+        let mut answered_count = 0;
+        while self.answer_next() {
+            answered_count += 1;
+            assert!(answered_count < 10_000, "the allocator keeps issuing calls");
+        }
+    }
+
+    /// The next waiting call's verb, if any.
+    pub fn next_verb(&self) -> Option<&'static str> {
+        self.queue.front().map(|(_, request)| request.verb())
+    }
+
+    /// The pod is Running and its agent registered, Idle and Enabled.
+    pub fn register(&mut self, pod: &str) {
+        self.kube.update(pod, |pod| pod.phase = PodPhase::Running);
+        self.put_agent(pod, AgentState::Idle, ConfigState::Enabled);
+    }
+
+    /// Register (or overwrite) the agent of pod `name` with these states.
+    pub fn put_agent(&mut self, name: &str, agent_state: AgentState, config: ConfigState) {
         let agent = AgentMetadata {
             agent_id: name.to_owned(),
             agent_state,
-            build_state,
+            build_state: build_state_of(agent_state),
             config_state: config,
         };
         self.server.agents.insert(name.to_owned(), agent);
     }
 
-    pub(super) fn set_phase(&mut self, name: &str, phase: PodPhase) {
-        self.pods
-            .get_mut(name)
-            .expect("the test names an existing pod")
-            .phase = phase;
+    /// Change a registered agent's runtime state (no-op for an unknown agent).
+    pub fn set_agent(&mut self, pod: &str, state: AgentState) {
+        if let Some(agent) = self.server.agents.get_mut(pod) {
+            agent.agent_state = state;
+            agent.build_state = build_state_of(state);
+        }
+    }
+
+    /// Change a pod's phase (a kubelet status update).
+    pub fn set_phase(&mut self, name: &str, phase: PodPhase) {
+        self.kube.update(name, |pod| pod.phase = phase);
+    }
+
+    /// Pods in the fake API, by name.
+    pub fn pod_names(&self) -> Vec<String> {
+        self.kube.pods.keys().cloned().collect()
     }
 
     /// Names of the pods labelled with `job_id`, in name order.
-    pub(super) fn pods_for_job(&self, job_id: u64) -> Vec<String> {
+    pub fn pods_for_job(&self, job_id: u64) -> Vec<String> {
         let label = job_id.to_string();
-        let labelled = |pod: &&Pod| pod.label(super::pod_spec::keys::JOB_ID) == Some(&label);
-        self.pods
-            .values()
-            .filter(labelled)
-            .map(|pod| pod.name.clone())
-            .collect()
+        let labelled = |pod: &&Pod| pod.label(pod_spec::keys::JOB_ID) == Some(&label);
+        let pods = self.kube.pods.values().filter(labelled);
+        pods.map(|pod| pod.name.clone()).collect()
     }
 
     /// The only pod of `job_id`.
-    pub(super) fn pod_of(&self, job_id: u64) -> String {
+    pub fn pod_of(&self, job_id: u64) -> String {
         let pods = self.pods_for_job(job_id);
         assert_eq!(pods.len(), 1, "job {job_id} has exactly one pod: {pods:?}");
         pods[0].clone()
     }
 
     /// Decision codes about `job_id`, in order.
-    pub(super) fn codes_for(&self, job_id: u64) -> Vec<&'static str> {
+    pub fn codes_for(&self, job_id: u64) -> Vec<&'static str> {
         let about = |d: &&Decision| d.job_id == Some(job_id);
         self.decisions
             .iter()
@@ -322,9 +542,43 @@ impl Driver {
             .collect()
     }
 
-    pub(super) fn has_decision(&self, code: &str, pod: &str) -> bool {
-        self.decisions
-            .iter()
-            .any(|d| d.code == code && d.pod.as_deref() == Some(pod))
+    /// True if a decision with `code` names `pod`.
+    pub fn has_decision(&self, code: &str, pod: &str) -> bool {
+        let matches = |d: &Decision| d.code == code && d.pod.as_deref() == Some(pod);
+        self.decisions.iter().any(matches)
+    }
+
+    /// Decisions with this code.
+    pub fn decided(&self, code: &str) -> Vec<&Decision> {
+        let matches = |d: &&Decision| d.code == code;
+        self.decisions.iter().filter(matches).collect()
+    }
+
+    /// True once request `id` has finished.
+    pub fn is_finished(&self, id: RequestId) -> bool {
+        self.finished.contains(&id)
+    }
+
+    /// Create one pod for `job_id`, register it, run the job on it and complete it (with reuse
+    /// on, the pod ends idle). Returns the pod name.
+    pub fn idle_pod_after_job(&mut self, job_id: u64, environment: Option<&str>) -> String {
+        self.create_agent_in(job_id, environment);
+        self.settle();
+        let pod = self.decided("create").last().and_then(|d| d.pod.clone());
+        let pod = pod.expect("an empty cluster gets a pod for the first job");
+        self.register(&pod);
+        let taken = self.should_assign_in(&pod, job_id, environment);
+        assert!(taken, "a new pod takes its own job");
+        self.complete(&pod, job_id);
+        self.settle();
+        pod
+    }
+}
+
+fn build_state_of(state: AgentState) -> BuildState {
+    match state {
+        AgentState::Building => BuildState::Building,
+        AgentState::Idle => BuildState::Idle,
+        _ => BuildState::Unknown,
     }
 }

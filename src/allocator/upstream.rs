@@ -31,7 +31,6 @@ impl Upstream {
 impl Rules for UpstreamRules {
     const POLICY: Policy = Policy::Upstream;
     const REFRESH_BEFORE_CREATE: bool = true;
-    const REFRESH_ON_FIRST_USE: bool = true;
 
     fn decide_create(&self, context: &CreateContext<'_>, out: &mut Outbox) -> bool {
         let job_id = context.request.job_identifier.job_id;

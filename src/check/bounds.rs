@@ -45,4 +45,3 @@ impl Bounds {
             .saturating_add(self.call_slack_ms)
     }
 }
-

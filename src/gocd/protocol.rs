@@ -75,6 +75,9 @@ pub enum ServerReply {
     Cancel {
         kill_ms: u64,
     },
+    /// No answer yet: the server holds this get-work (the plugin lists pods first) and
+    /// replies later under this hold id (`ServerOut::released`).
+    Held(u64),
     /// No answer: server down, connection refused, or the request timed out.
     Failed,
 }

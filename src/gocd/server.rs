@@ -19,6 +19,9 @@ const FIRST_TICK_MS: u64 = 10_000;
 const AGENT_REFRESH_MS: u64 = 5_000;
 /// Create-agent messages live `job_starvation_timeout` minus this in the queue.
 const CREATE_AGENT_TTL_MARGIN_MS: u64 = 10_000;
+/// Server-ping messages live the heartbeat interval minus this in the queue
+/// (`ElasticAgentPluginService.heartbeat` posts with `elasticPluginHeartBeatInterval - 10000`).
+const SERVER_PING_TTL_MARGIN_MS: u64 = 10_000;
 
 /// `[server]` settings plus the plugin under test.
 #[derive(Clone, Debug)]
@@ -54,12 +57,21 @@ pub struct ServerOut {
     pub kube_calls: Vec<(CallId, KubeRequest)>,
     /// `(delay_ms, timer)` in the current process epoch.
     pub timers: Vec<(u64, ServerTimer)>,
+    /// Replies to get-work requests the server held ([`ServerReply::Held`]), by hold id.
+    pub released: Vec<(u64, ServerReply)>,
 }
 
 enum Pending {
     CreateAgent,
     JobCompletion,
     Ping,
+    /// A get-work held while the plugin lists pods for should-assign-work; `hold` is the id
+    /// the agent's request was held under.
+    GetWork {
+        agent: String,
+        uuid: u64,
+        hold: u64,
+    },
 }
 
 struct Queued {
@@ -82,6 +94,11 @@ struct Memory {
     threads_busy: u32,
     pending: BTreeMap<u64, Pending>,
     ping_running: bool,
+    /// Server-ping messages posted while the single ping thread was busy: when each was
+    /// posted.
+    ping_queue: VecDeque<u64>,
+    /// Held get-work requests whose listing is in, to be started again.
+    resume: Vec<(String, u64, u64)>,
     next_request: u64,
     process_id: u64,
 }
@@ -138,6 +155,8 @@ impl Server {
             threads_busy: 0,
             pending: BTreeMap::new(),
             ping_running: false,
+            ping_queue: VecDeque::new(),
+            resume: Vec::new(),
             next_request: 0,
             process_id,
         });
@@ -164,7 +183,13 @@ impl Server {
 
     /// The process dies: everything in memory is gone; the database stays.
     pub fn crash(&mut self, out: &mut ServerOut) {
-        assert!(self.memory.take().is_some(), "crash of a stopped server");
+        let memory = self.memory.take().expect("crash of a stopped server");
+        // Held get-work requests lose their connection.
+        for pending in memory.pending.into_values() {
+            if let Pending::GetWork { hold, .. } = pending {
+                out.released.push((hold, ServerReply::Failed));
+            }
+        }
         self.dispatching = false;
         out.records.push(Record::ServerStopped);
     }
@@ -189,6 +214,12 @@ impl Server {
         for (key, value) in set {
             properties.insert(profile_key(key).to_owned(), value.clone());
         }
+    }
+
+    /// Replace the cluster profile: every later request carries the new properties.
+    pub fn set_cluster_profile(&mut self, profile: ClusterProfile) {
+        self.cluster_properties = profile.to_properties();
+        self.settings.cluster_profile = profile;
     }
 
     /// A pipeline triggers a job (a new logical job, or a reschedule of `logical`).
@@ -386,6 +417,9 @@ impl Server {
                 }
                 Some(Pending::Ping) => memory.ping_running = false,
                 Some(Pending::JobCompletion) => {}
+                Some(Pending::GetWork { agent, uuid, hold }) => {
+                    memory.resume.push((agent, uuid, hold));
+                }
                 None => panic!("allocator finished request {id} twice or never got it"),
             }
             out.records.push(Record::PluginRequestDone { request: id });
@@ -404,13 +438,50 @@ impl Server {
         self.call_plugin(out, |allocator, api, outbox| {
             allocator.handle_kube(now_ms, call, result, api, outbox);
         });
+        self.resume_held(now_ms, out);
+        self.start_queued_ping(now_ms, out);
         self.dispatch_creates(now_ms, out);
     }
 
+    /// Start again the get-work requests whose listing is in; their replies are released.
+    fn resume_held(&mut self, now_ms: u64, out: &mut ServerOut) {
+        let Some(memory) = self.memory.as_mut() else {
+            return;
+        };
+        for (agent, uuid, hold) in std::mem::take(&mut memory.resume) {
+            if let Some(reply) = self.get_work(now_ms, &agent, uuid, Some(hold), out) {
+                out.released.push((hold, reply));
+            }
+        }
+    }
+
+    /// The heartbeat posts a server-ping message; the single ping thread takes it now or
+    /// when it is free, unless it expired in the queue first.
     fn server_ping(&mut self, now_ms: u64, out: &mut ServerOut) {
         let memory = self.memory.as_mut().expect("checked by caller");
+        memory.ping_queue.push_back(now_ms);
+        self.start_queued_ping(now_ms, out);
+    }
+
+    /// Hand the oldest live server-ping message to the ping thread if it is free.
+    fn start_queued_ping(&mut self, now_ms: u64, out: &mut ServerOut) {
+        let ttl = self
+            .settings
+            .server_ping_interval_ms
+            .saturating_sub(SERVER_PING_TTL_MARGIN_MS);
+        let Some(memory) = self.memory.as_mut() else {
+            return;
+        };
         if memory.ping_running {
-            // The single server-ping thread is still busy; this message would expire.
+            return;
+        }
+        let live = loop {
+            match memory.ping_queue.pop_front() {
+                Some(posted_ms) if now_ms - posted_ms > ttl => {}
+                other => break other,
+            }
+        };
+        if live.is_none() {
             return;
         }
         memory.ping_running = true;
@@ -547,7 +618,11 @@ impl Server {
             AgentRequest::GetWork {
                 elastic_agent_id,
                 uuid,
-            } => self.get_work(now_ms, &elastic_agent_id, uuid, out),
+            } => {
+                let reply = self.get_work(now_ms, &elastic_agent_id, uuid, None, out);
+                let held = self.memory.as_ref().expect("checked").next_request;
+                reply.unwrap_or(ServerReply::Held(held))
+            }
             AgentRequest::ReportCompleted {
                 elastic_agent_id,
                 uuid,
@@ -639,13 +714,22 @@ impl Server {
         }
     }
 
-    /// `BuildAssignmentService.assignWorkToAgent`.
-    fn get_work(&mut self, now_ms: u64, id: &str, uuid: u64, out: &mut ServerOut) -> ServerReply {
+    /// `BuildAssignmentService.assignWorkToAgent`. `None` when the get-work is held (the
+    /// plugin lists pods before its first should-assign-work for the cluster profile); `hold`
+    /// is the id it was first held under, if it was.
+    fn get_work(
+        &mut self,
+        now_ms: u64,
+        id: &str,
+        uuid: u64,
+        hold: Option<u64>,
+        out: &mut ServerOut,
+    ) -> Option<ServerReply> {
         let Some(agent) = self.db.agents.get(id).filter(|a| a.uuid == uuid) else {
-            return ServerReply::NotRegistered;
+            return Some(ServerReply::NotRegistered);
         };
         if !agent.enabled {
-            return ServerReply::Denied;
+            return Some(ServerReply::Denied);
         }
         if let Some(job) = agent.job
             && self
@@ -658,6 +742,7 @@ impl Server {
         }
         let environment = self.db.agents[id].environment.clone();
         let candidates: Vec<u64> = self.memory.as_ref().expect("checked").job_plans.clone();
+        let mut ready = false;
         for job_id in candidates {
             let Some(job) = self.db.jobs.get(&job_id) else {
                 continue;
@@ -665,6 +750,13 @@ impl Server {
             if job.state != JobState::Scheduled || job.environment != environment {
                 continue;
             }
+            if !ready {
+                ready = self.ready_to_assign(now_ms, id, uuid, hold, out);
+                if !ready {
+                    return None;
+                }
+            }
+            let job = &self.db.jobs[&job_id];
             let request = ShouldAssignWorkRequest {
                 agent: metadata(id, &self.db.agents[id]),
                 environment: job.environment.clone(),
@@ -687,15 +779,45 @@ impl Server {
                 .get(id)
                 .filter(|a| a.uuid == uuid && a.enabled)
             else {
-                return ServerReply::NoWork;
+                return Some(ServerReply::NoWork);
             };
             if answer {
                 let _ = agent;
-                return self.assign(job_id, id, out);
+                return Some(self.assign(job_id, id, out));
             }
         }
         self.dispatch_creates(now_ms, out);
-        ServerReply::NoWork
+        Some(ServerReply::NoWork)
+    }
+
+    /// Ask the plugin whether should-assign-work can be answered now; if not, the get-work
+    /// is held under a new request id until the plugin finishes it.
+    fn ready_to_assign(
+        &mut self,
+        now_ms: u64,
+        agent: &str,
+        uuid: u64,
+        hold: Option<u64>,
+        out: &mut ServerOut,
+    ) -> bool {
+        let memory = self.memory.as_mut().expect("checked by caller");
+        let request = memory.next_request + 1;
+        let properties = self.cluster_properties.clone();
+        let ready = self.call_plugin(out, |allocator, _api, outbox| {
+            allocator.ready_to_assign(now_ms, RequestId(request), &properties, outbox)
+        });
+        if !ready {
+            let memory = self.memory.as_mut().expect("checked by caller");
+            memory.next_request = request;
+            let hold = hold.unwrap_or(request);
+            let waiting = Pending::GetWork {
+                agent: agent.to_owned(),
+                uuid,
+                hold,
+            };
+            memory.pending.insert(request, waiting);
+        }
+        ready
     }
 
     fn assign(&mut self, job_id: u64, agent_id: &str, out: &mut ServerOut) -> ServerReply {
@@ -828,3 +950,6 @@ pub fn profile_key(key: &str) -> &str {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests;

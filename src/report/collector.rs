@@ -17,10 +17,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Faults that act at one instant: without a `FaultEnded` they end when they start.
-const INSTANTANEOUS_FAULTS: [&str; 5] = [
+const INSTANTANEOUS_FAULTS: [&str; 6] = [
     "pod_delete",
     "container_restart",
     "profile_edit",
+    "cluster_profile_edit",
     "node_loss",
     "lease_delete",
 ];

@@ -1,10 +1,13 @@
 //! `[[faults]]` (all thirteen kinds) and `[swarm]`.
 
 use super::ErrorKind;
-use super::model::{Fault, FaultKind, JobTarget, OutageMode, PodTarget, ReplicaRef, Swarm};
+use super::model::{
+    ClusterProfileChanges, Fault, FaultKind, JobTarget, OutageMode, PodTarget, ReplicaRef, Swarm,
+};
 use super::parse::{Context, PROFILE_KEYS, instant, profile_reference, spread};
 use super::reader::{
-    Result, Table, Value, choice_list, count_at_least, duration, number, range, string, strings,
+    Result, Table, Value, boolean, choice_list, count_at_least, duration, number, range, string,
+    strings,
 };
 use std::collections::BTreeMap;
 use toml::de::DeValue;
@@ -17,6 +20,7 @@ pub const FAULT_KINDS: &[&str] = &[
     "partition",
     "api_outage",
     "profile_edit",
+    "cluster_profile_edit",
     "node_loss",
     "burst",
     "replica_crash",
@@ -73,6 +77,7 @@ fn kind_keys(kind: &str) -> &'static [&'static str] {
         "partition" => &["between", "for"],
         "api_outage" => &["for", "mode"],
         "profile_edit" => &["profile", "set"],
+        "cluster_profile_edit" => &["set"],
         "node_loss" => &["count", "replace_after"],
         "job_cancel" => &["target", "count"],
         "burst" => &["count", "spread", "profile", "runtime"],
@@ -128,6 +133,9 @@ fn fault(table: &Table<'_, '_>, context: &Context) -> Result<Fault> {
         "profile_edit" => FaultKind::ProfileEdit {
             profile: profile_reference(table, context)?,
             set: profile_changes(table)?,
+        },
+        "cluster_profile_edit" => FaultKind::ClusterProfileEdit {
+            set: cluster_profile_changes(table)?,
         },
         "node_loss" => FaultKind::NodeLoss {
             count: count(table)?,
@@ -383,6 +391,44 @@ fn profile_changes(table: &Table<'_, '_>) -> Result<BTreeMap<String, String>> {
     }
     Ok(set)
 }
+
+/// `set` of a `cluster_profile_edit`: new values for cluster profile keys.
+fn cluster_profile_changes(table: &Table<'_, '_>) -> Result<ClusterProfileChanges> {
+    let Some(value) = table.get("set") else {
+        return Err(table.missing(
+            "set",
+            "a table of new cluster profile values, e.g. { pending_pods_count = 5 }",
+        ));
+    };
+    let changes = table.nested("set", value, table.key_path("set"))?;
+    changes.expect_keys(CLUSTER_PROFILE_EDIT_KEYS)?;
+    let set = ClusterProfileChanges {
+        go_server_url: changes.optional("go_server_url", &string)?,
+        enable_agent_reuse: changes.optional("enable_agent_reuse", &boolean)?,
+        auto_register_timeout_ms: changes.optional("auto_register_timeout", &duration)?,
+        pending_pods_count: changes.optional("pending_pods_count", &count_at_least(1))?,
+        idle_timeout_ms: changes.optional("idle_timeout", &duration)?,
+        max_pods: changes.optional("max_pods", &count_at_least(1))?,
+    };
+    if set == ClusterProfileChanges::default() {
+        return Err(table.semantic(
+            "set",
+            "at least one changed cluster profile value",
+            "an empty table",
+        ));
+    }
+    Ok(set)
+}
+
+/// The keys a `cluster_profile_edit` may set.
+pub const CLUSTER_PROFILE_EDIT_KEYS: &[&str] = &[
+    "go_server_url",
+    "enable_agent_reuse",
+    "auto_register_timeout",
+    "pending_pods_count",
+    "idle_timeout",
+    "max_pods",
+];
 
 pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
     let defaults = Swarm::default();

@@ -259,6 +259,12 @@ pub enum FaultKind {
         profile: String,
         set: BTreeMap<String, String>,
     },
+    /// The cluster profile's properties change (`set` holds the new values): under
+    /// `upstream` and `pr355` a new cluster uuid, hence a new pod map; under `pr355` a new
+    /// config hash whenever a hashed field changes.
+    ClusterProfileEdit {
+        set: ClusterProfileChanges,
+    },
     /// `count` nodes become unreachable; `replace_after_ms` later a new empty node of the
     /// same size joins for each (a managed node group).
     NodeLoss {
@@ -313,6 +319,7 @@ impl FaultKind {
             FaultKind::Partition { .. } => "partition",
             FaultKind::ApiOutage { .. } => "api_outage",
             FaultKind::ProfileEdit { .. } => "profile_edit",
+            FaultKind::ClusterProfileEdit { .. } => "cluster_profile_edit",
             FaultKind::NodeLoss { .. } => "node_loss",
             FaultKind::JobCancel { .. } => "job_cancel",
             FaultKind::Burst { .. } => "burst",
@@ -348,6 +355,18 @@ pub struct Swarm {
     /// `draw`: a choice given instead of the seed's own (`sim --swarm-draw`, or written by
     /// a guided hunt's repro), see [`super::SwarmDraw`].
     pub draw: Option<super::SwarmDraw>,
+}
+
+/// `set` of a `cluster_profile_edit`: new cluster profile values; `None` keeps a value.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ClusterProfileChanges {
+    /// `go_server_url`: injected into every pod, so it shapes pods.
+    pub go_server_url: Option<String>,
+    pub enable_agent_reuse: Option<bool>,
+    pub auto_register_timeout_ms: Option<u64>,
+    pub pending_pods_count: Option<u32>,
+    pub idle_timeout_ms: Option<u64>,
+    pub max_pods: Option<u32>,
 }
 
 impl Default for Swarm {

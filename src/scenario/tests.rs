@@ -432,7 +432,8 @@ runtime = "1m"
 #[test]
 fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
     let mut scenario = contract_example_scenario();
-    // `pod_fail` is an extension of the contract, so the contract's example does not use it.
+    // `pod_fail` and `cluster_profile_edit` are extensions of the contract, so the contract's
+    // example does not use them.
     scenario.faults.push(Fault {
         at_ms: 1_000,
         kind: FaultKind::PodFail {
@@ -456,6 +457,19 @@ fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
         kind: FaultKind::JobCancel {
             target: JobTarget::Building,
             count: 2,
+        },
+    });
+    scenario.faults.push(Fault {
+        at_ms: 2_000,
+        kind: FaultKind::ClusterProfileEdit {
+            set: ClusterProfileChanges {
+                go_server_url: Some("https://gocd-2.example/go".to_owned()),
+                enable_agent_reuse: Some(false),
+                auto_register_timeout_ms: Some(90_000),
+                pending_pods_count: Some(5),
+                idle_timeout_ms: Some(120_000),
+                max_pods: Some(30),
+            },
         },
     });
     let mut kinds: Vec<&str> = scenario

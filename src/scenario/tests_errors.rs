@@ -219,6 +219,64 @@ fn a_job_or_fault_naming_an_unknown_profile_lists_the_known_ones() {
 }
 
 #[test]
+fn cluster_profile_edits_name_the_bad_value_of_each_key() {
+    let edit = |set: &str| {
+        format!(
+            "name = \"x\"\n[[faults]]\nat = \"1m\"\nkind = \"cluster_profile_edit\"\n\
+             set = {set}\n"
+        )
+    };
+    let cases = [
+        (
+            "{ pending_pods_count = 0 }",
+            ErrorKind::InvalidValue,
+            "pending_pods_count",
+            30,
+        ),
+        ("{ max_pods = -1 }", ErrorKind::InvalidValue, "max_pods", 20),
+        (
+            "{ enable_agent_reuse = \"yes\" }",
+            ErrorKind::WrongType,
+            "enable_agent_reuse",
+            30,
+        ),
+        (
+            "{ idle_timeout = \"soon\" }",
+            ErrorKind::InvalidValue,
+            "idle_timeout",
+            24,
+        ),
+        (
+            "{ auto_register_timeout = 10 }",
+            ErrorKind::WrongType,
+            "auto_register_timeout",
+            33,
+        ),
+        (
+            "{ go_server_url = 1 }",
+            ErrorKind::WrongType,
+            "go_server_url",
+            25,
+        ),
+        (
+            "{ namespace = \"b\" }",
+            ErrorKind::UnknownKey,
+            "namespace",
+            9,
+        ),
+    ];
+    for (set, kind, key, column) in cases {
+        let error = error_of(&edit(set));
+        assert_error(&error, kind, &format!("faults[0].set.{key}"), 5, column);
+    }
+    let empty = error_of(&edit("{}"));
+    assert_error(&empty, ErrorKind::Semantic, "faults[0].set", 5, 7);
+    let missing =
+        error_of("name = \"x\"\n[[faults]]\nat = \"1m\"\nkind = \"cluster_profile_edit\"\n");
+    assert_eq!(missing.key, "faults[0].set");
+}
+
+#[test]
 fn leader_faults_need_a_leader_section_and_an_existing_replica() {
     let fault = "[[faults]]\nat = \"1m\"\nkind = \"replica_crash\"\ndowntime = \"1m\"\nreplica = ";
     let no_leader = error_of(&format!("name = \"x\"\n{fault}0\n"));

@@ -238,6 +238,7 @@ fn write_fault(out: &mut String, fault: &Fault) {
             line(out, "profile", &quote(profile));
             line(out, "set", &inline_table(set, |value| quote(value)));
         }
+        FaultKind::ClusterProfileEdit { set } => line(out, "set", &cluster_changes(set)),
         FaultKind::NodeLoss {
             count,
             replace_after_ms,
@@ -355,6 +356,30 @@ fn float(number: f64) -> String {
     } else {
         format!("{text}.0")
     }
+}
+
+/// A `cluster_profile_edit`'s `set`, keys in scenario order.
+fn cluster_changes(set: &super::model::ClusterProfileChanges) -> String {
+    let mut parts = Vec::new();
+    if let Some(url) = &set.go_server_url {
+        parts.push(format!("go_server_url = {}", quote(url)));
+    }
+    if let Some(reuse) = set.enable_agent_reuse {
+        parts.push(format!("enable_agent_reuse = {reuse}"));
+    }
+    if let Some(ms) = set.auto_register_timeout_ms {
+        parts.push(format!("auto_register_timeout = {}", duration(ms)));
+    }
+    if let Some(count) = set.pending_pods_count {
+        parts.push(format!("pending_pods_count = {count}"));
+    }
+    if let Some(ms) = set.idle_timeout_ms {
+        parts.push(format!("idle_timeout = {}", duration(ms)));
+    }
+    if let Some(count) = set.max_pods {
+        parts.push(format!("max_pods = {count}"));
+    }
+    format!("{{ {} }}", parts.join(", "))
 }
 
 fn list(items: &[String]) -> String {

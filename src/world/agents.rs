@@ -183,6 +183,23 @@ impl World {
         } else {
             ServerReply::Failed
         };
+        if let ServerReply::Held(hold) = reply {
+            let previous = self.held_get_work.insert(hold, (uid, incarnation));
+            assert!(previous.is_none(), "hold ids are fresh within a process");
+            return;
+        }
+        self.reply_to_agent(now, uid, incarnation, kind, reply);
+    }
+
+    /// The server's reply starts back to the agent.
+    fn reply_to_agent(
+        &mut self,
+        now: SimTime,
+        uid: u64,
+        incarnation: u32,
+        kind: RequestKind,
+        reply: ServerReply,
+    ) {
         let latency = self
             .random_network
             .range_inclusive(AGENT_LATENCY_MS.0, AGENT_LATENCY_MS.1);
@@ -195,5 +212,16 @@ impl World {
                 reply,
             },
         );
+    }
+
+    /// The server answers get-work requests it held.
+    pub(super) fn release_held(&mut self, now: SimTime, released: Vec<(u64, ServerReply)>) {
+        for (hold, reply) in released {
+            let (uid, incarnation) = self
+                .held_get_work
+                .remove(&hold)
+                .expect("the server releases what it held");
+            self.reply_to_agent(now, uid, incarnation, RequestKind::GetWork, reply);
+        }
     }
 }

@@ -135,6 +135,8 @@ pub struct World {
     pub(super) agent_actions: Vec<crate::gocd::AgentAction>,
     /// Arrivals that came while the server was down, scheduled at its restart.
     pub(super) deferred: Vec<usize>,
+    /// get-work requests the server holds, by hold id: the agent's uid and incarnation.
+    pub(super) held_get_work: BTreeMap<u64, (u64, u32)>,
     /// Active fault intervals by fault index, for `FaultEnded` at the end of the safety phase.
     pub(super) active_faults: BTreeMap<usize, String>,
     /// The replica a running crash or pause fault hit, by fault index.
@@ -232,6 +234,7 @@ impl World {
             planned_arrival_count,
             agent_actions: Vec::new(),
             deferred: Vec::new(),
+            held_get_work: BTreeMap::new(),
             active_faults: BTreeMap::new(),
             fault_targets: BTreeMap::new(),
             safety_over: false,

@@ -100,6 +100,11 @@ impl World {
                 self.emit(sink, node::GOCD, record);
                 (profile.clone(), None)
             }
+            FaultKind::ClusterProfileEdit { set } => {
+                let edited = edited_cluster_profile(&self.server.settings.cluster_profile, set);
+                self.server.set_cluster_profile(edited);
+                ("cluster-profile".to_owned(), None)
+            }
             FaultKind::NodeLoss {
                 count,
                 replace_after_ms,
@@ -513,4 +518,31 @@ impl World {
         chosen.sort();
         chosen
     }
+}
+
+/// The cluster profile after a `cluster_profile_edit`.
+fn edited_cluster_profile(
+    profile: &crate::allocator::ClusterProfile,
+    set: &crate::scenario::ClusterProfileChanges,
+) -> crate::allocator::ClusterProfile {
+    let mut edited = profile.clone();
+    if let Some(url) = &set.go_server_url {
+        edited.go_server_url.clone_from(url);
+    }
+    if let Some(reuse) = set.enable_agent_reuse {
+        edited.enable_agent_reuse = reuse;
+    }
+    if let Some(ms) = set.auto_register_timeout_ms {
+        edited.auto_register_timeout_ms = ms;
+    }
+    if let Some(count) = set.pending_pods_count {
+        edited.pending_pods_count = count;
+    }
+    if let Some(ms) = set.idle_timeout_ms {
+        edited.idle_timeout_ms = ms;
+    }
+    if let Some(count) = set.max_pods {
+        edited.max_pods = Some(count);
+    }
+    edited
 }

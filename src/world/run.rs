@@ -187,6 +187,7 @@ impl World {
         for (local, request) in out.kube_calls {
             self.send_plugin_call(now, epoch, local, request);
         }
+        self.release_held(now, out.released);
     }
 
     /// Apply what the API server and kubelets asked for.

@@ -179,6 +179,12 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
                 set: BTreeMap::from([("image".to_owned(), image)]),
             }
         }
+        "cluster_profile_edit" => FaultKind::ClusterProfileEdit {
+            set: crate::scenario::ClusterProfileChanges {
+                pending_pods_count: Some(3 + random.below(10) as u32),
+                ..Default::default()
+            },
+        },
         // The node group replaces a lost node after the default `replace_after`, so a swarm
         // never leaves the cluster without a node for longer than that.
         "node_loss" if scenario.cluster.nodes > 1 => FaultKind::NodeLoss {

@@ -8,7 +8,9 @@ fn driver(policy: Policy, process_id: u64, reuse: bool, pending_pods_count: u32)
         pending_pods_count,
         ..ClusterProfile::default()
     };
-    Driver::new(policy, process_id, &profile)
+    let mut d = Driver::new(policy, process_id, profile);
+    d.auto_answer = true;
+    d
 }
 
 /// Job 1 runs on a new pod and completes; after a ping the pod is Idle and Running in the map.
@@ -17,14 +19,14 @@ fn with_one_idle_pod(process_id: u64) -> (Driver, String) {
     d.create_agent(1);
     let pod = d.pod_of(1);
     d.set_phase(&pod, PodPhase::Running);
-    d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
+    d.put_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     assert!(d.should_assign(&pod, 1));
-    d.set_agent(&pod, AgentState::Building, ConfigState::Enabled);
+    d.put_agent(&pod, AgentState::Building, ConfigState::Enabled);
     d.job_completion(&pod, 1);
-    d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
+    d.put_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     d.ping();
     assert!(
-        d.pods.contains_key(&pod),
+        d.kube.pods.contains_key(&pod),
         "a young idle pod survives the ping"
     );
     (d, pod)
@@ -36,7 +38,12 @@ fn five_create_agents_seeing_one_idle_running_pod_create_no_pod() {
     for job_id in 2..=6 {
         d.create_agent(job_id);
     }
-    assert_eq!(d.pods.len(), 1, "no pod created: {:?}", d.pods.keys());
+    assert_eq!(
+        d.kube.pods.len(),
+        1,
+        "no pod created: {:?}",
+        d.kube.pods.keys()
+    );
     for job_id in 2..=6 {
         assert_eq!(d.codes_for(job_id), ["skip-reuse"]);
     }
@@ -63,14 +70,14 @@ fn job_completion_with_reuse_keeps_the_pod_and_the_enabled_agent() {
 #[test]
 fn an_externally_deleted_idle_pod_is_still_counted_until_the_next_ping() {
     let (mut d, pod) = with_one_idle_pod(2);
-    d.pods.remove(&pod);
+    d.kube.pods.remove(&pod);
     d.create_agent(2);
     assert_eq!(
         d.codes_for(2),
         ["skip-reuse"],
         "the stale map still shows the idle pod"
     );
-    assert!(d.pods.is_empty());
+    assert!(d.kube.pods.is_empty());
 
     d.ping();
     assert!(
@@ -89,7 +96,7 @@ fn the_all_pods_limit_counts_running_pods_even_with_reuse_off() {
         d.create_agent(1);
         let pod = d.pod_of(1);
         d.set_phase(&pod, PodPhase::Running);
-        d.set_agent(&pod, AgentState::Building, ConfigState::Enabled);
+        d.put_agent(&pod, AgentState::Building, ConfigState::Enabled);
         d.ping();
         d.create_agent(2);
     }
@@ -109,7 +116,7 @@ fn a_false_from_should_assign_work_evicts_the_pod_and_its_job_gets_a_second_pod(
     d.create_agent(2);
     let pod = d.pod_of(1);
     d.set_phase(&pod, PodPhase::Running);
-    d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
+    d.put_agent(&pod, AgentState::Idle, ConfigState::Enabled);
 
     // The server asks about the earlier-queued job 2 first.
     assert!(!d.should_assign(&pod, 2));
@@ -147,29 +154,47 @@ fn with_reuse_on_a_hash_mismatch_also_evicts_the_pod() {
 }
 
 #[test]
-fn before_the_first_ping_after_a_restart_the_map_is_empty() {
+fn after_a_restart_the_first_use_listing_finds_the_pods_before_any_decision() {
+    // `getAgentInstancesFor` lists the pods the first time a process sees a cluster profile,
+    // synchronously, before create-agent or should-assign-work decide: a job that has a pod
+    // gets no second one after a restart.
+    for (reuse, code) in [(false, "skip-existing"), (true, "skip-reuse")] {
+        let mut d = driver(Policy::Pr355, 2, reuse, 10);
+        d.create_agent(1);
+        let pod = d.pod_of(1);
+        d.put_agent(&pod, AgentState::Idle, ConfigState::Enabled);
+        d.restart(4);
+        d.kube.served.clear();
+        d.create_agent(1);
+        assert_eq!(d.kube.served, ["list-pods"], "reuse {reuse}: no create-pod");
+        assert_eq!(d.pods_for_job(1), std::slice::from_ref(&pod));
+        assert_eq!(d.codes_for(1), ["create", code], "reuse {reuse}");
+        assert!(
+            d.should_assign(&pod, 1),
+            "reuse {reuse}: the adopted pod takes its job"
+        );
+    }
+}
+
+#[test]
+fn after_a_restart_should_assign_work_waits_for_the_first_listing() {
     let mut d = driver(Policy::Pr355, 2, false, 10);
     d.create_agent(1);
     let pod = d.pod_of(1);
-    d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
-    d.restart(Policy::Pr355, 4);
-    assert!(
-        !d.should_assign(&pod, 1),
-        "the adopted pod is unknown until a ping"
-    );
-    d.create_agent(1);
-    assert_eq!(
-        d.pods_for_job(1).len(),
-        2,
-        "no refresh on create: job 1 gets a second pod"
-    );
+    d.put_agent(&pod, AgentState::Idle, ConfigState::Enabled);
+    d.restart(4);
+    d.auto_answer = false;
+    d.kube.served.clear();
+    assert!(d.should_assign(&pod, 1), "answered once the listing is in");
+    assert_eq!(d.kube.served, ["list-pods"]);
+    assert_eq!(d.decided("first-use-refresh").len(), 2, "one per process");
 }
 
 #[test]
 fn after_a_restart_adopted_pods_are_unknown_yet_still_win_should_assign_work() {
     let (mut d, pod) = with_one_idle_pod(2);
     // Process 4 salts `Map.of` like process 2, so the hash strings agree.
-    d.restart(Policy::Pr355, 4);
+    d.restart(4);
     d.ping();
     d.create_agent(2);
     assert_eq!(
@@ -187,7 +212,7 @@ fn after_a_restart_adopted_pods_are_unknown_yet_still_win_should_assign_work() {
 #[test]
 fn after_a_restart_the_hash_string_of_a_different_process_may_not_match() {
     let (mut d, pod) = with_one_idle_pod(2);
-    d.restart(Policy::Pr355, 3);
+    d.restart(3);
     d.ping();
     assert!(
         !d.should_assign(&pod, 2),

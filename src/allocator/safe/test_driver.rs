@@ -284,13 +284,6 @@ impl Driver {
         true
     }
 
-    /// Answer the oldest waiting call with `result`, without touching the fake API.
-    pub(super) fn answer_next_with(&mut self, result: KubeResult) -> KubeRequest {
-        let (call, request) = self.queue.pop_front().expect("a call is waiting");
-        self.deliver(call, result);
-        request
-    }
-
     fn deliver(&mut self, call: CallId, result: KubeResult) {
         let mut out = Outbox::default();
         self.allocator
@@ -341,10 +334,6 @@ impl Driver {
             .iter()
             .filter(|decision| decision.code == code)
             .collect()
-    }
-
-    pub(super) fn is_finished(&self, id: RequestId) -> bool {
-        self.finished.contains(&id)
     }
 
     /// Create one pod for `job_id`, register it, run the job on it and complete it, so the

@@ -1,19 +1,32 @@
-//! Behaviour of `safe`, one rule per test, driven through the fakes in `test_driver`.
+//! Behaviour of `safe`, one rule per test, driven through the allocator test kit.
 
-use super::test_driver::Driver;
+use super::super::testkit;
 use super::*;
 use crate::resources::PodPhase;
+
+type Driver = testkit::Driver<Safe>;
+
+/// `safe` in process 1, with these settings.
+fn driver(settings: ClusterProfile) -> Driver {
+    Driver::with_allocator(Safe::new(1), settings)
+}
+
+/// Reuse on, idle timeout 5 minutes, auto-register timeout 10 minutes.
+fn with_reuse() -> Driver {
+    driver(ClusterProfile {
+        enable_agent_reuse: true,
+        ..ClusterProfile::default()
+    })
+}
 
 const MINUTE_MS: u64 = 60_000;
 
 #[test]
 fn n_create_agents_seeing_one_idle_pod_claim_it_once_and_create_the_rest() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let idle = driver.idle_pod_after_job(1, None);
     driver.now_ms = 10_000;
-    let ids: Vec<RequestId> = (2..=6)
-        .map(|job_id| driver.create_agent(job_id, None))
-        .collect();
+    let ids: Vec<RequestId> = (2..=6).map(|job_id| driver.create_agent(job_id)).collect();
     driver.settle();
     assert!(ids.iter().all(|id| driver.is_finished(*id)));
     let claims = driver.decided("claim");
@@ -30,18 +43,18 @@ fn n_create_agents_seeing_one_idle_pod_claim_it_once_and_create_the_rest() {
     assert!(!created.contains(&claimer));
     for job_id in (2..=6).filter(|job_id| *job_id != claimer) {
         assert!(
-            !driver.should_assign(&idle, job_id, None),
+            !driver.should_assign(&idle, job_id),
             "a claimed pod refuses job {job_id}"
         );
     }
-    assert!(driver.should_assign(&idle, claimer, None));
+    assert!(driver.should_assign(&idle, claimer));
 }
 
 #[test]
 fn an_externally_deleted_idle_pod_does_not_suppress_creation() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let idle = driver.idle_pod_after_job(1, None);
-    let id = driver.create_agent(2, None);
+    let id = driver.create_agent(2);
     assert!(driver.answer_next(), "the create-agent lists pods first");
     // kubectl delete between the list and the claim: the CAS answers NotFound.
     driver.kube.pods.remove(&idle);
@@ -58,9 +71,9 @@ fn an_externally_deleted_idle_pod_does_not_suppress_creation() {
 
 #[test]
 fn a_changed_idle_pod_is_not_claimed_on_a_stale_resource_version() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let idle = driver.idle_pod_after_job(1, None);
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     assert!(driver.answer_next());
     // The container restarts between the list and the claim: the CAS answers Conflict.
     driver.kube.update(&idle, |pod| pod.restart_count = 1);
@@ -71,15 +84,15 @@ fn a_changed_idle_pod_is_not_claimed_on_a_stale_resource_version() {
 
 #[test]
 fn idle_pods_are_deleted_after_idle_timeout_measured_from_idle_since() {
-    let mut driver = Driver::with_reuse();
-    driver.create_agent(1, None);
+    let mut driver = with_reuse();
+    driver.create_agent(1);
     driver.settle();
     let pod = driver.decided("create")[0]
         .pod
         .clone()
         .expect("create names the pod");
     driver.register(&pod);
-    assert!(driver.should_assign(&pod, 1, None));
+    assert!(driver.should_assign(&pod, 1));
     // A long job: the pod is far older than ART and idle_timeout when it finishes.
     driver.now_ms = 20 * MINUTE_MS;
     driver.ping();
@@ -110,13 +123,13 @@ fn idle_pods_are_deleted_after_idle_timeout_measured_from_idle_since() {
 
 #[test]
 fn assigned_pods_are_never_reaped_and_a_taken_claim_keeps_its_pod() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     driver.now_ms = 4 * MINUTE_MS;
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     assert_eq!(driver.decided("claim").len(), 1);
-    assert!(driver.should_assign(&pod, 2, None));
+    assert!(driver.should_assign(&pod, 2));
     driver.now_ms = 30 * MINUTE_MS;
     driver.ping();
     driver.settle();
@@ -127,10 +140,10 @@ fn assigned_pods_are_never_reaped_and_a_taken_claim_keeps_its_pod() {
 
 #[test]
 fn a_claim_not_taken_by_the_idle_timeout_does_not_keep_its_pod_alive() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     driver.now_ms = 4 * MINUTE_MS;
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     assert_eq!(driver.decided("claim").len(), 1);
     driver.now_ms = 4 * MINUTE_MS + 30_000;
@@ -149,17 +162,17 @@ fn a_claim_not_taken_by_the_idle_timeout_does_not_keep_its_pod_alive() {
     assert_eq!(reaped.len(), 1);
     assert!(reaped[0].text.contains("claim for job 2 was not taken"));
     // The job's next create-agent makes a pod instead of waiting on the dead claim.
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
 }
 
 #[test]
 fn an_idle_pod_about_to_expire_is_not_claimed() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     driver.now_ms = 5 * MINUTE_MS - EXPIRY_MARGIN_MS;
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     assert!(driver.decided("claim").is_empty());
     let created = driver.decided("create");
@@ -172,22 +185,22 @@ fn an_idle_pod_about_to_expire_is_not_claimed() {
 
 #[test]
 fn a_claim_keeps_the_idle_clock_so_a_pod_whose_claimer_ran_elsewhere_expires_on_time() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     driver.now_ms = 3 * MINUTE_MS;
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     assert_eq!(driver.decided("claim").len(), 1);
     // Job 2 goes to another agent: the claim is spent, the pod idle since t=0 all along.
-    driver.create_agent(3, None);
+    driver.create_agent(3);
     driver.settle();
     let other = driver.decided("create").last().and_then(|d| d.pod.clone());
     let other = other.expect("job 3 gets a new pod");
     driver.register(&other);
-    assert!(driver.should_assign(&other, 3, None));
+    assert!(driver.should_assign(&other, 3));
     driver.complete(&other, 3);
     driver.settle();
-    assert!(driver.should_assign(&other, 2, None));
+    assert!(driver.should_assign(&other, 2));
     driver.now_ms = 5 * MINUTE_MS;
     driver.ping();
     driver.settle();
@@ -199,13 +212,13 @@ fn a_claim_keeps_the_idle_clock_so_a_pod_whose_claimer_ran_elsewhere_expires_on_
 
 #[test]
 fn a_claim_taken_by_assignment_while_in_flight_ends_the_create_without_a_pod() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     driver.now_ms = MINUTE_MS;
-    let id = driver.create_agent(2, None);
+    let id = driver.create_agent(2);
     assert!(driver.answer_next(), "the list");
     // The claim write is in flight when the agent asks for work and gets job 2.
-    assert!(driver.should_assign(&pod, 2, None));
+    assert!(driver.should_assign(&pod, 2));
     driver.settle();
     assert!(driver.is_finished(id));
     assert!(driver.decided("create").iter().all(|d| d.job_id != Some(2)));
@@ -214,53 +227,50 @@ fn a_claim_taken_by_assignment_while_in_flight_ends_the_create_without_a_pod() {
 
 #[test]
 fn a_claim_written_before_a_restart_for_a_job_served_then_does_not_pin_the_pod() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     driver.now_ms = MINUTE_MS;
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     assert_eq!(driver.decided("claim").len(), 1);
     // Job 2 ran on another agent; then the server restarts: the new process never hears
     // of job 2 again, so its claim on the pod is void.
-    driver.restart_server(2);
+    driver.restart_with(Safe::new(2));
     driver.now_ms = 2 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(
-        driver.should_assign(&pod, 7, None),
-        "the pod is free for any job"
-    );
+    assert!(driver.should_assign(&pod, 7), "the pod is free for any job");
 }
 
 #[test]
 fn should_assign_work_answering_false_changes_nothing() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     let before = format!("{:?}", driver.allocator.view);
-    assert!(!driver.should_assign(&pod, 3, None), "claimed for job 2");
+    assert!(!driver.should_assign(&pod, 3), "claimed for job 2");
     assert!(
-        !driver.should_assign(&pod, 2, Some("other")),
+        !driver.should_assign_in(&pod, 2, Some("other")),
         "another environment"
     );
     assert_eq!(format!("{:?}", driver.allocator.view), before);
     assert!(driver.queue.is_empty(), "no calls issued");
     assert!(
-        driver.should_assign(&pod, 2, None),
+        driver.should_assign(&pod, 2),
         "the claiming job still gets the pod"
     );
 }
 
 #[test]
 fn a_pod_whose_container_restarted_is_never_reused_and_is_disabled_then_deleted() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     driver.kube.update(&pod, |pod| pod.restart_count = 1);
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     assert!(driver.answer_next(), "the list shows the restart");
     assert!(driver.server.disabled.contains(&pod));
-    assert!(!driver.should_assign(&pod, 3, None));
+    assert!(!driver.should_assign(&pod, 3));
     driver.settle();
     assert!(!driver.pod_names().contains(&pod));
     assert!(driver.server.deleted.contains(&pod));
@@ -271,9 +281,9 @@ fn a_pod_whose_container_restarted_is_never_reused_and_is_disabled_then_deleted(
 
 #[test]
 fn a_restarted_pod_still_building_at_the_server_is_disabled_but_not_deleted_yet() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
-    assert!(driver.should_assign(&pod, 2, None));
+    assert!(driver.should_assign(&pod, 2));
     driver.kube.update(&pod, |pod| pod.restart_count = 1);
     driver.ping();
     driver.settle();
@@ -291,10 +301,10 @@ fn a_restarted_pod_still_building_at_the_server_is_disabled_but_not_deleted_yet(
 
 #[test]
 fn after_a_rebuild_registered_pods_are_adopted_and_unregistered_old_pods_deleted_at_once() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let busy = driver.idle_pod_after_job(1, None);
-    assert!(driver.should_assign(&busy, 3, None));
-    driver.create_agent(2, None);
+    assert!(driver.should_assign(&busy, 3));
+    driver.create_agent(2);
     driver.settle();
     let stuck = driver
         .decided("create")
@@ -302,9 +312,9 @@ fn after_a_rebuild_registered_pods_are_adopted_and_unregistered_old_pods_deleted
         .and_then(|d| d.pod.clone())
         .expect("a pod");
     driver.now_ms = MINUTE_MS;
-    driver.restart_server(2);
+    driver.restart_with(Safe::new(2));
     driver.now_ms = MINUTE_MS + 10_000;
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     assert!(
         !driver.pod_names().contains(&stuck),
@@ -320,7 +330,7 @@ fn after_a_rebuild_registered_pods_are_adopted_and_unregistered_old_pods_deleted
     );
     driver.complete(&busy, 3);
     driver.settle();
-    driver.create_agent(4, None);
+    driver.create_agent(4);
     driver.settle();
     let claim = driver.decided("claim");
     assert_eq!(
@@ -331,10 +341,10 @@ fn after_a_rebuild_registered_pods_are_adopted_and_unregistered_old_pods_deleted
 
 #[test]
 fn idle_since_survives_a_server_restart() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     driver.now_ms = 3 * MINUTE_MS;
-    driver.restart_server(2);
+    driver.restart_with(Safe::new(2));
     driver.now_ms = 5 * MINUTE_MS;
     driver.ping();
     driver.settle();
@@ -347,14 +357,14 @@ fn idle_since_survives_a_server_restart() {
 
 #[test]
 fn a_pod_in_environment_a_is_never_counted_for_a_job_in_environment_b() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, Some("a"));
-    driver.create_agent(2, Some("b"));
+    driver.create_agent_in(2, Some("b"));
     driver.settle();
     assert!(driver.decided("claim").is_empty());
     assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
-    assert!(!driver.should_assign(&pod, 2, Some("b")));
-    driver.create_agent(3, Some("a"));
+    assert!(!driver.should_assign_in(&pod, 2, Some("b")));
+    driver.create_agent_in(3, Some("a"));
     driver.settle();
     assert_eq!(driver.decided("claim")[0].job_id, Some(3));
 }
@@ -365,9 +375,9 @@ fn the_pending_limit_counts_only_pods_not_running() {
         pending_pods_count: 2,
         ..ClusterProfile::default()
     };
-    let mut driver = Driver::new(settings);
+    let mut driver = driver(settings);
     for job_id in 1..=3 {
-        driver.create_agent(job_id, None);
+        driver.create_agent(job_id);
     }
     driver.settle();
     assert_eq!(driver.pod_names().len(), 2);
@@ -376,7 +386,7 @@ fn the_pending_limit_counts_only_pods_not_running() {
         driver.register(&pod);
     }
     for job_id in 3..=4 {
-        driver.create_agent(job_id, None);
+        driver.create_agent(job_id);
     }
     driver.settle();
     assert_eq!(
@@ -387,7 +397,7 @@ fn the_pending_limit_counts_only_pods_not_running() {
     driver
         .kube
         .update(&driver.pod_names()[3], |pod| pod.phase = PodPhase::Failed);
-    driver.create_agent(5, None);
+    driver.create_agent(5);
     driver.settle();
     assert_eq!(
         driver.decided("skip-limit").len(),
@@ -402,15 +412,15 @@ fn max_pods_limits_all_pods() {
         max_pods: Some(2),
         ..ClusterProfile::default()
     };
-    let mut driver = Driver::new(settings);
+    let mut driver = driver(settings);
     for job_id in 1..=2 {
-        driver.create_agent(job_id, None);
+        driver.create_agent(job_id);
     }
     driver.settle();
     for pod in driver.pod_names() {
         driver.register(&pod);
     }
-    driver.create_agent(3, None);
+    driver.create_agent(3);
     driver.settle();
     assert_eq!(driver.pod_names().len(), 2);
     assert_eq!(driver.decided("skip-max-pods").len(), 1);
@@ -419,15 +429,15 @@ fn max_pods_limits_all_pods() {
 #[test]
 fn every_request_finishes_exactly_once_when_calls_time_out() {
     for error in [KubeError::Timeout, KubeError::ServerError] {
-        let mut driver = Driver::with_reuse();
+        let mut driver = with_reuse();
         let pod = driver.idle_pod_after_job(1, None);
-        assert!(driver.should_assign(&pod, 5, None));
+        assert!(driver.should_assign(&pod, 5));
         let mut ids = vec![
-            driver.create_agent(2, None),
+            driver.create_agent(2),
             driver.ping(),
             driver.complete(&pod, 5),
         ];
-        ids.push(driver.create_agent(3, None));
+        ids.push(driver.create_agent(3));
         while !driver.queue.is_empty() {
             driver.answer_next_with(Err(error));
         }
@@ -436,7 +446,7 @@ fn every_request_finishes_exactly_once_when_calls_time_out() {
             "{error:?}: all finished"
         );
         // The driver asserts that no request finishes twice; the next round still works.
-        driver.create_agent(6, None);
+        driver.create_agent(6);
         driver.settle();
         assert!(driver.allocator.calls.is_empty());
         assert!(driver.allocator.lock_holder.is_none());
@@ -445,9 +455,9 @@ fn every_request_finishes_exactly_once_when_calls_time_out() {
 
 #[test]
 fn a_claim_that_times_out_still_creates_a_pod() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let idle = driver.idle_pod_after_job(1, None);
-    let id = driver.create_agent(2, None);
+    let id = driver.create_agent(2);
     assert!(driver.answer_next());
     let claim = driver.answer_next_with(Err(KubeError::Timeout));
     assert!(matches!(
@@ -461,28 +471,28 @@ fn a_claim_that_times_out_still_creates_a_pod() {
     assert!(driver.is_finished(id));
     assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
     assert!(
-        !driver.should_assign(&idle, 3, None),
+        !driver.should_assign(&idle, 3),
         "still reserved for job 2 only"
     );
 }
 
 #[test]
 fn a_create_agent_for_an_already_assigned_job_makes_no_pod() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     assert!(
-        driver.should_assign(&pod, 7, None),
+        driver.should_assign(&pod, 7),
         "an unclaimed idle pod takes a matching job"
     );
     driver.settle();
-    driver.create_agent(7, None);
+    driver.create_agent(7);
     assert!(driver.queue.is_empty());
     assert_eq!(driver.decided("skip-assigned").len(), 1);
     // The same when the assignment lands while the list is in flight.
     driver.complete(&pod, 7);
     driver.settle();
-    driver.create_agent(8, None);
-    assert!(driver.should_assign(&pod, 8, None));
+    driver.create_agent(8);
+    assert!(driver.should_assign(&pod, 8));
     driver.settle();
     assert_eq!(driver.decided("skip-assigned").len(), 2);
     assert_eq!(driver.pod_names().len(), 1);
@@ -490,11 +500,11 @@ fn a_create_agent_for_an_already_assigned_job_makes_no_pod() {
 
 #[test]
 fn a_repeated_create_agent_waits_on_the_pod_reserved_for_its_job() {
-    let mut driver = Driver::new(ClusterProfile::default());
-    driver.create_agent(1, None);
+    let mut driver = driver(ClusterProfile::default());
+    driver.create_agent(1);
     driver.settle();
     driver.now_ms = 2 * MINUTE_MS;
-    driver.create_agent(1, None);
+    driver.create_agent(1);
     driver.settle();
     assert_eq!(driver.pod_names().len(), 1);
     assert_eq!(driver.decided("skip-existing").len(), 1);
@@ -502,8 +512,8 @@ fn a_repeated_create_agent_waits_on_the_pod_reserved_for_its_job() {
 
 #[test]
 fn a_pod_that_never_registers_is_deleted_after_art_and_its_job_gets_a_new_pod() {
-    let mut driver = Driver::new(ClusterProfile::default());
-    driver.create_agent(1, None);
+    let mut driver = driver(ClusterProfile::default());
+    driver.create_agent(1);
     driver.settle();
     let first = driver.pod_names()[0].clone();
     driver.now_ms = 9 * MINUTE_MS;
@@ -511,7 +521,7 @@ fn a_pod_that_never_registers_is_deleted_after_art_and_its_job_gets_a_new_pod() 
     driver.settle();
     assert!(driver.pod_names().contains(&first), "within ART: kept");
     driver.now_ms = 10 * MINUTE_MS;
-    driver.create_agent(1, None);
+    driver.create_agent(1);
     driver.settle();
     assert!(!driver.pod_names().contains(&first));
     assert_eq!(driver.decided("reap-unregistered").len(), 1);
@@ -520,9 +530,9 @@ fn a_pod_that_never_registers_is_deleted_after_art_and_its_job_gets_a_new_pod() 
 
 #[test]
 fn without_reuse_a_pod_runs_only_its_own_job_and_is_deleted_on_completion() {
-    let mut driver = Driver::new(ClusterProfile::default());
-    driver.create_agent(1, None);
-    driver.create_agent(2, None);
+    let mut driver = driver(ClusterProfile::default());
+    driver.create_agent(1);
+    driver.create_agent(2);
     driver.settle();
     let pods = driver.pod_names();
     assert_eq!(pods.len(), 2, "one pod per job");
@@ -533,8 +543,8 @@ fn without_reuse_a_pod_runs_only_its_own_job_and_is_deleted_on_completion() {
         .pod
         .clone()
         .expect("create names the pod");
-    assert!(!driver.should_assign(&for_job_1, 2, None));
-    assert!(driver.should_assign(&for_job_1, 1, None));
+    assert!(!driver.should_assign(&for_job_1, 2));
+    assert!(driver.should_assign(&for_job_1, 1));
     driver.complete(&for_job_1, 1);
     assert!(
         driver.server.disabled.contains(&for_job_1),
@@ -547,9 +557,9 @@ fn without_reuse_a_pod_runs_only_its_own_job_and_is_deleted_on_completion() {
 
 #[test]
 fn a_claim_meeting_a_conflict_is_revalidated_with_a_get_and_retried() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let idle = driver.idle_pod_after_job(1, None);
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     assert!(driver.answer_next());
     // A harmless status write between the list and the claim.
     driver.kube.update(&idle, |pod| pod.ready = true);
@@ -567,13 +577,13 @@ fn a_claim_meeting_a_conflict_is_revalidated_with_a_get_and_retried() {
 
 #[test]
 fn a_replacement_pod_is_created_only_after_the_dead_pod_of_its_job_is_deleted() {
-    let mut driver = Driver::new(ClusterProfile::default());
-    driver.create_agent(1, None);
+    let mut driver = driver(ClusterProfile::default());
+    driver.create_agent(1);
     driver.settle();
     let old = driver.pod_names()[0].clone();
-    driver.restart_server(2);
+    driver.restart_with(Safe::new(2));
     driver.now_ms = 15_000;
-    let id = driver.create_agent(1, None);
+    let id = driver.create_agent(1);
     assert!(driver.answer_next(), "the list");
     assert_eq!(driver.queue.len(), 1);
     assert!(matches!(&driver.queue[0].1, KubeRequest::DeletePod { name } if *name == old));
@@ -587,11 +597,11 @@ fn a_replacement_pod_is_created_only_after_the_dead_pod_of_its_job_is_deleted() 
 
 #[test]
 fn a_pod_whose_job_ran_elsewhere_starts_its_idle_clock_when_seen_idle() {
-    let mut driver = Driver::with_reuse();
+    let mut driver = with_reuse();
     let first = driver.idle_pod_after_job(1, None);
-    assert!(driver.should_assign(&first, 5, None));
+    assert!(driver.should_assign(&first, 5));
     driver.settle();
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     let second = driver
         .decided("create")
@@ -601,13 +611,13 @@ fn a_pod_whose_job_ran_elsewhere_starts_its_idle_clock_when_seen_idle() {
     driver.complete(&first, 5);
     driver.settle();
     assert!(
-        driver.should_assign(&first, 2, None),
+        driver.should_assign(&first, 2),
         "an unclaimed idle pod takes job 2 at once"
     );
     driver.now_ms = 30_000;
     driver.register(&second);
     assert!(
-        !driver.should_assign(&second, 2, None),
+        !driver.should_assign(&second, 2),
         "job 2 already runs elsewhere"
     );
     driver.now_ms = 40_000;
@@ -634,18 +644,18 @@ fn a_pod_whose_job_ran_elsewhere_starts_its_idle_clock_when_seen_idle() {
 
 #[test]
 fn a_create_waiting_for_a_failed_delete_finishes_without_a_second_pod() {
-    let mut driver = Driver::new(ClusterProfile::default());
-    driver.create_agent(1, None);
+    let mut driver = driver(ClusterProfile::default());
+    driver.create_agent(1);
     driver.settle();
-    driver.restart_server(2);
+    driver.restart_with(Safe::new(2));
     driver.now_ms = 15_000;
-    let id = driver.create_agent(1, None);
+    let id = driver.create_agent(1);
     assert!(driver.answer_next(), "the list");
     driver.answer_next_with(Err(KubeError::Timeout));
     assert!(driver.is_finished(id));
     assert!(driver.queue.is_empty());
     assert_eq!(driver.decided("skip-deleting").len(), 1);
-    driver.create_agent(1, None);
+    driver.create_agent(1);
     driver.settle();
     assert_eq!(
         driver.pod_names().len(),
@@ -685,15 +695,15 @@ fn agent_lookups_in_any_order_find_exactly_the_listed_agents() {
 
 #[test]
 fn a_pod_still_killing_a_cancelled_build_takes_no_job_until_its_agent_is_idle() {
-    let mut driver = Driver::with_reuse();
-    driver.create_agent(1, None);
+    let mut driver = with_reuse();
+    driver.create_agent(1);
     driver.settle();
     let pod = driver.decided("create")[0]
         .pod
         .clone()
         .expect("create names the pod");
     driver.register(&pod);
-    assert!(driver.should_assign(&pod, 1, None));
+    assert!(driver.should_assign(&pod, 1));
     // The user cancels job 1: job-completion comes at once, while the agent still reports
     // Building (build state Cancelled) until it has killed the build.
     driver.complete(&pod, 1);
@@ -701,10 +711,7 @@ fn a_pod_still_killing_a_cancelled_build_takes_no_job_until_its_agent_is_idle() 
     let agent = driver.server.agents.get_mut(&pod).expect("registered");
     agent.agent_state = AgentState::Building;
     agent.build_state = BuildState::Cancelled;
-    assert!(
-        !driver.should_assign(&pod, 2, None),
-        "the build is being killed"
-    );
+    assert!(!driver.should_assign(&pod, 2), "the build is being killed");
     let refused = driver.decided("assign-no");
     assert!(
         refused
@@ -712,5 +719,5 @@ fn a_pod_still_killing_a_cancelled_build_takes_no_job_until_its_agent_is_idle() 
             .is_some_and(|d| d.text.contains("cancelled build"))
     );
     driver.set_agent(&pod, AgentState::Idle);
-    assert!(driver.should_assign(&pod, 2, None), "the kill is over");
+    assert!(driver.should_assign(&pod, 2), "the kill is over");
 }

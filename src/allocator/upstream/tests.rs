@@ -9,7 +9,9 @@ fn driver(pending_pods_count: u32) -> Driver {
         pending_pods_count,
         ..ClusterProfile::default()
     };
-    Driver::new(Policy::Upstream, 2, &profile)
+    let mut d = Driver::new(Policy::Upstream, 2, profile);
+    d.auto_answer = true;
+    d
 }
 
 #[test]
@@ -18,7 +20,7 @@ fn creates_only_while_fewer_than_pending_pods_count_pods_are_not_running() {
     d.create_agent(1);
     d.create_agent(2);
     d.create_agent(3);
-    assert_eq!(d.pods.len(), 2);
+    assert_eq!(d.kube.pods.len(), 2);
     assert!(d.pods_for_job(3).is_empty());
     assert_eq!(d.codes_for(3), ["skip-limit"]);
     let text = &d.decisions.last().expect("a decision was made").text;
@@ -47,7 +49,7 @@ fn failed_pods_count_toward_the_limit_until_a_ping_reaps_them() {
     d.now_ms += ART_MS + 1;
     d.ping();
     assert!(
-        !d.pods.contains_key(&failed),
+        !d.kube.pods.contains_key(&failed),
         "the unregistered failed pod is reaped"
     );
     assert!(d.has_decision("reap-unregistered", &failed));
@@ -73,7 +75,7 @@ fn should_assign_work_is_true_only_for_the_pods_own_job() {
     d.create_agent(1);
     d.create_agent(2);
     let pod = d.pod_of(1);
-    d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
+    d.put_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     assert!(!d.should_assign(&pod, 2));
     assert!(
         d.should_assign(&pod, 1),
@@ -87,7 +89,7 @@ fn job_completion_disables_the_agent_deletes_the_pod_then_deletes_the_agent() {
     let mut d = driver(10);
     d.create_agent(1);
     let pod = d.pod_of(1);
-    d.set_agent(&pod, AgentState::Building, ConfigState::Enabled);
+    d.put_agent(&pod, AgentState::Building, ConfigState::Enabled);
     d.server.log.clear();
     let id = d.job_completion(&pod, 1);
     assert_eq!(
@@ -98,7 +100,7 @@ fn job_completion_disables_the_agent_deletes_the_pod_then_deletes_the_agent() {
             format!("delete-agent {pod}")
         ]
     );
-    assert!(d.pods.is_empty());
+    assert!(d.kube.pods.is_empty());
     assert!(d.server.agents.is_empty());
     assert!(d.finished.contains(&id));
 }
@@ -108,7 +110,7 @@ fn a_failed_pod_delete_on_job_completion_leaves_the_disabled_agent_to_the_next_p
     let mut d = driver(10);
     d.create_agent(1);
     let pod = d.pod_of(1);
-    d.set_agent(&pod, AgentState::Building, ConfigState::Enabled);
+    d.put_agent(&pod, AgentState::Building, ConfigState::Enabled);
     d.auto_answer = false;
     let id = d.job_completion(&pod, 1);
     d.answer_next_with(Err(KubeError::Timeout));
@@ -117,10 +119,10 @@ fn a_failed_pod_delete_on_job_completion_leaves_the_disabled_agent_to_the_next_p
     assert!(d.has_decision("delete-failed", &pod));
 
     d.auto_answer = true;
-    d.set_agent(&pod, AgentState::Idle, ConfigState::Disabled);
+    d.put_agent(&pod, AgentState::Idle, ConfigState::Disabled);
     d.ping();
     assert!(
-        d.pods.is_empty(),
+        d.kube.pods.is_empty(),
         "the ping deletes the disabled idle agent's pod"
     );
     assert!(d.server.agents.is_empty());
@@ -134,12 +136,12 @@ fn a_ping_deletes_an_unregistered_pod_only_once_it_is_older_than_the_auto_regist
     d.now_ms += ART_MS;
     d.ping();
     assert!(
-        d.pods.contains_key(&pod),
+        d.kube.pods.contains_key(&pod),
         "exactly ART old is not older than ART"
     );
     d.now_ms += 1;
     d.ping();
-    assert!(!d.pods.contains_key(&pod));
+    assert!(!d.kube.pods.contains_key(&pod));
     assert_eq!(d.codes_for(1), ["create", "reap-unregistered"]);
 }
 
@@ -150,10 +152,10 @@ fn a_ping_disables_and_deletes_an_idle_agent_older_than_the_auto_register_timeou
     d.create_agent(2);
     let idle = d.pod_of(1);
     let busy = d.pod_of(2);
-    d.set_agent(&idle, AgentState::Idle, ConfigState::Enabled);
-    d.set_agent(&busy, AgentState::Building, ConfigState::Enabled);
+    d.put_agent(&idle, AgentState::Idle, ConfigState::Enabled);
+    d.put_agent(&busy, AgentState::Building, ConfigState::Enabled);
     d.ping();
-    assert_eq!(d.pods.len(), 2, "young agents are kept");
+    assert_eq!(d.kube.pods.len(), 2, "young agents are kept");
 
     d.now_ms += ART_MS + 1;
     d.server.log.clear();
@@ -165,7 +167,7 @@ fn a_ping_disables_and_deletes_an_idle_agent_older_than_the_auto_register_timeou
     ];
     assert_eq!(d.server.log, expected);
     assert!(
-        d.pods.contains_key(&busy),
+        d.kube.pods.contains_key(&busy),
         "a Building agent is never reaped"
     );
     assert!(d.has_decision("disable-old", &idle));
@@ -177,8 +179,8 @@ fn a_ping_disables_and_deletes_agents_whose_pod_is_gone() {
     let mut d = driver(10);
     d.create_agent(1);
     let pod = d.pod_of(1);
-    d.set_agent(&pod, AgentState::Building, ConfigState::Enabled);
-    d.pods.clear();
+    d.put_agent(&pod, AgentState::Building, ConfigState::Enabled);
+    d.kube.pods.clear();
     d.ping();
     assert_eq!(d.server.log.last(), Some(&format!("delete-agent {pod}")));
     assert!(d.has_decision("reap-missing", &pod));
@@ -187,11 +189,14 @@ fn a_ping_disables_and_deletes_agents_whose_pod_is_gone() {
 #[test]
 fn create_requests_queue_behind_the_lock_and_each_finishes_once_even_when_calls_time_out() {
     let mut d = driver(10);
+    // A first ping makes the cluster's map, so no first-use listing comes before the lock.
+    d.ping();
+    d.finished.clear();
     d.auto_answer = false;
     let first = d.create_agent(1);
     let second = d.create_agent(2);
     let third = d.create_agent(3);
-    assert_eq!(d.pending.len(), 1, "only the lock holder lists pods");
+    assert_eq!(d.queue.len(), 1, "only the lock holder lists pods");
     assert_eq!(d.codes_for(2), ["queued"]);
 
     d.answer_next_with(Err(KubeError::Timeout));
@@ -210,8 +215,8 @@ fn create_requests_queue_behind_the_lock_and_each_finishes_once_even_when_calls_
 
     // A server ping is not under the lock: it runs while the second create-agent waits.
     let ping = d.ping();
-    assert_eq!(d.pending.len(), 2);
-    d.answer_all();
+    assert_eq!(d.queue.len(), 2);
+    d.settle();
     assert_eq!(d.finished, [first, ping, second, third]);
     assert!(d.pods_for_job(1).is_empty());
     assert_eq!(d.pods_for_job(2).len(), 1);
@@ -223,14 +228,14 @@ fn after_a_restart_listed_pods_are_adopted_from_their_labels() {
     let mut d = driver(10);
     d.create_agent(1);
     let pod = d.pod_of(1);
-    d.restart(Policy::Upstream, 3);
+    d.restart(3);
     d.create_agent(1);
     assert_eq!(
         d.pods_for_job(1),
         std::slice::from_ref(&pod),
         "the adopted pod still dedupes its job"
     );
-    d.set_agent(&pod, AgentState::Idle, ConfigState::Enabled);
+    d.put_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     assert!(d.should_assign(&pod, 1));
 }
 
@@ -239,8 +244,8 @@ fn a_failed_pod_delete_ends_the_ping_which_still_finishes_once() {
     let mut d = driver(10);
     d.create_agent(1);
     let pod = d.pod_of(1);
-    d.set_agent(&pod, AgentState::Idle, ConfigState::Disabled);
-    d.set_agent("k8s-ea-orphan", AgentState::Idle, ConfigState::Enabled);
+    d.put_agent(&pod, AgentState::Idle, ConfigState::Disabled);
+    d.put_agent("k8s-ea-orphan", AgentState::Idle, ConfigState::Enabled);
     d.auto_answer = false;
     let ping = d.ping();
     d.answer_next_with(Err(KubeError::Timeout));
@@ -251,9 +256,9 @@ fn a_failed_pod_delete_ends_the_ping_which_still_finishes_once() {
     );
     d.answer_next_with(Err(KubeError::ServerError));
     assert_eq!(d.finished.last(), Some(&ping));
-    assert!(d.pending.is_empty());
+    assert!(d.queue.is_empty());
     assert!(d.has_decision("ping-aborted", &pod));
-    assert!(d.pods.contains_key(&pod));
+    assert!(d.kube.pods.contains_key(&pod));
     assert!(
         d.server.agents.contains_key(&pod),
         "the agent delete is skipped"
@@ -262,4 +267,26 @@ fn a_failed_pod_delete_ends_the_ping_which_still_finishes_once() {
         d.server.agents.contains_key("k8s-ea-orphan"),
         "checkForPossiblyMissingAgents never runs"
     );
+}
+
+#[test]
+fn after_a_restart_should_assign_work_is_answered_after_the_first_listing() {
+    let mut d = driver(10);
+    d.create_agent(1);
+    let pod = d.pod_of(1);
+    d.put_agent(&pod, AgentState::Idle, ConfigState::Enabled);
+    d.restart(3);
+    d.auto_answer = false;
+    d.kube.served.clear();
+    assert!(
+        d.should_assign(&pod, 1),
+        "the held get-work is answered from the listing"
+    );
+    assert_eq!(d.kube.served, ["list-pods"]);
+    d.kube.served.clear();
+    assert!(
+        !d.should_assign(&pod, 2),
+        "a known cluster profile needs no listing"
+    );
+    assert!(d.kube.served.is_empty());
 }

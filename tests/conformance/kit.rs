@@ -1,0 +1,22 @@
+//! Small helpers shared by the ported tests.
+
+use elasticsim::allocator::testkit::Driver;
+use elasticsim::allocator::{ClusterProfile, Policy};
+
+/// Auto-register timeout in the plugin's default: 10 minutes.
+pub const ART_MS: u64 = 10 * 60_000;
+
+/// A driver for `policy` in process 2 whose calls are answered at once.
+pub fn driver(policy: Policy, settings: ClusterProfile) -> Driver {
+    let mut d = Driver::new(policy, 2, settings);
+    d.auto_answer = true;
+    d
+}
+
+/// Default cluster profile with reuse on or off.
+pub fn settings(reuse: bool) -> ClusterProfile {
+    ClusterProfile {
+        enable_agent_reuse: reuse,
+        ..ClusterProfile::default()
+    }
+}
