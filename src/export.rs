@@ -214,8 +214,12 @@ pub fn export_run(
     loop {
         if touched.touched {
             touched.touched = false;
+            // The recorded format has no deletion timestamp: a pod being deleted (listed as
+            // Terminating for its grace period) has ended its job, so it is written deleted
+            // at the deletion, which is when replay must end the job.
+            let live = world.kube().pods().filter(|pod| !pod.is_terminating());
             exporter
-                .observe(world.now().as_ms(), world.kube().pods())
+                .observe(world.now().as_ms(), live)
                 .map_err(|e| ExportError::Io(path_error(path, e)))?;
         }
         if !world.step(&mut touched).map_err(ExportError::World)? {

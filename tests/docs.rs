@@ -87,6 +87,10 @@ fn probe_for(words: &[String]) -> String {
             "{PROFILE}[[faults]]\nkind = \"profile_edit\"\nat = \"1m\"\nprofile = \"p\"\n\
              set = {{ zz_unknown = \"x\" }}\n"
         ),
+        ["[[faults]]", "cluster_profile_edit", "set"] => format!(
+            "{PROFILE}[[faults]]\nkind = \"cluster_profile_edit\"\nat = \"1m\"\n\
+             set = {{ zz_unknown = \"x\" }}\n"
+        ),
         ["[[faults]]", kind] => {
             format!("{PROFILE}{LEADER}[[faults]]\nkind = \"{kind}\"\nat = \"1m\"\nzz_unknown = 1\n")
         }

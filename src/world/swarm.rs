@@ -213,6 +213,19 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
                 },
             }
         }
+        _ => return draw_leader_fault(scenario, kind, at_ms, random),
+    };
+    Some(Fault { at_ms, kind })
+}
+
+/// The faults of `[leader]` replicas and their Lease, drawn like `draw_fault`'s.
+fn draw_leader_fault(
+    scenario: &Scenario,
+    kind: &str,
+    at_ms: u64,
+    random: &mut Stream,
+) -> Option<Fault> {
+    let kind = match kind {
         "replica_crash" => FaultKind::ReplicaCrash {
             replica: replica(scenario, random),
             downtime_ms: range(random, 2_000, 60_000),
