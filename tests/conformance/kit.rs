@@ -1,4 +1,6 @@
-//! Small helpers shared by the ported tests.
+//! Small helpers shared by the ported tests. This file ports no test of its own: the origins
+//! (gocd/kubernetes-elastic-agents master and the PR #355 branch, file and test name) are named
+//! in each module that uses it.
 
 use elasticsim::allocator::testkit::Driver;
 use elasticsim::allocator::{ClusterProfile, Policy};

@@ -2,6 +2,10 @@
 //! policies, with each policy's decisions per step. Read the table like a spec: a row is one
 //! step, a column one policy, a cell the decision codes that step produced (`-` for none;
 //! `yes`/`no` is should-assign-work's answer).
+//!
+//! Origin: not a port. It is our own spec of the three policies on one script, written from
+//! gocd/kubernetes-elastic-agents master (`KubernetesAgentInstances`, the executors) and the
+//! PR #355 branch `add-option-to-enable-agent-reuse`, like the ported modules beside it.
 
 use crate::kit::driver;
 use elasticsim::allocator::testkit::Driver;
