@@ -1,9 +1,11 @@
 //! Each name of `SAFE_ABLATIONS` changes a decision: the same steps as a rule's own test in
 //! `tests.rs`, once with the rule and once without, and the decision that differs.
 
-use super::test_driver::Driver;
+use super::super::testkit;
 use super::*;
 use crate::ablation::Ablations;
+
+type Driver = testkit::Driver<Safe>;
 
 const MINUTE_MS: u64 = 60_000;
 
@@ -19,7 +21,13 @@ fn ablate(driver: &mut Driver, process_id: u64, name: &str) {
 
 /// A driver with reuse on, optionally without rule `name`.
 fn driver(name: Option<&str>) -> Driver {
-    let mut driver = Driver::with_reuse();
+    let mut driver = Driver::with_allocator(
+        Safe::new(1),
+        ClusterProfile {
+            enable_agent_reuse: true,
+            ..ClusterProfile::default()
+        },
+    );
     if let Some(name) = name {
         ablate(&mut driver, 1, name);
     }
@@ -32,7 +40,7 @@ fn claims_of_three_jobs(name: Option<&str>) -> usize {
     driver.idle_pod_after_job(1, None);
     driver.now_ms = 10_000;
     for job_id in 2..=4 {
-        driver.create_agent(job_id, None);
+        driver.create_agent(job_id);
     }
     driver.settle();
     driver.decided("claim").len()
@@ -49,7 +57,7 @@ fn claims_lost_after_delete(name: Option<&str>) -> usize {
     let mut driver = driver(name);
     let idle = driver.idle_pod_after_job(1, None);
     driver.kube.pods.remove(&idle);
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
     driver.decided("claim-lost").len()
@@ -68,11 +76,11 @@ fn without_fresh_state_a_deleted_pod_is_still_tried() {
 /// Whether a pod that ran a 20-minute job is reaped one minute after it went idle.
 fn reaped_one_minute_after_a_long_job(name: Option<&str>) -> bool {
     let mut driver = driver(name);
-    driver.create_agent(1, None);
+    driver.create_agent(1);
     driver.settle();
     let pod = driver.decided("create")[0].pod.clone().expect("a pod");
     driver.register(&pod);
-    assert!(driver.should_assign(&pod, 1, None));
+    assert!(driver.should_assign(&pod, 1));
     driver.now_ms = 20 * MINUTE_MS;
     driver.complete(&pod, 1);
     driver.settle();
@@ -93,11 +101,11 @@ fn claimed_after_restart(name: Option<&str>) -> bool {
     let mut driver = driver(name);
     driver.idle_pod_after_job(1, None);
     driver.now_ms = MINUTE_MS;
-    driver.restart_server(2);
+    driver.restart_with(Safe::new(2));
     if let Some(name) = name {
         ablate(&mut driver, 2, name);
     }
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     !driver.decided("claim").is_empty()
 }
@@ -112,10 +120,10 @@ fn without_canonical_hash_a_restart_makes_idle_pods_foreign() {
 fn claimer_served_after_a_refusal(name: Option<&str>) -> bool {
     let mut driver = driver(name);
     let pod = driver.idle_pod_after_job(1, None);
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
-    assert!(!driver.should_assign(&pod, 3, None), "claimed for job 2");
-    driver.should_assign(&pod, 2, None)
+    assert!(!driver.should_assign(&pod, 3), "claimed for job 2");
+    driver.should_assign(&pod, 2)
 }
 
 #[test]
@@ -130,7 +138,7 @@ fn busy_at_the_server_claimed(name: Option<&str>) -> bool {
     let pod = driver.idle_pod_after_job(1, None);
     // The server gave the agent a job the allocator has not heard of yet.
     driver.set_agent(&pod, AgentState::Building);
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     !driver.decided("claim").is_empty()
 }
@@ -145,15 +153,15 @@ fn without_assignable_a_pod_busy_at_the_server_is_claimed() {
 /// Whether an unregistered pod of the previous server process is deleted at once.
 fn orphan_reaped_after_restart(name: Option<&str>) -> bool {
     let mut driver = driver(name);
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     driver.now_ms = MINUTE_MS;
-    driver.restart_server(2);
+    driver.restart_with(Safe::new(2));
     if let Some(name) = name {
         ablate(&mut driver, 2, name);
     }
     driver.now_ms = MINUTE_MS + 10_000;
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     !driver.decided("reap-orphan").is_empty()
 }
@@ -169,7 +177,7 @@ fn restarted_pod_claimed(name: Option<&str>) -> bool {
     let mut driver = driver(name);
     let pod = driver.idle_pod_after_job(1, None);
     driver.kube.update(&pod, |pod| pod.restart_count = 1);
-    driver.create_agent(2, None);
+    driver.create_agent(2);
     driver.settle();
     driver
         .decided("claim")
@@ -185,22 +193,25 @@ fn without_container_restart_a_restarted_pod_is_reused() {
 
 /// Pods after two Running pods and two more create-agents, with pending_pods_count 2.
 fn pods_after_running_ones(name: Option<&str>) -> usize {
-    let mut driver = Driver::new(ClusterProfile {
-        pending_pods_count: 2,
-        ..ClusterProfile::default()
-    });
+    let mut driver = Driver::with_allocator(
+        Safe::new(1),
+        ClusterProfile {
+            pending_pods_count: 2,
+            ..ClusterProfile::default()
+        },
+    );
     if let Some(name) = name {
         ablate(&mut driver, 1, name);
     }
     for job_id in 1..=2 {
-        driver.create_agent(job_id, None);
+        driver.create_agent(job_id);
     }
     driver.settle();
     for pod in driver.pod_names() {
         driver.register(&pod);
     }
     for job_id in 3..=4 {
-        driver.create_agent(job_id, None);
+        driver.create_agent(job_id);
     }
     driver.settle();
     driver.pod_names().len()

@@ -20,8 +20,6 @@ mod view;
 #[cfg(test)]
 mod ablation_tests;
 #[cfg(test)]
-mod test_driver;
-#[cfg(test)]
 mod tests;
 
 use super::*;
