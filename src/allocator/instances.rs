@@ -4,7 +4,7 @@
 
 use super::pod_spec::keys;
 use super::settings::keys as settings_keys;
-use crate::resources::{Pod, PodPhase, StringMap};
+use crate::resources::{Pod, PodList, PodPhase, StringMap};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -77,7 +77,7 @@ pub(super) type PodMap = BTreeMap<String, KnownPod>;
 /// Rebuild a pod map from a listing. `previous` supplies the plugin-side agent state of pods
 /// already known (PR #355 preserves it; the master branch never sets it, so it stays
 /// `Unknown`). Pods without the `kind` label are ignored.
-pub(super) fn rebuild_from_listing(previous: &PodMap, pods: &[Arc<Pod>]) -> PodMap {
+pub(super) fn rebuild_from_listing(previous: &PodMap, pods: &PodList) -> PodMap {
     let mut rebuilt = PodMap::new();
     for pod in pods
         .iter()
@@ -168,7 +168,9 @@ mod tests {
             pod("b", PodPhase::Pending, true),
             pod("c", PodPhase::Running, false),
         ]
-        .map(Arc::new);
+        .map(Arc::new)
+        .into_iter()
+        .collect();
         let rebuilt = rebuild_from_listing(&previous, &listing);
         assert_eq!(rebuilt.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(rebuilt["a"].agent_state, PluginAgentState::Idle);

@@ -1,5 +1,6 @@
 //! The API server's store and request handling.
 
+use super::listings::{Listings, naive_list};
 use super::{KubeEffects, KubeSettings};
 use crate::engine::{SimTime, Stream};
 use crate::resources::{
@@ -38,6 +39,8 @@ pub struct KubeApi {
     pub(super) nodes: Vec<Node>,
     /// Pods waiting for a free slot, oldest first.
     pub(super) unscheduled: VecDeque<String>,
+    /// Every selector's listing, kept in step with `pods` by [`KubeApi::publish`].
+    listings: Listings,
     leases: BTreeMap<String, Lease>,
     resource_version: u64,
     next_uid: u64,
@@ -58,6 +61,7 @@ impl KubeApi {
             uid_to_name: BTreeMap::new(),
             nodes,
             unscheduled: VecDeque::new(),
+            listings: Listings::default(),
             leases: BTreeMap::new(),
             resource_version: 0,
             next_uid: 1,
@@ -67,6 +71,13 @@ impl KubeApi {
     pub(super) fn bump(&mut self) -> u64 {
         self.resource_version += 1;
         self.resource_version
+    }
+
+    /// Bring the listings in step with the store's copy of pod `name`: called after every
+    /// write to a pod (create, update, removal).
+    pub(super) fn publish(&mut self, name: &str) {
+        let pod = self.pods.get(name).map(|state| &state.pod);
+        self.listings.publish(name, pod);
     }
 
     /// Every pod, by name.
@@ -111,13 +122,17 @@ impl KubeApi {
         fx: &mut KubeEffects,
     ) -> KubeResult {
         match request {
-            KubeRequest::ListPods { selector } => Ok(KubeReply::Pods(
-                self.pods
-                    .values()
-                    .filter(|s| selector.iter().all(|(k, v)| s.pod.labels.get(k) == Some(v)))
-                    .map(|s| s.pod.clone())
-                    .collect(),
-            )),
+            KubeRequest::ListPods { selector } => {
+                let list = self
+                    .listings
+                    .list(&selector, self.pods.values().map(|s| &s.pod));
+                debug_assert_eq!(
+                    list,
+                    naive_list(&selector, self.pods.values().map(|s| &s.pod)),
+                    "a kept listing differs from the store"
+                );
+                Ok(KubeReply::Pods(list))
+            }
             KubeRequest::GetPod { name } => self
                 .pods
                 .get(&name)
@@ -156,6 +171,7 @@ impl KubeApi {
                     reported_unschedulable: false,
                 };
                 self.pods.insert(template.name.clone(), state);
+                self.publish(&template.name);
                 let description = (self.settings.describe_pod)(&reply);
                 fx.records.push(Record::PodCreated {
                     pod: template.name.clone(),
@@ -219,7 +235,9 @@ impl KubeApi {
             Arc::make_mut(&mut state.pod).annotations.remove(key);
         }
         Arc::make_mut(&mut state.pod).resource_version = rv;
-        Ok(KubeReply::Pod(state.pod.clone()))
+        let reply = state.pod.clone();
+        self.publish(name);
+        Ok(KubeReply::Pod(reply))
     }
 
     fn create_lease(

@@ -53,6 +53,7 @@ impl KubeApi {
                 sample[random.below(sample.len() as u64) as usize]
             };
             let uid = state.pod.uid;
+            self.publish(&name);
             fx.timers
                 .push((now.plus_ms(startup_ms), KubeTimer::PodStarted { uid }));
             fx.records.push(Record::PodScheduled { pod: name, node });
@@ -119,6 +120,7 @@ impl KubeApi {
         Arc::make_mut(&mut state.pod).ready = true;
         Arc::make_mut(&mut state.pod).resource_version = rv;
         state.container_running = true;
+        self.publish(&name);
         fx.agent_started.push((uid, name));
     }
 
@@ -159,6 +161,7 @@ impl KubeApi {
             now.plus_ms(state.backoff_ms),
             KubeTimer::ContainerRestart { uid },
         ));
+        self.publish(name);
         true
     }
 
@@ -183,6 +186,7 @@ impl KubeApi {
             pod: name.to_owned(),
             phase: "Failed".to_owned(),
         });
+        self.publish(name);
         true
     }
 
@@ -224,6 +228,7 @@ impl KubeApi {
         fx.agent_killed.push(uid);
         fx.timers
             .push((now.plus_ms(grace_ms), KubeTimer::PodGone { uid }));
+        self.publish(name);
         true
     }
 
@@ -238,6 +243,7 @@ impl KubeApi {
         let Some(state) = self.pods.remove(name) else {
             return;
         };
+        self.publish(name);
         self.bump();
         self.uid_to_name.remove(&state.pod.uid);
         if let Some(node) = &state.pod.node
@@ -297,6 +303,7 @@ impl KubeApi {
             if std::mem::take(&mut state.container_running) {
                 fx.agent_killed.push(state.pod.uid);
             }
+            self.publish(&name);
         }
         let node_index = index as u32;
         let eviction_ms = self.settings.node_eviction_ms;

@@ -10,6 +10,7 @@
 
 mod api;
 mod kubelet;
+mod listings;
 
 pub use api::KubeApi;
 

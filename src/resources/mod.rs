@@ -5,6 +5,10 @@
 //! answers). It plays the role `k8s-openapi` plays for a real client: plain data, so the
 //! allocator and leader code never import the simulator.
 
+mod pod_list;
+
+pub use pod_list::PodList;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -178,9 +182,9 @@ impl KubeRequest {
 /// A successful answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum KubeReply {
-    /// Shared copies: a list costs one reference count per pod, and a client keeping a copy
+    /// A shared, persistent snapshot: a list costs O(1) to hand over, and a client keeping it
     /// never sees the store change underneath it (the store copies on write).
-    Pods(Vec<Arc<Pod>>),
+    Pods(PodList),
     Pod(Arc<Pod>),
     Lease(Lease),
     /// Delete succeeded.

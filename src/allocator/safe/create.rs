@@ -253,18 +253,22 @@ impl Safe {
         agents: &Agents,
     ) -> bool {
         // Ablated rule 6: the config hash alone decides, whatever the server would do.
-        let assignable = if self.ablated("assignable") {
-            record.config_hash() == Some(needs.config_hash)
-        } else {
-            needs.matches(record) && agents.get(name).is_some_and(agent_is_assignable)
+        // (Evaluated after the cheap checks of the pod's own record: every check is pure, so
+        // the order only decides how much is looked at, never the answer.)
+        let assignable = || {
+            if self.ablated("assignable") {
+                record.config_hash() == Some(needs.config_hash)
+            } else {
+                needs.matches(record) && agents.get(name).is_some_and(agent_is_assignable)
+            }
         };
         !record.retired
             && !record.delete_in_flight
             && record.running_job.is_none()
-            && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
             && record.pod.phase == PodPhase::Running
             && (self.ablated("container-restart") || !record.container_restarted())
-            && assignable
+            && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
+            && assignable()
             && (self.ablated("reservations") || self.view.live_claim(record, now_ms).is_none())
     }
 

@@ -14,11 +14,14 @@
 mod assign;
 mod create;
 mod declared;
+mod merge;
 mod ping;
 mod view;
 
 #[cfg(test)]
 mod ablation_tests;
+#[cfg(test)]
+mod merge_tests;
 #[cfg(test)]
 mod tests;
 

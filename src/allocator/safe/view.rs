@@ -5,6 +5,7 @@
 use super::super::messages::{AgentMetadata, AgentState, BuildState, ConfigState};
 use super::super::pod_spec::keys as pod_keys;
 use super::super::settings::ClusterProfile;
+use super::merge::MergeBase;
 use crate::resources::{Pod, PodPhase};
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,7 +46,7 @@ impl Claim {
 }
 
 /// One pod as this process sees it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PodRecord {
     /// The newest copy Kubernetes returned (highest resourceVersion), shared with the
     /// answer it came in. Replaced only through `take_newer`, which keeps the two parsed
@@ -87,7 +88,7 @@ impl PodRecord {
     /// Take in a copy of the same pod name: a new object (another uid) starts a new record;
     /// otherwise the copy with the higher resourceVersion wins (an equal one is the same
     /// content).
-    fn take_newer(&mut self, pod: Arc<Pod>) {
+    pub(super) fn take_newer(&mut self, pod: Arc<Pod>) {
         if self.pod.uid != pod.uid {
             *self = PodRecord::new(pod);
         } else if pod.resource_version > self.pod.resource_version {
@@ -143,48 +144,19 @@ pub(crate) struct View {
     /// waiting job after a restart): a claim for a job served before the restart would
     /// otherwise pin an idle pod until the claim's deadline.
     pub(crate) requested_jobs: BTreeSet<u64>,
+    /// The last list merged, and the pods taken in or dropped outside a merge since: what
+    /// an incremental merge compares the next list with (`merge.rs`).
+    pub(super) merged: MergeBase,
 }
 
 impl View {
-    /// Merge a fresh list: pods missing from it are gone; for pods in it, keep the copy with
-    /// the higher resourceVersion (a write answered after the list was served is newer).
-    /// A terminating pod (deletion timestamp set) counts as gone: its agent was told to
-    /// stop, so it is never claimed, assigned, or counted for a job or a limit.
-    pub(crate) fn merge_list(&mut self, mut pods: Vec<Arc<Pod>>) {
-        pods.retain(|pod| !pod.is_terminating());
-        // One pass over both, in name order (the API lists in name order, so the sort is a
-        // single check): a list comes at every create-agent and must cost little.
-        pods.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut listed = pods.into_iter().peekable();
-        let mut new_pods = Vec::new();
-        self.pods.retain(|name, record| {
-            while let Some(pod) = listed.next_if(|pod| pod.name < *name) {
-                new_pods.push(pod);
-            }
-            match listed.next_if(|pod| pod.name == *name) {
-                Some(pod) => {
-                    record.take_newer(pod);
-                    true
-                }
-                // Not listed: gone from Kubernetes.
-                None => false,
-            }
-        });
-        new_pods.extend(listed);
-        for pod in new_pods {
-            // A pod this process deleted may still be in a list served before the delete.
-            if !self.deleted.contains(&pod.name) {
-                self.pods.insert(pod.name.clone(), PodRecord::new(pod));
-            }
-        }
-    }
-
     /// Take in one pod copy (from a get, create or annotate answer). A terminating copy
     /// removes the pod from the view, as a list would.
     pub(crate) fn observe(&mut self, pod: Arc<Pod>) {
         if self.deleted.contains(&pod.name) {
             return;
         }
+        self.merged.touched.insert(pod.name.clone());
         if pod.is_terminating() {
             self.pods.remove(&pod.name);
             return;
@@ -199,6 +171,7 @@ impl View {
 
     /// The pod is gone from Kubernetes.
     pub(crate) fn forget(&mut self, name: &str) {
+        self.merged.touched.insert(name.to_owned());
         self.pods.remove(name);
         self.deleted.insert(name.to_owned());
     }

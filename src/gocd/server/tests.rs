@@ -2,7 +2,7 @@
 
 use super::{Server, ServerOut, ServerSettings, ServerTimer};
 use crate::allocator::{ClusterProfile, Policy};
-use crate::resources::KubeReply;
+use crate::resources::{KubeReply, PodList};
 use crate::trace::Record;
 use std::collections::BTreeMap;
 
@@ -48,7 +48,12 @@ fn second_ping_started_at(answered_ms: u64) -> usize {
         "the ping thread is busy: the message waits in the queue"
     );
     let mut out = ServerOut::default();
-    server.handle_kube(answered_ms, call, Ok(KubeReply::Pods(Vec::new())), &mut out);
+    server.handle_kube(
+        answered_ms,
+        call,
+        Ok(KubeReply::Pods(PodList::default())),
+        &mut out,
+    );
     pings(&out)
 }
 

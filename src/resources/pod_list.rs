@@ -1,0 +1,241 @@
+//! A pod listing as a shared, persistent snapshot.
+//!
+//! A list-pods answer used to be a fresh vector of every pod: handing it over cost O(pods),
+//! and so did every client's merge of it, at every create-agent. A [`PodList`] is a
+//! persistent sorted sequence of chunks shared between versions: the API server keeps one per selector up to date as pods change, a list hands out a clone (O(1)), and a
+//! client that kept the previous listing asks [`PodList::changed_names`] for the pods that
+//! differ, which skips every chunk the two versions share.
+//!
+//! Two listings hold "the same copy" of a pod when they share the same `Arc` — the API server
+//! copies a pod on write, so a pod that was not written since is the same allocation. The
+//! naive reference is a plain vector of pods in name order ([`PodList::to_vec`],
+//! [`PodList::from_pods`]); the tests below check the two agree.
+
+use super::Pod;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// Entries per chunk after a split; a chunk splits when it grows past twice this.
+const CHUNK: usize = 32;
+
+/// A run of consecutive entries, in name order, shared between listings until written.
+type Chunk = Vec<(String, Arc<Pod>)>;
+
+/// The pods a list-pods call returns, by name: a sorted sequence of shared chunks. Cloning
+/// copies one pointer; a write copies the chunk it lands in (and, once per snapshot, the
+/// chunk pointers), never the pods.
+#[derive(Clone, Default)]
+pub struct PodList {
+    chunks: Arc<Vec<Arc<Chunk>>>,
+    len: usize,
+}
+
+impl PodList {
+    /// A listing of these pods (a later pod of the same name replaces an earlier one).
+    pub fn from_pods(pods: impl IntoIterator<Item = Arc<Pod>>) -> PodList {
+        let mut list = PodList::default();
+        for pod in pods {
+            list.put(pod);
+        }
+        list
+    }
+
+    /// How many pods are listed.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no pod is listed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The listed pods, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Pod>> {
+        self.chunks
+            .iter()
+            .flat_map(|chunk| chunk.iter().map(|(_, pod)| pod))
+    }
+
+    /// The listed copy of one pod.
+    pub fn get(&self, name: &str) -> Option<&Arc<Pod>> {
+        let chunk = self.chunks.get(chunk_of(&self.chunks, name))?;
+        let at = chunk
+            .binary_search_by(|(listed, _)| listed.as_str().cmp(name))
+            .ok()?;
+        Some(&chunk[at].1)
+    }
+
+    /// The listed pods as a vector, in name order (the naive form of a listing).
+    pub fn to_vec(&self) -> Vec<Arc<Pod>> {
+        self.iter().cloned().collect()
+    }
+
+    /// List this copy of a pod (replacing any copy of the same name).
+    pub fn put(&mut self, pod: Arc<Pod>) {
+        let chunks = Arc::make_mut(&mut self.chunks);
+        if chunks.is_empty() {
+            chunks.push(Arc::new(Vec::new()));
+        }
+        let index = chunk_of(chunks, &pod.name);
+        let chunk = Arc::make_mut(&mut chunks[index]);
+        match chunk.binary_search_by(|(listed, _)| listed.cmp(&pod.name)) {
+            Ok(at) => chunk[at].1 = pod,
+            Err(at) => {
+                chunk.insert(at, (pod.name.clone(), pod));
+                self.len += 1;
+                if chunk.len() > 2 * CHUNK {
+                    let upper = chunk.split_off(CHUNK);
+                    chunks.insert(index + 1, Arc::new(upper));
+                }
+            }
+        }
+    }
+
+    /// Stop listing a pod.
+    pub fn remove(&mut self, name: &str) {
+        if self.get(name).is_none() {
+            return;
+        }
+        let index = chunk_of(&self.chunks, name);
+        let chunks = Arc::make_mut(&mut self.chunks);
+        let chunk = Arc::make_mut(&mut chunks[index]);
+        if let Ok(at) = chunk.binary_search_by(|(listed, _)| listed.as_str().cmp(name)) {
+            chunk.remove(at);
+            self.len -= 1;
+            if chunk.is_empty() {
+                chunks.remove(index);
+            }
+        }
+    }
+
+    /// The names whose listed copy differs between `earlier` and `self` — added, removed or
+    /// replaced by another copy — in name order. Chunks the two listings share are skipped
+    /// whole, so the cost follows the chunks written since, not the size of the listings.
+    pub fn changed_names<'a>(&'a self, earlier: &'a PodList) -> Vec<&'a str> {
+        let mut changed = Vec::new();
+        let (mut old, mut new) = (Cursor::new(&earlier.chunks), Cursor::new(&self.chunks));
+        loop {
+            while old.at_chunk_start() && new.at_chunk_start() && old.same_chunk(&new) {
+                old.skip_chunk();
+                new.skip_chunk();
+            }
+            match (old.peek(), new.peek()) {
+                (None, None) => return changed,
+                (Some((name, _)), None) => {
+                    changed.push(name.as_str());
+                    old.step();
+                }
+                (None, Some((name, _))) => {
+                    changed.push(name.as_str());
+                    new.step();
+                }
+                (Some((a, copy_a)), Some((b, copy_b))) => match a.cmp(b) {
+                    Ordering::Less => {
+                        changed.push(a.as_str());
+                        old.step();
+                    }
+                    Ordering::Greater => {
+                        changed.push(b.as_str());
+                        new.step();
+                    }
+                    Ordering::Equal => {
+                        if !Arc::ptr_eq(copy_a, copy_b) {
+                            changed.push(a.as_str());
+                        }
+                        old.step();
+                        new.step();
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// The chunk a name belongs in: the first whose last name is not below it (else the last
+/// chunk).
+fn chunk_of(chunks: &[Arc<Chunk>], name: &str) -> usize {
+    let after =
+        chunks.partition_point(|chunk| chunk.last().is_some_and(|(last, _)| last.as_str() < name));
+    after.min(chunks.len().saturating_sub(1))
+}
+
+/// A position in a listing's chunks.
+struct Cursor<'a> {
+    chunks: &'a [Arc<Chunk>],
+    chunk: usize,
+    entry: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(chunks: &'a [Arc<Chunk>]) -> Cursor<'a> {
+        Cursor {
+            chunks,
+            chunk: 0,
+            entry: 0,
+        }
+    }
+
+    fn at_chunk_start(&self) -> bool {
+        self.entry == 0 && self.chunk < self.chunks.len()
+    }
+
+    fn same_chunk(&self, other: &Cursor<'_>) -> bool {
+        Arc::ptr_eq(&self.chunks[self.chunk], &other.chunks[other.chunk])
+    }
+
+    fn skip_chunk(&mut self) {
+        self.chunk += 1;
+        self.entry = 0;
+    }
+
+    fn peek(&self) -> Option<&'a (String, Arc<Pod>)> {
+        self.chunks.get(self.chunk).map(|chunk| &chunk[self.entry])
+    }
+
+    fn step(&mut self) {
+        self.entry += 1;
+        if self.entry == self.chunks[self.chunk].len() {
+            self.skip_chunk();
+        }
+    }
+}
+
+/// Equal listings list the same pods with equal contents (whether or not the copies are
+/// shared).
+impl PartialEq for PodList {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
+impl Eq for PodList {}
+
+impl std::fmt::Debug for PodList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Written as the list of pods it holds, in name order.
+impl Serialize for PodList {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for PodList {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<Arc<Pod>>::deserialize(deserializer).map(PodList::from_pods)
+    }
+}
+
+impl FromIterator<Arc<Pod>> for PodList {
+    fn from_iter<I: IntoIterator<Item = Arc<Pod>>>(pods: I) -> Self {
+        PodList::from_pods(pods)
+    }
+}
+
+#[cfg(test)]
+mod tests;
