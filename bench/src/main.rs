@@ -90,6 +90,7 @@ fn run_bench(arguments: &Arguments) -> anyhow::Result<bool> {
         scratch: arguments.out.clone(),
         figures: Vec::new(),
         sweep_fingerprints_identical: None,
+        day_walls: Vec::new(),
     };
     let mode = if plan.quick { "quick" } else { "full" };
     println!("elasticsim bench ({mode}): each figure is the median of n repetitions\n");
@@ -99,6 +100,7 @@ fn run_bench(arguments: &Arguments) -> anyhow::Result<bool> {
     bench.sweeps()?;
     bench.turmoil()?;
     bench.day()?;
+    bench.day_x10()?;
     bench.discovery()?;
     let targets_met = bench.figures.iter().all(|figure| figure.status != "fail");
     let document = output::Document {

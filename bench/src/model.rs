@@ -119,7 +119,10 @@ pub fn child_rss(day_path: &Path, hours: u64, out: &Path) -> anyhow::Result<()> 
 /// The parent's side: run this executable as a child for `hours` and read its report.
 pub fn spawn_child(day_path: &Path, hours: u64, scratch: &Path) -> anyhow::Result<ChildReport> {
     let executable = std::env::current_exe().context("locating the bench executable")?;
-    let out: PathBuf = scratch.join(format!("child-rss-{hours}h.json"));
+    let stem = day_path
+        .file_stem()
+        .map_or("day".into(), |stem| stem.to_string_lossy());
+    let out: PathBuf = scratch.join(format!("child-rss-{stem}-{hours}h.json"));
     let status = std::process::Command::new(executable)
         .arg("--child-rss")
         .arg(&out)

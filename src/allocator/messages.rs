@@ -6,6 +6,7 @@
 
 use crate::resources::StringMap;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// `job_identifier`. `job_id` is the database id of the job *instance*: a reschedule makes a
 /// new instance with a new id.
@@ -50,7 +51,8 @@ pub enum ConfigState {
 /// `agent` (AgentMetadataDTO v5). `agent_id` is the elastic agent id, which is the pod name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentMetadata {
-    pub agent_id: String,
+    /// Shared, not copied: the server lists every agent at every create-agent and ping.
+    pub agent_id: Arc<str>,
     pub agent_state: AgentState,
     pub build_state: BuildState,
     pub config_state: ConfigState,

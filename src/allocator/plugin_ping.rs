@@ -234,7 +234,7 @@ impl<R: Rules> Plugin<R> {
         let timeout_ms = profile.auto_register_timeout_ms;
         let mut to_disable = Vec::new();
         for agent in server.list_agents() {
-            let Some(pod) = pods.get(&agent.agent_id) else {
+            let Some(pod) = pods.get(&*agent.agent_id) else {
                 continue;
             };
             let old = now_ms > pod.created_ms + timeout_ms;
@@ -245,24 +245,27 @@ impl<R: Rules> Plugin<R> {
                     agent.agent_id, agent.agent_state
                 );
                 out.decide(pod.job_id, Some(&agent.agent_id), "disable-old", text);
-                to_disable.push(agent.agent_id);
+                to_disable.push(agent.agent_id.to_string());
             }
         }
         if !to_disable.is_empty() {
             server.disable_agents(&to_disable);
         }
         let agents = server.list_agents();
-        let registered = agents.iter().map(|agent| agent.agent_id.clone()).collect();
+        let registered = agents
+            .iter()
+            .map(|agent| agent.agent_id.to_string())
+            .collect();
         let mut terminate = Vec::new();
         for agent in agents {
             if agent.config_state == ConfigState::Disabled && idle_like(&agent) {
-                let job_id = pods.get(&agent.agent_id).and_then(|pod| pod.job_id);
+                let job_id = pods.get(&*agent.agent_id).and_then(|pod| pod.job_id);
                 let text = format!(
                     "agent {} is Disabled and {:?} at the server: deleting its pod and the agent",
                     agent.agent_id, agent.agent_state
                 );
                 out.decide(job_id, Some(&agent.agent_id), "reap-idle", text);
-                terminate.push(agent.agent_id);
+                terminate.push(agent.agent_id.to_string());
             }
         }
         PingStage::DeletingDisabled {
@@ -279,7 +282,7 @@ impl<R: Rules> Plugin<R> {
             if self
                 .clusters
                 .values()
-                .any(|cluster| cluster.pods.contains_key(&agent.agent_id))
+                .any(|cluster| cluster.pods.contains_key(&*agent.agent_id))
             {
                 continue;
             }
@@ -288,7 +291,7 @@ impl<R: Rules> Plugin<R> {
                 agent.agent_id
             );
             out.decide(None, Some(&agent.agent_id), "reap-missing", text);
-            missing.push(agent.agent_id);
+            missing.push(agent.agent_id.to_string());
         }
         if !missing.is_empty() {
             server.disable_agents(&missing);

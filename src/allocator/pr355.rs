@@ -144,7 +144,7 @@ impl Rules for Pr355Rules {
         process_id: u64,
         out: &mut Outbox,
     ) -> bool {
-        let agent_id = &request.agent.agent_id;
+        let agent_id = &*request.agent.agent_id;
         let job_id = request.job_identifier.job_id;
         let Some(pod) = pods.get_mut(agent_id) else {
             let text = format!("pod {agent_id} is not in the plugin's map");

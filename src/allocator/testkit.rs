@@ -408,7 +408,7 @@ impl<A: Allocator> Driver<A> {
             .get(pod)
             .cloned()
             .unwrap_or(AgentMetadata {
-                agent_id: pod.to_owned(),
+                agent_id: pod.into(),
                 agent_state: AgentState::Idle,
                 build_state: BuildState::Idle,
                 config_state: ConfigState::Enabled,
@@ -491,7 +491,7 @@ impl<A: Allocator> Driver<A> {
     /// Register (or overwrite) the agent of pod `name` with these states.
     pub fn put_agent(&mut self, name: &str, agent_state: AgentState, config: ConfigState) {
         let agent = AgentMetadata {
-            agent_id: name.to_owned(),
+            agent_id: name.into(),
             agent_state,
             build_state: build_state_of(agent_state),
             config_state: config,

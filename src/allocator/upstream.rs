@@ -86,7 +86,7 @@ impl Rules for UpstreamRules {
         _process_id: u64,
         out: &mut Outbox,
     ) -> bool {
-        let agent_id = &request.agent.agent_id;
+        let agent_id = &*request.agent.agent_id;
         let job_id = request.job_identifier.job_id;
         let (answer, code, text) = match pods.get(agent_id) {
             None => (

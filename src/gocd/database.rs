@@ -28,6 +28,8 @@ pub struct Job {
 /// One registered agent (keyed by elastic agent id = pod name).
 #[derive(Clone, Debug)]
 pub struct AgentRecord {
+    /// The elastic agent id (the key), shared with every listing of the agent.
+    pub id: std::sync::Arc<str>,
     pub uuid: u64,
     pub environment: Option<String>,
     pub enabled: bool,

@@ -7,7 +7,7 @@ use crate::trace::{AgentRuntime, Record};
 use std::collections::BTreeMap;
 
 /// The v5 agent metadata of a registered agent.
-pub(super) fn metadata(agent_id: &str, agent: &AgentRecord) -> AgentMetadata {
+pub(super) fn metadata(agent: &AgentRecord) -> AgentMetadata {
     let (agent_state, build_state) = match agent.runtime {
         AgentRuntime::Idle => (AgentState::Idle, BuildState::Idle),
         AgentRuntime::Building if agent.cancelling.is_some() => {
@@ -23,7 +23,7 @@ pub(super) fn metadata(agent_id: &str, agent: &AgentRecord) -> AgentMetadata {
         ConfigState::Disabled
     };
     AgentMetadata {
-        agent_id: agent_id.to_owned(),
+        agent_id: std::sync::Arc::clone(&agent.id),
         agent_state,
         build_state,
         config_state,
@@ -38,10 +38,7 @@ pub(super) struct Registry<'a> {
 
 impl ServerApi for Registry<'_> {
     fn list_agents(&mut self) -> Vec<AgentMetadata> {
-        self.agents
-            .iter()
-            .map(|(id, agent)| metadata(id, agent))
-            .collect()
+        self.agents.values().map(metadata).collect()
     }
 
     fn disable_agents(&mut self, agent_ids: &[String]) {

@@ -663,6 +663,7 @@ impl Server {
             return ServerReply::Refused(reason.to_owned());
         }
         let record = AgentRecord {
+            id: agent.as_str().into(),
             uuid,
             environment,
             enabled: true,
@@ -758,7 +759,7 @@ impl Server {
             }
             let job = &self.db.jobs[&job_id];
             let request = ShouldAssignWorkRequest {
-                agent: metadata(id, &self.db.agents[id]),
+                agent: metadata(&self.db.agents[id]),
                 environment: job.environment.clone(),
                 elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
                 cluster_profile_properties: self.cluster_properties.clone(),

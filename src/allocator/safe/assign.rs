@@ -11,7 +11,7 @@ impl Safe {
         request: &ShouldAssignWorkRequest,
         out: &mut Outbox,
     ) -> bool {
-        let name = request.agent.agent_id.as_str();
+        let name = &*request.agent.agent_id;
         let job_id = request.job_identifier.job_id;
         let config_hash = self.config_hash(
             &request.elastic_agent_profile_properties,
@@ -82,7 +82,7 @@ impl Safe {
         needs: JobNeeds<'_>,
         reuse: bool,
     ) -> Result<(), String> {
-        let name = request.agent.agent_id.as_str();
+        let name = &*request.agent.agent_id;
         let job_id = needs.job_id;
         let record: &PodRecord = self
             .view

@@ -674,7 +674,7 @@ fn agent_lookups_in_any_order_find_exactly_the_listed_agents() {
             .iter()
             .rev()
             .map(|id| AgentMetadata {
-                agent_id: (*id).to_owned(),
+                agent_id: (*id).into(),
                 agent_state: AgentState::Idle,
                 build_state: BuildState::Idle,
                 config_state: ConfigState::Enabled,
@@ -685,7 +685,7 @@ fn agent_lookups_in_any_order_find_exactly_the_listed_agents() {
     let walks = ["abcdefgh", "hgfedcba", "gadbfce", "ffaagg"];
     for walk in walks {
         for id in walk.chars().map(String::from) {
-            let found = agents.get(&id).map(|agent| agent.agent_id.as_str());
+            let found = agents.get(&id).map(|agent| &*agent.agent_id);
             let expected = listed.contains(&id.as_str()).then_some(id.as_str());
             assert_eq!(found, expected, "looking up {id} in walk {walk}");
         }

@@ -219,7 +219,7 @@ impl Agents {
             Some(agent) if *agent.agent_id == *agent_id => Ok(hint),
             _ => self
                 .sorted
-                .binary_search_by(|agent| agent.agent_id.as_str().cmp(agent_id)),
+                .binary_search_by(|agent| (*agent.agent_id).cmp(agent_id)),
         };
         // The next lookup of an in-order walk is for the agent after this one.
         let (Ok(at) | Err(at)) = index;
@@ -229,7 +229,7 @@ impl Agents {
 
     /// Every agent id, in order.
     pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
-        self.sorted.iter().map(|agent| agent.agent_id.as_str())
+        self.sorted.iter().map(|agent| &*agent.agent_id)
     }
 }
 
