@@ -109,7 +109,6 @@ impl Safe {
         settings: &ClusterProfile,
         agents: &Agents,
     ) -> Option<(&'static str, String)> {
-        let agent = agents.get(name);
         if record.retired {
             return Some((
                 "reap-retry",
@@ -131,7 +130,7 @@ impl Safe {
             );
             return Some(("reap-restarted", text));
         }
-        let Some(agent) = agent else {
+        let Some(agent) = agents.get(name) else {
             let older = !self.is_own_pod_name(name) || record.pod.created_ms < self.start_ms();
             if older && !self.ablated("restart-adoption") {
                 let text = format!(
@@ -221,28 +220,47 @@ impl Safe {
     /// Pods whose agent is idle and enabled at the server, with no job of ours (and, unless
     /// `claimed_too`, no live claim): the pods the idle clock runs for.
     fn idle_pod_names(&self, now_ms: u64, agents: &Agents, claimed_too: bool) -> Vec<String> {
-        let idle = |(name, record): &(&String, &view::PodRecord)| {
-            !record.retired
-                && record.running_job.is_none()
-                && (claimed_too || self.view.live_claim(record, now_ms).is_none())
-                && agents.get(name).is_some_and(agent_is_assignable)
-        };
         self.view
             .pods
             .iter()
-            .filter(idle)
+            .filter(|(name, record)| self.is_idle(now_ms, name, record, agents, claimed_too))
             .map(|(name, _)| name.clone())
             .collect()
+    }
+
+    /// The pod's agent is idle and enabled at the server, with no job of ours (and, unless
+    /// `claimed_too`, no live claim).
+    fn is_idle(
+        &self,
+        now_ms: u64,
+        name: &str,
+        record: &view::PodRecord,
+        agents: &Agents,
+        claimed_too: bool,
+    ) -> bool {
+        !record.retired
+            && record.running_job.is_none()
+            && (claimed_too || self.view.live_claim(record, now_ms).is_none())
+            && agents.get(name).is_some_and(agent_is_assignable)
     }
 
     /// Start the idle clock of idle pods that have none yet, at every list (create-agent
     /// lists come often), so idle-since lags the real moment as little as possible.
     pub(super) fn mark_idle_pods(&mut self, now_ms: u64, agents: &Agents, out: &mut Outbox) {
-        for name in self.idle_pod_names(now_ms, agents, false) {
-            let record = self.view.pods.get(&name).expect("names come from the view");
-            if record.idle_since_ms().is_none() {
-                self.mark_idle(now_ms, &name, out);
-            }
+        // Marking one pod changes no other pod's record, so the pods to mark are found in one
+        // pass, the pure check of the record's own idle-since first.
+        let unmarked: Vec<String> = self
+            .view
+            .pods
+            .iter()
+            .filter(|(name, record)| {
+                record.idle_since_ms().is_none()
+                    && self.is_idle(now_ms, name, record, agents, false)
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in unmarked {
+            self.mark_idle(now_ms, &name, out);
         }
     }
 
