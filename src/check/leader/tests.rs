@@ -236,6 +236,24 @@ fn single_leader_acting_trips_on_overlapping_modules_and_labels_budget_breaches(
 }
 
 #[test]
+fn a_module_started_twice_still_runs_after_one_of_its_runs_returns() {
+    // H2: the same module runs twice on replica 0; one run returns, the other keeps acting
+    // while replica 1 takes over.
+    let mut twice = leader_at(0, 0);
+    twice.push((10, started(0, 1)));
+    twice.push((20_000, stopped(0)));
+    twice.extend(leader_at(1, 20_000));
+    let found = run("single-leader-acting", &twice, 30_000);
+    assert_eq!(found.len(), 1, "the second run still acts: {found:?}");
+    let mut both_stopped = leader_at(0, 0);
+    both_stopped.push((10, started(0, 1)));
+    both_stopped.push((20_000, stopped(0)));
+    both_stopped.push((20_000, stopped(0)));
+    both_stopped.extend(leader_at(1, 20_000));
+    assert!(run("single-leader-acting", &both_stopped, 30_000).is_empty());
+}
+
+#[test]
 fn leader_grounded_trips_when_modules_outlive_the_last_renewal() {
     let mut renewing = leader_at(0, 0);
     renewing.push((10_000, held(0, 1)));

@@ -19,7 +19,7 @@ pub(super) struct ReplicaView {
     /// The last finished pause: (end, length).
     pub(super) last_pause: Option<(u64, u64)>,
     /// Modules whose `Run` is active (started, not yet returned).
-    pub(super) running: BTreeSet<String>,
+    pub(super) running: RunningModules,
     /// The term of the OnStartedLeading the runner acted on.
     pub(super) believed_term: Option<u64>,
     pub(super) leading_stopped_ms: Option<u64>,
@@ -34,6 +34,52 @@ pub(super) struct ReplicaView {
     /// The newest configuration version each module received.
     pub(super) config_versions: BTreeMap<String, u64>,
     recent: VecDeque<String>,
+}
+
+/// The module `Run`s active on one replica, by name, counting each start: with H2 the same
+/// module runs twice, and one of them returning leaves the other running.
+#[derive(Clone, Default)]
+pub(super) struct RunningModules(BTreeMap<String, u32>);
+
+impl RunningModules {
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(super) fn contains(&self, module: &str) -> bool {
+        self.0.contains_key(module)
+    }
+
+    /// One more `Run` of `module`.
+    pub(super) fn insert(&mut self, module: String) {
+        *self.0.entry(module).or_insert(0) += 1;
+    }
+
+    /// One `Run` of `module` returned.
+    pub(super) fn remove(&mut self, module: &str) {
+        if let Some(count) = self.0.get_mut(module) {
+            *count -= 1;
+            if *count == 0 {
+                self.0.remove(module);
+            }
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a RunningModules {
+    type Item = &'a String;
+    type IntoIter = std::collections::btree_map::Keys<'a, String, u32>;
+
+    /// The names of the modules running, once each.
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.keys()
+    }
+}
+
+impl std::fmt::Debug for RunningModules {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 impl ReplicaView {
