@@ -33,7 +33,9 @@ pub(super) struct ReplicaView {
     pub(super) demand_changed_ms: u64,
     /// The newest configuration version each module received.
     pub(super) config_versions: BTreeMap<String, u64>,
-    recent: VecDeque<String>,
+    /// The last records touching this replica, kept as records: they are formatted only when
+    /// a violation quotes them.
+    recent: VecDeque<(u64, Record)>,
 }
 
 /// The module `Run`s active on one replica, by name, counting each start: with H2 the same
@@ -155,16 +157,19 @@ impl LeaderView {
             .collect()
     }
 
-    /// The last records touching these replicas, oldest first.
+    /// The last records touching these replicas, oldest first, as `<t_ms> <record:?>` lines.
     pub(super) fn context(&self, replicas: &[u32]) -> Vec<String> {
-        let mut lines = replicas
+        let mut records = replicas
             .iter()
             .filter_map(|replica| self.replicas.get(replica))
-            .flat_map(|view| view.recent.iter().cloned())
+            .flat_map(|view| view.recent.iter())
             .collect::<Vec<_>>();
-        // Lines start with the time: a stable sort by it interleaves the replicas.
-        lines.sort_by_key(|line| line.split(' ').next().and_then(|t| t.parse::<u64>().ok()));
-        lines
+        // A stable sort by time interleaves the replicas.
+        records.sort_by_key(|(t_ms, _)| *t_ms);
+        records
+            .into_iter()
+            .map(|(t_ms, record)| format!("{t_ms} {record:?}"))
+            .collect()
     }
 
     /// Why a violation at `t_ms` involving `replicas` is outside the fault budget, if it is:
@@ -263,10 +268,10 @@ impl LeaderView {
         self.track_clock_rates(record);
         if let Some(replica) = record.replica() {
             let view = self.replica(replica);
-            view.recent.push_back(format!("{t_ms} {record:?}"));
-            if view.recent.len() > CONTEXT_LINES_MAX {
+            if view.recent.len() == CONTEXT_LINES_MAX {
                 view.recent.pop_front();
             }
+            view.recent.push_back((t_ms, record.clone()));
         }
         match record {
             Record::LeaseWritten {
