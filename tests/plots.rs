@@ -274,6 +274,7 @@ fn compare_charts_draw_one_bar_per_policy_in_every_metric_panel() {
         } else {
             Vec::new()
         },
+        leader: None,
     };
     let rows = [
         row("upstream", 0.0, 1.0),

@@ -123,10 +123,12 @@ struct SweepShardPlan {
 impl SweepShardPlan {
     fn new(scenario: &Scenario, settings: &RunSettings, seeds: SeedRange) -> SweepShardPlan {
         let mut case = settings.policy.name().to_owned();
+        let mut title = format!("{} (policy {})", scenario.name, settings.policy.name());
         if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
             case = format!("{case}/{variant}");
+            // A leader run is named by its variant: the policy plays no part in it.
+            title = format!("{} (variant {variant})", scenario.name);
         }
-        let mut title = format!("{} (policy {})", scenario.name, settings.policy.name());
         if !scenario.ablations.is_empty() {
             case = format!("{case}/ablate-{}", scenario.ablations.label());
             title = format!("{title} ablate {}", scenario.ablations.label());

@@ -399,6 +399,14 @@ impl Collector {
         self.lanes.spans()
     }
 
+    /// Every failover's duration (`leader.rs` rules), ascending: the pooled distribution of
+    /// a sweep or comparison is built from these.
+    pub fn failover_durations_ms(&self) -> Vec<u64> {
+        let mut durations = self.leader.failover_durations_ms.clone();
+        durations.sort_unstable();
+        durations
+    }
+
     pub(super) fn leader_tracker(&self) -> &LeaderTracker {
         &self.leader
     }
