@@ -333,6 +333,7 @@ impl Collector {
             until_ms: instantaneous.then_some(t_ms),
             kind: fault.to_owned(),
             target: target.to_owned(),
+            replicas: self.leader.fault_replicas(fault, target),
         });
         self.open_faults.insert(index, self.faults.len() - 1);
     }
