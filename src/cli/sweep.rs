@@ -239,7 +239,12 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     };
     let scope = shard.map_or_else(String::new, |shard| format!(", shard {shard}"));
     let timing = format!("{rate:.1} seeds/s ({} seeds in {wall_s:.2}s)", rows.len());
-    let headline = format!("(policy {}, seeds {seeds}{scope})", settings.policy.name());
+    // A leader run is named by its variant: the policy plays no part in it.
+    let case = match (&settings.variant, &scenario.leader) {
+        (Some(variant), Some(_)) => format!("variant {variant}"),
+        _ => format!("policy {}", settings.policy.name()),
+    };
+    let headline = format!("({case}, seeds {seeds}{scope})");
     report(
         args.quiet,
         &plan.scenario,
