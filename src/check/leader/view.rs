@@ -378,20 +378,30 @@ impl LeaderView {
         if by == Actor::External {
             self.external_edit_ms = Some(t_ms);
         }
+        // Renewals rewrite the same holder: its strings are reused, not allocated again.
         if let Actor::Replica(replica) = by
             && !holder.is_empty()
+            && self.identities.get(&replica).map(String::as_str) != Some(holder)
         {
             self.identities.insert(replica, holder.to_string());
         }
-        self.lease = if verb.contains("delete") {
-            None
-        } else {
-            Some(LeaseView {
-                holder: holder.to_string(),
-                transitions,
-                resource_version: rv_new,
-            })
-        };
+        if verb.contains("delete") {
+            self.lease = None;
+            return;
+        }
+        match &mut self.lease {
+            Some(lease) if lease.holder == holder => {
+                lease.transitions = transitions;
+                lease.resource_version = rv_new;
+            }
+            lease => {
+                *lease = Some(LeaseView {
+                    holder: holder.to_string(),
+                    transitions,
+                    resource_version: rv_new,
+                });
+            }
+        }
     }
 
     fn apply_replica_record(&mut self, t_ms: u64, record: &Record) {
