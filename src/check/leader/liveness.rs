@@ -191,7 +191,7 @@ impl RunnerProgress {
                 if view.believed_term.is_some() {
                     for module in runnable_modules
                         .iter()
-                        .filter(|module| !view.running.contains(*module))
+                        .filter(|module| !view.running.contains(module))
                     {
                         self.awaited
                             .insert((*replica, module.clone()), (Step::Start, deadline_ms));
@@ -203,7 +203,7 @@ impl RunnerProgress {
                     return;
                 };
                 let demand = view.demand.iter().flatten();
-                for module in demand.filter(|module| !view.running.contains(*module)) {
+                for module in demand.filter(|module| !view.running.contains(module)) {
                     self.awaited
                         .insert((*replica, module.clone()), (Step::Start, deadline_ms));
                 }
