@@ -348,6 +348,102 @@ fn compare_writes_one_column_per_policy() {
     assert!(out.contains("reuse_ratio"), "{out}");
 }
 
+/// A `compare.csv` line's cells as numbers, by label.
+fn csv_numbers(csv: &str, label: &str) -> Vec<f64> {
+    let line = csv
+        .lines()
+        .find(|line| line.split(',').next() == Some(label))
+        .unwrap_or_else(|| panic!("no line {label} in {csv}"));
+    line.split(',')
+        .skip(1)
+        .map(|cell| cell.parse().unwrap_or_else(|_| panic!("{cell} in {line}")))
+        .collect()
+}
+
+#[test]
+fn compare_with_variants_writes_one_column_per_variant_with_the_leader_figures() {
+    let folder = scratch("cli-compare-variants");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/leader-failover.toml");
+    let arguments = [
+        "compare",
+        file.to_str().expect("UTF-8"),
+        "--variants",
+        "agentk-v1,fixed",
+        "--seeds",
+        "2",
+        "--out",
+        "out",
+    ];
+    let (code, out) = elasticsim(&folder, &arguments);
+    assert_eq!(
+        code, 1,
+        "agentk-v1 fails H2, so the comparison fails: {out}"
+    );
+    let csv = std::fs::read_to_string(folder.join("out/compare.csv")).expect("compare.csv");
+    assert!(csv.starts_with("metric,agentk-v1,fixed\n"), "{csv}");
+    assert!(
+        !csv.contains("reuse_ratio") && !csv.contains("wait_s"),
+        "{csv}"
+    );
+    assert_eq!(
+        csv_numbers(&csv, "pass_rate:no-duplicate-module"),
+        [0.0, 1.0],
+        "{csv}"
+    );
+    assert_eq!(csv_numbers(&csv, "pass_rate"), [0.0, 1.0], "{csv}");
+    // Two leader crashes: two failovers per seed in both variants, each within the bound
+    // of LD + 2·2.2·RP + 2·latency (about 26 s).
+    assert_eq!(csv_numbers(&csv, "failovers_mean"), [2.0, 2.0], "{csv}");
+    for variant in 0..2 {
+        let [p50, p95, max] = ["failover_s_p50", "failover_s_p95", "failover_s_max"]
+            .map(|label| csv_numbers(&csv, label)[variant]);
+        assert!(
+            10.0 < p50 && p50 <= p95 && p95 <= max && max < 27.0,
+            "{csv}"
+        );
+    }
+    assert!(
+        out.contains("failover_s_p95") && out.contains("agentk-v1"),
+        "{out}"
+    );
+    let markdown = std::fs::read_to_string(folder.join("out/compare.md")).expect("compare.md");
+    assert!(
+        markdown.contains("| metric | agentk-v1 | fixed |"),
+        "{markdown}"
+    );
+    assert!(folder.join("out/agentk-v1/seed-1/summary.md").is_file());
+    assert!(
+        !folder.join("out/fixed/seed-1").exists(),
+        "passing seeds write no folder"
+    );
+    let svg = std::fs::read_to_string(folder.join("out/compare.svg")).expect("compare.svg");
+    assert!(
+        svg.contains("Variants compared") && svg.contains("failover p95"),
+        "{svg}"
+    );
+}
+
+#[test]
+fn compare_with_variants_refuses_a_scenario_without_leader() {
+    let folder = scratch("cli-compare-variants-elastic");
+    std::fs::write(folder.join("noisy.toml"), NOISY_BURST).expect("writable");
+    let output = Command::new(env!("CARGO_BIN_EXE_elasticsim"))
+        .args([
+            "compare",
+            "noisy.toml",
+            "--variants",
+            "fixed",
+            "--seeds",
+            "1",
+        ])
+        .current_dir(&folder)
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(text.contains("has no [leader] section"), "{text}");
+}
+
 #[test]
 fn shrink_writes_a_repro_that_the_sim_command_fails_on_its_own() {
     let folder = scratch("cli-shrink");

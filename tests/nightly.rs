@@ -165,6 +165,68 @@ fn a_better_baseline_fails_the_nightly_naming_the_metric_until_the_baseline_is_u
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
 }
 
+/// Leader election only: the leader crashes once, a follower takes over.
+const LEADER_TOML: &str = r#"
+name = "lead"
+seed = 1
+duration = "2m"
+settle = "1m"
+[leader]
+replicas = 3
+variant = "fixed"
+[[leader.modules]]
+name = "gitops"
+runnable_when = "gitops"
+[[leader.config]]
+at = "0s"
+set = { gitops = true }
+[[faults]]
+at = "40s"
+kind = "replica_crash"
+replica = "leader"
+downtime = "30s"
+"#;
+
+#[test]
+fn a_leader_scenario_is_a_case_named_by_its_variant_with_leader_figures() {
+    let folder = Folder::new("leader");
+    fs::write(folder.path("scenarios/lead.toml"), LEADER_TOML).expect("writable");
+    let output = folder.nightly(&["--seeds", "2"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let markdown = fs::read_to_string(folder.path("out/nightly.md")).expect("nightly.md");
+    let row: Vec<&str> = markdown
+        .lines()
+        .find(|line| line.contains("| lead |"))
+        .unwrap_or_else(|| panic!("no lead row: {markdown}"))
+        .split('|')
+        .map(str::trim)
+        .filter(|cell| !cell.is_empty())
+        .collect();
+    // verdict, scenario, case, seeds, passed, regressions, 3 elastic, 3 leader columns.
+    assert_eq!(
+        row[..6],
+        ["PASS", "lead", "fixed", "2", "2", "0"],
+        "{markdown}"
+    );
+    assert_eq!(row[6..9], ["–", "–", "–"], "{markdown}");
+    let failovers: f64 = row[9].parse().expect("a number");
+    assert!(failovers >= 1.0, "the crash makes a failover: {markdown}");
+    let failover_p95: f64 = row[10].parse().expect("a number");
+    assert!(failover_p95 > 0.0, "{markdown}");
+    let calm = markdown
+        .lines()
+        .find(|line| line.contains("| calm | safe |"))
+        .expect("the calm row");
+    assert!(calm.ends_with("| – | – | – |"), "{calm}");
+    let xml = fs::read_to_string(folder.path("out/junit.xml")).expect("junit.xml");
+    assert!(
+        xml.contains(r#"classname="nightly.lead" name="fixed""#),
+        "{xml}"
+    );
+    let svg = fs::read_to_string(folder.path("out/lead/compare.svg")).expect("chart");
+    assert!(svg.contains("failover p95"), "{svg}");
+}
+
 #[test]
 fn an_unparsable_regressions_file_is_a_warning_not_a_failure() {
     let folder = Folder::new("regressions");

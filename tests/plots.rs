@@ -69,13 +69,18 @@ const FAULTS: usize = 3;
 
 /// Run the scenario and write its report (with plots) into a fresh folder.
 fn report_folder(test_name: &str) -> PathBuf {
+    report_folder_of(SCENARIO, test_name)
+}
+
+/// Run `scenario` and write its report (with plots) into a fresh folder.
+fn report_folder_of(scenario: &str, test_name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "elasticsim-plots-{}-{test_name}",
         std::process::id()
     ));
     // A leftover of an earlier process with the same id may exist; start empty.
     let _ = fs::remove_dir_all(&dir);
-    let loaded = elasticsim::scenario::parse(SCENARIO, Path::new("plotted.toml"))
+    let loaded = elasticsim::scenario::parse(scenario, Path::new("plotted.toml"))
         .expect("the test scenario is valid");
     let settings = elasticsim::world::RunSettings::from_scenario(&loaded.scenario)
         .expect("the test scenario's settings are valid");
@@ -236,6 +241,114 @@ fn the_leader_plot_has_one_labelled_lane_per_replica_and_its_spans() {
     );
 }
 
+/// Leader replicas only: a crash of replica 1, a partition of replica 2 from the API and an
+/// API outage that hits everyone.
+const LANE_FAULTS: &str = r#"
+name = "lane-faults"
+seed = 1
+duration = "4m"
+settle = "1m"
+
+[leader]
+replicas = 3
+variant = "fixed"
+
+[[leader.modules]]
+name = "gitops"
+runnable_when = "gitops"
+
+[[leader.config]]
+at = "0s"
+set = { gitops = true }
+
+[[faults]]
+at = "1m"
+kind = "replica_crash"
+replica = 1
+downtime = "30s"
+
+[[faults]]
+at = "2m"
+kind = "partition"
+between = ["replica-2", "kube-api"]
+for = "20s"
+
+[[faults]]
+at = "3m"
+kind = "api_outage"
+for = "10s"
+"#;
+
+/// An SVG attribute as a number.
+fn attribute_number(node: &roxmltree::Node, name: &str) -> f64 {
+    node.attribute(name)
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("{name} of {node:?}"))
+}
+
+#[test]
+fn the_leader_plot_shades_a_replica_fault_in_that_replicas_lane_only() {
+    let dir = report_folder_of(LANE_FAULTS, "lane-faults");
+    let faults = fs::read_to_string(dir.join("faults.csv")).expect("faults.csv was written");
+    let replicas: Vec<&str> = faults
+        .lines()
+        .skip(1)
+        .map(|line| line.rsplit(',').next().unwrap_or_default())
+        .collect();
+    assert_eq!(replicas, ["1", "2", ""], "{faults}");
+    let text = svg(&dir, "leader");
+    let document = roxmltree::Document::parse(&text).expect("the SVG is XML");
+    // Each replica's label sits at the middle of its lane.
+    let label_y = |replica: u32| {
+        let wanted = format!("replica {replica}");
+        let label = document
+            .descendants()
+            .find(|node| node.has_tag_name("text") && node.text().map(str::trim) == Some(&wanted))
+            .unwrap_or_else(|| panic!("no label {wanted}"));
+        attribute_number(&label, "y")
+    };
+    let lanes: Vec<f64> = (0..3).map(label_y).collect();
+    let lane_height = (lanes[0] - lanes[1]).abs();
+    // The shading rectangles of the plot (the legend swatch is 24 px wide), in fault order.
+    let shades: Vec<(f64, f64)> = document
+        .descendants()
+        .filter(|node| node.has_tag_name("rect") && node.attribute("fill") == Some(FAULT_SHADE_SVG))
+        .filter(|node| attribute_number(node, "width") != 24.0)
+        .map(|node| {
+            (
+                attribute_number(&node, "y"),
+                attribute_number(&node, "height"),
+            )
+        })
+        .collect();
+    assert_eq!(shades.len(), 3, "{shades:?}");
+    let nearest_lane = |(top, height): (f64, f64)| {
+        let middle = top + height / 2.0;
+        (0..3)
+            .min_by(|a, b| {
+                let distance = |lane: usize| (lanes[lane] - middle).abs();
+                distance(*a).total_cmp(&distance(*b))
+            })
+            .expect("three lanes")
+    };
+    for (position, replica) in [(0, 1), (1, 2)] {
+        let (_, height) = shades[position];
+        assert!(
+            height <= lane_height * 1.05,
+            "fault {position} is shaded over more than one lane: {shades:?}, lanes {lanes:?}"
+        );
+        assert_eq!(
+            nearest_lane(shades[position]),
+            replica,
+            "{shades:?} {lanes:?}"
+        );
+    }
+    assert!(
+        shades[2].1 >= lane_height * 2.9,
+        "the API outage is shaded over every lane: {shades:?}, lanes {lanes:?}"
+    );
+}
+
 #[test]
 fn every_png_decodes_with_many_colours_and_plot_redraws_identical_svgs() {
     let dir = report_folder("png");
@@ -274,6 +387,7 @@ fn compare_charts_draw_one_bar_per_policy_in_every_metric_panel() {
         } else {
             Vec::new()
         },
+        leader: None,
     };
     let rows = [
         row("upstream", 0.0, 1.0),

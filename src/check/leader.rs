@@ -73,18 +73,21 @@ impl LeaderBounds {
 }
 
 /// Every leader monitor, in the order of the table.
+/// The monitors share the records their violations quote ([`view::SharedRecent`]).
 pub fn leader_monitors(bounds: LeaderBounds) -> Vec<Box<dyn Monitor>> {
+    let recent = view::SharedRecent::default();
+    let view = || LeaderView::sharing(&recent);
     vec![
-        Box::new(safety::LeaseCas::new(bounds)),
-        Box::new(safety::SingleLeaderActing::new(bounds)),
-        Box::new(safety::LeaderGrounded::new(bounds)),
-        Box::new(safety::LeaderOnly::new(bounds)),
-        Box::new(safety::NoDuplicateModule::new(bounds)),
-        Box::new(safety::ConfigFresh::new(bounds)),
-        Box::new(demand::ElectionIffDemand::new(bounds)),
-        Box::new(liveness::FailoverBound::new(bounds)),
-        Box::new(demand::RejoinAfterOutage::new(bounds)),
-        Box::new(liveness::RunnerProgress::new(bounds)),
+        Box::new(safety::LeaseCas::new(bounds, view())),
+        Box::new(safety::SingleLeaderActing::new(bounds, view())),
+        Box::new(safety::LeaderGrounded::new(bounds, view())),
+        Box::new(safety::LeaderOnly::new(bounds, view())),
+        Box::new(safety::NoDuplicateModule::new(bounds, view())),
+        Box::new(safety::ConfigFresh::new(bounds, view())),
+        Box::new(demand::ElectionIffDemand::new(bounds, view())),
+        Box::new(liveness::FailoverBound::new(bounds, view())),
+        Box::new(demand::RejoinAfterOutage::new(bounds, view())),
+        Box::new(liveness::RunnerProgress::new(bounds, view())),
     ]
 }
 

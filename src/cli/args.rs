@@ -238,6 +238,15 @@ pub struct CompareArgs {
         value_parser = ["upstream", "pr355", "safe"]
     )]
     pub policies: Vec<String>,
+    /// Leader-runner variants to compare instead of policies, comma-separated (a scenario
+    /// with a `[leader]` section; the table shows failovers and leader figures).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = ["agentk-v1", "fixed"],
+        conflicts_with = "policies"
+    )]
+    pub variants: Option<Vec<String>>,
     /// Seeds: `N` (seeds 1 to N) or `A..B` (seeds A to B-1).
     #[arg(long, default_value = "100")]
     pub seeds: String,
@@ -248,10 +257,10 @@ pub struct CompareArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Run only shard K of N, K from 0 to N-1 (0-based, like a Kubernetes Indexed Job's
-    /// completion index). Cells (policy, seed) are listed policy by policy in `--policies`
-    /// order, seeds ascending; cell i goes to shard i mod N, whatever the thread count.
-    /// `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and `shard.json` go to
-    /// `<out>/shard-K-of-N/`; `merge` joins the shards.
+    /// completion index). Cells (policy or variant, seed) are listed policy by policy in
+    /// `--policies` (or `--variants`) order, seeds ascending; cell i goes to shard i mod N,
+    /// whatever the thread count. `auto/N` takes K from JOB_COMPLETION_INDEX. Outputs and
+    /// `shard.json` go to `<out>/shard-K-of-N/`; `merge` joins the shards.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
     /// Switch off named rules of `safe` or fixes of `fixed`, comma-separated (a mutant with

@@ -4,6 +4,9 @@
 //! Exits 1 when any seed under any policy violated an invariant, as every command does.
 //! With `--shard K/N` it runs the cells (policy, seed) of one shard: the cells are listed
 //! policy by policy in flag order, each with every seed ascending, and cell i is shard i mod N.
+//! With `--variants agentk-v1,fixed` the cases are leader-runner variants instead of
+//! policies (the scenario's own policy, folders `<variant>/seed-N/`), and the tables show the
+//! leader figures.
 
 use super::Failure;
 use super::args::CompareArgs;
@@ -27,8 +30,43 @@ struct CompareShardPlan {
     scenario: String,
     /// The unsharded seed range, as given.
     seeds: String,
+    /// The compared cases in order: policy names, or variant names for `--variants`.
     policies: Vec<String>,
     title: String,
+}
+
+/// The compared cases: (label, that case's run settings), in flag order.
+fn cases(
+    args: &CompareArgs,
+    base: &RunSettings,
+    leader: bool,
+) -> Result<Vec<(String, RunSettings)>, Failure> {
+    let Some(variants) = &args.variants else {
+        return Ok(args
+            .policies
+            .iter()
+            .map(|policy| {
+                let mut settings = base.clone();
+                settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
+                (policy.clone(), settings)
+            })
+            .collect());
+    };
+    if !leader {
+        return Err(Failure::Input(format!(
+            "--variants {}: {} has no [leader] section",
+            variants.join(","),
+            args.file.display()
+        )));
+    }
+    Ok(variants
+        .iter()
+        .map(|variant| {
+            let mut settings = base.clone();
+            settings.variant = Some(variant.clone());
+            (variant.clone(), settings)
+        })
+        .collect())
 }
 
 pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
@@ -48,44 +86,40 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let mut runs = Vec::new();
     let mut cells = Vec::new();
     let mut positions = Vec::new();
-    for (policy_position, policy) in args.policies.iter().enumerate() {
+    let cases = cases(args, &base, scenario.leader.is_some())?;
+    for (position, (case, settings)) in cases.iter().enumerate() {
         if crate::interrupt::requested() {
             break;
         }
-        let mut settings = base.clone();
-        settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
-        let mine = owned(shard, policy_position * all.len(), &all);
+        let mine = owned(shard, position * all.len(), &all);
         let mine_seeds = mine.iter().map(|(_, seed)| *seed).collect();
-        // A failing seed's report goes to `<folder>/<policy>/seed-N/`, linked from index.html.
-        let seed_dir = |settings: &RunSettings| {
-            folder
-                .join(settings.policy.name())
-                .join(format!("seed-{}", settings.seed))
-        };
+        // A failing seed's report goes to `<folder>/<case>/seed-N/`, linked from index.html.
+        let seed_dir =
+            |settings: &RunSettings| folder.join(case).join(format!("seed-{}", settings.seed));
         let rows = run_seeds(
             &args.file,
             &scenario,
-            &settings,
+            settings,
             mine_seeds,
             args.threads,
             Some(&seed_dir),
         )?;
         cells.extend(all.iter().map(|seed| Cell {
             suite: scenario.name.clone(),
-            case: policy.clone(),
+            case: case.clone(),
             seed: *seed,
         }));
         positions.extend(mine.iter().map(|(position, _)| *position));
-        runs.push((policy.clone(), rows));
+        runs.push((case.clone(), rows));
     }
     let wall_s = stopwatch.seconds();
     let plan = CompareShardPlan {
         scenario: scenario.name.clone(),
         seeds: seeds.to_string(),
-        policies: args.policies.clone(),
+        policies: cases.iter().map(|(case, _)| case.clone()).collect(),
         title: format!("{} (seeds {seeds})", scenario.name),
     };
-    let planned = args.policies.len() * all.len();
+    let planned = cases.len() * all.len();
     let ran: usize = runs.iter().map(|(_, rows)| rows.len()).sum();
     let mut plan = plan;
     let interrupted = (shard.is_none() && ran < planned).then(|| {

@@ -123,10 +123,12 @@ struct SweepShardPlan {
 impl SweepShardPlan {
     fn new(scenario: &Scenario, settings: &RunSettings, seeds: SeedRange) -> SweepShardPlan {
         let mut case = settings.policy.name().to_owned();
+        let mut title = format!("{} (policy {})", scenario.name, settings.policy.name());
         if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
             case = format!("{case}/{variant}");
+            // A leader run is named by its variant: the policy plays no part in it.
+            title = format!("{} (variant {variant})", scenario.name);
         }
-        let mut title = format!("{} (policy {})", scenario.name, settings.policy.name());
         if !scenario.ablations.is_empty() {
             case = format!("{case}/ablate-{}", scenario.ablations.label());
             title = format!("{title} ablate {}", scenario.ablations.label());
@@ -237,7 +239,12 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     };
     let scope = shard.map_or_else(String::new, |shard| format!(", shard {shard}"));
     let timing = format!("{rate:.1} seeds/s ({} seeds in {wall_s:.2}s)", rows.len());
-    let headline = format!("(policy {}, seeds {seeds}{scope})", settings.policy.name());
+    // A leader run is named by its variant: the policy plays no part in it.
+    let case = match (&settings.variant, &scenario.leader) {
+        (Some(variant), Some(_)) => format!("variant {variant}"),
+        _ => format!("policy {}", settings.policy.name()),
+    };
+    let headline = format!("({case}, seeds {seeds}{scope})");
     report(
         args.quiet,
         &plan.scenario,

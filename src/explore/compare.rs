@@ -7,6 +7,10 @@
 //!   the report's nearest-rank rule, so a seed with more jobs weighs more;
 //! - the reuse ratio is pooled too: reused assignments ÷ assignments over all seeds;
 //! - pods created and pod-seconds are means per seed.
+//! - A leader comparison (`--variants`, rows whose seeds carry a variant) shows leader
+//!   figures instead: failover p50/p95/max pooled over every failover of every seed
+//!   (nearest rank), failovers, leader changes and the seconds with no leader and with two
+//!   replicas acting as means per seed.
 
 use super::sweep::SeedRow;
 use crate::report::atomic;
@@ -37,6 +41,42 @@ pub struct PolicyRow {
     pub pod_seconds_busy_mean: f64,
     pub pod_seconds_idle_mean: f64,
     pub pod_seconds_pending_mean: f64,
+    /// A leader comparison's figures; `None` for an elastic-agent comparison.
+    pub leader: Option<LeaderFigures>,
+}
+
+/// One variant's leader figures over the compared seeds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LeaderFigures {
+    pub failovers_mean: f64,
+    /// Pooled over every failover of every seed.
+    pub failover_s_p50: f64,
+    pub failover_s_p95: f64,
+    pub failover_s_max: f64,
+    pub leader_changes_mean: f64,
+    pub no_leader_s_mean: f64,
+    pub two_acting_s_mean: f64,
+}
+
+impl LeaderFigures {
+    /// The figures of `rows`, or `None` when no row is a leader run.
+    fn of(rows: &[SeedRow]) -> Option<LeaderFigures> {
+        if rows.iter().all(|row| row.variant.is_none()) {
+            return None;
+        }
+        let seeds = rows.len() as u64;
+        let pooled = super::tables::pooled_failover_ms(rows);
+        let metric_mean = |pick: fn(&SeedRow) -> f64| mean(rows.iter().map(pick), seeds);
+        Some(LeaderFigures {
+            failovers_mean: metric_mean(|row| row.metrics.failovers as f64),
+            failover_s_p50: percentile_s(&pooled, 50),
+            failover_s_p95: percentile_s(&pooled, 95),
+            failover_s_max: percentile_s(&pooled, 100),
+            leader_changes_mean: metric_mean(|row| row.metrics.leader_changes as f64),
+            no_leader_s_mean: metric_mean(|row| row.metrics.no_leader_s),
+            two_acting_s_mean: metric_mean(|row| row.metrics.two_acting_s),
+        })
+    }
 }
 
 impl PolicyRow {
@@ -120,16 +160,20 @@ fn policy_row(policy: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static st
         pod_seconds_busy_mean: metric_mean(|row| row.metrics.pod_seconds_busy),
         pod_seconds_idle_mean: metric_mean(|row| row.metrics.pod_seconds_idle),
         pod_seconds_pending_mean: metric_mean(|row| row.metrics.pod_seconds_pending),
+        leader: LeaderFigures::of(rows),
     }
 }
 
-/// The table's lines: (label, one cell per policy). Invariant pass rates come last.
+/// The table's lines: (label, one cell per policy or variant). Invariant pass rates come
+/// last; a leader comparison shows leader figures instead of the elastic-agent ones.
 pub fn compare_cells(rows: &[PolicyRow]) -> Vec<(String, Vec<String>)> {
     type Cell = fn(&PolicyRow) -> String;
-    let fixed: [(&str, Cell); 12] = [
+    let common: [(&str, Cell); 3] = [
         ("seeds", |r| r.seeds.to_string()),
         ("pass_rate", |r| ratio_text(r.pass_rate)),
         ("failure_classes", |r| classes_text(&r.failure_classes)),
+    ];
+    let elastic: [(&str, Cell); 9] = [
         ("reuse_ratio", |r| ratio_text(r.reuse_ratio)),
         ("wait_s_p50", |r| number_text(r.wait_s_p50)),
         ("wait_s_p95", |r| number_text(r.wait_s_p95)),
@@ -146,10 +190,29 @@ pub fn compare_cells(rows: &[PolicyRow]) -> Vec<(String, Vec<String>)> {
             number_text(r.pod_seconds_pending_mean)
         }),
     ];
-    let mut lines: Vec<(String, Vec<String>)> = fixed
-        .iter()
-        .map(|(label, cell)| (label.to_string(), rows.iter().map(cell).collect()))
-        .collect();
+    type LeaderCell = fn(&LeaderFigures) -> f64;
+    let leader: [(&str, LeaderCell); 7] = [
+        ("failovers_mean", |l| l.failovers_mean),
+        ("failover_s_p50", |l| l.failover_s_p50),
+        ("failover_s_p95", |l| l.failover_s_p95),
+        ("failover_s_max", |l| l.failover_s_max),
+        ("leader_changes_mean", |l| l.leader_changes_mean),
+        ("no_leader_s_mean", |l| l.no_leader_s_mean),
+        ("two_acting_s_mean", |l| l.two_acting_s_mean),
+    ];
+    let line = |(label, cell): &(&str, Cell)| (label.to_string(), rows.iter().map(cell).collect());
+    let mut lines: Vec<(String, Vec<String>)> = common.iter().map(line).collect();
+    if rows.iter().any(|row| row.leader.is_some()) {
+        lines.extend(leader.iter().map(|(label, pick)| {
+            let cells = rows
+                .iter()
+                .map(|row| number_text(pick(&row.leader.unwrap_or_default())))
+                .collect();
+            (label.to_string(), cells)
+        }));
+    } else {
+        lines.extend(elastic.iter().map(line));
+    }
     let ids: BTreeSet<&'static str> = rows
         .iter()
         .flat_map(|row| row.invariant_pass_rates.keys().copied())
@@ -175,7 +238,8 @@ fn classes_text(classes: &BTreeMap<String, u64>) -> String {
     parts.join(" ")
 }
 
-/// `compare.csv`: one line per metric, one column per policy (`metric,<policy>…`).
+/// `compare.csv`: one line per metric, one column per policy or variant
+/// (`metric,<policy>…`).
 pub fn write_compare_csv(out: &mut dyn Write, rows: &[PolicyRow]) -> io::Result<()> {
     let mut writer = csv::Writer::from_writer(out);
     let mut header = vec!["metric".to_owned()];
@@ -215,11 +279,20 @@ pub fn compare_table(rows: &[PolicyRow]) -> String {
 /// `compare.md`: the same table in Markdown, with the aggregation rules.
 pub fn compare_markdown(title: &str, rows: &[PolicyRow]) -> String {
     let mut out = format!("# Compare {title}\n\n");
-    out.push_str(
-        "Waits are pooled over every job of every seed (nearest rank); the reuse ratio is \
-         pooled over all assignments; pods and pod-seconds are means per seed; \
-         `pass_rate:<id>` is the fraction of seeds in which that invariant held.\n\n",
-    );
+    if rows.iter().any(|row| row.leader.is_some()) {
+        out.push_str(
+            "Failover durations are pooled over every failover of every seed (nearest rank); \
+             failovers, leader changes and the seconds with no leader or two replicas acting \
+             are means per seed; `pass_rate:<id>` is the fraction of seeds in which that \
+             invariant held.\n\n",
+        );
+    } else {
+        out.push_str(
+            "Waits are pooled over every job of every seed (nearest rank); the reuse ratio is \
+             pooled over all assignments; pods and pod-seconds are means per seed; \
+             `pass_rate:<id>` is the fraction of seeds in which that invariant held.\n\n",
+        );
+    }
     out.push_str("| metric |");
     for row in rows {
         let _ = write!(out, " {} |", row.policy);
@@ -252,6 +325,12 @@ pub(super) fn chart_rows(rows: &[PolicyRow]) -> Vec<crate::report::plots::Policy
                 .iter()
                 .map(|(id, rate)| ((*id).to_owned(), *rate))
                 .collect(),
+            leader: row.leader.map(|leader| crate::report::plots::LeaderBars {
+                failover_s_p95: leader.failover_s_p95,
+                failover_s_max: leader.failover_s_max,
+                no_leader_s: leader.no_leader_s_mean,
+                two_acting_s: leader.two_acting_s_mean,
+            }),
         })
         .collect()
 }

@@ -33,8 +33,8 @@ mod sweep;
 mod tables;
 
 pub use compare::{
-    CompareFiles, PolicyRow, compare_cells, compare_markdown, compare_rows, compare_table,
-    write_compare_csv, write_compare_files,
+    CompareFiles, LeaderFigures, PolicyRow, compare_cells, compare_markdown, compare_rows,
+    compare_table, write_compare_csv, write_compare_files,
 };
 pub use ddmin::{bisect_down, ddmin};
 pub use materialise::{Size, materialise, pin};

@@ -95,30 +95,56 @@ pub fn write_compare_page(
 ) -> io::Result<()> {
     let rows = compare_rows(runs);
     let (plots, notes) = chart_links(folder, &rows);
-    let columns = [
-        "policy",
-        "seeds",
-        "passed",
-        "p95 wait s",
-        "pods created",
-        "reuse ratio",
-    ];
+    let leader = rows.iter().any(|row| row.leader.is_some());
+    let columns: &[&str] = if leader {
+        &[
+            "variant",
+            "seeds",
+            "passed",
+            "failover p95 s",
+            "failover max s",
+            "two acting s",
+        ]
+    } else {
+        &[
+            "policy",
+            "seeds",
+            "passed",
+            "p95 wait s",
+            "pods created",
+            "reuse ratio",
+        ]
+    };
+    let cells = |row: &super::PolicyRow| match row.leader {
+        Some(figures) => vec![
+            number_text(figures.failover_s_p95),
+            number_text(figures.failover_s_max),
+            number_text(figures.two_acting_s_mean),
+        ],
+        None => vec![
+            number_text(row.wait_s_p95),
+            number_text(row.pods_created_mean),
+            ratio_text(row.reuse_ratio),
+        ],
+    };
+    let what = if leader { "variants" } else { "policies" };
     let page = IndexPage {
         title: format!("elasticsim compare: {title}"),
-        summary: format!("{} policies over the same seeds.", rows.len()),
+        summary: format!("{} {what} over the same seeds.", rows.len()),
         columns: columns.iter().map(|c| c.to_string()).collect(),
         rows: rows
             .iter()
             .map(|row| VerdictRow {
                 passed: row.passed == row.seeds,
-                cells: vec![
-                    row.policy.clone(),
-                    row.seeds.to_string(),
-                    row.passed.to_string(),
-                    number_text(row.wait_s_p95),
-                    number_text(row.pods_created_mean),
-                    ratio_text(row.reuse_ratio),
-                ],
+                cells: [
+                    vec![
+                        row.policy.clone(),
+                        row.seeds.to_string(),
+                        row.passed.to_string(),
+                    ],
+                    cells(row),
+                ]
+                .concat(),
             })
             .collect(),
         plots,

@@ -87,6 +87,7 @@ fn seed_row(seed: u64) -> SeedRow {
         reused: 1,
         reproduce: format!("cargo xtask sim x.toml --seed {seed}"),
         variant: None,
+        failover_ms: Vec::new(),
     }
 }
 

@@ -89,6 +89,9 @@ pub struct SeedRow {
     /// The leader-election variant of a leader run (`None` for an elastic-agent run).
     #[serde(default)]
     pub variant: Option<String>,
+    /// Every failover's duration, ascending (for pooled percentiles; empty without a leader).
+    #[serde(default)]
+    pub failover_ms: Vec<u64>,
 }
 
 impl SeedRow {
@@ -125,6 +128,7 @@ impl SeedRow {
             reused,
             reproduce: info.reproduce.clone(),
             variant: info.variant.clone(),
+            failover_ms: outcome.collector.failover_durations_ms(),
         }
     }
 

@@ -39,6 +39,7 @@ fn row(seed: u64, violated: &[(&'static str, Kind)], waits_ms: &[u64]) -> SeedRo
         reused: 1,
         reproduce: format!("cargo xtask sim x.toml --seed {seed}"),
         variant: None,
+        failover_ms: Vec::new(),
     }
 }
 
@@ -107,6 +108,7 @@ fn a_leader_sweeps_table_and_csv_carry_the_variant_and_leader_metrics() {
             row.metrics.failovers = seed;
             row.metrics.failover_s_max = 10.0 * seed as f64;
             row.metrics.leader_changes = 2 * seed;
+            row.failover_ms = vec![2_000 * (seed + 1), 10_000 * seed];
             row
         })
         .collect();
@@ -133,7 +135,11 @@ fn a_leader_sweeps_table_and_csv_carry_the_variant_and_leader_metrics() {
         table.contains("variant agentk-v1: failovers 3,") && table.contains("leader changes 6"),
         "{table}"
     );
-    assert!(table.contains("failover max 20 s"), "{table}");
+    // Pooled failovers 4, 6, 10 and 20 s: nearest rank 2 for p50, rank 4 for p95.
+    assert!(
+        table.contains("failover p50 6 s, p95 20 s, max 20 s (pooled)"),
+        "{table}"
+    );
 }
 
 #[test]

@@ -94,6 +94,8 @@ pub struct GroupOutcome {
     pub wall_s: f64,
     /// Why no baseline comparison happened, if it did not.
     pub note: Option<String>,
+    /// The leader-runner variant of a leader scenario's case (its rows show leader figures).
+    pub variant: Option<String>,
 }
 
 impl GroupOutcome {
@@ -261,6 +263,22 @@ fn plan_scenarios(
             .clone()
             .unwrap_or_else(|| vec![scenario.plugin.policy.clone()]);
         let seeds: Vec<u64> = (1..=seed_count(options, config, &plan)).collect();
+        // A leader scenario's case is its variant: the policy plays no part in it.
+        if let (Some(leader), None) = (&scenario.leader, &plan.policies) {
+            let context = format!("{} [plugin] policy", file.display());
+            groups.push(Group {
+                suite: scenario.name.clone(),
+                case: leader.variant.clone(),
+                file: file.clone(),
+                scenario: scenarios.len(),
+                policy: policy_named(&scenario.plugin.policy, &context)?,
+                variant: Some(leader.variant.clone()),
+                seeds,
+                entry: None,
+            });
+            scenarios.push(scenario);
+            continue;
+        }
         for name in policies {
             let context = format!("nightly.toml [scenarios.{}]", scenario.name);
             groups.push(Group {
@@ -325,6 +343,7 @@ fn fold_group(position: usize, group: &Group, results: &[SeedResult]) -> GroupOu
         means: runner::means(mine.iter().copied()),
         wall_s: mine.iter().map(|result| result.wall_s).sum(),
         note: None,
+        variant: group.variant.clone(),
     }
 }
 

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::report::format::{duration_text, number_text};
 use crate::report::html::{IndexPage, Link, VerdictRow, write_index};
-use crate::report::plots::{PolicyRow, compare_charts};
+use crate::report::plots::{LeaderBars, PolicyRow, compare_charts};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -121,6 +121,12 @@ fn policy_row(group: &GroupOutcome) -> PolicyRow {
             .into_iter()
             .map(|(id, count)| (id.to_owned(), 1.0 - count as f64 / seeds))
             .collect(),
+        leader: group.variant.is_some().then(|| LeaderBars {
+            failover_s_p95: mean("failover_s_p95"),
+            failover_s_max: mean("failover_s_max"),
+            no_leader_s: mean("no_leader_s"),
+            two_acting_s: mean("two_acting_s"),
+        }),
     }
 }
 
@@ -153,29 +159,54 @@ fn junit(outcome: &NightlyOutcome) -> String {
     junit_xml(&suites)
 }
 
-const COLUMNS: [&str; 8] = [
+const COLUMNS: [&str; 11] = [
     "scenario",
-    "policy",
+    "policy / variant",
     "seeds",
     "passed",
     "regressions",
     "reuse ratio",
     "p95 wait (s)",
     "pods created",
+    "failovers",
+    "failover p95 (s)",
+    "two acting (s)",
 ];
 
+/// A row's cells: elastic-agent means for a policy's case, leader means for a variant's
+/// (the other group's columns show `–`).
 fn cells(group: &GroupOutcome) -> Vec<String> {
     let mean = |name: &str| number_text(group.means.get(name).copied().unwrap_or(0.0));
-    vec![
+    let none = || "–".to_owned();
+    let (elastic, leader) = if group.variant.is_some() {
+        (
+            [none(), none(), none()],
+            [
+                mean("failovers"),
+                mean("failover_s_p95"),
+                mean("two_acting_s"),
+            ],
+        )
+    } else {
+        (
+            [
+                mean("reuse_ratio"),
+                mean("wait_s_p95"),
+                mean("pods_created"),
+            ],
+            [none(), none(), none()],
+        )
+    };
+    let mut cells = vec![
         group.suite.clone(),
         group.case.clone(),
         group.seeds.to_string(),
         group.passed.to_string(),
         group.regressions.len().to_string(),
-        mean("reuse_ratio"),
-        mean("wait_s_p95"),
-        mean("pods_created"),
-    ]
+    ];
+    cells.extend(elastic);
+    cells.extend(leader);
+    cells
 }
 
 fn headline(outcome: &NightlyOutcome) -> String {

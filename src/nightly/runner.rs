@@ -73,12 +73,9 @@ fn run_task(task: &Task, scenarios: &[Scenario], out_dir: &Path) -> Result<SeedR
     } else {
         // Only failing seeds get a report folder (with plots): a nightly of thousands of
         // passing seeds writes no per-seed files.
-        let relative = format!(
-            "{}/{}/seed-{}",
-            scenario.name,
-            task.policy.name(),
-            task.seed
-        );
+        // A leader run's folder is named by its variant, as its case is.
+        let case = variant.as_deref().unwrap_or(task.policy.name());
+        let relative = format!("{}/{case}/seed-{}", scenario.name, task.seed);
         let dir = out_dir.join(&relative);
         crate::report::write_run(&dir, &outcome.info, &outcome.collector)
             .map_err(|e| format!("writing {}: {e}", dir.display()))?;

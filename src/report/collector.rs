@@ -333,6 +333,7 @@ impl Collector {
             until_ms: instantaneous.then_some(t_ms),
             kind: fault.to_owned(),
             target: target.to_owned(),
+            replicas: self.leader.fault_replicas(fault, target),
         });
         self.open_faults.insert(index, self.faults.len() - 1);
     }
@@ -397,6 +398,14 @@ impl Collector {
     /// Leader lanes (`leader.csv`): per replica, when it led, acted, was down or paused.
     pub fn leader_lanes(&self) -> &[LaneSpan] {
         self.lanes.spans()
+    }
+
+    /// Every failover's duration (`leader.rs` rules), ascending: the pooled distribution of
+    /// a sweep or comparison is built from these.
+    pub fn failover_durations_ms(&self) -> Vec<u64> {
+        let mut durations = self.leader.failover_durations_ms.clone();
+        durations.sort_unstable();
+        durations
     }
 
     pub(super) fn leader_tracker(&self) -> &LeaderTracker {

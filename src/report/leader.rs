@@ -33,12 +33,21 @@ pub(super) struct LeaderTracker {
     leading_started_ms: BTreeMap<u32, u64>,
     leading_stopped_ms: BTreeMap<u32, u64>,
     lease_held_ms: BTreeMap<u32, u64>,
+    /// The replica whose identity the Lease names, after the last Lease write.
+    lease_holder: Option<u32>,
     pub(super) leader_changes: u64,
     pub(super) failover_durations_ms: Vec<u64>,
 }
 
 impl LeaderTracker {
     pub(super) fn observe(&mut self, t_ms: u64, record: &Record) {
+        if let Record::LeaseWritten { verb, holder, .. } = record {
+            self.lease_holder = if verb.contains("delete") {
+                None
+            } else {
+                replica_of_identity(holder)
+            };
+        }
         let is_lease_write = matches!(record, Record::LeaseWritten { .. });
         // A configuration reaching a replica says nothing about who leads: it neither opens
         // the clocks nor counts the replica as seen.
@@ -132,6 +141,39 @@ impl LeaderTracker {
         }
     }
 
+    /// The replicas a fault acts on, resolved as the world resolves its target when the fault
+    /// starts: `replica-N…` names one; a partition side `leader` is the Lease holder (else the
+    /// lowest replica whose runner believes it leads), `replicas` every replica seen,
+    /// `replica-N` that one. `None` for a fault aimed at no replica.
+    pub(super) fn fault_replicas(&self, fault: &str, target: &str) -> Option<Vec<u32>> {
+        let mut replicas: Vec<u32> = if fault == "partition" {
+            let sides: Vec<&str> = target.split('|').collect();
+            if !sides
+                .iter()
+                .any(|side| *side == "leader" || side.starts_with("replica"))
+            {
+                return None;
+            }
+            sides
+                .iter()
+                .flat_map(|side| match *side {
+                    "leader" => self
+                        .lease_holder
+                        .or_else(|| self.leading.first().copied())
+                        .into_iter()
+                        .collect(),
+                    "replicas" => self.replicas_seen.iter().copied().collect(),
+                    other => replica_named(other).into_iter().collect::<Vec<u32>>(),
+                })
+                .collect()
+        } else {
+            vec![replica_named(target)?]
+        };
+        replicas.sort_unstable();
+        replicas.dedup();
+        Some(replicas)
+    }
+
     /// Replicas currently leading, ascending.
     pub(super) fn leaders(&self) -> Vec<u32> {
         self.leading.iter().copied().collect()
@@ -175,4 +217,17 @@ impl LeaderTracker {
         };
         self.two_acting_closed_ms + open_ms
     }
+}
+
+/// `agentk-N` (a replica's Lease identity) → N.
+fn replica_of_identity(identity: &str) -> Option<u32> {
+    identity.strip_prefix("agentk-")?.parse().ok()
+}
+
+/// The replica a fault target names at its start (`replica-2`, `replica-0 rate=0.5`,
+/// `replica-1 +55000ms`).
+fn replica_named(target: &str) -> Option<u32> {
+    let rest = target.strip_prefix("replica-")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }

@@ -42,7 +42,7 @@ mod tests;
 pub use collector::Collector;
 pub use info::{RunInfo, classify};
 pub use lanes::{LaneSpan, LaneState};
-pub use metrics::{Metrics, percentile_nearest_rank};
+pub use metrics::{Metrics, percentile_nearest_rank, seconds};
 pub use rows::{FaultRow, JobOutcome, JobRow, PodRow, TimelineRow};
 
 use std::io;

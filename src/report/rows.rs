@@ -194,6 +194,9 @@ pub struct FaultRow {
     pub until_ms: Option<u64>,
     pub kind: String,
     pub target: String,
+    /// The leader replicas the fault acts on (`leader.rs`, `fault_replicas`); `None` for a
+    /// fault aimed at no particular replica (an API outage, a Lease delete, an elastic fault).
+    pub replicas: Option<Vec<u32>>,
 }
 
 /// `numerator / denominator`, or 0 when there is nothing to divide (so no NaN reaches JSON).

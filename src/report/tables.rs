@@ -45,7 +45,7 @@ pub const TIMELINE_HEADER: [&str; 9] = [
     "leader",
 ];
 
-pub const FAULTS_HEADER: [&str; 4] = ["at_s", "until_s", "kind", "target"];
+pub const FAULTS_HEADER: [&str; 5] = ["at_s", "until_s", "kind", "target", "replicas"];
 
 pub const LEADER_HEADER: [&str; 4] = ["replica", "state", "from_s", "until_s"];
 
@@ -134,16 +134,27 @@ pub fn write_timeline(out: &mut dyn Write, collector: &Collector) -> io::Result<
 }
 
 /// One row per fault start, in start order. `until_s` is empty for a fault that never
-/// ended and equals `at_s` for an instantaneous one.
+/// ended and equals `at_s` for an instantaneous one. `replicas` lists the leader replicas
+/// the fault acts on, space-separated (`none` when it hit none, e.g. a leader partition while
+/// nobody led), and is empty for a fault aimed at no particular replica.
 pub fn write_faults(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(FAULTS_HEADER)?;
     for row in collector.faults() {
+        let replicas = match &row.replicas {
+            None => String::new(),
+            Some(replicas) if replicas.is_empty() => "none".to_owned(),
+            Some(replicas) => {
+                let names: Vec<String> = replicas.iter().map(u32::to_string).collect();
+                names.join(" ")
+            }
+        };
         writer.write_record([
             seconds_text(row.at_ms),
             optional_seconds_text(row.until_ms),
             row.kind.clone(),
             row.target.clone(),
+            replicas,
         ])?;
     }
     finish(writer)

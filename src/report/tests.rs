@@ -193,12 +193,57 @@ reuse_ratio,leader
 #[test]
 fn faults_csv_matches_ends_by_index_and_closes_instantaneous_faults_at_once() {
     let expected = "\
-at_s,until_s,kind,target
-1,9,partition,gocd/agents
-50,50,pod_delete,idle
-55,,clock_drift,replica-0
+at_s,until_s,kind,target,replicas
+1,9,partition,gocd/agents,
+50,50,pod_delete,idle,
+55,,clock_drift,replica-0,0
 ";
     assert_eq!(csv_text(tables::write_faults), expected);
+}
+
+#[test]
+fn a_leader_fault_names_the_replicas_it_hits_as_the_world_resolved_them() {
+    let lease = |holder: &str| Record::LeaseWritten {
+        by: Actor::Replica(2),
+        verb: "update".to_owned(),
+        holder: holder.to_owned(),
+        transitions: 0,
+        rv_current: Some(1),
+        rv_sent: Some(1),
+        rv_new: 2,
+    };
+    let records = [
+        (0, Record::ElectionStarted { replica: 0 }),
+        (0, Record::ElectionStarted { replica: 1 }),
+        (1, lease("agentk-2")),
+        (2, fault_started(0, "partition", "leader|kube-api")),
+        (3, fault_started(1, "partition", "replicas|kube-api")),
+        (4, fault_started(2, "replica_pause", "replica-1")),
+        (5, fault_started(3, "clock_drift", "replica-0 rate=0.5")),
+        (6, fault_started(4, "api_outage", "error")),
+        (7, fault_started(5, "partition", "gocd|kube-api")),
+        (8, fault_started(6, "lease_delete", "lease")),
+        (9, lease("")),
+        (10, fault_started(7, "partition", "leader|kube-api")),
+    ];
+    let replicas: Vec<Option<Vec<u32>>> = feed(&records)
+        .faults()
+        .iter()
+        .map(|row| row.replicas.clone())
+        .collect();
+    assert_eq!(
+        replicas,
+        [
+            Some(vec![2]),
+            Some(vec![0, 1, 2]),
+            Some(vec![1]),
+            Some(vec![0]),
+            None,
+            None,
+            None,
+            Some(vec![]),
+        ]
+    );
 }
 
 #[test]

@@ -20,10 +20,10 @@ pub(super) struct ElectionIffDemand {
 }
 
 impl ElectionIffDemand {
-    pub(super) fn new(bounds: LeaderBounds) -> ElectionIffDemand {
+    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> ElectionIffDemand {
         ElectionIffDemand {
             bounds,
-            view: LeaderView::default(),
+            view,
             flagged: BTreeMap::new(),
         }
     }
@@ -146,10 +146,10 @@ pub(super) struct RejoinAfterOutage {
 }
 
 impl RejoinAfterOutage {
-    pub(super) fn new(bounds: LeaderBounds) -> RejoinAfterOutage {
+    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> RejoinAfterOutage {
         RejoinAfterOutage {
             bounds,
-            view: LeaderView::default(),
+            view,
             lost: BTreeMap::new(),
         }
     }

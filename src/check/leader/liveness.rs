@@ -24,11 +24,11 @@ pub(super) struct FailoverBound {
 }
 
 impl FailoverBound {
-    pub(super) fn new(bounds: LeaderBounds) -> FailoverBound {
+    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> FailoverBound {
         let bound_ms = bounds.failover_ms();
         FailoverBound {
             bounds,
-            view: LeaderView::default(),
+            view,
             since_ms: 0,
             bound_ms,
             flagged: false,
@@ -155,10 +155,10 @@ pub(super) struct RunnerProgress {
 }
 
 impl RunnerProgress {
-    pub(super) fn new(bounds: LeaderBounds) -> RunnerProgress {
+    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> RunnerProgress {
         RunnerProgress {
             bounds,
-            view: LeaderView::default(),
+            view,
             awaited: BTreeMap::new(),
         }
     }
@@ -191,7 +191,7 @@ impl RunnerProgress {
                 if view.believed_term.is_some() {
                     for module in runnable_modules
                         .iter()
-                        .filter(|module| !view.running.contains(*module))
+                        .filter(|module| !view.running.contains(module))
                     {
                         self.awaited
                             .insert((*replica, module.clone()), (Step::Start, deadline_ms));
@@ -203,7 +203,7 @@ impl RunnerProgress {
                     return;
                 };
                 let demand = view.demand.iter().flatten();
-                for module in demand.filter(|module| !view.running.contains(*module)) {
+                for module in demand.filter(|module| !view.running.contains(module)) {
                     self.awaited
                         .insert((*replica, module.clone()), (Step::Start, deadline_ms));
                 }

@@ -15,10 +15,8 @@ pub(super) struct LeaseCas {
 }
 
 impl LeaseCas {
-    pub(super) fn new(_bounds: LeaderBounds) -> LeaseCas {
-        LeaseCas {
-            view: LeaderView::default(),
-        }
+    pub(super) fn new(_bounds: LeaderBounds, view: LeaderView) -> LeaseCas {
+        LeaseCas { view }
     }
 
     fn check_write(&self, record: &Record) -> Option<(Option<u32>, String)> {
@@ -108,10 +106,10 @@ pub(super) struct SingleLeaderActing {
 }
 
 impl SingleLeaderActing {
-    pub(super) fn new(bounds: LeaderBounds) -> SingleLeaderActing {
+    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> SingleLeaderActing {
         SingleLeaderActing {
             bounds,
-            view: LeaderView::default(),
+            view,
             overlapping: false,
         }
     }
@@ -163,10 +161,10 @@ pub(super) struct LeaderGrounded {
 }
 
 impl LeaderGrounded {
-    pub(super) fn new(bounds: LeaderBounds) -> LeaderGrounded {
+    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> LeaderGrounded {
         LeaderGrounded {
             bounds,
-            view: LeaderView::default(),
+            view,
             flagged: BTreeSet::new(),
         }
     }
@@ -247,10 +245,10 @@ pub(super) struct LeaderOnly {
 }
 
 impl LeaderOnly {
-    pub(super) fn new(bounds: LeaderBounds) -> LeaderOnly {
+    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> LeaderOnly {
         LeaderOnly {
             bounds,
-            view: LeaderView::default(),
+            view,
             flagged: BTreeSet::new(),
         }
     }
@@ -362,10 +360,8 @@ pub(super) struct NoDuplicateModule {
 }
 
 impl NoDuplicateModule {
-    pub(super) fn new(_bounds: LeaderBounds) -> NoDuplicateModule {
-        NoDuplicateModule {
-            view: LeaderView::default(),
-        }
+    pub(super) fn new(_bounds: LeaderBounds, view: LeaderView) -> NoDuplicateModule {
+        NoDuplicateModule { view }
     }
 }
 
@@ -412,10 +408,8 @@ pub(super) struct ConfigFresh {
 }
 
 impl ConfigFresh {
-    pub(super) fn new(_bounds: LeaderBounds) -> ConfigFresh {
-        ConfigFresh {
-            view: LeaderView::default(),
-        }
+    pub(super) fn new(_bounds: LeaderBounds, view: LeaderView) -> ConfigFresh {
+        ConfigFresh { view }
     }
 }
 

@@ -236,6 +236,24 @@ fn single_leader_acting_trips_on_overlapping_modules_and_labels_budget_breaches(
 }
 
 #[test]
+fn a_module_started_twice_still_runs_after_one_of_its_runs_returns() {
+    // H2: the same module runs twice on replica 0; one run returns, the other keeps acting
+    // while replica 1 takes over.
+    let mut twice = leader_at(0, 0);
+    twice.push((10, started(0, 1)));
+    twice.push((20_000, stopped(0)));
+    twice.extend(leader_at(1, 20_000));
+    let found = run("single-leader-acting", &twice, 30_000);
+    assert_eq!(found.len(), 1, "the second run still acts: {found:?}");
+    let mut both_stopped = leader_at(0, 0);
+    both_stopped.push((10, started(0, 1)));
+    both_stopped.push((20_000, stopped(0)));
+    both_stopped.push((20_000, stopped(0)));
+    both_stopped.extend(leader_at(1, 20_000));
+    assert!(run("single-leader-acting", &both_stopped, 30_000).is_empty());
+}
+
+#[test]
 fn leader_grounded_trips_when_modules_outlive_the_last_renewal() {
     let mut renewing = leader_at(0, 0);
     renewing.push((10_000, held(0, 1)));
@@ -467,4 +485,94 @@ fn runner_progress_trips_when_a_config_never_reaches_the_running_module() {
     never_started.push((5_000, stopped(0)));
     never_started.push((6_000, config(0, 2, true)));
     assert_eq!(run("runner-progress", &never_started, 30_000).len(), 1);
+}
+
+/// The reference for `SharedRecent`: each view keeps its own last records per replica, as
+/// every monitor did before they shared one store.
+#[derive(Default)]
+struct NaiveRecent(std::collections::BTreeMap<u32, std::collections::VecDeque<(u64, Record)>>);
+
+impl NaiveRecent {
+    fn apply(&mut self, t_ms: u64, record: &Record) {
+        if let Some(replica) = record.replica() {
+            let ring = self.0.entry(replica).or_default();
+            ring.push_back((t_ms, record.clone()));
+            if ring.len() > super::view::CONTEXT_LINES_MAX {
+                ring.pop_front();
+            }
+        }
+    }
+
+    fn context(&self, replicas: &[u32]) -> Vec<String> {
+        let mut lines: Vec<String> = replicas
+            .iter()
+            .filter_map(|replica| self.0.get(replica))
+            .flat_map(|ring| {
+                ring.iter()
+                    .map(|(t_ms, record)| format!("{t_ms} {record:?}"))
+            })
+            .collect();
+        lines.sort_by_key(|line| line.split(' ').next().and_then(|t| t.parse::<u64>().ok()));
+        lines
+    }
+}
+
+/// A random record: most touch one of four replicas, some touch none.
+fn random_record(random: &mut crate::engine::Stream) -> Record {
+    let replica = random.below(4) as u32;
+    match random.below(6) {
+        0 => leading(replica, random.below(3)),
+        1 => started(replica, 1),
+        2 => stopped(replica),
+        3 => config(replica, random.below(9), random.chance(0.5)),
+        4 => Record::ReplicaStopped { replica },
+        _ => fault(random.below(3) as u32, "partition", random.chance(0.5)),
+    }
+}
+
+#[test]
+fn views_sharing_their_recent_records_quote_what_each_would_have_kept_alone() {
+    use super::view::{LeaderView, SharedRecent};
+    use crate::engine::{Stream, StreamId};
+    for seed in 1..=40 {
+        let mut random = Stream::new(seed, StreamId::Faults);
+        let views_count = 1 + random.below(10) as usize;
+        let shared = SharedRecent::default();
+        let mut views: Vec<LeaderView> = (0..views_count)
+            .map(|_| LeaderView::sharing(&shared))
+            .collect();
+        let mut naive: Vec<NaiveRecent> =
+            (0..views_count).map(|_| NaiveRecent::default()).collect();
+        let mut t_ms = 0;
+        for _ in 0..random.below(300) {
+            t_ms += random.below(3);
+            let record = random_record(&mut random);
+            // As the checker does: every view in turn, each quoting before or after applying.
+            for (view, reference) in views.iter_mut().zip(&mut naive) {
+                let quoted: Vec<u32> = (0..4).filter(|_| random.chance(0.4)).collect();
+                if random.chance(0.3) {
+                    assert_eq!(
+                        view.context(&quoted),
+                        reference.context(&quoted),
+                        "seed {seed}"
+                    );
+                }
+                view.apply(t_ms, &record);
+                reference.apply(t_ms, &record);
+                if random.chance(0.3) {
+                    assert_eq!(
+                        view.context(&quoted),
+                        reference.context(&quoted),
+                        "seed {seed}"
+                    );
+                }
+            }
+        }
+        for (view, reference) in views.iter().zip(&naive) {
+            assert_eq!(
+                view.context(&[0, 1, 2, 3]),
+                reference.context(&[0, 1, 2, 3])
+            );
+        }
+    }
 }

@@ -3,10 +3,12 @@
 
 use super::LeaderBounds;
 use crate::trace::{Actor, Record};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::rc::Rc;
 
 /// How many recent records per replica a violation quotes.
-const CONTEXT_LINES_MAX: usize = 8;
+pub(super) const CONTEXT_LINES_MAX: usize = 8;
 
 /// Fault names whose effect is that replicas cannot reach the API.
 const API_FAULTS: [&str; 2] = ["api_outage", "partition"];
@@ -19,7 +21,7 @@ pub(super) struct ReplicaView {
     /// The last finished pause: (end, length).
     pub(super) last_pause: Option<(u64, u64)>,
     /// Modules whose `Run` is active (started, not yet returned).
-    pub(super) running: BTreeSet<String>,
+    pub(super) running: RunningModules,
     /// The term of the OnStartedLeading the runner acted on.
     pub(super) believed_term: Option<u64>,
     pub(super) leading_stopped_ms: Option<u64>,
@@ -33,7 +35,52 @@ pub(super) struct ReplicaView {
     pub(super) demand_changed_ms: u64,
     /// The newest configuration version each module received.
     pub(super) config_versions: BTreeMap<String, u64>,
-    recent: VecDeque<String>,
+}
+
+/// The module `Run`s active on one replica, by name, counting each start: with H2 the same
+/// module runs twice, and one of them returning leaves the other running.
+#[derive(Clone, Default)]
+pub(super) struct RunningModules(BTreeMap<String, u32>);
+
+impl RunningModules {
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(super) fn contains(&self, module: &str) -> bool {
+        self.0.contains_key(module)
+    }
+
+    /// One more `Run` of `module`.
+    pub(super) fn insert(&mut self, module: String) {
+        *self.0.entry(module).or_insert(0) += 1;
+    }
+
+    /// One `Run` of `module` returned.
+    pub(super) fn remove(&mut self, module: &str) {
+        if let Some(count) = self.0.get_mut(module) {
+            *count -= 1;
+            if *count == 0 {
+                self.0.remove(module);
+            }
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a RunningModules {
+    type Item = &'a String;
+    type IntoIter = std::collections::btree_map::Keys<'a, String, u32>;
+
+    /// The names of the modules running, once each.
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.keys()
+    }
+}
+
+impl std::fmt::Debug for RunningModules {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 impl ReplicaView {
@@ -42,12 +89,11 @@ impl ReplicaView {
         !self.stopped && self.paused_since_ms.is_none()
     }
 
-    /// A process ended or began: nothing of the old one survives but the quoted records.
+    /// A process ended or began: nothing of the old one survives (its quoted records are
+    /// kept apart, in [`SharedRecent`]).
     fn restart(&mut self, stopped: bool) {
-        let recent = std::mem::take(&mut self.recent);
         *self = ReplicaView {
             stopped,
-            recent,
             ..ReplicaView::default()
         };
     }
@@ -65,6 +111,67 @@ pub(super) struct LeaseView {
     pub(super) holder: String,
     pub(super) transitions: u32,
     pub(super) resource_version: u64,
+}
+
+/// The last records touching each replica, for violations to quote. The leader monitors of
+/// one run share one store: the first view to apply the n-th record stores it, and a view
+/// quotes only records it has applied itself, so each monitor quotes exactly what a copy of
+/// its own would hold (`NaiveRecent` in the tests is that reference, checked against this on
+/// random record sequences). The views sharing a store apply the same records in step, as the
+/// checker feeds them: a view is at most one record behind the first.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SharedRecent(Rc<RefCell<RecentStore>>);
+
+#[derive(Debug, Default)]
+struct RecentStore {
+    /// How many records were offered (every record counts, quoted or not).
+    next: u64,
+    /// Per replica: (sequence number, time, record), oldest first; one more than a view
+    /// quotes, for a view one record behind.
+    by_replica: BTreeMap<u32, VecDeque<(u64, u64, Record)>>,
+}
+
+impl SharedRecent {
+    /// The record a view applies as its `seen`-th (from 0): stored if no view stored it yet.
+    fn offer(&self, seen: u64, t_ms: u64, record: &Record) {
+        let mut store = self.0.borrow_mut();
+        debug_assert!(
+            seen <= store.next && store.next <= seen + 1,
+            "views sharing recent records must apply the same records in step"
+        );
+        if seen < store.next {
+            return;
+        }
+        store.next += 1;
+        if let Some(replica) = record.replica() {
+            let ring = store.by_replica.entry(replica).or_default();
+            if ring.len() > CONTEXT_LINES_MAX {
+                ring.pop_front();
+            }
+            ring.push_back((seen, t_ms, record.clone()));
+        }
+    }
+
+    /// The last [`CONTEXT_LINES_MAX`] records touching each of `replicas` among the first
+    /// `seen` records, oldest first, as `<t_ms> <record:?>` lines.
+    fn lines(&self, replicas: &[u32], seen: u64) -> Vec<String> {
+        let store = self.0.borrow();
+        let mut records = Vec::new();
+        for ring in replicas.iter().filter_map(|r| store.by_replica.get(r)) {
+            let applied: Vec<&(u64, u64, Record)> = ring
+                .iter()
+                .filter(|(sequence, ..)| *sequence < seen)
+                .collect();
+            let skip = applied.len().saturating_sub(CONTEXT_LINES_MAX);
+            records.extend(applied.into_iter().skip(skip));
+        }
+        // A stable sort by time interleaves the replicas.
+        records.sort_by_key(|(_, t_ms, _)| *t_ms);
+        records
+            .into_iter()
+            .map(|(_, t_ms, record)| format!("{t_ms} {record:?}"))
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -87,9 +194,20 @@ pub(super) struct LeaderView {
     drifted_replicas: BTreeMap<u32, u32>,
     /// The slowest rate each replica's clock ran at since its last lease write.
     slowest_rates: BTreeMap<u32, f64>,
+    /// The records violations quote, and how many records this view applied.
+    recent: SharedRecent,
+    seen: u64,
 }
 
 impl LeaderView {
+    /// A view quoting records from `recent`, which other views of the same records share.
+    pub(super) fn sharing(recent: &SharedRecent) -> LeaderView {
+        LeaderView {
+            recent: recent.clone(),
+            ..LeaderView::default()
+        }
+    }
+
     pub(super) fn replica(&mut self, replica: u32) -> &mut ReplicaView {
         self.replicas.entry(replica).or_default()
     }
@@ -109,16 +227,9 @@ impl LeaderView {
             .collect()
     }
 
-    /// The last records touching these replicas, oldest first.
+    /// The last records touching these replicas, oldest first, as `<t_ms> <record:?>` lines.
     pub(super) fn context(&self, replicas: &[u32]) -> Vec<String> {
-        let mut lines = replicas
-            .iter()
-            .filter_map(|replica| self.replicas.get(replica))
-            .flat_map(|view| view.recent.iter().cloned())
-            .collect::<Vec<_>>();
-        // Lines start with the time: a stable sort by it interleaves the replicas.
-        lines.sort_by_key(|line| line.split(' ').next().and_then(|t| t.parse::<u64>().ok()));
-        lines
+        self.recent.lines(replicas, self.seen)
     }
 
     /// Why a violation at `t_ms` involving `replicas` is outside the fault budget, if it is:
@@ -216,12 +327,10 @@ impl LeaderView {
     pub(super) fn apply(&mut self, t_ms: u64, record: &Record) {
         self.track_clock_rates(record);
         if let Some(replica) = record.replica() {
-            let view = self.replica(replica);
-            view.recent.push_back(format!("{t_ms} {record:?}"));
-            if view.recent.len() > CONTEXT_LINES_MAX {
-                view.recent.pop_front();
-            }
+            self.replica(replica);
         }
+        self.recent.offer(self.seen, t_ms, record);
+        self.seen += 1;
         match record {
             Record::LeaseWritten {
                 by,
@@ -269,20 +378,30 @@ impl LeaderView {
         if by == Actor::External {
             self.external_edit_ms = Some(t_ms);
         }
+        // Renewals rewrite the same holder: its strings are reused, not allocated again.
         if let Actor::Replica(replica) = by
             && !holder.is_empty()
+            && self.identities.get(&replica).map(String::as_str) != Some(holder)
         {
             self.identities.insert(replica, holder.to_string());
         }
-        self.lease = if verb.contains("delete") {
-            None
-        } else {
-            Some(LeaseView {
-                holder: holder.to_string(),
-                transitions,
-                resource_version: rv_new,
-            })
-        };
+        if verb.contains("delete") {
+            self.lease = None;
+            return;
+        }
+        match &mut self.lease {
+            Some(lease) if lease.holder == holder => {
+                lease.transitions = transitions;
+                lease.resource_version = rv_new;
+            }
+            lease => {
+                *lease = Some(LeaseView {
+                    holder: holder.to_string(),
+                    transitions,
+                    resource_version: rv_new,
+                });
+            }
+        }
     }
 
     fn apply_replica_record(&mut self, t_ms: u64, record: &Record) {

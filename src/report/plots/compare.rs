@@ -24,6 +24,19 @@ pub struct PolicyRow {
     /// Per invariant id, the fraction of seeds where it held. Ids missing from one row but
     /// present in another count as held in every seed of that row.
     pub invariant_pass_rates: Vec<(String, f64)>,
+    /// A leader comparison's figures (then the elastic-agent panels are left out).
+    pub leader: Option<LeaderBars>,
+}
+
+/// One variant's leader figures over the seeds of a comparison.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LeaderBars {
+    /// Pooled over every failover of every seed.
+    pub failover_s_p95: f64,
+    pub failover_s_max: f64,
+    /// Means per seed.
+    pub no_leader_s: f64,
+    pub two_acting_s: f64,
 }
 
 const POLICY_COLOURS: [RGBColor; 6] = [
@@ -60,6 +73,8 @@ struct Panel {
 
 struct CompareFigure {
     policies: Vec<String>,
+    /// Leader variants rather than policies.
+    leader: bool,
     panels: Vec<Panel>,
 }
 
@@ -70,13 +85,33 @@ fn panels(rows: &[PolicyRow]) -> Vec<Panel> {
         title: title.to_owned(),
         values: rows.iter().map(value).collect(),
     };
-    let mut panels = vec![
-        metric("reuse ratio (higher is better)", |row| row.reuse_ratio),
-        metric("p95 job wait, s (lower is better)", |row| row.wait_s_p95),
-        metric("pods created (lower is cheaper)", |row| row.pods_created),
-        metric("pod-seconds (lower is cheaper)", |row| row.pod_seconds),
-        metric("seeds passing every invariant", |row| row.pass_rate),
-    ];
+    fn leader(row: &PolicyRow) -> LeaderBars {
+        row.leader.unwrap_or_default()
+    }
+    let mut panels = if rows.iter().any(|row| row.leader.is_some()) {
+        vec![
+            metric("failover p95, s (lower is better)", |row| {
+                leader(row).failover_s_p95
+            }),
+            metric("failover max, s (lower is better)", |row| {
+                leader(row).failover_s_max
+            }),
+            metric("no leader, s per seed (lower is better)", |row| {
+                leader(row).no_leader_s
+            }),
+            metric("two acting, s per seed (lower is safer)", |row| {
+                leader(row).two_acting_s
+            }),
+        ]
+    } else {
+        vec![
+            metric("reuse ratio (higher is better)", |row| row.reuse_ratio),
+            metric("p95 job wait, s (lower is better)", |row| row.wait_s_p95),
+            metric("pods created (lower is cheaper)", |row| row.pods_created),
+            metric("pod-seconds (lower is cheaper)", |row| row.pod_seconds),
+        ]
+    };
+    panels.push(metric("seeds passing every invariant", |row| row.pass_rate));
     let mut invariants: Vec<&str> = rows
         .iter()
         .flat_map(|row| row.invariant_pass_rates.iter().map(|(id, _)| id.as_str()))
@@ -103,7 +138,11 @@ fn panels(rows: &[PolicyRow]) -> Vec<Panel> {
 
 impl Figure for CompareFigure {
     fn title(&self) -> String {
-        "Policies compared: one bar per policy, one panel per metric".to_owned()
+        if self.leader {
+            "Variants compared: one bar per variant, one panel per metric".to_owned()
+        } else {
+            "Policies compared: one bar per policy, one panel per metric".to_owned()
+        }
     }
 
     fn size_px(&self) -> (u32, u32) {
@@ -183,8 +222,9 @@ impl CompareFigure {
 }
 
 /// Draw `compare.svg` and `compare.png` into `dir` (created if needed): one panel per metric
-/// (reuse ratio, p95 wait, pods created, pod-seconds, pass rate, then each invariant's pass
-/// rate), one bar per row. Draws nothing for no rows.
+/// (reuse ratio, p95 wait, pods created, pod-seconds — or, for leader rows, failover p95 and
+/// max, time with no leader and with two acting — then the pass rate and each invariant's
+/// pass rate), one bar per row. Draws nothing for no rows.
 pub fn compare_charts(dir: &Path, rows: &[PolicyRow]) -> Result<Vec<PlotFile>, PlotError> {
     if rows.is_empty() {
         return Ok(Vec::new());
@@ -195,6 +235,7 @@ pub fn compare_charts(dir: &Path, rows: &[PolicyRow]) -> Result<Vec<PlotFile>, P
     })?;
     let figure = CompareFigure {
         policies: rows.iter().map(|row| row.policy.clone()).collect(),
+        leader: rows.iter().any(|row| row.leader.is_some()),
         panels: panels(rows),
     };
     render(dir, "compare", &figure)?;

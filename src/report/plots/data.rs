@@ -92,6 +92,9 @@ pub struct FaultSpan {
     pub until_s: Option<f64>,
     pub kind: String,
     pub target: String,
+    /// The leader replicas it acts on (empty: none); `None` for a fault aimed at no
+    /// particular replica (or a `faults.csv` without the `replicas` column).
+    pub replicas: Option<Vec<u32>>,
 }
 
 /// One row of `leader.csv`.
@@ -235,16 +238,38 @@ fn read_faults(table: &Table) -> Result<Vec<FaultSpan>, PlotError> {
     let [at, until, kind, target] =
         ["at_s", "until_s", "kind", "target"].map(|name| table.column(name));
     let (at, until, kind, target) = (at?, until?, kind?, target?);
+    // Older report folders have no `replicas` column: their faults shade every lane.
+    let replicas = table.column("replicas").ok();
     let mut faults = Vec::with_capacity(table.rows.len());
     for row in &table.rows {
+        let cell = replicas
+            .and_then(|column| row.get(column))
+            .unwrap_or_default();
         faults.push(FaultSpan {
             from_s: table.required(row, at)?,
             until_s: table.number(row, until)?,
             kind: row.get(kind).unwrap_or_default().to_owned(),
             target: row.get(target).unwrap_or_default().to_owned(),
+            replicas: read_replicas(table, cell)?,
         });
     }
     Ok(faults)
+}
+
+/// A `replicas` cell: empty → `None`, `none` → no replica, else space-separated indices.
+fn read_replicas(table: &Table, cell: &str) -> Result<Option<Vec<u32>>, PlotError> {
+    match cell.trim() {
+        "" => Ok(None),
+        "none" => Ok(Some(Vec::new())),
+        list => list
+            .split_whitespace()
+            .map(|part| {
+                part.parse()
+                    .map_err(|_| table.error(format!("`{part}` is not a replica")))
+            })
+            .collect::<Result<Vec<u32>, PlotError>>()
+            .map(Some),
+    }
 }
 
 fn read_lanes(table: &Table) -> Result<Vec<LaneRow>, PlotError> {

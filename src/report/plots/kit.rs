@@ -263,13 +263,35 @@ pub(super) fn shade_faults<DB: DrawingBackend>(
     end_s: f64,
     unit: TimeUnit,
 ) -> Result<(), PlotError> {
+    shade_faults_in_lanes(chart, faults, end_s, unit, None)
+}
+
+/// [`shade_faults`], where `lane_of` (replica → the y of its lane's bottom, one unit high)
+/// confines a fault that names its replicas to their lanes; other faults shade every lane.
+pub(super) fn shade_faults_in_lanes<DB: DrawingBackend>(
+    chart: &mut TimeChart<'_, DB>,
+    faults: &[FaultSpan],
+    end_s: f64,
+    unit: TimeUnit,
+    lane_of: Option<&dyn Fn(u32) -> Option<f64>>,
+) -> Result<(), PlotError> {
     let x_range = chart.x_range();
     let y_range = chart.y_range();
     let shade = FAULT_SHADE.mix(0.16).filled();
     for fault in faults {
         let (from, until) = fault_band(fault, end_s, unit, x_range.end);
-        let band = Rectangle::new([(from, y_range.start), (until, y_range.end)], shade);
-        drawing(chart.draw_series(std::iter::once(band)))?;
+        let extents: Vec<(f64, f64)> = match (lane_of, &fault.replicas) {
+            (Some(lane_of), Some(replicas)) => replicas
+                .iter()
+                .filter_map(|replica| lane_of(*replica))
+                .map(|bottom| (bottom, bottom + 1.0))
+                .collect(),
+            _ => vec![(y_range.start, y_range.end)],
+        };
+        let bands = extents
+            .into_iter()
+            .map(|(bottom, top)| Rectangle::new([(from, bottom), (until, top)], shade));
+        drawing(chart.draw_series(bands))?;
     }
     let label_style = (FONT, 12).into_font().color(&FAULT_SHADE);
     let height = y_range.end - y_range.start;

@@ -1,9 +1,11 @@
 //! One lane per leader replica: when it led, when its modules ran, when it was down or
-//! paused; faults shaded over every lane.
+//! paused; a fault that acts on replicas (crash, stop, pause, drift, late callback, a
+//! partition of the leader or of replicas) shaded in their lanes only, any other fault (API
+//! outage, Lease delete) over every lane.
 
 use super::kit::{
     FONT, Figure, LIGHT_GRID, LegendEntry, Swatch, TimeUnit, chart_on, draw_legend, drawing,
-    fault_legend, shade_faults, with_legend_column,
+    fault_legend, shade_faults_in_lanes, with_legend_column,
 };
 use super::{PlotError, RunData};
 use crate::report::LaneState;
@@ -30,7 +32,7 @@ pub(super) struct LeaderFigure<'a>(pub &'a RunData);
 
 impl Figure for LeaderFigure<'_> {
     fn title(&self) -> String {
-        "Leader lanes: who led, whose modules ran (faults shaded)".to_owned()
+        "Leader lanes: who led, whose modules ran (faults shaded in the lanes they hit)".to_owned()
     }
 
     fn size_px(&self) -> (u32, u32) {
@@ -46,6 +48,10 @@ impl Figure for LeaderFigure<'_> {
         let lane_of = |replica: u32| {
             let position = data.replicas.iter().position(|r| *r == replica);
             (lanes - 1 - position.unwrap_or(0)) as f64
+        };
+        let fault_lane = |replica: u32| {
+            let position = data.replicas.iter().position(|r| *r == replica)?;
+            Some((lanes - 1 - position) as f64)
         };
         let (plot, legend) = with_legend_column(root);
         let (what, run) = (self.title(), &data.context.title);
@@ -79,7 +85,13 @@ impl Figure for LeaderFigure<'_> {
             )
         });
         drawing(chart.draw_series(bars))?;
-        shade_faults(&mut chart, &data.faults, data.end_s, unit)?;
+        shade_faults_in_lanes(
+            &mut chart,
+            &data.faults,
+            data.end_s,
+            unit,
+            Some(&fault_lane),
+        )?;
         let label_style = (FONT, 15).into_font().color(&BLACK);
         let (base_x, base_y) = plot.get_base_pixel();
         for replica in &data.replicas {

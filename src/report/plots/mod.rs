@@ -23,7 +23,7 @@ mod run_charts;
 #[cfg(test)]
 mod tests;
 
-pub use compare::{PolicyRow, compare_charts};
+pub use compare::{LeaderBars, PolicyRow, compare_charts};
 pub use data::{FaultSpan, LaneRow, PlotContext, RunData, TimelinePoint};
 
 use kit::{Figure, render};
