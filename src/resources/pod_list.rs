@@ -2,7 +2,8 @@
 //!
 //! A list-pods answer used to be a fresh vector of every pod: handing it over cost O(pods),
 //! and so did every client's merge of it, at every create-agent. A [`PodList`] is a
-//! persistent sorted sequence of chunks shared between versions: the API server keeps one per selector up to date as pods change, a list hands out a clone (O(1)), and a
+//! persistent sorted sequence of chunks shared between versions: the API server keeps one
+//! per selector up to date as pods change, a list hands out a clone (O(1)), and a
 //! client that kept the previous listing asks [`PodList::changed_names`] for the pods that
 //! differ, which skips every chunk the two versions share.
 //!
