@@ -45,6 +45,10 @@ impl Folder {
     }
 
     fn nightly(&self, extra: &[&str]) -> Output {
+        self.command(extra).output().expect("the binary runs")
+    }
+
+    fn command(&self, extra: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_elasticsim"));
         command.arg("nightly");
         for (flag, relative) in [
@@ -54,11 +58,8 @@ impl Folder {
         ] {
             command.arg(flag).arg(self.path(relative));
         }
+        command.args(extra).args(["--threads", "2"]);
         command
-            .args(extra)
-            .args(["--threads", "2"])
-            .output()
-            .expect("the binary runs")
     }
 }
 
@@ -288,5 +289,56 @@ fn the_ci_workflows_parse_as_yaml_and_run_the_expected_commands() {
         steps
             .iter()
             .any(|step| step["run"].as_str() == Some("bash .ci/run"))
+    );
+}
+
+/// Ctrl-C during a nightly: the runs in flight finish, `junit.xml`, `nightly.md` and
+/// `index.html` are written for the runs done and say the nightly was interrupted, no
+/// baseline is judged, and the exit code is 130.
+#[cfg(unix)]
+#[test]
+fn sigint_during_a_nightly_writes_the_runs_done_marked_interrupted() {
+    use std::process::Stdio;
+    let folder = Folder::new("sigint");
+    let many = NIGHTLY_TOML.replacen("seeds = 2\n", "seeds = 50000\n", 1);
+    fs::write(folder.path("scenarios/nightly.toml"), many).expect("writable");
+    let child = folder
+        .command(&[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    // This waits on another process in wall time, outside any run: the ban does not apply.
+    #[allow(clippy::disallowed_methods)]
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        !folder.path("out/junit.xml").exists(),
+        "nothing written yet"
+    );
+    let pid = child.id().to_string();
+    let sent = Command::new("kill").args(["-INT", &pid]).status();
+    assert!(sent.is_ok_and(|status| status.success()));
+    let output = child.wait_with_output().expect("the child ends");
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output));
+    let markdown = fs::read_to_string(folder.path("out/nightly.md")).expect("nightly.md");
+    assert!(markdown.contains("interrupted: "), "{markdown}");
+    assert!(
+        !markdown.contains("no baseline yet"),
+        "no judgement of part of the seeds"
+    );
+    let xml = fs::read_to_string(folder.path("out/junit.xml")).expect("junit.xml");
+    let document = roxmltree::Document::parse(&xml).expect("junit.xml is XML");
+    let cases = document
+        .descendants()
+        .filter(|node| node.has_tag_name("testcase"))
+        .count();
+    assert_eq!(
+        cases, 2,
+        "both policies of calm, with the seeds done: {xml}"
+    );
+    assert!(folder.path("out/index.html").is_file());
+    assert!(
+        !folder.path("baselines").exists(),
+        "an interrupted nightly writes no baseline"
     );
 }

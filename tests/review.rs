@@ -503,3 +503,99 @@ fn html_options() -> roxmltree::ParsingOptions {
         ..roxmltree::ParsingOptions::default()
     }
 }
+
+/// `review --ablate` switches the rules off in the candidate's runs only: `safe` against
+/// `safe` without the pending-pod limit diverges, where plain `safe` against `safe` never does
+/// (see the test above), and every output names the ablation.
+#[test]
+fn an_ablated_candidate_diverges_from_its_plain_self_and_the_outputs_say_so() {
+    let dir = fresh_dir("review-ablate");
+    let out = dir.join("out");
+    let output = elasticsim(&[
+        "review",
+        "scenarios/reuse-pod-limit.toml",
+        "--base",
+        "safe",
+        "--candidate",
+        "safe",
+        "--ablate",
+        "limits",
+        "--seeds",
+        "3",
+        "--reuse",
+        "on",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        text(&output)
+    );
+    let json = read_json(&out.join("review.json"));
+    assert_eq!(json["ablate"], "limits", "{json}");
+    assert!(json.get("interrupted").is_none(), "{json}");
+    let scenario = &json["scenarios"][0];
+    assert_eq!(scenario["seeds"], 3);
+    assert!(
+        scenario["diverged_seeds"].as_u64().is_some_and(|n| n > 0),
+        "the ablated candidate decides differently: {scenario}"
+    );
+    let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
+    assert!(
+        markdown.starts_with("Review of `safe (ablated: limits)` against `safe`"),
+        "{markdown}"
+    );
+}
+
+/// Ctrl-C during a review: the cells in flight finish, every file is written for the seeds
+/// done, marked interrupted, and the exit code is 130 (docs/cli.md, "Interrupting").
+#[cfg(unix)]
+#[test]
+fn sigint_during_a_review_writes_the_seeds_done_marked_interrupted() {
+    use std::process::Stdio;
+    let dir = fresh_dir("review-sigint");
+    let out = dir.join("cut");
+    let child = Command::new(env!("CARGO_BIN_EXE_elasticsim"))
+        .current_dir(repository())
+        .args(["review", "scenarios/chaos.toml", "--candidate", "safe"])
+        .args([
+            "--seeds",
+            "3000",
+            "--reuse",
+            "off",
+            "--threads",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    // This waits on another process in wall time, outside any run: the ban does not apply.
+    #[allow(clippy::disallowed_methods)]
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        !out.join("review.json").exists(),
+        "nothing written before the end"
+    );
+    let pid = child.id().to_string();
+    let sent = Command::new("kill").args(["-INT", &pid]).status();
+    assert!(sent.is_ok_and(|status| status.success()));
+    let output = child.wait_with_output().expect("the child ends");
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output));
+    let json = read_json(&out.join("review.json"));
+    let line = json["interrupted"].as_str().expect("marked interrupted");
+    assert!(line.starts_with("interrupted: "), "{line}");
+    assert!(
+        line.contains("scenarios/chaos.toml reuse off seeds "),
+        "{line}"
+    );
+    let done = json["scenarios"][0]["seeds"].as_u64().expect("seeds done");
+    assert!(done > 0 && done < 3000, "{done} seeds done");
+    let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
+    assert!(markdown.starts_with("Review of `safe` against `upstream`"));
+    assert!(markdown.contains(line), "{markdown}");
+    assert!(out.join("index.html").exists());
+}

@@ -319,6 +319,10 @@ pub struct ReviewArgs {
     /// Force `enable_agent_reuse` off, on, or run each scenario both ways.
     #[arg(long, default_value = "both", value_parser = ["on", "off", "both"])]
     pub reuse: String,
+    /// Switch off named rules of `safe` or fixes of `fixed` in the candidate's runs only
+    /// (`elasticsim ablations` lists them); the base runs as is.
+    #[arg(long, value_name = "NAME[,NAME…]")]
+    pub ablate: Option<String>,
     /// Folder for `review.md`, `review.json`, `index.html`, charts and repros.
     #[arg(long, default_value = "reports/review")]
     pub out: PathBuf,

@@ -13,6 +13,7 @@ use super::Failure;
 use super::args::ReviewArgs;
 use super::sim::load;
 use super::sweep::{parse_seeds, parse_shard, progress_bar, shard_folder, writing_failed};
+use crate::ablation::Ablations;
 use crate::allocator::Policy;
 use crate::explore::shard::{Assembled, Placed, ShardFile};
 use crate::explore::{Cell, CommandKind, SeedRow, write_compare_files};
@@ -24,6 +25,7 @@ use crate::review::{
     shrink_new_violations, with_reuse, write_page,
 };
 use crate::run::RunError;
+use crate::scenario::Scenario;
 use crate::wall::Stopwatch;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -52,6 +54,28 @@ struct ReviewPlan {
     candidate: String,
     seeds: String,
     groups: Vec<PlanGroup>,
+    /// `--ablate` as given: the candidate's ablations.
+    #[serde(default)]
+    ablate: Option<String>,
+}
+
+impl ReviewPlan {
+    /// The candidate as the outputs name it: the policy, and its ablations if any.
+    fn candidate_label(&self) -> String {
+        match &self.ablate {
+            Some(names) => format!("{} (ablated: {names})", self.candidate),
+            None => self.candidate.clone(),
+        }
+    }
+}
+
+/// The candidate's ablations: `--ablate` if given, else the scenario's own `ablate` key.
+fn candidate_ablations(ablate: Option<&str>, scenario: &Scenario) -> Result<Ablations, Failure> {
+    match ablate {
+        Some(text) => crate::mutants::parse(text)
+            .map_err(|message| Failure::Input(format!("--ablate: {message}"))),
+        None => Ok(scenario.ablations.clone()),
+    }
 }
 
 fn policy(name: &str) -> Policy {
@@ -96,12 +120,14 @@ fn groups(args: &ReviewArgs) -> Result<Vec<Group>, Failure> {
             )));
         }
         let count = cap.unwrap_or(u64::MAX).min(seeds.len()) as usize;
+        let ablations = candidate_ablations(args.ablate.as_deref(), &scenario)?;
         for reuse in modes {
             groups.push(Group {
                 file: file.display().to_string(),
                 scenario: with_reuse(&scenario, *reuse),
                 reuse: *reuse,
                 seeds: seeds.seeds().take(count).collect(),
+                candidate_ablations: ablations.clone(),
             });
         }
     }
@@ -121,6 +147,7 @@ fn plan_of(args: &ReviewArgs, groups: &[Group]) -> ReviewPlan {
                 seeds: group.seeds.clone(),
             })
             .collect(),
+        ablate: args.ablate.clone(),
     }
 }
 
@@ -135,29 +162,61 @@ fn cells(groups: &[Group]) -> Vec<(usize, usize, u64)> {
         .collect()
 }
 
+/// Review each cell of `mine`; a cell not started when a stop was asked for
+/// ([`crate::interrupt`]) is `None`.
 fn run_cells(
     plan: &ReviewPlan,
     groups: &[Group],
     mine: &[(usize, usize, u64)],
     threads: Option<usize>,
-) -> Result<Vec<SeedReview>, Failure> {
+) -> Result<Vec<Option<SeedReview>>, Failure> {
+    crate::interrupt::install();
     let (base, candidate) = (policy(&plan.base), policy(&plan.candidate));
     let bar = progress_bar(mine.len() as u64, "review");
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()
         .map_err(|e| Failure::Internal(format!("cannot start the worker pool: {e}")))?;
-    let rows: Result<Vec<SeedReview>, RunError> = pool.install(|| {
+    let rows: Result<Vec<Option<SeedReview>>, RunError> = pool.install(|| {
         mine.par_iter()
             .map(|(_, index, seed)| {
+                if crate::interrupt::requested() {
+                    return Ok(None);
+                }
                 let row = review_seed(&groups[*index], base, candidate, *seed);
                 bar.inc(1);
-                row
+                row.map(Some)
             })
             .collect()
     });
     bar.finish_and_clear();
     Ok(rows?)
+}
+
+/// `interrupted: 12 of 300 cells done; not done: burst.toml reuse off seeds 7..51, …`.
+fn interrupted_line(groups: &[Group], mine: &[(usize, usize, u64)], done: &[bool]) -> String {
+    let ran = done.iter().filter(|ran| **ran).count();
+    let not_done: Vec<String> = groups
+        .iter()
+        .enumerate()
+        .filter_map(|(index, group)| {
+            let seeds: Vec<u64> = mine
+                .iter()
+                .zip(done)
+                .filter(|((_, owner, _), ran)| *owner == index && !**ran)
+                .map(|((_, _, seed), _)| *seed)
+                .collect();
+            (!seeds.is_empty()).then(|| {
+                let spans = crate::interrupt::spans(&seeds);
+                format!("{} reuse {} seeds {spans}", group.file, group.reuse_text())
+            })
+        })
+        .collect();
+    format!(
+        "interrupted: {ran} of {} cells done; not done: {}",
+        mine.len(),
+        not_done.join("; ")
+    )
 }
 
 pub(super) fn run(args: &ReviewArgs) -> Result<(), Failure> {
@@ -171,14 +230,28 @@ pub(super) fn run(args: &ReviewArgs) -> Result<(), Failure> {
         .copied()
         .collect();
     let stopwatch = Stopwatch::start();
-    let rows = run_cells(&plan, &groups, &mine, args.threads)?;
+    let cells_run = run_cells(&plan, &groups, &mine, args.threads)?;
+    let done: Vec<bool> = cells_run.iter().map(Option::is_some).collect();
+    let interrupted = done
+        .contains(&false)
+        .then(|| interrupted_line(&groups, &mine, &done));
+    let (mine, rows): (Vec<(usize, usize, u64)>, Vec<SeedReview>) = mine
+        .iter()
+        .zip(cells_run)
+        .filter_map(|(cell, row)| Some((*cell, row?)))
+        .unzip();
     let indexed: Vec<(usize, SeedReview)> = mine
         .iter()
         .map(|(_, index, _)| *index)
         .zip(rows.iter().cloned())
         .collect();
     let folder = shard_folder(args.out.clone(), shard);
-    let reviews = write_review(&folder, &plan, &groups, &indexed)?;
+    let reviews = write_review(&folder, &plan, &groups, &indexed, interrupted.as_deref())?;
+    if let Some(line) = interrupted {
+        // A shard file would claim cells it never ran: an interrupted shard writes none.
+        let _ = report(&plan, &reviews, &line, &folder);
+        return Err(Failure::Interrupted(line));
+    }
     if let Some(shard) = shard {
         let cell_list = all
             .iter()
@@ -218,6 +291,7 @@ fn write_review(
     plan: &ReviewPlan,
     groups: &[Group],
     rows: &[(usize, SeedReview)],
+    interrupted: Option<&str>,
 ) -> Result<Vec<ScenarioReview>, Failure> {
     let candidate = policy(&plan.candidate);
     let per_group: Vec<(usize, Vec<SeedReview>)> = (0..groups.len())
@@ -237,7 +311,8 @@ fn write_review(
                     .find(|row| row.seed == seed)
                     .map_or(0, |row| row.candidate.metrics.events)
             };
-            review.repros = shrink_new_violations(&review, &group.scenario, candidate, &events);
+            let scenario = group.candidate_scenario();
+            review.repros = shrink_new_violations(&review, &scenario, candidate, &events);
             review
         })
         .collect();
@@ -247,7 +322,9 @@ fn write_review(
         plots.extend(write_chart(folder, plan, &groups[*index], rows, review));
     }
     write_repros(folder, &reviews)?;
-    let json = review_json(&plan.base, &plan.candidate, &reviews);
+    let mut json = review_json(&plan.base, &plan.candidate, &reviews);
+    json.ablate = plan.ablate.clone();
+    json.interrupted = interrupted.map(str::to_owned);
     let mut bytes = serde_json::to_vec_pretty(&json)
         .map_err(|e| Failure::Internal(format!("serialising review.json: {e}")))?;
     bytes.push(b'\n');
@@ -256,9 +333,14 @@ fn write_review(
     };
     write("review.json", &bytes)?;
     let shown = folder.display().to_string();
-    let markdown = review_markdown(&plan.base, &plan.candidate, &reviews, &shown);
+    let label = plan.candidate_label();
+    let mut markdown = review_markdown(&plan.base, &label, &reviews, &shown);
+    if let Some(line) = interrupted {
+        // After the summary paragraph, so the file still opens with it.
+        markdown = markdown.replacen("\n\n", &format!("\n\n**{line}**\n\n"), 1);
+    }
     write("review.md", markdown.as_bytes())?;
-    write_page(folder, &plan.base, &plan.candidate, &reviews, plots)
+    write_page(folder, &plan.base, &label, &reviews, plots, interrupted)
         .map_err(writing_failed(folder))?;
     Ok(reviews)
 }
@@ -272,10 +354,10 @@ fn write_chart(
     review: &ScenarioReview,
 ) -> Option<Link> {
     let name = format!("{}-reuse-{}", group.scenario.name, group.reuse_text());
-    let candidate_label = if plan.candidate == plan.base {
+    let candidate_label = if plan.candidate == plan.base && plan.ablate.is_none() {
         format!("{} (candidate)", plan.candidate)
     } else {
-        plan.candidate.clone()
+        plan.candidate_label()
     };
     let runs: Vec<(String, Vec<SeedRow>)> = vec![
         (
@@ -322,9 +404,9 @@ fn report(
     timing: &str,
     folder: &Path,
 ) -> Result<(), Failure> {
-    let paragraph =
-        crate::review::summary_paragraph(&plan.base, &plan.candidate, reviews).replace("**", "");
-    println!("review {} against {}", plan.candidate, plan.base);
+    let paragraph = crate::review::summary_paragraph(&plan.base, &plan.candidate_label(), reviews)
+        .replace("**", "");
+    println!("review {} against {}", plan.candidate_label(), plan.base);
     println!("{paragraph}");
     println!("{timing}");
     println!("review: {}", folder.join("review.md").display());
@@ -351,6 +433,7 @@ pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
             scenario: with_reuse(&scenario, planned.reuse),
             reuse: planned.reuse,
             seeds: planned.seeds.clone(),
+            candidate_ablations: candidate_ablations(plan.ablate.as_deref(), &scenario)?,
         });
     }
     let owners: Vec<usize> = cells(&groups).iter().map(|(_, index, _)| *index).collect();
@@ -358,7 +441,7 @@ pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
         .into_iter()
         .zip(placed.into_iter().map(|(row, _)| row))
         .collect();
-    let reviews = write_review(out, &plan, &groups, &rows)?;
+    let reviews = write_review(out, &plan, &groups, &rows, None)?;
     let timing = format!(
         "{} seeds merged from {} shards",
         rows.len(),

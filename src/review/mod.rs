@@ -33,6 +33,7 @@ pub use stats::{MetricDelta, REVIEW_METRICS, bootstrap_ci95, delta, judgement};
 pub use summary::{ReviewJson, ScenarioReview, review_json, scenario_review};
 pub use tape::{Entry, Tape, record_line};
 
+use crate::ablation::Ablations;
 use crate::allocator::Policy;
 use crate::explore::SeedRow;
 use crate::run::{RunError, run_scenario_tapped};
@@ -49,12 +50,22 @@ pub struct Group {
     pub scenario: Scenario,
     pub reuse: bool,
     pub seeds: Vec<u64>,
+    /// Rules of `safe` or fixes of `fixed` switched off in the candidate's runs only
+    /// (`review --ablate`): the base stays the as-is behaviour.
+    pub candidate_ablations: Ablations,
 }
 
 impl Group {
     /// `on` or `off`.
     pub fn reuse_text(&self) -> &'static str {
         reuse_text(self.reuse)
+    }
+
+    /// The scenario the candidate runs: the group's, with the candidate's ablations.
+    pub fn candidate_scenario(&self) -> Scenario {
+        let mut scenario = self.scenario.clone();
+        scenario.ablations = self.candidate_ablations.clone();
+        scenario
     }
 }
 
@@ -92,19 +103,17 @@ pub fn inputs_text(scenario: &Scenario, settings: &RunSettings) -> Result<String
     ))
 }
 
-fn run_one(group: &Group, policy: Policy, seed: u64) -> Result<(SeedRow, Tape, String), RunError> {
-    let mut settings = RunSettings::from_scenario(&group.scenario)?;
+fn run_one(
+    scenario: &Scenario,
+    policy: Policy,
+    seed: u64,
+) -> Result<(SeedRow, Tape, String), RunError> {
+    let mut settings = RunSettings::from_scenario(scenario)?;
     settings.policy = policy;
     settings.seed = seed;
-    let inputs = inputs_text(&group.scenario, &settings)?;
+    let inputs = inputs_text(scenario, &settings)?;
     let mut tape = Tape::new(policy.declaration());
-    let outcome = run_scenario_tapped(
-        &group.scenario,
-        settings,
-        None,
-        String::new(),
-        Some(&mut tape),
-    )?;
+    let outcome = run_scenario_tapped(scenario, settings, None, String::new(), Some(&mut tape))?;
     Ok((SeedRow::from_outcome(&outcome), tape, inputs))
 }
 
@@ -116,8 +125,10 @@ pub fn review_seed(
     candidate: Policy,
     seed: u64,
 ) -> Result<SeedReview, RunError> {
-    let (base_row, base_tape, base_inputs) = run_one(group, base, seed)?;
-    let (candidate_row, candidate_tape, candidate_inputs) = run_one(group, candidate, seed)?;
+    let (base_row, base_tape, base_inputs) = run_one(&group.scenario, base, seed)?;
+    let candidate_scenario = group.candidate_scenario();
+    let (candidate_row, candidate_tape, candidate_inputs) =
+        run_one(&candidate_scenario, candidate, seed)?;
     if base_inputs != candidate_inputs {
         return Err(RunError::Internal(format!(
             "{} seed {seed}: {} and {} saw different arrivals or faults",

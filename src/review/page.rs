@@ -166,6 +166,7 @@ pub fn write_page(
     candidate: &str,
     reviews: &[ScenarioReview],
     plots: Vec<Link>,
+    interrupted: Option<&str>,
 ) -> std::io::Result<()> {
     let repros = reviews
         .iter()
@@ -187,7 +188,13 @@ pub fn write_page(
         .collect();
     let page = IndexPage {
         title: format!("elasticsim review: {candidate} against {base}"),
-        summary: summary_paragraph(base, candidate, reviews).replace("**", ""),
+        summary: match interrupted {
+            Some(line) => format!(
+                "{line}. {}",
+                summary_paragraph(base, candidate, reviews).replace("**", "")
+            ),
+            None => summary_paragraph(base, candidate, reviews).replace("**", ""),
+        },
         columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
         rows: reviews.iter().map(verdict_row).collect(),
         plots,

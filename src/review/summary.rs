@@ -195,7 +195,14 @@ pub struct ScenarioJson {
 pub struct ReviewJson {
     pub base: String,
     pub candidate: String,
+    /// The candidate's ablations (`review --ablate`), comma-separated; absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ablate: Option<String>,
     pub scenarios: Vec<ScenarioJson>,
+    /// Set when a signal stopped the review: which cells ran and which did not. The
+    /// scenarios then hold the seeds done only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 fn code_text(side: &super::Side) -> CodeText {
@@ -243,6 +250,8 @@ pub fn review_json(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> R
     ReviewJson {
         base: base.to_owned(),
         candidate: candidate.to_owned(),
+        ablate: None,
         scenarios: reviews.iter().map(scenario_json).collect(),
+        interrupted: None,
     }
 }
