@@ -31,6 +31,7 @@ mod instances;
 mod plugin_core;
 mod plugin_ping;
 mod pr355;
+mod refresh;
 mod safe;
 pub mod testkit;
 mod upstream;

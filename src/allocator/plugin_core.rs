@@ -7,9 +7,10 @@
 //! plugin's server threads: at most one Kubernetes call outstanding, resumed by `handle_kube`.
 
 use super::declaration::{DecisionCode, RequestKind, code};
-use super::instances::{ClusterKey, KnownPod, PluginAgentState, PodMap, rebuild_from_listing};
+use super::instances::{ClusterKey, KnownPod, PluginAgentState, PodMap};
 use super::plugin_ping::PingTask;
 use super::pod_spec;
+use super::refresh::RefreshBase;
 use super::{
     Allocator, CallId, ClusterProfile, CreateAgentRequest, JobCompletionRequest, Outbox,
     PluginRequest, Policy, RequestId, ServerApi, ShouldAssignWorkRequest,
@@ -78,6 +79,9 @@ pub(super) struct CreateContext<'a> {
 #[derive(Default)]
 pub(super) struct Cluster {
     pub(super) pods: PodMap,
+    /// What the next refresh compares its listing with; every insert or removal outside a
+    /// refresh touches it (`refresh.rs`).
+    pub(super) refreshed: RefreshBase,
     /// The create-agent request holding `synchronized (instances)`.
     lock_holder: Option<RequestId>,
     /// Create-agent requests waiting for the lock, in arrival order.
@@ -198,7 +202,7 @@ impl<R: Rules> Plugin<R> {
     pub(super) fn apply_refresh(&mut self, key: &ClusterKey, result: KubeResult, out: &mut Outbox) {
         let cluster = self.clusters.entry(key.clone()).or_default();
         match result {
-            Ok(KubeReply::Pods(pods)) => cluster.pods = rebuild_from_listing(&cluster.pods, &pods),
+            Ok(KubeReply::Pods(pods)) => cluster.refreshed.refresh(&mut cluster.pods, pods),
             Ok(other) => panic!("a list-pods call answers with pods, not {other:?}"),
             Err(error) => out.decide(
                 None,
@@ -369,6 +373,7 @@ impl<R: Rules> Plugin<R> {
                         let mut known = KnownPod::from_pod(&pod);
                         known.agent_state = self.rules.created_agent_state();
                         let cluster = self.clusters.get_mut(&key).expect("the holder's cluster");
+                        cluster.refreshed.touch(&known.name);
                         cluster.pods.insert(known.name.clone(), known);
                     }
                     Ok(other) => panic!("a create-pod call answers with a pod, not {other:?}"),
@@ -415,6 +420,8 @@ impl<R: Rules> Plugin<R> {
         out: &mut Outbox,
     ) {
         let cluster = self.clusters.entry(task.key.clone()).or_default();
+        // The rule may write the completing agent's entry, and no other.
+        cluster.refreshed.touch(&task.request.elastic_agent_id);
         let action = self
             .rules
             .job_completion(&mut cluster.pods, &task.request, out);
@@ -462,6 +469,7 @@ impl<R: Rules> Plugin<R> {
                         .clusters
                         .get_mut(&task.key)
                         .expect("a map was made first");
+                    cluster.refreshed.touch(&agent_id);
                     cluster.pods.remove(&agent_id);
                     server.delete_agents(&[agent_id]);
                 } else {
@@ -561,6 +569,8 @@ impl<R: Rules> Allocator for Plugin<R> {
         let key = ClusterKey::from_properties(&request.cluster_profile_properties);
         // A server that skipped `ready_to_assign` gets the answer of an empty map.
         let cluster = self.clusters.entry(key).or_default();
+        // The rule may write (pr355: evict) the asking agent's entry, and no other.
+        cluster.refreshed.touch(&request.agent.agent_id);
         self.rules
             .should_assign_work(&mut cluster.pods, request, self.process_id, out)
     }

@@ -131,6 +131,7 @@ impl<R: Rules> Plugin<R> {
                     return;
                 }
                 let cluster = self.clusters.get_mut(&key).expect("a refresh made the map");
+                cluster.refreshed.touch(&name);
                 cluster.pods.remove(&name);
             }
             PingStage::Probing { names, expired } => {
