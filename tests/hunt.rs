@@ -282,14 +282,9 @@ fn sigint_during_a_sweep_keeps_the_rows_of_the_seeds_done() {
         .expect("the binary starts");
     let sweep = dir.join("cut/sweep.csv");
     // Let a few seeds finish (failing seeds would write folders; chaos passes under safe).
-    // This waits on another process in wall time, outside any run: the ban does not apply.
-    #[allow(clippy::disallowed_methods)]
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    common::let_run(3);
     assert!(!sweep.exists(), "no sweep.csv before the sweep ends");
-    let pid = child.id().to_string();
-    let sent = Command::new("kill").args(["-INT", &pid]).status();
-    assert!(sent.is_ok_and(|status| status.success()));
-    let output = child.wait_with_output().expect("the child ends");
+    let output = common::interrupt(child);
     assert_eq!(output.status.code(), Some(130), "{}", text(&output));
     let cut = rows(&sweep);
     assert!(!cut.is_empty() && cut.len() < 5000, "{} rows", cut.len());

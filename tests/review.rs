@@ -573,17 +573,12 @@ fn sigint_during_a_review_writes_the_seeds_done_marked_interrupted() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    // This waits on another process in wall time, outside any run: the ban does not apply.
-    #[allow(clippy::disallowed_methods)]
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    common::let_run(3);
     assert!(
         !out.join("review.json").exists(),
         "nothing written before the end"
     );
-    let pid = child.id().to_string();
-    let sent = Command::new("kill").args(["-INT", &pid]).status();
-    assert!(sent.is_ok_and(|status| status.success()));
-    let output = child.wait_with_output().expect("the child ends");
+    let output = common::interrupt(child);
     assert_eq!(output.status.code(), Some(130), "{}", text(&output));
     let json = read_json(&out.join("review.json"));
     let line = json["interrupted"].as_str().expect("marked interrupted");

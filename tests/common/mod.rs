@@ -188,3 +188,21 @@ max_job_wait = "{max_job_wait}"
 "#
     )
 }
+
+/// Let a child process run for `seconds` of wall time. This waits on another process,
+/// outside any run, so the ban on sleeping inside a run does not apply.
+pub fn let_run(seconds: u64) {
+    #[allow(clippy::disallowed_methods)]
+    std::thread::sleep(std::time::Duration::from_secs(seconds));
+}
+
+/// Send SIGINT (Ctrl-C) to a child process and wait for it to end.
+#[cfg(unix)]
+pub fn interrupt(child: std::process::Child) -> std::process::Output {
+    let pid = child.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status();
+    assert!(sent.is_ok_and(|status| status.success()));
+    child.wait_with_output().expect("the child ends")
+}
