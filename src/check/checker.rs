@@ -8,13 +8,14 @@ use super::capacity::CapacityBudget;
 use super::context::Ring;
 use super::jobs::{AllJobsComplete, JobWaitBound, NoLostJob};
 use super::pods::{NoOrphanPods, OnePodPerJob, PendingLimit};
+use super::requests::BoundedRequests;
 use super::reuse::{IdleTimeout, RestartRecovers, ReuseHappens};
 use super::{Kind, Monitor, Violation};
 use crate::trace::Record;
 use std::collections::BTreeSet;
 
 /// Every elastic-agent invariant id, in `docs/invariants.md` order.
-const ELASTIC_AGENT_IDS: [&str; 14] = [
+const ELASTIC_AGENT_IDS: [&str; 15] = [
     "job-wait-bound",
     "no-cross-config-reuse",
     "one-job-per-agent",
@@ -29,6 +30,7 @@ const ELASTIC_AGENT_IDS: [&str; 14] = [
     "reuse-happens",
     "restart-recovers",
     "no-assign-while-cancelling",
+    "bounded-requests",
 ];
 
 /// `always` invariants that are deadlines on progress (bounded liveness): the capacity fault
@@ -72,6 +74,7 @@ impl Checker {
             Box::new(NoLostJob::default()),
             Box::new(RestartRecovers::default()),
             Box::new(NoAssignWhileCancelling::default()),
+            Box::new(BoundedRequests),
         ];
         if bounds.reuse_enabled {
             let idle = IdleTimeout::new(

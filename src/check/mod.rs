@@ -80,6 +80,7 @@ mod context;
 mod deadlines;
 mod jobs;
 mod pods;
+mod requests;
 mod reuse;
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,9 @@
 
 use super::model::{Invariants, Leader, LeaderConfigChange, LeaderModule, Range};
 use super::parse::{Context, show};
-use super::reader::{Result, Table, boolean, choice_list, count_at_least, duration, range, string};
+use super::reader::{
+    Result, Table, boolean, choice_list, count_at_least, duration, positive, range, string,
+};
 use std::collections::BTreeMap;
 
 pub const VARIANTS: &[&str] = &["agentk-v1", "fixed"];
@@ -27,6 +29,7 @@ pub const INVARIANT_IDS: &[&str] = &[
     "reuse-happens",
     "restart-recovers",
     "no-assign-while-cancelling",
+    "bounded-requests",
     "lease-cas",
     "single-leader-acting",
     "leader-grounded",
@@ -183,7 +186,12 @@ pub(crate) fn invariants(top: &Table<'_, '_>, context: &mut Context) -> Result<I
     let Some(table) = top.table("invariants")? else {
         return Ok(defaults);
     };
-    table.expect_keys(&["max_job_wait", "disable", "require"])?;
+    table.expect_keys(&[
+        "max_job_wait",
+        "plugin_requests_per_job_max",
+        "disable",
+        "require",
+    ])?;
     let require = choice_list(&table, "require", INVARIANT_IDS)?.unwrap_or_default();
     for id in &require {
         if !SOMETIMES_INVARIANT_IDS.contains(&id.as_str()) {
@@ -193,6 +201,11 @@ pub(crate) fn invariants(top: &Table<'_, '_>, context: &mut Context) -> Result<I
     }
     Ok(Invariants {
         max_job_wait_ms: table.or("max_job_wait", defaults.max_job_wait_ms, &duration)?,
+        plugin_requests_per_job_max: table.or(
+            "plugin_requests_per_job_max",
+            defaults.plugin_requests_per_job_max,
+            &positive,
+        )?,
         disable: choice_list(&table, "disable", INVARIANT_IDS)?.unwrap_or_default(),
         require,
     })

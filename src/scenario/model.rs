@@ -392,6 +392,9 @@ impl Default for Swarm {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Invariants {
     pub max_job_wait_ms: u64,
+    /// `plugin_requests_per_job_max`: the run ends (`bounded-requests`) when the server has
+    /// sent more create-agent and should-assign-work requests than this per job scheduled.
+    pub plugin_requests_per_job_max: u64,
     pub disable: Vec<String>,
     /// `sometimes` invariants the scenario requires to happen.
     pub require: Vec<String>,
@@ -401,6 +404,7 @@ impl Default for Invariants {
     fn default() -> Self {
         Invariants {
             max_job_wait_ms: 5 * 60_000,
+            plugin_requests_per_job_max: 1_000,
             disable: Vec::new(),
             require: Vec::new(),
         }

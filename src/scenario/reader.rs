@@ -252,6 +252,14 @@ pub(crate) fn unsigned(table: &Table<'_, '_>, key: &str, value: &Value<'_>) -> R
 }
 
 /// An integer in `[minimum, u32::MAX]`.
+/// A positive integer (`u64`).
+pub(crate) fn positive(table: &Table<'_, '_>, key: &str, value: &Value<'_>) -> Result<u64> {
+    match unsigned(table, key, value)? {
+        0 => Err(table.invalid(key, value, "a positive integer")),
+        number => Ok(number),
+    }
+}
+
 pub(crate) fn count_at_least(
     minimum: u32,
 ) -> impl Fn(&Table<'_, '_>, &str, &Value<'_>) -> Result<u32> {

@@ -207,6 +207,7 @@ fn contract_example_scenario() -> Scenario {
         swarm: Swarm::default(),
         invariants: Invariants {
             max_job_wait_ms: 240_000,
+            plugin_requests_per_job_max: 500,
             disable: vec!["pending-limit".to_owned()],
             require: vec!["reuse-happens".to_owned()],
         },

@@ -595,3 +595,21 @@ fn bad_http2_dead_and_replica_stop_values_name_their_line_and_column() {
         ("faults[0].downtime", 8, 12)
     );
 }
+
+#[test]
+fn a_request_bound_of_zero_is_rejected_and_a_positive_one_loads_and_round_trips() {
+    let error = error_of("name = \"x\"\n[invariants]\nplugin_requests_per_job_max = 0\n");
+    assert_error(
+        &error,
+        ErrorKind::InvalidValue,
+        "invariants.plugin_requests_per_job_max",
+        3,
+        31,
+    );
+    assert!(error.to_string().contains("a positive integer"), "{error}");
+    let text = "name = \"x\"\n[invariants]\nplugin_requests_per_job_max = 250\n";
+    let loaded = parse(text, Path::new("x.toml")).expect("a positive bound loads");
+    assert_eq!(loaded.scenario.invariants.plugin_requests_per_job_max, 250);
+    let again = parse(&to_toml(&loaded.scenario), Path::new("x.toml")).expect("it round-trips");
+    assert_eq!(again.scenario, loaded.scenario);
+}

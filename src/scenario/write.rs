@@ -62,6 +62,11 @@ pub fn to_toml(scenario: &Scenario) -> String {
         "max_job_wait",
         &duration(scenario.invariants.max_job_wait_ms),
     );
+    line(
+        &mut out,
+        "plugin_requests_per_job_max",
+        &scenario.invariants.plugin_requests_per_job_max.to_string(),
+    );
     line(&mut out, "disable", &list(&scenario.invariants.disable));
     line(&mut out, "require", &list(&scenario.invariants.require));
     if let Some(leader) = &scenario.leader {

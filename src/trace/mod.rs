@@ -296,7 +296,15 @@ pub enum Record {
     Sample,
     /// `duration` reached: no new faults or jobs; the liveness phase starts.
     SafetyPhaseEnded,
-    /// End of the settle phase.
+    /// The server sent more job-driven plugin requests (create-agent and should-assign-work)
+    /// than `per_job_max` for each job scheduled so far: a request storm. The run ends here
+    /// (`bounded-requests`), its eventually-invariants judged at this instant.
+    RequestsBounded {
+        requests: u64,
+        jobs: u64,
+        per_job_max: u64,
+    },
+    /// End of the settle phase (or of a run a bound stopped).
     RunEnded,
 }
 

@@ -145,6 +145,8 @@ pub struct World {
     /// What the swarm drew for this seed, one line each.
     pub(super) swarm_drawn: Vec<String>,
     pub(super) ended: bool,
+    /// `bounded-requests`: ends the run in a request storm.
+    pub(super) request_bound: super::requests::RequestBound,
     pub(super) random_network: Stream,
     pub(super) random_kubelet: Stream,
     pub(super) random_faults: Stream,
@@ -240,6 +242,7 @@ impl World {
             safety_over: false,
             swarm_drawn,
             ended: false,
+            request_bound: super::requests::RequestBound::new(requests_per_job_max(&scenario)),
             random_network: Stream::new(seed, StreamId::Network),
             random_kubelet: Stream::new(seed, StreamId::Kubelet),
             random_faults: Stream::new(seed, StreamId::Faults),
@@ -436,4 +439,11 @@ pub(super) fn burst(
             runtime_ms,
         });
     }
+}
+
+/// `[invariants] plugin_requests_per_job_max`, or `None` when `bounded-requests` is disabled.
+fn requests_per_job_max(scenario: &Scenario) -> Option<u64> {
+    let invariants = &scenario.invariants;
+    let disabled = invariants.disable.iter().any(|id| id == "bounded-requests");
+    (!disabled).then_some(invariants.plugin_requests_per_job_max)
 }

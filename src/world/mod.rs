@@ -12,6 +12,7 @@ mod events;
 mod faults;
 mod leader;
 mod plugin_pods;
+mod requests;
 mod run;
 mod stepping;
 mod swarm;

@@ -144,6 +144,13 @@ impl World {
         }
     }
 
+    /// End the run now, because of `bound` (a bound's record): nothing after it happens.
+    fn stop_for(&mut self, bound: Record, sink: &mut dyn Sink) {
+        self.emit(sink, node::HARNESS, bound);
+        self.emit(sink, node::HARNESS, Record::RunEnded);
+        self.ended = true;
+    }
+
     /// Queue planned arrival `index`, if there is one, under its reserved sequence number.
     fn queue_arrival(&mut self, index: usize) {
         if index < self.planned_arrival_count {
@@ -177,7 +184,12 @@ impl World {
     /// Apply what the server asked for: records, Kubernetes calls, timers.
     pub(super) fn apply_server(&mut self, now: SimTime, out: ServerOut, sink: &mut dyn Sink) {
         for record in out.records {
+            let stop = self.request_bound.observe(&record);
             self.emit(sink, node::GOCD, record);
+            if let Some(stop) = stop {
+                self.stop_for(stop, sink);
+                return;
+            }
         }
         let epoch = self.nodes.epoch(self.gocd);
         for (delay_ms, timer) in out.timers {

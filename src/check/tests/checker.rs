@@ -159,7 +159,7 @@ fn finish_orders_violations_by_time_then_id_and_is_repeatable() {
 #[test]
 fn ids_list_every_elastic_agent_monitor_once() {
     let ids = Checker::ids();
-    assert_eq!(ids.len(), 14);
+    assert_eq!(ids.len(), 15);
     let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
     assert_eq!(unique.len(), ids.len());
     let mut active = Checker::new(&bounds(), &[], Vec::new()).active_ids();
