@@ -122,6 +122,15 @@ impl ClusterKey {
             .collect();
         ClusterKey(fields)
     }
+
+    /// Whether `from_properties(properties)` would equal this key, without building one
+    /// (should-assign-work asks this for every job an agent is offered).
+    pub(super) fn matches(&self, properties: &StringMap) -> bool {
+        let fields = properties
+            .iter()
+            .filter(|(key, _)| CLUSTER_KEY_FIELDS.contains(&key.as_str()));
+        self.0.iter().eq(fields)
+    }
 }
 
 #[cfg(test)]
@@ -190,5 +199,48 @@ mod tests {
         assert_eq!(ClusterKey::from_properties(&properties), before);
         properties.insert(settings_keys::PENDING_PODS_COUNT.to_owned(), "3".to_owned());
         assert_ne!(ClusterKey::from_properties(&properties), before);
+    }
+
+    /// `matches` against its naive reference, building the key and comparing, on random
+    /// property maps over the key fields and other keys: the second map is the first, or the
+    /// first with one entry set, removed or redrawn, or a fresh draw (so both answers occur).
+    #[test]
+    fn matching_a_key_agrees_with_building_one_and_comparing() {
+        use crate::engine::{Stream, StreamId};
+        let names: Vec<&str> = CLUSTER_KEY_FIELDS
+            .iter()
+            .copied()
+            .chain(["enable_agent_reuse", "idle_timeout", "max_pods"])
+            .collect();
+        let mut random = Stream::new(13, StreamId::Workload);
+        let draw = |random: &mut Stream| -> StringMap {
+            let mut properties = StringMap::new();
+            for name in &names {
+                if random.below(3) > 0 {
+                    properties.insert((*name).to_owned(), random.below(2).to_string());
+                }
+            }
+            properties
+        };
+        let (mut equal, mut different) = (0, 0);
+        for _ in 0..4_000 {
+            let first = draw(&mut random);
+            let key = ClusterKey::from_properties(&first);
+            let mut properties = first;
+            let name = names[random.below(names.len() as u64) as usize].to_owned();
+            match random.below(4) {
+                0 => {}
+                1 => drop(properties.insert(name, random.below(2).to_string())),
+                2 => drop(properties.remove(&name)),
+                _ => properties = draw(&mut random),
+            }
+            let naive = ClusterKey::from_properties(&properties) == key;
+            assert_eq!(key.matches(&properties), naive, "{key:?} vs {properties:?}");
+            if naive { equal += 1 } else { different += 1 }
+        }
+        assert!(
+            equal > 10 && different > 10,
+            "both outcomes drawn: {equal}, {different}"
+        );
     }
 }

@@ -191,6 +191,23 @@ impl<R: Rules> Plugin<R> {
         );
     }
 
+    /// The cluster `properties` name, created empty if new. An existing one is found
+    /// without building its key ([`ClusterKey::matches`]; a server has a few at most).
+    fn cluster_for<'a>(
+        clusters: &'a mut BTreeMap<ClusterKey, Cluster>,
+        properties: &StringMap,
+    ) -> &'a mut Cluster {
+        if !clusters.keys().any(|key| key.matches(properties)) {
+            let key = ClusterKey::from_properties(properties);
+            return clusters.entry(key).or_default();
+        }
+        clusters
+            .iter_mut()
+            .find(|(key, _)| key.matches(properties))
+            .map(|(_, cluster)| cluster)
+            .expect("a key matched just now")
+    }
+
     /// The lister every policy uses.
     pub(super) fn list_pods_request() -> KubeRequest {
         KubeRequest::ListPods {
@@ -566,9 +583,8 @@ impl<R: Rules> Allocator for Plugin<R> {
         _server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) -> bool {
-        let key = ClusterKey::from_properties(&request.cluster_profile_properties);
         // A server that skipped `ready_to_assign` gets the answer of an empty map.
-        let cluster = self.clusters.entry(key).or_default();
+        let cluster = Self::cluster_for(&mut self.clusters, &request.cluster_profile_properties);
         // The rule may write (pr355: evict) the asking agent's entry, and no other.
         cluster.refreshed.touch(&request.agent.agent_id);
         self.rules

@@ -744,6 +744,10 @@ impl Server {
         let environment = self.db.agents[id].environment.clone();
         let candidates: Vec<u64> = self.memory.as_ref().expect("checked").job_plans.clone();
         let mut ready = false;
+        // One request, rewritten per job: the agent's metadata and the cluster profile stay
+        // the same while the loop goes on (a plugin that disables or deletes this agent ends
+        // it), and the profile's properties are copied only when the profile changes.
+        let mut request: Option<(ShouldAssignWorkRequest, String)> = None;
         for job_id in candidates {
             let Some(job) = self.db.jobs.get(&job_id) else {
                 continue;
@@ -758,15 +762,27 @@ impl Server {
                 }
             }
             let job = &self.db.jobs[&job_id];
-            let request = ShouldAssignWorkRequest {
-                agent: metadata(&self.db.agents[id]),
-                environment: job.environment.clone(),
-                elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
-                cluster_profile_properties: self.cluster_properties.clone(),
-                job_identifier: Self::job_identifier(job),
-            };
+            let (request, profile) = request.get_or_insert_with(|| {
+                let request = ShouldAssignWorkRequest {
+                    agent: metadata(&self.db.agents[id]),
+                    environment: None,
+                    elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
+                    cluster_profile_properties: self.cluster_properties.clone(),
+                    job_identifier: Self::job_identifier(job),
+                };
+                (request, job.profile.clone())
+            });
+            if *profile != job.profile {
+                let properties = &self.profiles[&job.profile];
+                request
+                    .elastic_agent_profile_properties
+                    .clone_from(properties);
+                profile.clone_from(&job.profile);
+            }
+            request.environment.clone_from(&job.environment);
+            request.job_identifier = Self::job_identifier(job);
             let answer = self.call_plugin(out, |allocator, api, outbox| {
-                allocator.should_assign_work(now_ms, &request, api, outbox)
+                allocator.should_assign_work(now_ms, request, api, outbox)
             });
             out.records.push(Record::ShouldAssignWork {
                 agent: id.to_owned(),
