@@ -48,6 +48,9 @@ fn cluster_words(cluster: &Cluster, base: &str, candidate: &str, seeds: u64) -> 
 }
 
 /// One scenario's sentence for the summary: its top divergence, new violations, changes.
+/// The invariant whose violation stops a run (a request storm): metrics cover less time.
+const STORM: &str = "bounded-requests";
+
 fn scenario_sentence(review: &ScenarioReview, base: &str, candidate: &str) -> String {
     let mut parts = Vec::new();
     let top = review
@@ -82,6 +85,13 @@ fn scenario_sentence(review: &ScenarioReview, base: &str, candidate: &str) -> St
         .collect();
     if !worse.is_empty() {
         parts.push(format!("worse {}", worse.join(", ")));
+    }
+    if let Some(seeds) = review.new_violations.get(STORM) {
+        parts.push(format!(
+            "{candidate}'s run ends in a request storm on {} seeds (stopped at the `{STORM}` \
+             bound, so its metrics there cover only the time before the stop)",
+            seeds.len()
+        ));
     }
     format!("on `{}` {}", review.scenario, parts.join("; "))
 }
@@ -212,6 +222,19 @@ fn metrics_section(out: &mut String, reviews: &[ScenarioReview]) {
         "Candidate − base per seed, mean over seeds, with a seeded bootstrap 95 % interval; \
          only detectable changes are listed (every metric is in `review.json`).\n"
     );
+    let stopped: usize = reviews
+        .iter()
+        .filter_map(|review| review.new_violations.get(STORM))
+        .map(Vec::len)
+        .sum();
+    if stopped > 0 {
+        let _ = writeln!(
+            out,
+            "{stopped} candidate runs ended in a request storm and stopped at the `{STORM}` \
+             bound: their metrics cover only the time before the stop (fewer pods and waits \
+             than the full run would have had).\n"
+        );
+    }
     let _ = writeln!(
         out,
         "| scenario | metric | base | candidate | change (95 % CI) | judgement |"
