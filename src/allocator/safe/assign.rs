@@ -223,7 +223,7 @@ impl Safe {
                 self.view.forget(name);
                 server.delete_agents(&[name.to_owned()]);
             }
-            // The in-memory idle-since stands; the next ping writes one if the pod has none.
+            // The in-memory idle-since stands; the next server-ping writes it again.
             Err(_) => {}
         }
         self.finish_completion(id, out);

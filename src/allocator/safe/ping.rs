@@ -59,7 +59,47 @@ impl Safe {
         self.reap_dead_pods(now_ms, &settings, &agents, server, out);
         self.reap_idle_pods(now_ms, &settings, &agents, server, out);
         self.reap_agents_without_pods(&agents, server, out);
+        if settings.enable_agent_reuse && !self.ablated("idle-timeout") {
+            self.write_unwritten_idle_since(out);
+        }
         self.finish_locked(id, out);
+    }
+
+    /// Write the idle-since this process holds but the pod does not carry (rule 3): a
+    /// job-completion's write failed, or an assignment ended without one. Otherwise a
+    /// restarted process reads an older idle period's annotation and reaps the pod early.
+    /// Pods with an annotation write in flight wait for its answer.
+    fn write_unwritten_idle_since(&mut self, out: &mut Outbox) {
+        let in_flight: BTreeSet<&str> = self
+            .calls
+            .values()
+            .filter_map(|pending| match pending {
+                Pending::Annotate { pod } | Pending::CompletionAnnotate { pod, .. } => {
+                    Some(pod.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        let unwritten: Vec<(String, u64)> = self
+            .view
+            .pods
+            .iter()
+            .filter(|(name, _)| !in_flight.contains(name.as_str()))
+            .filter_map(|(name, record)| Some((name.clone(), record.unwritten_idle_since_ms()?)))
+            .collect();
+        for (name, idle_since_ms) in unwritten {
+            let set = StringMap::from([(
+                annotation::IDLE_SINCE_MS.to_owned(),
+                idle_since_ms.to_string(),
+            )]);
+            let request = KubeRequest::AnnotatePod {
+                name: name.clone(),
+                set,
+                remove: Vec::new(),
+                resource_version: None,
+            };
+            self.issue(request, Pending::Annotate { pod: name }, out);
+        }
     }
 
     /// The server shows the agent idle again although no job-completion came (a rescheduled

@@ -118,6 +118,14 @@ impl PodRecord {
         self.idle_since_overlay.or(self.annotated_idle_since_ms)
     }
 
+    /// The idle-since this process set that the pod does not carry yet (its write failed or
+    /// was never made); a restarted process would read the annotation instead.
+    pub(crate) fn unwritten_idle_since_ms(&self) -> Option<u64> {
+        let overlay = self.idle_since_overlay?;
+        let unwritten = !self.retired && self.annotated_idle_since_ms != Some(overlay);
+        unwritten.then_some(overlay)
+    }
+
     /// The pod's phase is terminal: its container will never serve a job.
     pub(crate) fn is_terminated(&self) -> bool {
         matches!(self.pod.phase, PodPhase::Failed | PodPhase::Succeeded)
