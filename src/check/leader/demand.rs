@@ -38,8 +38,10 @@ impl ElectionIffDemand {
         }
     }
 
-    /// At ElectionStopped without demand: the Lease must not still name the replica.
-    fn unreleased(&self, record: &Record) -> Option<u32> {
+    /// At ElectionStopped without demand: the Lease must not still name the replica, unless
+    /// the API was unreachable during the release (a call bounded by RD and a round trip:
+    /// sent into a partition or outage, it is lost even if the fault ends before its timeout).
+    fn unreleased(&self, t_ms: u64, record: &Record) -> Option<u32> {
         let Record::ElectionStopped { replica } = record else {
             return None;
         };
@@ -51,7 +53,13 @@ impl ElectionIffDemand {
             .as_ref()
             .is_some_and(|lease| lease.holder == *identity);
         let no_demand = view.demand.as_ref().is_some_and(|demand| demand.is_empty());
-        (holds && no_demand && !self.view.api_fault_active()).then_some(*replica)
+        let release_ms = self.bounds.renew_deadline_ms + self.bounds.round_trip_ms();
+        let reachable = !self.view.api_fault_active()
+            && self
+                .view
+                .api_fault_ended_ms
+                .is_none_or(|ended_ms| t_ms >= ended_ms + release_ms);
+        (holds && no_demand && reachable).then_some(*replica)
     }
 
     fn check(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
@@ -67,7 +75,8 @@ impl ElectionIffDemand {
             }
             let episode = (view.demand_changed_ms, view.election_changed_ms);
             let since_ms = episode.0.max(episode.1);
-            if t_ms <= since_ms + self.grace_ms(wants)
+            // A paused process changes nothing: its pause does not count against the grace.
+            if t_ms <= since_ms + self.grace_ms(wants) + view.paused_in_episode_ms
                 || self.flagged.get(replica) == Some(&episode)
             {
                 continue;
@@ -109,7 +118,7 @@ impl Monitor for ElectionIffDemand {
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
-        let unreleased = self.unreleased(record);
+        let unreleased = self.unreleased(t_ms, record);
         self.view.apply(t_ms, record);
         if let Some(replica) = unreleased {
             let message = format!(

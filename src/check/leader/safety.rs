@@ -292,7 +292,8 @@ impl LeaderOnly {
         }
     }
 
-    /// Modules still running past the stop latency after LeadingStopped.
+    /// Modules still running past the stop latency after LeadingStopped (time the process
+    /// spent paused since then does not count: a frozen process stops nothing).
     fn check_lingering(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
         for (replica, view) in &self.view.replicas {
             let stop_ms = self
@@ -301,9 +302,9 @@ impl LeaderOnly {
             let lingering = view.active()
                 && !view.running.is_empty()
                 && view.believed_term.is_none()
-                && view
-                    .leading_stopped_ms
-                    .is_some_and(|stopped_ms| t_ms > stopped_ms + stop_ms);
+                && view.leading_stopped_ms.is_some_and(|stopped_ms| {
+                    t_ms > stopped_ms + stop_ms + view.paused_since_leading_stopped_ms
+                });
             if !lingering {
                 self.flagged.remove(replica);
                 continue;

@@ -576,3 +576,93 @@ fn views_sharing_their_recent_records_quote_what_each_would_have_kept_alone() {
         }
     }
 }
+
+fn module_action(replica: u32) -> Record {
+    Record::ModuleAction {
+        replica,
+        module: "gitops".to_string(),
+    }
+}
+
+#[test]
+fn time_spent_paused_after_leading_stopped_does_not_count_against_the_stop_latency() {
+    // Found by the explore swarm (seeds 51 and 94 of scenarios/explore/leader.toml): a
+    // process paused while its modules stop resumes with them still running.
+    let mut paused = leader_at(0, 0);
+    paused.push((
+        12_000,
+        Record::LeadingStopped {
+            replica: 0,
+            term: 1,
+        },
+    ));
+    paused.push((12_500, Record::ReplicaPaused { replica: 0 }));
+    paused.push((20_000, Record::ReplicaResumed { replica: 0 }));
+    paused.push((21_400, module_action(0)));
+    assert!(
+        run("leader-only", &paused, 30_000).is_empty(),
+        "2 s of stop latency + 7.5 s paused: the module may run until 21.5 s"
+    );
+    let mut lingering = paused.clone();
+    lingering.push((21_600, module_action(0)));
+    let found = run("leader-only", &lingering, 30_000);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].at_ms, 21_600);
+}
+
+#[test]
+fn a_paused_replica_gets_its_pause_back_before_it_must_stop_competing() {
+    // Found by the explore swarm (seed 85): paused right after its config lost all demand.
+    let stops = |paused: bool| {
+        let mut records = vec![
+            (0, config(0, 1, true)),
+            (0, Record::ElectionStarted { replica: 0 }),
+            (60_000, config(0, 2, false)),
+        ];
+        if paused {
+            records.push((60_500, Record::ReplicaPaused { replica: 0 }));
+            records.push((80_000, Record::ReplicaResumed { replica: 0 }));
+        }
+        // Another replica's record at 75 s: the monitor judges at every record.
+        records.push((75_000, config(1, 1, false)));
+        records.push((81_000, Record::ElectionStopped { replica: 0 }));
+        records.sort_by_key(|(t_ms, _)| *t_ms);
+        run("election-iff-demand", &records, 100_000)
+    };
+    assert!(stops(true).is_empty(), "grace 12.16 s + 19.5 s paused");
+    assert_eq!(
+        stops(false).len(),
+        1,
+        "21 s without a pause is past the grace"
+    );
+}
+
+#[test]
+fn a_release_sent_into_a_partition_is_not_a_missing_release() {
+    // Found by the explore swarm (seed 161): the release call went out during a partition
+    // that ended before the call's timeout; the Lease still named the replica.
+    let unreleased = |partition_end_ms: u64| {
+        let records = vec![
+            (0, config(0, 1, true)),
+            (0, Record::ElectionStarted { replica: 0 }),
+            (
+                0,
+                write(Actor::Replica(0), "create-lease", "a", 0, (None, None, 1)),
+            ),
+            (50_000, fault(0, "partition", true)),
+            (partition_end_ms, fault(0, "partition", false)),
+            (60_000.max(partition_end_ms), config(0, 2, false)),
+            (61_000, Record::ElectionStopped { replica: 0 }),
+        ];
+        run("election-iff-demand", &records, 61_000)
+    };
+    assert!(
+        unreleased(60_500).is_empty(),
+        "the partition ended 0.5 s before the stop: the release may have been lost in it"
+    );
+    assert_eq!(
+        unreleased(50_800).len(),
+        1,
+        "10.2 s after the partition (RD + a round trip = 10.08 s) the API was reachable"
+    );
+}

@@ -25,6 +25,12 @@ pub(super) struct ReplicaView {
     /// The term of the OnStartedLeading the runner acted on.
     pub(super) believed_term: Option<u64>,
     pub(super) leading_stopped_ms: Option<u64>,
+    /// How long the process was paused since `leading_stopped_ms`: a paused process stops
+    /// nothing, so the stop latency counts only the time it ran.
+    pub(super) paused_since_leading_stopped_ms: u64,
+    /// How long the process was paused since the later of `demand_changed_ms` and
+    /// `election_changed_ms` (the current demand episode).
+    pub(super) paused_in_episode_ms: u64,
     /// The term the elector holds the lease in (LeaseHeld), until its Run returns.
     pub(super) lease_term: Option<u64>,
     pub(super) last_held_ms: Option<u64>,
@@ -413,10 +419,12 @@ impl LeaderView {
             Record::ElectionStarted { .. } => {
                 view.election_running = true;
                 view.election_changed_ms = t_ms;
+                view.paused_in_episode_ms = 0;
             }
             Record::ElectionStopped { .. } => {
                 view.election_running = false;
                 view.election_changed_ms = t_ms;
+                view.paused_in_episode_ms = 0;
                 view.lease_term = None;
             }
             Record::LeaseHeld { term, .. } => {
@@ -427,6 +435,7 @@ impl LeaderView {
             Record::LeadingStopped { .. } => {
                 view.believed_term = None;
                 view.leading_stopped_ms = Some(t_ms);
+                view.paused_since_leading_stopped_ms = 0;
             }
             Record::ModuleStarted { module, .. } => {
                 view.running.insert(module.clone());
@@ -450,6 +459,7 @@ impl LeaderView {
                 if view.demand.as_ref() != Some(&demand) {
                     view.demand = Some(demand);
                     view.demand_changed_ms = t_ms;
+                    view.paused_in_episode_ms = 0;
                 }
             }
             Record::ReplicaStopped { .. } => view.restart(true),
@@ -458,6 +468,12 @@ impl LeaderView {
             Record::ReplicaResumed { .. } => {
                 if let Some(since_ms) = view.paused_since_ms.take() {
                     view.last_pause = Some((t_ms, t_ms - since_ms));
+                    if let Some(stopped_ms) = view.leading_stopped_ms {
+                        let paused_ms = t_ms - since_ms.max(stopped_ms);
+                        view.paused_since_leading_stopped_ms += paused_ms;
+                    }
+                    let episode_ms = view.demand_changed_ms.max(view.election_changed_ms);
+                    view.paused_in_episode_ms += t_ms - since_ms.max(episode_ms);
                 }
             }
             _ => {}
