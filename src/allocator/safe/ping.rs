@@ -88,18 +88,24 @@ impl Safe {
             .filter_map(|(name, record)| Some((name.clone(), record.unwritten_idle_since_ms()?)))
             .collect();
         for (name, idle_since_ms) in unwritten {
-            let set = StringMap::from([(
-                annotation::IDLE_SINCE_MS.to_owned(),
-                idle_since_ms.to_string(),
-            )]);
-            let request = KubeRequest::AnnotatePod {
-                name: name.clone(),
-                set,
-                remove: Vec::new(),
-                resource_version: None,
-            };
-            self.issue(request, Pending::Annotate { pod: name }, out);
+            self.write_idle_since(&name, idle_since_ms, out);
         }
+    }
+
+    /// Write `idle_since_ms` on the pod; no request waits for the answer.
+    fn write_idle_since(&mut self, name: &str, idle_since_ms: u64, out: &mut Outbox) {
+        let set = StringMap::from([(
+            annotation::IDLE_SINCE_MS.to_owned(),
+            idle_since_ms.to_string(),
+        )]);
+        let request = KubeRequest::AnnotatePod {
+            name: name.to_owned(),
+            set,
+            remove: Vec::new(),
+            resource_version: None,
+        };
+        let pod = name.to_owned();
+        self.issue(request, Pending::Annotate { pod }, out);
     }
 
     /// The server shows the agent idle again although no job-completion came (a rescheduled
@@ -315,23 +321,7 @@ impl Safe {
         let lapsed_ms = record.claim();
         let idle_since_ms = lapsed_ms.map_or(now_ms, |claim| claim.deadline_ms.min(now_ms));
         record.idle_since_overlay = Some(idle_since_ms);
-        let set = StringMap::from([(
-            annotation::IDLE_SINCE_MS.to_owned(),
-            idle_since_ms.to_string(),
-        )]);
-        let request = KubeRequest::AnnotatePod {
-            name: name.to_owned(),
-            set,
-            remove: Vec::new(),
-            resource_version: None,
-        };
-        self.issue(
-            request,
-            Pending::Annotate {
-                pod: name.to_owned(),
-            },
-            out,
-        );
+        self.write_idle_since(name, idle_since_ms, out);
         let text = format!("pod {name} is idle and reusable: idle since t={idle_since_ms}");
         out.decide(None, Some(name), "idle-mark", text);
     }
