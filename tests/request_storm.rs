@@ -5,20 +5,14 @@ mod common;
 
 use common::scenario_file;
 use elasticsim::allocator::Policy;
-use elasticsim::run::{RunOutcome, run_scenario};
+use elasticsim::run::RunOutcome;
 use elasticsim::scenario::Scenario;
 use elasticsim::trace::Record;
-use elasticsim::world::{RunSettings, Sink, World};
+use elasticsim::world::{Sink, World};
 
-fn settings(scenario: &Scenario, policy: Policy) -> RunSettings {
-    let mut settings = RunSettings::from_scenario(scenario).expect("the policy is valid");
-    settings.policy = policy;
-    settings
-}
-
+/// The scenario's own seed under `policy` (the shared helper, as every test binary runs).
 fn outcome(scenario: &Scenario, policy: Policy) -> RunOutcome {
-    run_scenario(scenario, settings(scenario, policy), None, String::new())
-        .expect("the run completes")
+    common::run_outcome(scenario, scenario.seed, Some(policy))
 }
 
 fn full_length_ms(scenario: &Scenario) -> u64 {
@@ -59,8 +53,9 @@ fn a_request_storm_ends_the_run_at_the_first_request_past_the_bound() {
     // burst.toml, reuse off: pr355 drops each pod it answers `false` for, so every idle
     // agent is asked about every queued job on every assignment round.
     let scenario = scenario_file("scenarios/burst.toml");
-    let mut world =
-        World::new(scenario.clone(), settings(&scenario, Policy::Pr355)).expect("the world builds");
+    let mut settings = common::settings(&scenario, scenario.seed);
+    settings.policy = Policy::Pr355;
+    let mut world = World::new(scenario.clone(), settings).expect("the world builds");
     let mut counter = Counter::default();
     world.run(&mut counter).expect("the run ends");
     let (t_ms, requests, jobs) = counter.at_bound.expect("pr355 storms on burst.toml");

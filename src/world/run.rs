@@ -137,18 +137,20 @@ impl World {
                     .push_after(self.settings.sample_interval_ms, Event::Sample);
             }
             Event::SafetyEnd => self.end_safety_phase(now, sink),
-            Event::End => {
-                self.emit(sink, node::HARNESS, Record::RunEnded);
-                self.ended = true;
-            }
+            Event::End => self.end_run(sink),
         }
     }
 
-    /// End the run now, because of `bound` (a bound's record): nothing after it happens.
-    fn stop_for(&mut self, bound: Record, sink: &mut dyn Sink) {
-        self.emit(sink, node::HARNESS, bound);
+    /// The run is over: nothing after this record happens.
+    fn end_run(&mut self, sink: &mut dyn Sink) {
         self.emit(sink, node::HARNESS, Record::RunEnded);
         self.ended = true;
+    }
+
+    /// End the run now, because of `bound` (a bound's record), before the settle phase ends.
+    fn stop_for(&mut self, bound: Record, sink: &mut dyn Sink) {
+        self.emit(sink, node::HARNESS, bound);
+        self.end_run(sink);
     }
 
     /// Queue planned arrival `index`, if there is one, under its reserved sequence number.

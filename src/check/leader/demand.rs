@@ -74,7 +74,7 @@ impl ElectionIffDemand {
                 continue;
             }
             let episode = (view.demand_changed_ms, view.election_changed_ms);
-            let since_ms = episode.0.max(episode.1);
+            let since_ms = view.episode_started_ms();
             // A paused process changes nothing: its pause does not count against the grace.
             if t_ms <= since_ms + self.grace_ms(wants) + view.paused_in_episode_ms
                 || self.flagged.get(replica) == Some(&episode)

@@ -95,6 +95,26 @@ impl ReplicaView {
         !self.stopped && self.paused_since_ms.is_none()
     }
 
+    /// When the current demand episode began: the later of the last demand change and the
+    /// last election start or stop.
+    pub(super) fn episode_started_ms(&self) -> u64 {
+        self.demand_changed_ms.max(self.election_changed_ms)
+    }
+
+    /// The pause ends at `t_ms`: its part after LeadingStopped and its part inside the
+    /// current demand episode are added to the time those deadlines do not count.
+    fn resume(&mut self, t_ms: u64) {
+        let Some(since_ms) = self.paused_since_ms.take() else {
+            return;
+        };
+        self.last_pause = Some((t_ms, t_ms - since_ms));
+        let paused_after = |from_ms: u64| t_ms - since_ms.max(from_ms);
+        if let Some(stopped_ms) = self.leading_stopped_ms {
+            self.paused_since_leading_stopped_ms += paused_after(stopped_ms);
+        }
+        self.paused_in_episode_ms += paused_after(self.episode_started_ms());
+    }
+
     /// A process ended or began: nothing of the old one survives (its quoted records are
     /// kept apart, in [`SharedRecent`]).
     fn restart(&mut self, stopped: bool) {
@@ -465,17 +485,7 @@ impl LeaderView {
             Record::ReplicaStopped { .. } => view.restart(true),
             Record::ReplicaStarted { .. } => view.restart(false),
             Record::ReplicaPaused { .. } => view.paused_since_ms = Some(t_ms),
-            Record::ReplicaResumed { .. } => {
-                if let Some(since_ms) = view.paused_since_ms.take() {
-                    view.last_pause = Some((t_ms, t_ms - since_ms));
-                    if let Some(stopped_ms) = view.leading_stopped_ms {
-                        let paused_ms = t_ms - since_ms.max(stopped_ms);
-                        view.paused_since_leading_stopped_ms += paused_ms;
-                    }
-                    let episode_ms = view.demand_changed_ms.max(view.election_changed_ms);
-                    view.paused_in_episode_ms += t_ms - since_ms.max(episode_ms);
-                }
-            }
+            Record::ReplicaResumed { .. } => view.resume(t_ms),
             _ => {}
         }
     }
