@@ -2,7 +2,7 @@
 //! over the agents↔gocd link.
 
 use super::Sink;
-use super::build::{AgentProcess, World, groups};
+use super::build::{World, groups};
 use super::events::Event;
 use crate::allocator::pod_spec::keys;
 use crate::engine::SimTime;
@@ -37,26 +37,16 @@ impl World {
             .unwrap_or_else(|| name.to_owned());
         let environment = pod.env.get(keys::ENV_AUTO_REGISTER_ENVIRONMENT).cloned();
         let uuid = self.random_agents.next_u64();
-        let incarnation = self.incarnations.entry(uid).or_insert(0);
-        *incarnation += 1;
-        let incarnation = *incarnation;
         let mut agent = GoAgent::new(elastic_agent_id, uuid, key, environment);
         let mut actions = std::mem::take(&mut self.agent_actions);
         agent.start(&mut actions);
-        self.agents.insert(uid, AgentProcess { incarnation, agent });
+        let incarnation = self.agents.start(uid, agent);
         self.apply_agent(now, uid, incarnation, actions);
     }
 
     /// The container died or the pod is gone: the process and everything addressed to it go.
     pub(super) fn kill_agent(&mut self, uid: u64) {
-        self.agents.remove(&uid);
-        *self.incarnations.entry(uid).or_insert(0) += 1;
-    }
-
-    fn current(&self, uid: u64, incarnation: u32) -> bool {
-        self.agents
-            .get(&uid)
-            .is_some_and(|p| p.incarnation == incarnation)
+        self.agents.kill(uid);
     }
 
     pub(super) fn agent_timer(
@@ -66,15 +56,11 @@ impl World {
         incarnation: u32,
         timer: AgentTimer,
     ) {
-        if !self.current(uid, incarnation) {
+        let Some(agent) = self.agents.current_mut(uid, incarnation) else {
             return;
-        }
+        };
         let mut actions = std::mem::take(&mut self.agent_actions);
-        self.agents
-            .get_mut(&uid)
-            .expect("current")
-            .agent
-            .handle_timer(timer, &mut actions);
+        agent.handle_timer(timer, &mut actions);
         self.apply_agent(now, uid, incarnation, actions);
     }
 
@@ -86,15 +72,11 @@ impl World {
         kind: RequestKind,
         reply: ServerReply,
     ) {
-        if !self.current(uid, incarnation) {
+        let Some(agent) = self.agents.current_mut(uid, incarnation) else {
             return;
-        }
+        };
         let mut actions = std::mem::take(&mut self.agent_actions);
-        self.agents
-            .get_mut(&uid)
-            .expect("current")
-            .agent
-            .handle_reply(kind, reply, &mut actions);
+        agent.handle_reply(kind, reply, &mut actions);
         self.apply_agent(now, uid, incarnation, actions);
     }
 

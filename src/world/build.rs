@@ -1,5 +1,6 @@
 //! Building a world from a scenario and a seed.
 
+use super::agent_table::ProcessTable;
 use super::events::Event;
 use crate::allocator::{ClusterProfile, Policy};
 use crate::engine::{NodeId, Nodes, Partitions, Queue, SimTime, Stream, StreamId};
@@ -90,12 +91,6 @@ pub(super) struct PendingCall {
     pub(super) stalled: bool,
 }
 
-/// A go-agent process in a pod's container.
-pub(super) struct AgentProcess {
-    pub(super) incarnation: u32,
-    pub(super) agent: GoAgent,
-}
-
 /// Node-group bits for partitions.
 pub(super) mod groups {
     use crate::engine::GroupMask;
@@ -122,8 +117,7 @@ pub struct World {
     pub(super) held: Vec<u64>,
     pub(super) server: Server,
     pub(super) kube: KubeApi,
-    pub(super) agents: BTreeMap<u64, AgentProcess>,
-    pub(super) incarnations: BTreeMap<u64, u32>,
+    pub(super) agents: ProcessTable<GoAgent>,
     pub(super) calls: BTreeMap<u64, PendingCall>,
     pub(super) next_call: u64,
     pub(super) arrivals: Vec<Arrival>,
@@ -227,8 +221,7 @@ impl World {
             partitions: Partitions::default(),
             outage: None,
             held: Vec::new(),
-            agents: BTreeMap::new(),
-            incarnations: BTreeMap::new(),
+            agents: ProcessTable::default(),
             calls: BTreeMap::new(),
             next_call: 0,
             arrivals,

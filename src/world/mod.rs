@@ -5,6 +5,7 @@
 //! owns routing only: which node a message goes to, its latency, whether a partition or outage
 //! drops or holds it, and whether its target's epoch is still current.
 
+mod agent_table;
 mod agents;
 mod build;
 mod calls;
