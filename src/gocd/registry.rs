@@ -3,6 +3,7 @@
 
 use super::database::AgentRecord;
 use crate::allocator::{AgentMetadata, AgentState, BuildState, ConfigState, ServerApi};
+use crate::ids::NameKey;
 use crate::trace::{AgentRuntime, Record};
 use std::collections::BTreeMap;
 
@@ -32,7 +33,7 @@ pub(super) fn metadata(agent: &AgentRecord) -> AgentMetadata {
 
 /// `ServerApi` over the registry; records what the plugin does to agents.
 pub(super) struct Registry<'a> {
-    pub(super) agents: &'a mut BTreeMap<String, AgentRecord>,
+    pub(super) agents: &'a mut BTreeMap<NameKey, AgentRecord>,
     pub(super) records: &'a mut Vec<Record>,
 }
 
@@ -43,7 +44,7 @@ impl ServerApi for Registry<'_> {
 
     fn disable_agents(&mut self, agent_ids: &[String]) {
         for id in agent_ids {
-            if let Some(agent) = self.agents.get_mut(id)
+            if let Some(agent) = self.agents.get_mut(id.as_str())
                 && agent.enabled
             {
                 agent.enabled = false;
@@ -57,7 +58,7 @@ impl ServerApi for Registry<'_> {
 
     fn delete_agents(&mut self, agent_ids: &[String]) {
         for id in agent_ids {
-            if self.agents.remove(id).is_some() {
+            if self.agents.remove(id.as_str()).is_some() {
                 self.records
                     .push(Record::AgentDeleted { agent: id.clone() });
             }

@@ -9,6 +9,7 @@ use crate::allocator::{
     JobIdentifier, Outbox, PluginRequest, Policy, RequestId, ServerPingRequest,
     ShouldAssignWorkRequest,
 };
+use crate::ids::NameKey;
 use crate::resources::{KubeRequest, KubeResult, StringMap};
 use crate::trace::{AgentRuntime, Record};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -166,7 +167,7 @@ impl Server {
             if agent.runtime != AgentRuntime::Missing {
                 agent.runtime = AgentRuntime::Missing;
                 out.records.push(Record::AgentState {
-                    agent: id.clone(),
+                    agent: id.as_str().to_owned(),
                     state: AgentRuntime::Missing,
                 });
             }
@@ -449,6 +450,7 @@ impl Server {
             return;
         };
         for (agent, uuid, hold) in std::mem::take(&mut memory.resume) {
+            let agent = NameKey::from(agent.as_str());
             if let Some(reply) = self.get_work(now_ms, &agent, uuid, Some(hold), out) {
                 out.released.push((hold, reply));
             }
@@ -542,7 +544,7 @@ impl Server {
         let (logical, profile, environment, runtime_ms) =
             (old.logical, old.profile, old.environment, old.runtime_ms);
         if let Some(agent) = old.agent
-            && let Some(record) = self.db.agents.get_mut(&agent)
+            && let Some(record) = self.db.agents.get_mut(agent.as_str())
             && record.job == Some(job)
         {
             record.job = None;
@@ -581,7 +583,7 @@ impl Server {
             {
                 agent.runtime = AgentRuntime::LostContact;
                 out.records.push(Record::AgentState {
-                    agent: id.clone(),
+                    agent: id.as_str().to_owned(),
                     state: AgentRuntime::LostContact,
                 });
             }
@@ -614,12 +616,13 @@ impl Server {
                 elastic_agent_id,
                 uuid,
                 building,
-            } => self.ping(now_ms, &elastic_agent_id, uuid, building, out),
+            } => self.ping(now_ms, &NameKey::new(elastic_agent_id), uuid, building, out),
             AgentRequest::GetWork {
                 elastic_agent_id,
                 uuid,
             } => {
-                let reply = self.get_work(now_ms, &elastic_agent_id, uuid, None, out);
+                let id = NameKey::new(elastic_agent_id);
+                let reply = self.get_work(now_ms, &id, uuid, None, out);
                 let held = self.memory.as_ref().expect("checked").next_request;
                 reply.unwrap_or(ServerReply::Held(held))
             }
@@ -627,7 +630,7 @@ impl Server {
                 elastic_agent_id,
                 uuid,
                 job,
-            } => self.completed(now_ms, &elastic_agent_id, uuid, job, out),
+            } => self.completed(now_ms, &NameKey::new(elastic_agent_id), uuid, job, out),
         }
     }
 
@@ -649,7 +652,7 @@ impl Server {
             .is_some_and(|expiry| now_ms <= expiry);
         let refusal = if !key_valid {
             Some("auto-register key is unknown, used or expired")
-        } else if self.db.agents.contains_key(&agent) {
+        } else if self.db.agents.contains_key(agent.as_str()) {
             Some("an agent with this elastic agent id is already registered")
         } else {
             None
@@ -662,8 +665,10 @@ impl Server {
             });
             return ServerReply::Refused(reason.to_owned());
         }
+        let id: std::sync::Arc<str> = agent.as_str().into();
+        let key = NameKey::new(std::sync::Arc::clone(&id));
         let record = AgentRecord {
-            id: agent.as_str().into(),
+            id,
             uuid,
             environment,
             enabled: true,
@@ -672,7 +677,7 @@ impl Server {
             job: None,
             cancelling: None,
         };
-        self.db.agents.insert(agent.clone(), record);
+        self.db.agents.insert(key, record);
         out.records.push(Record::AgentRegistered { agent, uuid });
         ServerReply::Registered
     }
@@ -680,7 +685,7 @@ impl Server {
     fn ping(
         &mut self,
         now_ms: u64,
-        id: &str,
+        id: &NameKey,
         uuid: u64,
         building: Option<u64>,
         out: &mut ServerOut,
@@ -703,7 +708,7 @@ impl Server {
         if agent.runtime != runtime {
             agent.runtime = runtime;
             out.records.push(Record::AgentState {
-                agent: id.to_owned(),
+                agent: id.as_str().to_owned(),
                 state: runtime,
             });
         }
@@ -721,7 +726,7 @@ impl Server {
     fn get_work(
         &mut self,
         now_ms: u64,
-        id: &str,
+        id: &NameKey,
         uuid: u64,
         hold: Option<u64>,
         out: &mut ServerOut,
@@ -756,7 +761,7 @@ impl Server {
                 continue;
             }
             if !ready {
-                ready = self.ready_to_assign(now_ms, id, uuid, hold, out);
+                ready = self.ready_to_assign(now_ms, id.as_str(), uuid, hold, out);
                 if !ready {
                     return None;
                 }
@@ -785,7 +790,7 @@ impl Server {
                 allocator.should_assign_work(now_ms, request, api, outbox)
             });
             out.records.push(Record::ShouldAssignWork {
-                agent: id.to_owned(),
+                agent: id.as_str().to_owned(),
                 job: job_id,
                 answer,
             });
@@ -837,10 +842,10 @@ impl Server {
         ready
     }
 
-    fn assign(&mut self, job_id: u64, agent_id: &str, out: &mut ServerOut) -> ServerReply {
+    fn assign(&mut self, job_id: u64, agent_id: &NameKey, out: &mut ServerOut) -> ServerReply {
         let job = self.db.jobs.get_mut(&job_id).expect("candidate job exists");
         job.state = JobState::Assigned;
-        job.agent = Some(agent_id.to_owned());
+        job.agent = Some(agent_id.as_str().to_owned());
         let (profile, environment, runtime_ms) =
             (job.profile.clone(), job.environment.clone(), job.runtime_ms);
         let memory = self.memory.as_mut().expect("checked");
@@ -850,14 +855,14 @@ impl Server {
         let config = self.config_identity(&profile, environment.as_deref());
         out.records.push(Record::JobAssigned {
             job: job_id,
-            agent: agent_id.to_owned(),
+            agent: agent_id.as_str().to_owned(),
             config,
         });
         let agent = self.db.agents.get_mut(agent_id).expect("checked by caller");
         if agent.runtime != AgentRuntime::Building {
             agent.runtime = AgentRuntime::Building;
             out.records.push(Record::AgentState {
-                agent: agent_id.to_owned(),
+                agent: agent_id.as_str().to_owned(),
                 state: AgentRuntime::Building,
             });
         }
@@ -870,7 +875,7 @@ impl Server {
     fn completed(
         &mut self,
         now_ms: u64,
-        id: &str,
+        id: &NameKey,
         uuid: u64,
         job_id: u64,
         out: &mut ServerOut,
@@ -888,23 +893,23 @@ impl Server {
         if agent.runtime != AgentRuntime::Idle && agent.job.is_none() {
             agent.runtime = AgentRuntime::Idle;
             out.records.push(Record::AgentState {
-                agent: id.to_owned(),
+                agent: id.as_str().to_owned(),
                 state: AgentRuntime::Idle,
             });
         }
         let Some(job) = self.db.jobs.get(&job_id) else {
             return ServerReply::Ack;
         };
-        if job.state != JobState::Assigned || job.agent.as_deref() != Some(id) {
+        if job.state != JobState::Assigned || job.agent.as_deref() != Some(id.as_str()) {
             return ServerReply::Ack;
         }
         // Completed jobs leave the database (see `reschedule`).
         let job = self.db.jobs.remove(&job_id).expect("looked up above");
         out.records.push(Record::JobCompleted {
             job: job_id,
-            agent: id.to_owned(),
+            agent: id.as_str().to_owned(),
         });
-        self.send_job_completion(now_ms, id, &job, out);
+        self.send_job_completion(now_ms, id.as_str(), &job, out);
         ServerReply::Ack
     }
 
@@ -928,7 +933,7 @@ impl Server {
             let Some(agent_id) = job.agent.clone() else {
                 continue;
             };
-            if let Some(agent) = self.db.agents.get_mut(&agent_id)
+            if let Some(agent) = self.db.agents.get_mut(agent_id.as_str())
                 && agent.job == Some(job_id)
             {
                 agent.job = None;

@@ -1,8 +1,10 @@
-//! Compact tables for the ids and names a run repeats thousands of times: job-id maps and
-//! interned names. Plain data structures below both the monitors (`check`) and the report.
+//! Compact tables for the ids and names a run repeats thousands of times: job-id maps, interned
+//! names and name keys. Plain data structures below both the monitors (`check`) and the report.
 
 mod id_map;
+mod name_key;
 mod names;
 
 pub(crate) use id_map::IdMap;
+pub(crate) use name_key::NameKey;
 pub(crate) use names::Names;

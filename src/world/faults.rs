@@ -470,7 +470,7 @@ impl World {
             // A terminating pod is on its way out: deleting or failing it again does nothing.
             .filter(|pod| !pod.is_terminating())
             .filter(|pod| {
-                let agent = self.server.db.agents.get(&pod.name);
+                let agent = self.server.db.agents.get(pod.name.as_str());
                 match target {
                     PodTarget::Any => true,
                     PodTarget::Pending => pod.phase == PodPhase::Pending,

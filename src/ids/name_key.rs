@@ -1,0 +1,168 @@
+//! A name as an ordered map key, compared eight bytes at a time.
+//!
+//! Pod and agent names share long prefixes (`k8s-ea-<process>-`), so ordering them byte by
+//! byte through `memcmp` cost a library call per comparison, about ten per map lookup — and
+//! the GoCD server looks an agent up by name at every ping. [`NameKey`] orders exactly as
+//! its text does (so `Borrow<str>` lookups stay valid and iteration order is unchanged) but
+//! keeps the name's first 24 bytes as three words, made once per key, and compares those
+//! inline. The reference is `str`'s own order; the tests below
+//! check the two agree on random names.
+
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+/// Bytes of a name kept as big-endian words for comparing.
+const HEAD_BYTES: usize = 24;
+
+/// A shared name, ordered as its text.
+#[derive(Clone)]
+pub struct NameKey {
+    /// The first `HEAD_BYTES` bytes, zero-padded, as big-endian words: they compare as the
+    /// bytes do, so most comparisons end within these three words.
+    head: [u64; 3],
+    name: Arc<str>,
+}
+
+impl NameKey {
+    /// The key of `name` (shares the allocation).
+    pub fn new(name: Arc<str>) -> NameKey {
+        let mut padded = [0u8; HEAD_BYTES];
+        let bytes = name.as_bytes();
+        let kept = bytes.len().min(HEAD_BYTES);
+        padded[..kept].copy_from_slice(&bytes[..kept]);
+        let word = |at: usize| u64::from_be_bytes(padded[at..at + 8].try_into().expect("8"));
+        NameKey {
+            head: [word(0), word(8), word(16)],
+            name,
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+
+    /// The shared name itself.
+    pub fn shared(&self) -> &Arc<str> {
+        &self.name
+    }
+}
+
+/// The bytes of a name after its head.
+fn tail(name: &[u8]) -> &[u8] {
+    &name[name.len().min(HEAD_BYTES)..]
+}
+
+impl From<&str> for NameKey {
+    fn from(name: &str) -> NameKey {
+        NameKey::new(Arc::from(name))
+    }
+}
+
+impl Borrow<str> for NameKey {
+    fn borrow(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Debug for NameKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.name, f)
+    }
+}
+
+impl PartialEq for NameKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.head == other.head && self.name == other.name
+    }
+}
+
+impl Eq for NameKey {}
+
+impl PartialOrd for NameKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for NameKey {
+    /// Byte order (`<[u8]>::cmp`): zero padding keeps the words' order the bytes' order up to
+    /// the shorter name's end; equal heads leave the bytes after the head, then the lengths
+    /// (two names that differ only by trailing zero bytes have equal heads).
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.head.cmp(&other.head).then_with(|| {
+            let (a, b) = (self.name.as_bytes(), other.name.as_bytes());
+            tail(a).cmp(tail(b)).then(a.len().cmp(&b.len()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NameKey;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// A small seeded generator (xorshift), so that `ids` needs nothing from the engine.
+    struct Stream(u64);
+
+    impl Stream {
+        fn below(&mut self, bound: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % bound
+        }
+    }
+
+    /// A name from a small alphabet with a common prefix, so that most pairs share many
+    /// bytes and differ anywhere, including in length only.
+    fn name(random: &mut Stream) -> String {
+        let prefix = ["", "k8s-ea-", "k8s-ea-0a1b2c3d-", "k8s-ea-0a1b2c3d-00"];
+        let mut text = prefix[random.below(4) as usize].to_owned();
+        for _ in 0..random.below(20) {
+            text.push(['0', '1', '9', 'a', '-', 'é', '\u{7f}', '\0'][random.below(8) as usize]);
+        }
+        text
+    }
+
+    #[test]
+    fn keys_order_as_their_text_on_random_names() {
+        let mut random = Stream(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..50_000 {
+            let (a, b) = (name(&mut random), name(&mut random));
+            let want = a.as_bytes().cmp(b.as_bytes());
+            let (x, y) = (NameKey::from(a.as_str()), NameKey::from(b.as_str()));
+            assert_eq!(x.cmp(&y), want, "{a:?} vs {b:?}");
+            assert_eq!(x == y, a == b);
+            assert_eq!(want, a.cmp(&b), "byte order is str's order");
+        }
+    }
+
+    #[test]
+    fn a_map_by_key_iterates_and_finds_as_a_map_by_string() {
+        let mut random = Stream(0x2545_f491_4f6c_dd1d);
+        let mut by_key = BTreeMap::new();
+        let mut by_text = BTreeMap::new();
+        for step in 0..5_000u32 {
+            let text = name(&mut random);
+            if random.below(3) == 0 {
+                assert_eq!(by_key.remove(text.as_str()), by_text.remove(&text));
+            } else {
+                by_key.insert(NameKey::from(text.as_str()), step);
+                by_text.insert(text.clone(), step);
+            }
+            let probe = name(&mut random);
+            assert_eq!(
+                by_key.get(&NameKey::from(probe.as_str())),
+                by_text.get(&probe)
+            );
+            assert_eq!(by_key.get(probe.as_str()), by_text.get(&probe));
+        }
+        let keys: Vec<&str> = by_key.keys().map(NameKey::as_str).collect();
+        let texts: Vec<&str> = by_text.keys().map(String::as_str).collect();
+        assert_eq!(keys, texts);
+        assert!(keys.iter().collect::<BTreeSet<_>>().len() > 500);
+    }
+}
