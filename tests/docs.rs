@@ -5,6 +5,7 @@
 //! clap's command tree), so a key, id, code or flag added without its doc fails here.
 
 use clap::CommandFactory;
+use elasticsim::allocator::DecisionCode;
 use elasticsim::scenario::{ErrorKind, FAULT_KINDS, INVARIANT_IDS, JOB_KINDS, parse};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -256,37 +257,27 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The decision codes the allocators emit: a kebab-case literal passed as the code beside the
-/// decision's text (`…, "skip-limit", text)` or `("reap-idle", format!(…))`), in every
-/// non-test file of `src/allocator/`.
+/// The decision codes the allocators emit: every `DecisionCode` variant a non-test file of
+/// `src/allocator/` names (besides the enum's own file), spelled as the trace spells it.
 fn emitted_codes() -> BTreeSet<String> {
     let mut files = Vec::new();
     rust_files(&root().join("src/allocator"), &mut files);
     let mut codes = BTreeSet::new();
     for path in files {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.contains("test") || path.components().any(|c| c.as_os_str() == "tests") {
+        let test = name.contains("test") || path.components().any(|c| c.as_os_str() == "tests");
+        if test || name == "decision_code.rs" {
             continue;
         }
         let text = fs::read_to_string(&path).expect("readable");
-        let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        for (index, _) in flat.match_indices("\", ") {
-            let after = &flat[index + 3..];
-            if !(after.starts_with("text") || after.starts_with("format!")) {
-                continue;
-            }
-            let before = &flat[..index];
-            let start = before
-                .rfind('"')
-                .expect("a literal ends here, so it starts");
-            let literal = &before[start + 1..];
-            let kebab = !literal.is_empty()
-                && literal.starts_with(|c: char| c.is_ascii_lowercase())
-                && literal
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-            if kebab {
-                codes.insert(literal.to_owned());
+        for code in DecisionCode::ALL {
+            let variant = format!("DecisionCode::{code:?}");
+            let named = text.match_indices(&variant).any(|(at, _)| {
+                let next = text[at + variant.len()..].chars().next();
+                !next.is_some_and(|c| c.is_ascii_alphanumeric())
+            });
+            if named {
+                codes.insert(code.as_str().to_owned());
             }
         }
     }
@@ -300,6 +291,11 @@ fn every_decision_code_an_allocator_emits_is_documented() {
         codes.len() >= 30 && codes.contains("claim"),
         "the scan finds the codes: {codes:?}"
     );
+    let unused: Vec<_> = DecisionCode::ALL
+        .iter()
+        .filter(|code| !codes.contains(code.as_str()))
+        .collect();
+    assert!(unused.is_empty(), "codes no allocator records: {unused:?}");
     let text = doc("policies.md");
     let table = text
         .split("## Decision codes")

@@ -6,6 +6,8 @@
 //! (`create` → `skip-reuse` with reuse on) apart from the ones nobody asked for. Nothing here
 //! changes a decision: it only names them.
 
+use super::decision_code::DecisionCode;
+
 /// The server→plugin request a decision answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RequestKind {
@@ -37,8 +39,8 @@ impl RequestKind {
 
 /// One decision code a policy records, the request it answers and what it means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DecisionCode {
-    pub code: &'static str,
+pub struct DeclaredCode {
+    pub code: DecisionCode,
     pub request: RequestKind,
     pub meaning: &'static str,
 }
@@ -47,8 +49,8 @@ pub struct DecisionCode {
 /// decides one of `instead_of`, this one decides `code`, because `why`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Intent {
-    pub instead_of: &'static [&'static str],
-    pub code: &'static str,
+    pub instead_of: &'static [DecisionCode],
+    pub code: DecisionCode,
     /// `Some(true)`: only with `enable_agent_reuse` on; `Some(false)`: only with it off;
     /// `None`: always.
     pub reuse: Option<bool>,
@@ -59,7 +61,7 @@ pub struct Intent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Declaration {
     /// The codes it records, in groups (its own, then those of shared code it runs).
-    pub codes: &'static [&'static [DecisionCode]],
+    pub codes: &'static [&'static [DeclaredCode]],
     /// How it answers should-assign-work when it records no decision for the answer.
     pub assign_rule: &'static str,
     /// Its intended differences from the plugin's master branch.
@@ -68,19 +70,22 @@ pub struct Declaration {
 
 impl Declaration {
     /// The declaration of `code`, if the policy declares it.
-    pub fn code(&self, code: &str) -> Option<&'static DecisionCode> {
+    pub fn code(&self, code: &str) -> Option<&'static DeclaredCode> {
         self.codes
             .iter()
             .flat_map(|group| group.iter())
-            .find(|declared| declared.code == code)
+            .find(|declared| declared.code.as_str() == code)
     }
 
     /// The intent that explains deciding `code` where another policy decided `other`, with
     /// reuse on or off; `None` if the difference is not intended.
     pub fn intent(&self, other: &str, code: &str, reuse: bool) -> Option<&'static Intent> {
         self.intents.iter().find(|intent| {
-            intent.code == code
-                && intent.instead_of.contains(&other)
+            intent.code.as_str() == code
+                && intent
+                    .instead_of
+                    .iter()
+                    .any(|instead| instead.as_str() == other)
                 && intent.reuse.is_none_or(|wanted| wanted == reuse)
         })
     }
@@ -88,11 +93,11 @@ impl Declaration {
 
 /// A shorthand for the declaration tables.
 pub(super) const fn code(
-    code: &'static str,
+    code: DecisionCode,
     request: RequestKind,
     meaning: &'static str,
-) -> DecisionCode {
-    DecisionCode {
+) -> DeclaredCode {
+    DeclaredCode {
         code,
         request,
         meaning,
@@ -101,13 +106,13 @@ pub(super) const fn code(
 
 #[cfg(test)]
 mod tests {
-    use crate::allocator::Policy;
+    use crate::allocator::{DecisionCode, Policy};
 
     #[test]
     fn every_policy_declares_each_code_once() {
         for policy in Policy::ALL {
             let declaration = policy.declaration();
-            let mut codes: Vec<&str> = declaration
+            let mut codes: Vec<DecisionCode> = declaration
                 .codes
                 .iter()
                 .flat_map(|group| group.iter().map(|declared| declared.code))
@@ -129,7 +134,10 @@ mod tests {
         for policy in Policy::ALL {
             let declaration = policy.declaration();
             for intent in declaration.intents {
-                assert!(declaration.code(intent.code).is_some(), "{intent:?}");
+                assert!(
+                    declaration.code(intent.code.as_str()).is_some(),
+                    "{intent:?}"
+                );
             }
         }
         let pr355 = Policy::Pr355.declaration();

@@ -21,6 +21,7 @@
 //! 2. `handle_kube` with the result of every call in [`Outbox::calls`], exactly once each;
 //! 3. `should_assign_work` synchronously, inside the agent's get-work.
 
+mod decision_code;
 pub mod declaration;
 pub mod messages;
 pub mod pod_spec;
@@ -36,7 +37,8 @@ mod safe;
 pub mod testkit;
 mod upstream;
 
-pub use declaration::{DecisionCode, Declaration, Intent, RequestKind};
+pub use decision_code::DecisionCode;
+pub use declaration::{Declaration, DeclaredCode, Intent, RequestKind};
 pub use hash::{ConfigHashMemo, canonical_config_hash, pr355_config_hash};
 pub use messages::{
     AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest, JobCompletionRequest,
@@ -121,9 +123,8 @@ pub struct Decision {
     pub job_id: Option<u64>,
     /// The pod the decision is about, if any.
     pub pod: Option<String>,
-    /// A stable short code: `create`, `skip-limit`, `skip-existing`, `skip-reuse`, `claim`,
-    /// `assign-yes`, `assign-no`, `reap-unregistered`, `reap-idle`, `reap-missing`, …
-    pub code: &'static str,
+    /// A stable short code (`create`, `skip-limit`, `claim`, `assign-yes`, `reap-idle`, …).
+    pub code: DecisionCode,
     /// One sentence, like the plugin's console log line.
     pub text: String,
 }
@@ -151,7 +152,7 @@ impl Outbox {
         &mut self,
         job_id: Option<u64>,
         pod: Option<&str>,
-        code: &'static str,
+        code: DecisionCode,
         text: String,
     ) {
         self.decisions.push(Decision {

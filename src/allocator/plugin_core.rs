@@ -6,7 +6,8 @@
 //! should-assign-work answers and what job-completion does. Each request runs like one of the
 //! plugin's server threads: at most one Kubernetes call outstanding, resumed by `handle_kube`.
 
-use super::declaration::{DecisionCode, RequestKind, code};
+use super::DecisionCode;
+use super::declaration::{DeclaredCode, RequestKind, code};
 use super::instances::{ClusterKey, KnownPod, PluginAgentState, PodMap};
 use super::plugin_ping::PingTask;
 use super::pod_spec;
@@ -224,7 +225,7 @@ impl<R: Rules> Plugin<R> {
             Err(error) => out.decide(
                 None,
                 None,
-                "refresh-failed",
+                DecisionCode::RefreshFailed,
                 format!("listing pods failed ({error:?}); keeping the stale pod map"),
             ),
         }
@@ -241,7 +242,7 @@ impl<R: Rules> Plugin<R> {
         waiting.push(id);
         if waiting.len() == 1 {
             let text = "first use of this cluster profile in this process: listing pods first";
-            out.decide(None, None, "first-use-refresh", text.to_owned());
+            out.decide(None, None, DecisionCode::FirstUseRefresh, text.to_owned());
             self.issue(
                 Waiter::FirstUseRefresh(key.clone()),
                 Self::list_pods_request(),
@@ -299,7 +300,7 @@ impl<R: Rules> Plugin<R> {
                 "waiting for the cluster lock: one create-agent in progress, {waiting_count} \
                  queued before this one"
             );
-            out.decide(Some(job_id), None, "queued", text);
+            out.decide(Some(job_id), None, DecisionCode::Queued, text);
         }
         self.start_task(id, Task::Create(task));
         self.start_next_create(&key, out);
@@ -399,7 +400,7 @@ impl<R: Rules> Plugin<R> {
                             "creating pod {name} failed ({error:?}); no retry \
                                             until the server resends create-agent"
                         );
-                        out.decide(Some(job_id), Some(&name), "create-failed", text);
+                        out.decide(Some(job_id), Some(&name), DecisionCode::CreateFailed, text);
                     }
                 }
                 self.release_lock(id, &key, out);
@@ -451,7 +452,12 @@ impl<R: Rules> Plugin<R> {
                 server.disable_agents(std::slice::from_ref(&agent_id));
                 if pod_known {
                     let text = format!("job {job_id} completed: agent disabled, deleting pod");
-                    out.decide(Some(job_id), Some(&agent_id), "complete-delete", text);
+                    out.decide(
+                        Some(job_id),
+                        Some(&agent_id),
+                        DecisionCode::CompleteDelete,
+                        text,
+                    );
                     task.stage = CompletionStage::Deleting;
                     self.start_task(id, Task::Completion(task));
                     let delete = KubeRequest::DeletePod { name: agent_id };
@@ -461,7 +467,12 @@ impl<R: Rules> Plugin<R> {
                         "job {job_id} completed but pod {agent_id} is not in the plugin's map: \
                          agent disabled and deleted, pod left in place"
                     );
-                    out.decide(Some(job_id), Some(&agent_id), "complete-unknown", text);
+                    out.decide(
+                        Some(job_id),
+                        Some(&agent_id),
+                        DecisionCode::CompleteUnknown,
+                        text,
+                    );
                     server.delete_agents(&[agent_id]);
                     self.finish(id, out);
                 }
@@ -495,7 +506,12 @@ impl<R: Rules> Plugin<R> {
                         "deleting pod {agent_id} failed ({result:?}); its agent stays disabled \
                          until a server ping reaps it"
                     );
-                    out.decide(Some(job_id), Some(&agent_id), "delete-failed", text);
+                    out.decide(
+                        Some(job_id),
+                        Some(&agent_id),
+                        DecisionCode::DeleteFailed,
+                        text,
+                    );
                 }
                 self.finish(id, out);
             }
@@ -593,26 +609,30 @@ impl<R: Rules> Allocator for Plugin<R> {
 }
 
 /// The decisions the shared plugin code records for `upstream` and `pr355`.
-pub(super) const CORE_CODES: &[DecisionCode] = &[
+pub(super) const CORE_CODES: &[DeclaredCode] = &[
     code(
-        "queued",
+        DecisionCode::Queued,
         RequestKind::Step,
         "another create-agent of the same cluster profile holds its lock: waiting",
     ),
     code(
-        "create-failed",
+        DecisionCode::CreateFailed,
         RequestKind::Step,
         "the API server refused the pod create",
     ),
     code(
-        "complete-delete",
+        DecisionCode::CompleteDelete,
         RequestKind::JobCompletion,
         "the job finished: disable the agent, delete its pod and the agent",
     ),
     code(
-        "complete-unknown",
+        DecisionCode::CompleteUnknown,
         RequestKind::JobCompletion,
         "the job finished on a pod the plugin does not know: nothing done",
     ),
-    code("delete-failed", RequestKind::Step, "a pod delete failed"),
+    code(
+        DecisionCode::DeleteFailed,
+        RequestKind::Step,
+        "a pod delete failed",
+    ),
 ];

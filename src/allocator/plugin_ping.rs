@@ -5,7 +5,8 @@
 //!
 //! A failed pod delete throws out of the plugin's executor, so it ends the whole ping here too.
 
-use super::declaration::{DecisionCode, RequestKind, code};
+use super::DecisionCode;
+use super::declaration::{DeclaredCode, RequestKind, code};
 use super::instances::{ClusterKey, KnownPod, PodMap};
 use super::plugin_core::{Plugin, Rules, Waiter};
 use super::{
@@ -126,7 +127,7 @@ impl<R: Rules> Plugin<R> {
                         "server ping: deleting pod {name} failed ({result:?}); the plugin's \
                          executor throws, so the rest of this ping is skipped"
                     );
-                    out.decide(None, Some(&name), "ping-aborted", text);
+                    out.decide(None, Some(&name), DecisionCode::PingAborted, text);
                     self.finish(id, out);
                     return;
                 }
@@ -146,7 +147,7 @@ impl<R: Rules> Plugin<R> {
                         "pod {name} never registered an agent and is older than the \
                          auto-register timeout ({timeout_ms} ms): deleting it"
                     );
-                    out.decide(job_id, Some(&name), "reap-unregistered", text);
+                    out.decide(job_id, Some(&name), DecisionCode::ReapUnregistered, text);
                     expired.push(name);
                 }
             }
@@ -245,7 +246,12 @@ impl<R: Rules> Plugin<R> {
                      timeout ({timeout_ms} ms since creation): disabling it",
                     agent.agent_id, agent.agent_state
                 );
-                out.decide(pod.job_id, Some(&agent.agent_id), "disable-old", text);
+                out.decide(
+                    pod.job_id,
+                    Some(&agent.agent_id),
+                    DecisionCode::DisableOld,
+                    text,
+                );
                 to_disable.push(agent.agent_id.to_string());
             }
         }
@@ -265,7 +271,7 @@ impl<R: Rules> Plugin<R> {
                     "agent {} is Disabled and {:?} at the server: deleting its pod and the agent",
                     agent.agent_id, agent.agent_state
                 );
-                out.decide(job_id, Some(&agent.agent_id), "reap-idle", text);
+                out.decide(job_id, Some(&agent.agent_id), DecisionCode::ReapIdle, text);
                 terminate.push(agent.agent_id.to_string());
             }
         }
@@ -291,7 +297,7 @@ impl<R: Rules> Plugin<R> {
                 "agent {} has no pod in any of the plugin's maps: disabling and deleting it",
                 agent.agent_id
             );
-            out.decide(None, Some(&agent.agent_id), "reap-missing", text);
+            out.decide(None, Some(&agent.agent_id), DecisionCode::ReapMissing, text);
             missing.push(agent.agent_id.to_string());
         }
         if !missing.is_empty() {
@@ -302,29 +308,29 @@ impl<R: Rules> Plugin<R> {
 }
 
 /// The decisions the shared server-ping clean-up records for `upstream` and `pr355`.
-pub(super) const PING_CODES: &[DecisionCode] = &[
+pub(super) const PING_CODES: &[DeclaredCode] = &[
     code(
-        "ping-aborted",
+        DecisionCode::PingAborted,
         RequestKind::ServerPing,
         "a call of the ping failed: the rest of the clean-up waits for the next ping",
     ),
     code(
-        "reap-unregistered",
+        DecisionCode::ReapUnregistered,
         RequestKind::ServerPing,
         "a pod did not register within auto_register_timeout: deleted",
     ),
     code(
-        "disable-old",
+        DecisionCode::DisableOld,
         RequestKind::ServerPing,
         "an idle agent is older than its timeout: disabled before deletion",
     ),
     code(
-        "reap-idle",
+        DecisionCode::ReapIdle,
         RequestKind::ServerPing,
         "a disabled idle agent: its pod and the agent are deleted",
     ),
     code(
-        "reap-missing",
+        DecisionCode::ReapMissing,
         RequestKind::ServerPing,
         "an agent whose pod is gone: the agent is deleted",
     ),

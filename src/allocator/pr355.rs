@@ -12,7 +12,8 @@
 //!   removes the pod from the map.
 //! * job-completion with reuse on marks the pod Idle and keeps it; with reuse off, as master.
 
-use super::declaration::{DecisionCode, Declaration, Intent, RequestKind, code};
+use super::DecisionCode;
+use super::declaration::{Declaration, DeclaredCode, Intent, RequestKind, code};
 use super::instances::{PluginAgentState, PodMap, PodState};
 use super::plugin_core::{CORE_CODES, CompletionAction, CreateContext, Plugin, Rules};
 use super::plugin_ping::PING_CODES;
@@ -65,7 +66,7 @@ impl Pr355Rules {
                 eligible.len(),
                 eligible.join(", ")
             );
-            out.decide(Some(job_id), Some(first), "skip-reuse", text);
+            out.decide(Some(job_id), Some(first), DecisionCode::SkipReuse, text);
             return false;
         }
         let name = context.next_pod_name;
@@ -73,7 +74,7 @@ impl Pr355Rules {
             "[reuse] no pod labelled for job {job_id} and none Idle, Running and hash-equal: \
              creating pod {name}"
         );
-        out.decide(Some(job_id), Some(name), "create", text);
+        out.decide(Some(job_id), Some(name), DecisionCode::Create, text);
         true
     }
 }
@@ -91,7 +92,7 @@ impl Rules for Pr355Rules {
                 "maximum permissible limit reached: the plugin knows {known_count} pods (any \
                  phase, Running included) and pending_pods_count = {limit}; not creating"
             );
-            out.decide(Some(job_id), None, "skip-limit", text);
+            out.decide(Some(job_id), None, DecisionCode::SkipLimit, text);
             return false;
         }
         if context.profile.enable_agent_reuse {
@@ -102,7 +103,12 @@ impl Rules for Pr355Rules {
                 "pod {} already exists for job {job_id}: not creating another",
                 existing.name
             );
-            out.decide(Some(job_id), Some(&existing.name), "skip-existing", text);
+            out.decide(
+                Some(job_id),
+                Some(&existing.name),
+                DecisionCode::SkipExisting,
+                text,
+            );
             return false;
         }
         let name = context.next_pod_name;
@@ -110,7 +116,7 @@ impl Rules for Pr355Rules {
             "{known_count} of {limit} allowed pods known and none for job {job_id}: creating \
              pod {name}"
         );
-        out.decide(Some(job_id), Some(name), "create", text);
+        out.decide(Some(job_id), Some(name), DecisionCode::Create, text);
         true
     }
 
@@ -148,7 +154,7 @@ impl Rules for Pr355Rules {
         let job_id = request.job_identifier.job_id;
         let Some(pod) = pods.get_mut(agent_id) else {
             let text = format!("pod {agent_id} is not in the plugin's map");
-            out.decide(Some(job_id), Some(agent_id), "assign-no", text);
+            out.decide(Some(job_id), Some(agent_id), DecisionCode::AssignNo, text);
             return false;
         };
         let (matches, reason) = if reuse_enabled(&request.cluster_profile_properties) {
@@ -167,7 +173,7 @@ impl Rules for Pr355Rules {
         if matches {
             pod.agent_state = PluginAgentState::Building;
             let text = format!("[reuse] pod {agent_id} matches job {job_id} by {reason}");
-            out.decide(Some(job_id), Some(agent_id), "assign-yes", text);
+            out.decide(Some(job_id), Some(agent_id), DecisionCode::AssignYes, text);
             return true;
         }
         // `compute` returning null removes the mapping: the pod is forgotten until a refresh.
@@ -176,7 +182,7 @@ impl Rules for Pr355Rules {
             "pod {agent_id} does not match job {job_id} by {reason}: answering false, and the \
              null from ConcurrentHashMap.compute drops the pod from the map until the next ping"
         );
-        out.decide(Some(job_id), Some(agent_id), "evict", text);
+        out.decide(Some(job_id), Some(agent_id), DecisionCode::Evict, text);
         false
     }
 
@@ -198,14 +204,19 @@ impl Rules for Pr355Rules {
                     "[reuse] job {job_id} completed: pod {agent_id} marked Idle and kept, its \
                      agent stays enabled"
                 );
-                out.decide(Some(job_id), Some(agent_id), "mark-idle", text);
+                out.decide(Some(job_id), Some(agent_id), DecisionCode::MarkIdle, text);
             }
             None => {
                 let text = format!(
                     "[reuse] job {job_id} completed on pod {agent_id}, which is not in the \
                      plugin's map: nothing done"
                 );
-                out.decide(Some(job_id), Some(agent_id), "complete-unknown", text);
+                out.decide(
+                    Some(job_id),
+                    Some(agent_id),
+                    DecisionCode::CompleteUnknown,
+                    text,
+                );
             }
         }
         CompletionAction::Done
@@ -213,44 +224,44 @@ impl Rules for Pr355Rules {
 }
 
 /// The codes `pr355` records itself (see [`PR355`] for the shared ones).
-const PR355_CODES: &[DecisionCode] = &[
+const PR355_CODES: &[DeclaredCode] = &[
     code(
-        "create",
+        DecisionCode::Create,
         RequestKind::CreateAgent,
         "fewer than pending_pods_count pods known (any phase) and none usable: create one",
     ),
     code(
-        "skip-limit",
+        DecisionCode::SkipLimit,
         RequestKind::CreateAgent,
         "pending_pods_count pods known, Running ones included: no pod",
     ),
     code(
-        "skip-existing",
+        DecisionCode::SkipExisting,
         RequestKind::CreateAgent,
         "a pod labelled for the job exists: no second pod",
     ),
     code(
-        "skip-reuse",
+        DecisionCode::SkipReuse,
         RequestKind::CreateAgent,
         "[reuse] an Idle, Running pod with an equal config hash exists: no pod created",
     ),
     code(
-        "assign-yes",
+        DecisionCode::AssignYes,
         RequestKind::ShouldAssignWork,
         "the pod matches the job (by job id, or by config hash with reuse on)",
     ),
     code(
-        "assign-no",
+        DecisionCode::AssignNo,
         RequestKind::ShouldAssignWork,
         "the pod is not in the plugin's map",
     ),
     code(
-        "evict",
+        DecisionCode::Evict,
         RequestKind::ShouldAssignWork,
         "the pod does not match: false, and the pod is dropped from the map (compute → null)",
     ),
     code(
-        "mark-idle",
+        DecisionCode::MarkIdle,
         RequestKind::JobCompletion,
         "[reuse] the job finished: the pod is kept, marked Idle, its agent stays enabled",
     ),
@@ -263,20 +274,20 @@ pub(super) const PR355: Declaration = Declaration {
     assign_rule: "recorded for every answer (assign-yes, assign-no, evict)",
     intents: &[
         Intent {
-            instead_of: &["create"],
-            code: "skip-reuse",
+            instead_of: &[DecisionCode::Create],
+            code: DecisionCode::SkipReuse,
             reuse: Some(true),
             why: "agent reuse: an idle pod with the same config takes the job, no new pod",
         },
         Intent {
-            instead_of: &["assign-no"],
-            code: "assign-yes",
+            instead_of: &[DecisionCode::AssignNo],
+            code: DecisionCode::AssignYes,
             reuse: Some(true),
             why: "agent reuse: a pod matches any job with an equal config hash",
         },
         Intent {
-            instead_of: &["complete-delete"],
-            code: "mark-idle",
+            instead_of: &[DecisionCode::CompleteDelete],
+            code: DecisionCode::MarkIdle,
             reuse: Some(true),
             why: "agent reuse: a finished pod is kept for the next job",
         },

@@ -538,19 +538,19 @@ impl<A: Allocator> Driver<A> {
         self.decisions
             .iter()
             .filter(about)
-            .map(|d| d.code)
+            .map(|d| d.code.as_str())
             .collect()
     }
 
     /// True if a decision with `code` names `pod`.
     pub fn has_decision(&self, code: &str, pod: &str) -> bool {
-        let matches = |d: &Decision| d.code == code && d.pod.as_deref() == Some(pod);
+        let matches = |d: &Decision| d.code.as_str() == code && d.pod.as_deref() == Some(pod);
         self.decisions.iter().any(matches)
     }
 
     /// Decisions with this code.
     pub fn decided(&self, code: &str) -> Vec<&Decision> {
-        let matches = |d: &&Decision| d.code == code;
+        let matches = |d: &&Decision| d.code.as_str() == code;
         self.decisions.iter().filter(matches).collect()
     }
 

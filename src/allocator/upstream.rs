@@ -6,7 +6,8 @@
 //! * job-completion: disable the agent, delete the pod, delete the agent;
 //! * server-ping: refresh, then the cleanup in `plugin_ping`.
 
-use super::declaration::{DecisionCode, Declaration, RequestKind, code};
+use super::DecisionCode;
+use super::declaration::{Declaration, DeclaredCode, RequestKind, code};
 use super::instances::{PluginAgentState, PodMap, PodState};
 use super::plugin_core::{CORE_CODES, CompletionAction, CreateContext, Plugin, Rules};
 use super::plugin_ping::PING_CODES;
@@ -45,7 +46,7 @@ impl Rules for UpstreamRules {
                 "pod limit reached: {pending_count} pods not Running (pending_pods_count = \
                  {limit}); not creating, the server resends create-agent when the job starves"
             );
-            out.decide(Some(job_id), None, "skip-limit", text);
+            out.decide(Some(job_id), None, DecisionCode::SkipLimit, text);
             return false;
         }
         if let Some(existing) = context.pods.values().find(|pod| pod.job_id == Some(job_id)) {
@@ -53,7 +54,12 @@ impl Rules for UpstreamRules {
                 "pod {} already exists for job {job_id}: not creating another",
                 existing.name
             );
-            out.decide(Some(job_id), Some(&existing.name), "skip-existing", text);
+            out.decide(
+                Some(job_id),
+                Some(&existing.name),
+                DecisionCode::SkipExisting,
+                text,
+            );
             return false;
         }
         let name = context.next_pod_name;
@@ -61,7 +67,7 @@ impl Rules for UpstreamRules {
             "{pending_count} of {limit} allowed pods not Running and no pod for job {job_id}: \
              creating pod {name}"
         );
-        out.decide(Some(job_id), Some(name), "create", text);
+        out.decide(Some(job_id), Some(name), DecisionCode::Create, text);
         true
     }
 
@@ -91,12 +97,12 @@ impl Rules for UpstreamRules {
         let (answer, code, text) = match pods.get(agent_id) {
             None => (
                 false,
-                "assign-no",
+                DecisionCode::AssignNo,
                 format!("pod {agent_id} is not in the plugin's map"),
             ),
             Some(pod) if pod.job_id == Some(job_id) => (
                 true,
-                "assign-yes",
+                DecisionCode::AssignYes,
                 format!("pod {agent_id} was created for job {job_id}"),
             ),
             Some(pod) => {
@@ -105,7 +111,7 @@ impl Rules for UpstreamRules {
                     .map_or("no job".to_owned(), |id| format!("job {id}"));
                 (
                     false,
-                    "assign-no",
+                    DecisionCode::AssignNo,
                     format!("pod {agent_id} was created for {own}, not {job_id}"),
                 )
             }
@@ -125,19 +131,19 @@ impl Rules for UpstreamRules {
 }
 
 /// The codes `upstream` records itself (see [`UPSTREAM`] for the shared ones).
-const UPSTREAM_CODES: &[DecisionCode] = &[
+const UPSTREAM_CODES: &[DeclaredCode] = &[
     code(
-        "create",
+        DecisionCode::Create,
         RequestKind::CreateAgent,
         "fewer than pending_pods_count pods not Running and none for the job: create one",
     ),
     code(
-        "skip-limit",
+        DecisionCode::SkipLimit,
         RequestKind::CreateAgent,
         "pending_pods_count pods are not Running yet: no pod; the server resends later",
     ),
     code(
-        "skip-existing",
+        DecisionCode::SkipExisting,
         RequestKind::CreateAgent,
         "a pod labelled for the job exists: no second pod",
     ),

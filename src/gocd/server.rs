@@ -406,7 +406,7 @@ impl Server {
             out.records.push(Record::Decision {
                 job: decision.job_id,
                 pod: decision.pod,
-                code: decision.code.to_owned(),
+                code: decision.code.as_str().to_owned(),
                 text: decision.text,
             });
         }

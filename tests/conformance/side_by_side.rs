@@ -9,7 +9,7 @@
 
 use crate::kit::driver;
 use elasticsim::allocator::testkit::Driver;
-use elasticsim::allocator::{ClusterProfile, Policy};
+use elasticsim::allocator::{ClusterProfile, DecisionCode, Policy};
 
 /// One step of the script. Pods are named by the job they were created for.
 #[derive(Clone, Copy, Debug)]
@@ -81,12 +81,12 @@ fn run(d: &mut Driver, step: Step, pods: &mut Vec<(u64, String)>) -> String {
         Ping => drop(d.ping()),
     }
     for decision in &d.decisions[before..] {
-        if decision.code == "create"
+        if decision.code == DecisionCode::Create
             && let (Some(job), Some(name)) = (decision.job_id, &decision.pod)
         {
             pods.push((job, name.clone()));
         }
-        cell.push(decision.code.to_owned());
+        cell.push(decision.code.as_str().to_owned());
     }
     if cell.is_empty() {
         "-".to_owned()

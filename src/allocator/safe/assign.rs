@@ -36,7 +36,7 @@ impl Safe {
             out.decide(
                 Some(job_id),
                 Some(name),
-                "assign-no",
+                DecisionCode::AssignNo,
                 format!("pod {name}: {reason}"),
             );
             return false;
@@ -70,7 +70,7 @@ impl Safe {
             out,
         );
         let text = format!("pod {name} takes job {job_id}");
-        out.decide(Some(job_id), Some(name), "assign-yes", text);
+        out.decide(Some(job_id), Some(name), DecisionCode::AssignYes, text);
         true
     }
 
@@ -178,7 +178,7 @@ impl Safe {
                 resource_version: None,
             };
             let text = format!("job {job_id} completed on pod {name}: idle since t={now_ms}");
-            out.decide(Some(job_id), Some(&name), "complete-idle", text);
+            out.decide(Some(job_id), Some(&name), DecisionCode::CompleteIdle, text);
             self.issue(
                 call,
                 Pending::CompletionAnnotate {
@@ -195,7 +195,12 @@ impl Safe {
             }
             server.disable_agents(std::slice::from_ref(&name));
             let text = format!("job {job_id} completed on pod {name}: disabling and deleting it");
-            out.decide(Some(job_id), Some(&name), "complete-delete", text);
+            out.decide(
+                Some(job_id),
+                Some(&name),
+                DecisionCode::CompleteDelete,
+                text,
+            );
             let call = KubeRequest::DeletePod { name: name.clone() };
             self.issue(
                 call,
@@ -253,7 +258,7 @@ impl Safe {
                     "deleting pod {name} failed ({}): retried",
                     error_name(error)
                 );
-                out.decide(None, Some(name), "delete-failed", text);
+                out.decide(None, Some(name), DecisionCode::DeleteFailed, text);
             }
         }
         self.finish_completion(id, out);

@@ -19,7 +19,7 @@ impl Safe {
         self.view.requested_jobs.insert(job_id);
         if self.view.served_jobs.contains(&job_id) {
             let text = format!("job {job_id} already has an agent: no pod created");
-            out.decide(Some(job_id), None, "skip-assigned", text);
+            out.decide(Some(job_id), None, DecisionCode::SkipAssigned, text);
             self.finish_locked(id, out);
             return;
         }
@@ -71,7 +71,7 @@ impl Safe {
                     "could not list pods ({}): no decision for job {job_id}; the server resends",
                     error_name(error)
                 );
-                out.decide(Some(job_id), None, "skip-error", text);
+                out.decide(Some(job_id), None, DecisionCode::SkipError, text);
                 self.finish_locked(id, out);
                 return;
             }
@@ -94,7 +94,7 @@ impl Safe {
         if let Some((name, _)) = deleting {
             let name = name.clone();
             let text = format!("pod {name} of job {job_id} is being deleted: waiting for it");
-            out.decide(Some(job_id), Some(&name), "wait-delete", text);
+            out.decide(Some(job_id), Some(&name), DecisionCode::WaitDelete, text);
             let task = self.creates.get_mut(&id).expect("the create is still live");
             task.awaiting_delete = Some(name);
             return;
@@ -124,7 +124,7 @@ impl Safe {
                  no new pod",
                 claim.deadline_ms
             );
-            out.decide(Some(job_id), Some(&name), "skip-existing", text);
+            out.decide(Some(job_id), Some(&name), DecisionCode::SkipExisting, text);
             self.finish_locked(id, out);
             return;
         }
@@ -161,7 +161,7 @@ impl Safe {
                 "pod {name} of job {job_id} could not be deleted yet: no replacement until the \
                  next create-agent"
             );
-            out.decide(Some(job_id), Some(name), "skip-deleting", text);
+            out.decide(Some(job_id), Some(name), DecisionCode::SkipDeleting, text);
             self.finish_locked(holder, out);
             return;
         }
@@ -175,7 +175,7 @@ impl Safe {
             return false;
         }
         let text = format!("job {job_id} was assigned while deciding: no pod created");
-        out.decide(Some(job_id), None, "skip-assigned", text);
+        out.decide(Some(job_id), None, DecisionCode::SkipAssigned, text);
         self.finish_locked(id, out);
         true
     }
@@ -376,7 +376,7 @@ impl Safe {
                     "claimed idle pod {name} for job {job_id} until about t={deadline_ms}: \
                      no new pod"
                 );
-                out.decide(Some(job_id), Some(name), "claim", text);
+                out.decide(Some(job_id), Some(name), DecisionCode::Claim, text);
                 self.finish_locked(id, out);
             }
             Ok(other) => unexpected_reply(&other, "a pod annotation"),
@@ -423,7 +423,7 @@ impl Safe {
                         "changed"
                     }
                 );
-                out.decide(Some(job_id), Some(name), "claim-lost", text);
+                out.decide(Some(job_id), Some(name), DecisionCode::ClaimLost, text);
                 if !self.finish_if_served(id, job_id, out) {
                     self.claim_next_or_create(now_ms, id, out);
                 }
@@ -436,7 +436,7 @@ impl Safe {
                     "claim of idle pod {name} for job {job_id} failed ({}): creating a pod",
                     error_name(error)
                 );
-                out.decide(Some(job_id), Some(name), "claim-failed", text);
+                out.decide(Some(job_id), Some(name), DecisionCode::ClaimFailed, text);
                 if let Some(task) = self.creates.get_mut(&id) {
                     task.candidates.clear();
                 }
@@ -471,7 +471,7 @@ impl Safe {
                 "{pending_count} pods are not Running yet (limit {}): no pod for job {job_id} now",
                 settings.pending_pods_count
             );
-            out.decide(Some(job_id), None, "skip-limit", text);
+            out.decide(Some(job_id), None, DecisionCode::SkipLimit, text);
             self.finish_locked(id, out);
             return;
         }
@@ -480,7 +480,7 @@ impl Safe {
             let text = format!(
                 "{pods_count} pods exist (max_pods {pods_max}): no pod for job {job_id} now"
             );
-            out.decide(Some(job_id), None, "skip-max-pods", text);
+            out.decide(Some(job_id), None, DecisionCode::SkipMaxPods, text);
             self.finish_locked(id, out);
             return;
         }
@@ -524,7 +524,7 @@ impl Safe {
             Ok(KubeReply::Pod(pod)) => {
                 self.view.observe(pod);
                 let text = format!("created pod {name} for job {job_id}");
-                out.decide(Some(job_id), Some(name), "create", text);
+                out.decide(Some(job_id), Some(name), DecisionCode::Create, text);
             }
             Ok(other) => unexpected_reply(&other, "a pod create"),
             Err(error) => {
@@ -533,7 +533,7 @@ impl Safe {
                      the next list adopts it as reserved for the job",
                     error_name(error)
                 );
-                out.decide(Some(job_id), Some(name), "create-failed", text);
+                out.decide(Some(job_id), Some(name), DecisionCode::CreateFailed, text);
             }
         }
         self.finish_locked(id, out);

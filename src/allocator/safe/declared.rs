@@ -1,147 +1,152 @@
 //! What `safe` declares about its decisions (see `allocator::declaration`).
 
-use super::super::declaration::{DecisionCode, Declaration, Intent, RequestKind, code};
+use super::super::DecisionCode;
+use super::super::declaration::{Declaration, DeclaredCode, Intent, RequestKind, code};
 
-const CREATE_CODES: &[DecisionCode] = &[
+const CREATE_CODES: &[DeclaredCode] = &[
     code(
-        "create",
+        DecisionCode::Create,
         RequestKind::CreateAgent,
         "no pod can take the job: create one",
     ),
     code(
-        "skip-limit",
+        DecisionCode::SkipLimit,
         RequestKind::CreateAgent,
         "pending_pods_count pods are not Running yet: no pod; the server resends later",
     ),
     code(
-        "skip-max-pods",
+        DecisionCode::SkipMaxPods,
         RequestKind::CreateAgent,
         "the profile's pod count is at its maximum: no pod",
     ),
     code(
-        "skip-existing",
+        DecisionCode::SkipExisting,
         RequestKind::CreateAgent,
         "a pod for the job exists: no second pod",
     ),
     code(
-        "skip-assigned",
+        DecisionCode::SkipAssigned,
         RequestKind::CreateAgent,
         "the job already has an agent: no pod",
     ),
     code(
-        "skip-deleting",
+        DecisionCode::SkipDeleting,
         RequestKind::CreateAgent,
         "the job's pod is being deleted: no pod now",
     ),
     code(
-        "skip-error",
+        DecisionCode::SkipError,
         RequestKind::CreateAgent,
         "the pod listing failed: no pod; the server resends later",
     ),
     code(
-        "wait-delete",
+        DecisionCode::WaitDelete,
         RequestKind::CreateAgent,
         "the job's pod is being deleted: waiting for it",
     ),
     code(
-        "claim",
+        DecisionCode::Claim,
         RequestKind::CreateAgent,
         "[reuse] an idle, reusable pod of the same config is claimed for the job",
     ),
     code(
-        "claim-lost",
+        DecisionCode::ClaimLost,
         RequestKind::Step,
         "[reuse] the claim lost a race on the pod's resourceVersion",
     ),
     code(
-        "claim-failed",
+        DecisionCode::ClaimFailed,
         RequestKind::Step,
         "[reuse] the claim's write failed",
     ),
     code(
-        "create-failed",
+        DecisionCode::CreateFailed,
         RequestKind::Step,
         "the API server refused the pod create",
     ),
 ];
 
-const ASSIGN_CODES: &[DecisionCode] = &[
+const ASSIGN_CODES: &[DeclaredCode] = &[
     code(
-        "assign-yes",
+        DecisionCode::AssignYes,
         RequestKind::ShouldAssignWork,
         "the pod was created or claimed for the job, or is idle, reusable and config-equal",
     ),
     code(
-        "assign-no",
+        DecisionCode::AssignNo,
         RequestKind::ShouldAssignWork,
         "the pod cannot take the job; nothing else changes",
     ),
     code(
-        "complete-idle",
+        DecisionCode::CompleteIdle,
         RequestKind::JobCompletion,
         "[reuse] the job finished: the pod is kept idle for the next job",
     ),
     code(
-        "complete-delete",
+        DecisionCode::CompleteDelete,
         RequestKind::JobCompletion,
         "the job finished: disable the agent, delete its pod and the agent",
     ),
-    code("delete-failed", RequestKind::Step, "a pod delete failed"),
+    code(
+        DecisionCode::DeleteFailed,
+        RequestKind::Step,
+        "a pod delete failed",
+    ),
 ];
 
-const PING_CODES: &[DecisionCode] = &[
+const PING_CODES: &[DeclaredCode] = &[
     code(
-        "ping-list-failed",
+        DecisionCode::PingListFailed,
         RequestKind::ServerPing,
         "the pod listing failed: nothing reaped this ping",
     ),
     code(
-        "idle-mark",
+        DecisionCode::IdleMark,
         RequestKind::ServerPing,
         "[reuse] a pod became idle and reusable",
     ),
     code(
-        "reap-missing",
+        DecisionCode::ReapMissing,
         RequestKind::ServerPing,
         "an agent without a pod is deleted",
     ),
     code(
-        "reap-retry",
+        DecisionCode::ReapRetry,
         RequestKind::ServerPing,
         "a pod being deleted: delete retried",
     ),
     code(
-        "reap-failed",
+        DecisionCode::ReapFailed,
         RequestKind::ServerPing,
         "a Failed or Succeeded pod is deleted",
     ),
     code(
-        "reap-restarted",
+        DecisionCode::ReapRestarted,
         RequestKind::ServerPing,
         "a pod whose container restarted is deleted",
     ),
     code(
-        "reap-orphan",
+        DecisionCode::ReapOrphan,
         RequestKind::ServerPing,
         "a pod of an earlier server process that never registered is deleted",
     ),
     code(
-        "reap-unregistered",
+        DecisionCode::ReapUnregistered,
         RequestKind::ServerPing,
         "a pod did not register within auto_register_timeout: deleted",
     ),
     code(
-        "reap-disabled",
+        DecisionCode::ReapDisabled,
         RequestKind::ServerPing,
         "a disabled agent's pod is deleted",
     ),
     code(
-        "reap-lost",
+        DecisionCode::ReapLost,
         RequestKind::ServerPing,
         "a LostContact agent's pod is deleted",
     ),
     code(
-        "reap-idle",
+        DecisionCode::ReapIdle,
         RequestKind::ServerPing,
         "an agent idle past idle_timeout (since its last job) is retired",
     ),
@@ -154,26 +159,26 @@ pub(in crate::allocator) const SAFE: Declaration = Declaration {
     assign_rule: "recorded for every answer (assign-yes, assign-no)",
     intents: &[
         Intent {
-            instead_of: &["create"],
-            code: "claim",
+            instead_of: &[DecisionCode::Create],
+            code: DecisionCode::Claim,
             reuse: Some(true),
             why: "agent reuse: an idle pod of the same config is claimed, no new pod",
         },
         Intent {
-            instead_of: &["create", "skip-limit"],
-            code: "skip-assigned",
+            instead_of: &[DecisionCode::Create, DecisionCode::SkipLimit],
+            code: DecisionCode::SkipAssigned,
             reuse: Some(true),
             why: "agent reuse: the job was given to an idle pod before its own was made",
         },
         Intent {
-            instead_of: &["assign-no"],
-            code: "assign-yes",
+            instead_of: &[DecisionCode::AssignNo],
+            code: DecisionCode::AssignYes,
             reuse: Some(true),
             why: "agent reuse: an idle, config-equal pod takes the job",
         },
         Intent {
-            instead_of: &["complete-delete"],
-            code: "complete-idle",
+            instead_of: &[DecisionCode::CompleteDelete],
+            code: DecisionCode::CompleteIdle,
             reuse: Some(true),
             why: "agent reuse: a finished pod is kept for the next job",
         },

@@ -49,7 +49,7 @@ impl Safe {
                     "could not list pods ({}): no cleanup this ping",
                     error_name(error)
                 );
-                out.decide(None, None, "ping-list-failed", text);
+                out.decide(None, None, DecisionCode::PingListFailed, text);
                 self.finish_locked(id, out);
                 return;
             }
@@ -133,7 +133,7 @@ impl Safe {
         out: &mut Outbox,
     ) {
         // A pod's reason depends on its own record only, so all are found before any retires.
-        let dead: Vec<(String, &'static str, String)> = self
+        let dead: Vec<(String, DecisionCode, String)> = self
             .view
             .pods
             .iter()
@@ -154,17 +154,17 @@ impl Safe {
         record: &view::PodRecord,
         settings: &ClusterProfile,
         agents: &Agents,
-    ) -> Option<(&'static str, String)> {
+    ) -> Option<(DecisionCode, String)> {
         if record.retired {
             return Some((
-                "reap-retry",
+                DecisionCode::ReapRetry,
                 format!("pod {name} is being deleted: retrying"),
             ));
         }
         if record.is_terminated() {
             let phase = record.pod.phase.as_str();
             return Some((
-                "reap-failed",
+                DecisionCode::ReapFailed,
                 format!("pod {name} is {phase}: it can never serve"),
             ));
         }
@@ -174,7 +174,7 @@ impl Safe {
                  deleting; its job, if any, is left to the server's reschedule",
                 record.pod.restart_count
             );
-            return Some(("reap-restarted", text));
+            return Some((DecisionCode::ReapRestarted, text));
         }
         let Some(agent) = agents.get(name) else {
             let older = !self.is_own_pod_name(name) || record.pod.created_ms < self.start_ms();
@@ -183,14 +183,14 @@ impl Safe {
                     "pod {name} was created before this server process and never registered: \
                      its auto-register key died with the old server, deleting it now"
                 );
-                return Some(("reap-orphan", text));
+                return Some((DecisionCode::ReapOrphan, text));
             }
             let deadline_ms = registration_deadline_ms(record, settings);
             if now_ms >= deadline_ms {
                 let text = format!(
                     "pod {name} did not register within auto_register_timeout (t={deadline_ms})"
                 );
-                return Some(("reap-unregistered", text));
+                return Some((DecisionCode::ReapUnregistered, text));
             }
             return None;
         };
@@ -199,11 +199,11 @@ impl Safe {
         }
         match (agent.config_state, agent.agent_state) {
             (ConfigState::Disabled, _) => Some((
-                "reap-disabled",
+                DecisionCode::ReapDisabled,
                 format!("agent {name} is disabled at the server"),
             )),
             (_, AgentState::LostContact) => Some((
-                "reap-lost",
+                DecisionCode::ReapLost,
                 format!("agent {name} lost contact with the server"),
             )),
             _ => None,
@@ -232,7 +232,7 @@ impl Safe {
             if !settings.enable_agent_reuse {
                 if claim.is_none() {
                     let text = format!("agent {name} is idle and reuse is off: deleting its pod");
-                    self.retire(&name, "reap-idle", text, agents, server, out);
+                    self.retire(&name, DecisionCode::ReapIdle, text, agents, server, out);
                 }
                 continue;
             }
@@ -258,7 +258,7 @@ impl Safe {
                      ({} ms){claimed}: disabling and deleting",
                     settings.idle_timeout_ms
                 );
-                self.retire(&name, "reap-idle", text, agents, server, out);
+                self.retire(&name, DecisionCode::ReapIdle, text, agents, server, out);
             }
         }
     }
@@ -323,7 +323,7 @@ impl Safe {
         record.idle_since_overlay = Some(idle_since_ms);
         self.write_idle_since(name, idle_since_ms, out);
         let text = format!("pod {name} is idle and reusable: idle since t={idle_since_ms}");
-        out.decide(None, Some(name), "idle-mark", text);
+        out.decide(None, Some(name), DecisionCode::IdleMark, text);
     }
 
     /// Agents whose pod no longer exists can never run a job: disable and delete them.
@@ -345,7 +345,7 @@ impl Safe {
         server.delete_agents(&missing);
         for name in &missing {
             let text = format!("agent {name} has no pod any more: disabled and deleted");
-            out.decide(None, Some(name), "reap-missing", text);
+            out.decide(None, Some(name), DecisionCode::ReapMissing, text);
         }
     }
 
@@ -355,7 +355,7 @@ impl Safe {
     pub(super) fn retire(
         &mut self,
         name: &str,
-        code: &'static str,
+        code: DecisionCode,
         text: String,
         agents: &Agents,
         server: &mut dyn ServerApi,
@@ -412,7 +412,7 @@ impl Safe {
                     "deleting pod {name} failed ({}): retried",
                     error_name(error)
                 );
-                out.decide(None, Some(name), "delete-failed", text);
+                out.decide(None, Some(name), DecisionCode::DeleteFailed, text);
             }
         }
         self.resume_create_after_delete(now_ms, name, server, out);

@@ -1,0 +1,178 @@
+//! The decision codes every policy records, one spelling per meaning.
+//!
+//! A decision's code is what `elasticsim review` aligns two policies' runs by, what the
+//! trace and the reports show, and what `docs/policies.md` lists: one enum shared by every
+//! policy keeps a policy from spelling an existing meaning anew. Which codes a policy
+//! records, for which request and with what meaning in that policy, is its declaration
+//! (`declaration.rs`).
+
+use std::fmt;
+
+/// What an allocator decided, as a stable short code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DecisionCode {
+    AssignNo,
+    AssignYes,
+    Claim,
+    ClaimFailed,
+    ClaimLost,
+    CompleteDelete,
+    CompleteIdle,
+    CompleteUnknown,
+    Create,
+    CreateFailed,
+    DeleteFailed,
+    DisableOld,
+    Evict,
+    FirstUseRefresh,
+    IdleMark,
+    MarkIdle,
+    PingAborted,
+    PingListFailed,
+    Queued,
+    ReapDisabled,
+    ReapFailed,
+    ReapIdle,
+    ReapLost,
+    ReapMissing,
+    ReapOrphan,
+    ReapRestarted,
+    ReapRetry,
+    ReapUnregistered,
+    RefreshFailed,
+    SkipAssigned,
+    SkipDeleting,
+    SkipError,
+    SkipExisting,
+    SkipLimit,
+    SkipMaxPods,
+    SkipReuse,
+    WaitDelete,
+}
+
+impl DecisionCode {
+    /// Every code, in the order of their spellings.
+    pub const ALL: [DecisionCode; 37] = [
+        DecisionCode::AssignNo,
+        DecisionCode::AssignYes,
+        DecisionCode::Claim,
+        DecisionCode::ClaimFailed,
+        DecisionCode::ClaimLost,
+        DecisionCode::CompleteDelete,
+        DecisionCode::CompleteIdle,
+        DecisionCode::CompleteUnknown,
+        DecisionCode::Create,
+        DecisionCode::CreateFailed,
+        DecisionCode::DeleteFailed,
+        DecisionCode::DisableOld,
+        DecisionCode::Evict,
+        DecisionCode::FirstUseRefresh,
+        DecisionCode::IdleMark,
+        DecisionCode::MarkIdle,
+        DecisionCode::PingAborted,
+        DecisionCode::PingListFailed,
+        DecisionCode::Queued,
+        DecisionCode::ReapDisabled,
+        DecisionCode::ReapFailed,
+        DecisionCode::ReapIdle,
+        DecisionCode::ReapLost,
+        DecisionCode::ReapMissing,
+        DecisionCode::ReapOrphan,
+        DecisionCode::ReapRestarted,
+        DecisionCode::ReapRetry,
+        DecisionCode::ReapUnregistered,
+        DecisionCode::RefreshFailed,
+        DecisionCode::SkipAssigned,
+        DecisionCode::SkipDeleting,
+        DecisionCode::SkipError,
+        DecisionCode::SkipExisting,
+        DecisionCode::SkipLimit,
+        DecisionCode::SkipMaxPods,
+        DecisionCode::SkipReuse,
+        DecisionCode::WaitDelete,
+    ];
+
+    /// The code as the trace, the reports and the docs spell it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DecisionCode::AssignNo => "assign-no",
+            DecisionCode::AssignYes => "assign-yes",
+            DecisionCode::Claim => "claim",
+            DecisionCode::ClaimFailed => "claim-failed",
+            DecisionCode::ClaimLost => "claim-lost",
+            DecisionCode::CompleteDelete => "complete-delete",
+            DecisionCode::CompleteIdle => "complete-idle",
+            DecisionCode::CompleteUnknown => "complete-unknown",
+            DecisionCode::Create => "create",
+            DecisionCode::CreateFailed => "create-failed",
+            DecisionCode::DeleteFailed => "delete-failed",
+            DecisionCode::DisableOld => "disable-old",
+            DecisionCode::Evict => "evict",
+            DecisionCode::FirstUseRefresh => "first-use-refresh",
+            DecisionCode::IdleMark => "idle-mark",
+            DecisionCode::MarkIdle => "mark-idle",
+            DecisionCode::PingAborted => "ping-aborted",
+            DecisionCode::PingListFailed => "ping-list-failed",
+            DecisionCode::Queued => "queued",
+            DecisionCode::ReapDisabled => "reap-disabled",
+            DecisionCode::ReapFailed => "reap-failed",
+            DecisionCode::ReapIdle => "reap-idle",
+            DecisionCode::ReapLost => "reap-lost",
+            DecisionCode::ReapMissing => "reap-missing",
+            DecisionCode::ReapOrphan => "reap-orphan",
+            DecisionCode::ReapRestarted => "reap-restarted",
+            DecisionCode::ReapRetry => "reap-retry",
+            DecisionCode::ReapUnregistered => "reap-unregistered",
+            DecisionCode::RefreshFailed => "refresh-failed",
+            DecisionCode::SkipAssigned => "skip-assigned",
+            DecisionCode::SkipDeleting => "skip-deleting",
+            DecisionCode::SkipError => "skip-error",
+            DecisionCode::SkipExisting => "skip-existing",
+            DecisionCode::SkipLimit => "skip-limit",
+            DecisionCode::SkipMaxPods => "skip-max-pods",
+            DecisionCode::SkipReuse => "skip-reuse",
+            DecisionCode::WaitDelete => "wait-delete",
+        }
+    }
+
+    /// The code spelled `text`, if there is one (a trace read back names codes as text).
+    pub fn parse(text: &str) -> Option<DecisionCode> {
+        DecisionCode::ALL
+            .into_iter()
+            .find(|code| code.as_str() == text)
+    }
+}
+
+impl fmt::Display for DecisionCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DecisionCode;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn every_code_has_its_own_spelling_and_reads_back() {
+        let spellings: BTreeSet<&str> = DecisionCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(
+            spellings.len(),
+            DecisionCode::ALL.len(),
+            "one spelling per code"
+        );
+        for code in DecisionCode::ALL {
+            assert_eq!(DecisionCode::parse(code.as_str()), Some(code));
+        }
+        assert_eq!(DecisionCode::parse("no-such-code"), None);
+    }
+
+    #[test]
+    fn all_lists_the_codes_in_spelling_order() {
+        let spellings: Vec<&str> = DecisionCode::ALL.iter().map(|c| c.as_str()).collect();
+        let mut sorted = spellings.clone();
+        sorted.sort_unstable();
+        assert_eq!(spellings, sorted);
+    }
+}
