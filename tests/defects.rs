@@ -140,7 +140,7 @@ fn a_pr355_violation_report_names_objects_times_decisions_and_the_reproduce_comm
         "Objects: `job:",
         "`pod:k8s-ea-",
         // The trace events touching them.
-        "decision code=mark-idle",
+        "decision code=complete-idle",
         // The command that reproduces the run.
         "## Reproduce",
         "cargo xtask sim ",

@@ -25,8 +25,7 @@ pub enum DecisionCode {
     DisableOld,
     Evict,
     FirstUseRefresh,
-    IdleMark,
-    MarkIdle,
+    IdleSince,
     PingAborted,
     PingListFailed,
     Queued,
@@ -52,7 +51,7 @@ pub enum DecisionCode {
 
 impl DecisionCode {
     /// Every code, in the order of their spellings.
-    pub const ALL: [DecisionCode; 37] = [
+    pub const ALL: [DecisionCode; 36] = [
         DecisionCode::AssignNo,
         DecisionCode::AssignYes,
         DecisionCode::Claim,
@@ -67,8 +66,7 @@ impl DecisionCode {
         DecisionCode::DisableOld,
         DecisionCode::Evict,
         DecisionCode::FirstUseRefresh,
-        DecisionCode::IdleMark,
-        DecisionCode::MarkIdle,
+        DecisionCode::IdleSince,
         DecisionCode::PingAborted,
         DecisionCode::PingListFailed,
         DecisionCode::Queued,
@@ -109,8 +107,7 @@ impl DecisionCode {
             DecisionCode::DisableOld => "disable-old",
             DecisionCode::Evict => "evict",
             DecisionCode::FirstUseRefresh => "first-use-refresh",
-            DecisionCode::IdleMark => "idle-mark",
-            DecisionCode::MarkIdle => "mark-idle",
+            DecisionCode::IdleSince => "idle-since",
             DecisionCode::PingAborted => "ping-aborted",
             DecisionCode::PingListFailed => "ping-list-failed",
             DecisionCode::Queued => "queued",
@@ -166,6 +163,12 @@ mod tests {
             assert_eq!(DecisionCode::parse(code.as_str()), Some(code));
         }
         assert_eq!(DecisionCode::parse("no-such-code"), None);
+        // One meaning, one spelling: job-completion keeping a pod idle was `mark-idle` in
+        // pr355 and `complete-idle` in safe; safe's server-ping noting idle-since was
+        // `idle-mark`.
+        for old in ["mark-idle", "idle-mark"] {
+            assert_eq!(DecisionCode::parse(old), None, "{old}");
+        }
     }
 
     #[test]

@@ -204,7 +204,12 @@ impl Rules for Pr355Rules {
                     "[reuse] job {job_id} completed: pod {agent_id} marked Idle and kept, its \
                      agent stays enabled"
                 );
-                out.decide(Some(job_id), Some(agent_id), DecisionCode::MarkIdle, text);
+                out.decide(
+                    Some(job_id),
+                    Some(agent_id),
+                    DecisionCode::CompleteIdle,
+                    text,
+                );
             }
             None => {
                 let text = format!(
@@ -261,7 +266,7 @@ const PR355_CODES: &[DeclaredCode] = &[
         "the pod does not match: false, and the pod is dropped from the map (compute → null)",
     ),
     code(
-        DecisionCode::MarkIdle,
+        DecisionCode::CompleteIdle,
         RequestKind::JobCompletion,
         "[reuse] the job finished: the pod is kept, marked Idle, its agent stays enabled",
     ),
@@ -287,7 +292,7 @@ pub(super) const PR355: Declaration = Declaration {
         },
         Intent {
             instead_of: &[DecisionCode::CompleteDelete],
-            code: DecisionCode::MarkIdle,
+            code: DecisionCode::CompleteIdle,
             reuse: Some(true),
             why: "agent reuse: a finished pod is kept for the next job",
         },

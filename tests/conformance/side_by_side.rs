@@ -46,7 +46,7 @@ const SCRIPT: &[(Step, &str, &str, &str)] = &[
     (
         Complete(1, 1),
         "complete-delete",
-        "mark-idle",
+        "complete-idle",
         "complete-idle",
     ),
     (Ping, "-", "-", "-"),

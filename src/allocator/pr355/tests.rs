@@ -60,7 +60,7 @@ fn job_completion_with_reuse_keeps_the_pod_and_the_enabled_agent() {
             .any(|line| line.contains("disable") || line.contains("delete"))
     );
     assert_eq!(d.server.agents[&pod].config_state, ConfigState::Enabled);
-    assert!(d.has_decision("mark-idle", &pod));
+    assert!(d.has_decision("complete-idle", &pod));
     assert!(
         d.should_assign(&pod, 9),
         "any job with the same hash is assigned"

@@ -101,7 +101,7 @@ const PING_CODES: &[DeclaredCode] = &[
         "the pod listing failed: nothing reaped this ping",
     ),
     code(
-        DecisionCode::IdleMark,
+        DecisionCode::IdleSince,
         RequestKind::ServerPing,
         "[reuse] a pod became idle and reusable",
     ),

@@ -323,7 +323,7 @@ impl Safe {
         record.idle_since_overlay = Some(idle_since_ms);
         self.write_idle_since(name, idle_since_ms, out);
         let text = format!("pod {name} is idle and reusable: idle since t={idle_since_ms}");
-        out.decide(None, Some(name), DecisionCode::IdleMark, text);
+        out.decide(None, Some(name), DecisionCode::IdleSince, text);
     }
 
     /// Agents whose pod no longer exists can never run a job: disable and delete them.

@@ -681,7 +681,7 @@ fn a_pod_whose_job_ran_elsewhere_starts_its_idle_clock_when_seen_idle() {
     driver.now_ms = 40_000;
     driver.ping();
     driver.settle();
-    let marks = driver.decided("idle-mark");
+    let marks = driver.decided("idle-since");
     assert!(
         marks
             .iter()
