@@ -9,10 +9,19 @@ use std::collections::{BTreeMap, BTreeSet};
 /// `pending-limit`: when the allocator creates a pod, the pods not Running before it number
 /// fewer than `pending_pods_count`. "Not Running" is created and not yet `PodRunning`, or in
 /// phase Failed/Succeeded.
+///
+/// A `cluster_profile_edited` record changes the limit for the create-agent requests queued
+/// after it; a request queued before it carries the old limit to the plugin. A pod created
+/// for a job is judged against the larger of the limit in force and the limits its job's
+/// outstanding requests carry: lowering the limit makes no violation of pods already pending
+/// or of a create the plugin decided under the old limit, only of creates above the new one.
 #[derive(Debug)]
 pub struct PendingLimit {
+    /// The limit requests queued from now on carry.
     pending_pods_count: u32,
     not_running: BTreeSet<String>,
+    /// Create-agent requests queued and not yet done or expired: request → (job, limit).
+    requests: BTreeMap<u64, (u64, u32)>,
 }
 
 impl PendingLimit {
@@ -20,7 +29,38 @@ impl PendingLimit {
         PendingLimit {
             pending_pods_count,
             not_running: BTreeSet::new(),
+            requests: BTreeMap::new(),
         }
+    }
+
+    /// The limit a create for `job` answers to (any job's requests if the pod has no label).
+    fn limit_for(&self, job: Option<u64>) -> u32 {
+        self.requests
+            .values()
+            .filter(|(for_job, _)| job.is_none_or(|job| job == *for_job))
+            .map(|(_, limit)| *limit)
+            .fold(self.pending_pods_count, u32::max)
+    }
+
+    fn created(&mut self, t_ms: u64, pod: &str, job: Option<u64>, by: Actor) -> Option<Violation> {
+        let count = self.not_running.len();
+        self.not_running.insert(pod.to_owned());
+        let limit = usize::try_from(self.limit_for(job)).unwrap_or(usize::MAX);
+        if by != Actor::Allocator || count < limit {
+            return None;
+        }
+        let message = format!(
+            "the allocator created pod {pod} while {count} pods were not Running \
+             (pending_pods_count {limit})"
+        );
+        let objects = vec![format!("pod:{pod}")];
+        Some(Violation::new(
+            self.id(),
+            Kind::Always,
+            t_ms,
+            objects,
+            message,
+        ))
     }
 }
 
@@ -31,31 +71,27 @@ impl Monitor for PendingLimit {
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         match record {
-            Record::PodCreated { pod, by, .. } => {
-                let count = self.not_running.len();
-                let limit = usize::try_from(self.pending_pods_count).unwrap_or(usize::MAX);
-                if *by == Actor::Allocator && count >= limit {
-                    let message = format!(
-                        "the allocator created pod {pod} while {count} pods were not Running \
-                         (pending_pods_count {limit})"
-                    );
-                    let objects = vec![format!("pod:{pod}")];
-                    out.push(Violation::new(
-                        self.id(),
-                        Kind::Always,
-                        t_ms,
-                        objects,
-                        message,
-                    ));
-                }
-                self.not_running.insert(pod.clone());
-            }
+            Record::PodCreated {
+                pod, job_label, by, ..
+            } => out.extend(self.created(t_ms, pod, *job_label, *by)),
             Record::PodRunning { pod } | Record::PodDeleted { pod, .. } => {
                 self.not_running.remove(pod);
             }
             Record::PodPhase { pod, phase } if phase == "Failed" || phase == "Succeeded" => {
                 self.not_running.insert(pod.clone());
             }
+            Record::CreateAgentQueued { job, request } => {
+                self.requests
+                    .insert(*request, (*job, self.pending_pods_count));
+            }
+            Record::CreateAgentExpired { request, .. } | Record::PluginRequestDone { request } => {
+                self.requests.remove(request);
+            }
+            // The process's queue and threads are gone; request ids start again.
+            Record::ServerStopped => self.requests.clear(),
+            Record::ClusterProfileEdited {
+                pending_pods_count, ..
+            } => self.pending_pods_count = *pending_pods_count,
             _ => {}
         }
     }

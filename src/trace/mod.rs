@@ -306,6 +306,19 @@ pub enum Record {
     },
     /// End of the settle phase (or of a run a bound stopped).
     RunEnded,
+    /// The cluster profile was edited (`cluster_profile_edit`): requests the server sends
+    /// from now on carry these settings; requests already queued keep the old ones.
+    /// `cluster` is the cluster profile's id (a run has one). Last in the enum so that the
+    /// encoding of every other record, and so every fingerprint of a run without this
+    /// fault, stays as it was.
+    ClusterProfileEdited {
+        cluster: String,
+        pending_pods_count: u32,
+        enable_agent_reuse: bool,
+        auto_register_timeout_ms: u64,
+        idle_timeout_ms: u64,
+        max_pods: Option<u32>,
+    },
 }
 
 impl Record {

@@ -13,6 +13,9 @@ use crate::resources::PodPhase;
 use crate::scenario::{FaultKind, JobTarget, PodTarget};
 use crate::trace::{AgentRuntime, Record};
 
+/// The id of the run's one cluster profile, in records and fault targets.
+const CLUSTER_PROFILE_ID: &str = "cluster-profile";
+
 /// What starting a fault did.
 enum Started {
     /// It acts on `target`; `lasting_ms` is `None` for an instant fault.
@@ -100,11 +103,7 @@ impl World {
                 self.emit(sink, node::GOCD, record);
                 (profile.clone(), None)
             }
-            FaultKind::ClusterProfileEdit { set } => {
-                let edited = edited_cluster_profile(&self.server.settings.cluster_profile, set);
-                self.server.set_cluster_profile(edited);
-                ("cluster-profile".to_owned(), None)
-            }
+            FaultKind::ClusterProfileEdit { set } => (self.edit_cluster_profile(set, sink), None),
             FaultKind::NodeLoss {
                 count,
                 replace_after_ms,
@@ -507,6 +506,27 @@ impl World {
         }
         chosen.sort_unstable();
         chosen
+    }
+
+    /// `cluster_profile_edit`: the server's cluster profile takes the new values, and a
+    /// `cluster_profile_edited` record says which settings later requests carry.
+    fn edit_cluster_profile(
+        &mut self,
+        set: &crate::scenario::ClusterProfileChanges,
+        sink: &mut dyn Sink,
+    ) -> String {
+        let edited = edited_cluster_profile(&self.server.settings.cluster_profile, set);
+        let record = Record::ClusterProfileEdited {
+            cluster: CLUSTER_PROFILE_ID.to_owned(),
+            pending_pods_count: edited.pending_pods_count,
+            enable_agent_reuse: edited.enable_agent_reuse,
+            auto_register_timeout_ms: edited.auto_register_timeout_ms,
+            idle_timeout_ms: edited.idle_timeout_ms,
+            max_pods: edited.max_pods,
+        };
+        self.server.set_cluster_profile(edited);
+        self.emit(sink, node::GOCD, record);
+        CLUSTER_PROFILE_ID.to_owned()
     }
 
     fn choose(&mut self, mut candidates: Vec<String>, count: u32) -> Vec<String> {

@@ -251,3 +251,50 @@ fn draw_leader_fault(
     };
     Some(Fault { at_ms, kind })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::FAULT_KINDS;
+    use std::path::Path;
+
+    const BOTH_SIDES: &str = r#"
+name = "both-sides"
+duration = "10m"
+
+[cluster]
+nodes = 2
+
+[[profiles]]
+name = "small"
+image = "gocd/gocd-agent:v25.1.0"
+cpu = "500m"
+memory = "1Gi"
+
+[leader]
+replicas = 3
+variant = "fixed"
+
+[[leader.modules]]
+name = "alpha"
+runnable_when = "alpha"
+
+[[leader.config]]
+at = "0s"
+set = { alpha = true }
+"#;
+
+    #[test]
+    fn a_swarm_can_draw_every_fault_kind() {
+        let scenario = crate::scenario::parse(BOTH_SIDES, Path::new("both.toml"))
+            .expect("the test scenario parses")
+            .scenario;
+        let mut random = Stream::new(1, StreamId::Swarm);
+        for kind in FAULT_KINDS {
+            let fault = draw_fault(&scenario, kind, 1_000, &mut random)
+                .unwrap_or_else(|| panic!("the swarm cannot draw {kind}"));
+            assert_eq!(fault.kind.name(), *kind);
+            assert_eq!(fault.at_ms, 1_000);
+        }
+    }
+}

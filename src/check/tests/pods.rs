@@ -52,6 +52,77 @@ fn a_pod_that_reached_running_frees_a_pending_slot() {
     assert!(of(&violations, "pending-limit").is_empty());
 }
 
+fn queued(job: u64, request: u64) -> Record {
+    Record::CreateAgentQueued { job, request }
+}
+
+fn done(request: u64) -> Record {
+    Record::PluginRequestDone { request }
+}
+
+fn limit_edited(pending_pods_count: u32) -> Record {
+    Record::ClusterProfileEdited {
+        cluster: "cluster-profile".to_owned(),
+        pending_pods_count,
+        enable_agent_reuse: false,
+        auto_register_timeout_ms: 30_000,
+        idle_timeout_ms: 50_000,
+        max_pods: None,
+    }
+}
+
+/// Job `job`'s create-agent (request `job`) queued at `t_ms` and its pod created 100 ms later.
+fn create_for(t_ms: u64, job: u64, pod: &str) -> Vec<(u64, Record)> {
+    vec![
+        (t_ms, queued(job, job)),
+        (t_ms + 100, created(pod, job, "H")),
+        (t_ms + 200, done(job)),
+    ]
+}
+
+#[test]
+fn a_raised_pending_limit_lets_the_allocator_create_above_the_old_one() {
+    let mut records = create_for(0, 1, "pod-a");
+    records.extend(create_for(1_000, 2, "pod-b"));
+    records.push((1_500, limit_edited(3)));
+    records.extend(create_for(2_000, 3, "pod-c"));
+    let violations = run(&bounds(), &records, 3_000);
+    assert!(
+        of(&violations, "pending-limit").is_empty(),
+        "{violations:?}"
+    );
+    // Without the edit the third pod breaks the scenario's limit of two.
+    records.retain(|(_, record)| !matches!(record, Record::ClusterProfileEdited { .. }));
+    let violations = run(&bounds(), &records, 3_000);
+    assert_eq!(of(&violations, "pending-limit").len(), 1);
+}
+
+#[test]
+fn a_lowered_pending_limit_binds_only_creates_queued_after_it() {
+    // Limit 2. Job 2's request is queued under it; the limit drops to 1 before its pod is
+    // created, with pod-a still pending: pod-a is no violation and neither is job 2's create.
+    // Job 3 (queued after the edit) creates while two pods are pending, and job 4 while one
+    // is: both break the new limit (job 4's would have been within the old one).
+    let mut records = create_for(0, 1, "pod-a");
+    records.push((1_000, queued(2, 2)));
+    records.push((1_050, limit_edited(1)));
+    records.push((1_100, created("pod-b", 2, "H")));
+    records.push((1_200, done(2)));
+    records.extend(create_for(2_000, 3, "pod-c"));
+    records.push((2_500, running("pod-a")));
+    records.push((2_600, running("pod-b")));
+    records.extend(create_for(3_000, 4, "pod-d"));
+    let violations = run(&bounds(), &records, 4_000);
+    let over = of(&violations, "pending-limit");
+    let pods: Vec<&str> = over.iter().map(|v| v.objects[0].as_str()).collect();
+    assert_eq!(pods, ["pod:pod-c", "pod:pod-d"], "{over:?}");
+    assert!(
+        over[1].message.contains("(pending_pods_count 1)"),
+        "{}",
+        over[1].message
+    );
+}
+
 #[test]
 fn two_live_pods_for_one_job_violate_without_reuse() {
     let records = vec![
