@@ -226,7 +226,7 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        for name in self.idle_pod_names(now_ms, agents, true) {
+        for name in self.idle_pod_names(agents) {
             let record = self.view.pods.get(&name).expect("names come from the view");
             let claim = self.view.live_claim(record, now_ms);
             if !settings.enable_agent_reuse {
@@ -243,9 +243,7 @@ impl Safe {
                 record.idle_since_ms()
             };
             let Some(idle_since_ms) = idle_since else {
-                if claim.is_none() {
-                    self.mark_idle(now_ms, &name, out);
-                }
+                self.mark_idle(now_ms, &name, out);
                 continue;
             };
             let expiry_ms = idle_since_ms.saturating_add(settings.idle_timeout_ms);
@@ -263,30 +261,23 @@ impl Safe {
         }
     }
 
-    /// Pods whose agent is idle and enabled at the server, with no job of ours (and, unless
-    /// `claimed_too`, no live claim): the pods the idle clock runs for.
-    fn idle_pod_names(&self, now_ms: u64, agents: &Agents, claimed_too: bool) -> Vec<String> {
+    /// Pods whose agent is idle and enabled at the server, with no job of ours: the pods the
+    /// idle clock runs for, claimed or not (a claim keeps a pod only until its idle timeout,
+    /// and a fresh pod's reservation for a job cancelled while scheduled is never released:
+    /// the server sends no job-completion for a job no agent ran, nor another create-agent).
+    fn idle_pod_names(&self, agents: &Agents) -> Vec<String> {
         self.view
             .pods
             .iter()
-            .filter(|(name, record)| self.is_idle(now_ms, name, record, agents, claimed_too))
+            .filter(|(name, record)| self.is_idle(name, record, agents))
             .map(|(name, _)| name.clone())
             .collect()
     }
 
-    /// The pod's agent is idle and enabled at the server, with no job of ours (and, unless
-    /// `claimed_too`, no live claim).
-    fn is_idle(
-        &self,
-        now_ms: u64,
-        name: &str,
-        record: &view::PodRecord,
-        agents: &Agents,
-        claimed_too: bool,
-    ) -> bool {
+    /// The pod's agent is idle and enabled at the server, with no job of ours.
+    fn is_idle(&self, name: &str, record: &view::PodRecord, agents: &Agents) -> bool {
         !record.retired
             && record.running_job.is_none()
-            && (claimed_too || self.view.live_claim(record, now_ms).is_none())
             && agents.get(name).is_some_and(agent_is_assignable)
     }
 
@@ -300,8 +291,7 @@ impl Safe {
             .pods
             .iter()
             .filter(|(name, record)| {
-                record.idle_since_ms().is_none()
-                    && self.is_idle(now_ms, name, record, agents, false)
+                record.idle_since_ms().is_none() && self.is_idle(name, record, agents)
             })
             .map(|(name, _)| name.clone())
             .collect();
@@ -310,8 +300,9 @@ impl Safe {
         }
     }
 
-    /// Write idle-since on a pod seen idle without one (never assigned, adopted, or its
-    /// claim lapsed). A lapsed claim's deadline is when it became free.
+    /// Write idle-since on a pod seen idle without one (never assigned, whether or not its
+    /// job still holds it; adopted; or its claim lapsed). A lapsed claim's deadline is when
+    /// it became free.
     fn mark_idle(&mut self, now_ms: u64, name: &str, out: &mut Outbox) {
         let record = self
             .view

@@ -779,3 +779,44 @@ fn a_pod_still_killing_a_cancelled_build_takes_no_job_until_its_agent_is_idle() 
     driver.set_agent(&pod, AgentState::Idle);
     assert!(driver.should_assign(&pod, 2), "the kill is over");
 }
+
+/// Found by `explore/elastic.toml` (19 of seeds 1–200 once it drew `job_cancel`): a job
+/// cancelled while scheduled gets no job-completion (the server sends one only for a job an
+/// elastic agent ran) and no further create-agent, so its fresh pod's reservation stays live
+/// until the claim deadline. The idle clock must run from the first idle sighting anyway, as
+/// for any idle pod (rule 3: a claimed pod is kept only until its idle timeout).
+#[test]
+fn a_pod_reserved_for_a_job_that_never_comes_is_reaped_idle_timeout_after_it_was_seen_idle() {
+    let mut driver = with_reuse();
+    driver.create_agent(1);
+    driver.settle();
+    let pod = driver
+        .decided("create")
+        .last()
+        .and_then(|d| d.pod.clone())
+        .expect("a pod for job 1");
+    // Job 1 is cancelled while scheduled: the plugin hears nothing more about it.
+    driver.now_ms = 30_000;
+    driver.register(&pod);
+    driver.now_ms = 40_000;
+    driver.ping();
+    driver.settle();
+    let marked = driver.decided("idle-since");
+    assert!(
+        marked
+            .iter()
+            .any(|d| d.pod.as_deref() == Some(pod.as_str())),
+        "the reserved pod's idle clock starts when it is first seen idle"
+    );
+    driver.now_ms = 40_000 + 5 * MINUTE_MS - 1;
+    driver.ping();
+    driver.settle();
+    assert!(driver.pod_names().contains(&pod), "not before idle_timeout");
+    driver.now_ms = 40_000 + 5 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.pod_names().contains(&pod),
+        "reaped idle_timeout after it was seen idle, long before the claim deadline"
+    );
+}
