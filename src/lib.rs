@@ -10,6 +10,7 @@
 //! [`export`], [`run`], [`explore`], [`nightly`], [`live`] and [`cli`] sit on top.
 
 pub mod ablation;
+#[deny(missing_docs)]
 pub mod allocator;
 pub mod check;
 pub mod cli;
@@ -20,6 +21,7 @@ pub mod gocd;
 pub mod ids;
 pub mod interrupt;
 pub mod kube;
+#[deny(missing_docs)]
 pub mod leader;
 pub mod live;
 pub mod mutants;

@@ -11,41 +11,77 @@ use std::fmt;
 /// What an allocator decided, as a stable short code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum DecisionCode {
+    /// `assign-no`: should-assign-work answers false (`safe`: with the reason, nothing changes).
     AssignNo,
+    /// `assign-yes`: should-assign-work answers true.
     AssignYes,
+    /// `claim`: an idle pod is claimed for the job (rule 1), so no new pod is created.
     Claim,
+    /// `claim-failed`: the claim write failed, so a pod is created instead.
     ClaimFailed,
+    /// `claim-lost`: the idle pod was deleted or changed since the list: not reused (rule 2).
     ClaimLost,
+    /// `complete-delete`: job-completion without reuse: the agent is disabled and the pod deleted.
     CompleteDelete,
+    /// `complete-idle`: job-completion with reuse: the pod is kept idle for the next job.
     CompleteIdle,
+    /// `complete-unknown`: job-completion for a pod not in the plugin's map.
     CompleteUnknown,
+    /// `create`: a new pod is created for the job.
     Create,
+    /// `create-failed`: creating the pod failed.
     CreateFailed,
+    /// `delete-failed`: a pod delete failed.
     DeleteFailed,
+    /// `disable-old`: server-ping disables an idle, missing or lost agent whose pod is past ART.
     DisableOld,
+    /// `evict`: should-assign-work answers false and drops the pod from the plugin's map.
     Evict,
+    /// `first-use-refresh`: a process's first request for a cluster profile lists its pods first.
     FirstUseRefresh,
+    /// `idle-since`: server-ping writes idle-since on a pod seen idle without one (rule 3).
     IdleSince,
+    /// `ping-aborted`: a pod delete failed during server-ping: the rest of the ping is skipped.
     PingAborted,
+    /// `ping-list-failed`: server-ping could not list pods: no cleanup this ping.
     PingListFailed,
+    /// `queued`: create-agent waits for the cluster lock: another create-agent is in progress.
     Queued,
+    /// `reap-disabled`: the pod's agent is disabled at the server: the pod is deleted.
     ReapDisabled,
+    /// `reap-failed`: the pod is Failed or Succeeded: it can never serve.
     ReapFailed,
+    /// `reap-idle`: server-ping deletes an idle pod.
     ReapIdle,
+    /// `reap-lost`: the pod's agent lost contact with the server: disabled and deleted.
     ReapLost,
+    /// `reap-missing`: server-ping disables and deletes an agent whose pod is gone.
     ReapMissing,
+    /// `reap-orphan`: a pod of an older server process never registered: deleted at once (rule 7).
     ReapOrphan,
+    /// `reap-restarted`: the pod's container restarted: disabled and deleted (rule 8).
     ReapRestarted,
+    /// `reap-retry`: a pod being deleted is deleted again.
     ReapRetry,
+    /// `reap-unregistered`: server-ping deletes a pod that never registered within ART.
     ReapUnregistered,
+    /// `refresh-failed`: listing pods failed; the stale pod map is kept.
     RefreshFailed,
+    /// `skip-assigned`: no pod: the job already has an agent (or was assigned while deciding).
     SkipAssigned,
+    /// `skip-deleting`: the job's own pod could not be deleted yet: no replacement for now.
     SkipDeleting,
+    /// `skip-error`: listing pods failed: no decision for this request, the server resends.
     SkipError,
+    /// `skip-existing`: no pod: one already exists for this job.
     SkipExisting,
+    /// `skip-limit`: no pod: the pod limit (`pending_pods_count`) is reached.
     SkipLimit,
+    /// `skip-max-pods`: no pod: `max_pods` pods exist.
     SkipMaxPods,
+    /// `skip-reuse`: no pod: one labelled for the job, or an Idle, Running, hash-equal one, exists.
     SkipReuse,
+    /// `wait-delete`: the job's pod is being deleted: the decision waits for the delete.
     WaitDelete,
 }
 

@@ -40,8 +40,11 @@ impl RequestKind {
 /// One decision code a policy records, the request it answers and what it means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeclaredCode {
+    /// The code the policy records.
     pub code: DecisionCode,
+    /// The request during which the policy records it.
     pub request: RequestKind,
+    /// What the code means in this policy, in one sentence.
     pub meaning: &'static str,
 }
 
@@ -49,11 +52,14 @@ pub struct DeclaredCode {
 /// decides one of `instead_of`, this one decides `code`, because `why`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Intent {
+    /// The codes the other policy decides in the same situation.
     pub instead_of: &'static [DecisionCode],
+    /// The code this policy decides there instead.
     pub code: DecisionCode,
     /// `Some(true)`: only with `enable_agent_reuse` on; `Some(false)`: only with it off;
     /// `None`: always.
     pub reuse: Option<bool>,
+    /// Why the difference is intended, in one sentence.
     pub why: &'static str,
 }
 

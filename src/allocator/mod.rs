@@ -99,8 +99,11 @@ pub struct CallId(pub u64);
 /// A server→plugin request that may take Kubernetes round trips to finish.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PluginRequest {
+    /// The server needs an agent for a job that has none (`create-agent`).
     CreateAgent(CreateAgentRequest),
+    /// A job an elastic agent ran has completed (`job-completion`).
     JobCompletion(JobCompletionRequest),
+    /// The server's periodic call to let the plugin clean up (`server-ping`).
     ServerPing(ServerPingRequest),
 }
 

@@ -10,11 +10,15 @@ pub const PLUGIN_ID: &str = "cd.go.contrib.elasticagent.kubernetes";
 
 /// Label and annotation keys.
 pub mod keys {
+    /// Label: the plugin that created the pod, always [`PLUGIN_ID`](super::PLUGIN_ID).
     pub const CREATED_BY: &str = "Elastic-Agent-Created-By";
+    /// Label: the `job_identifier.job_id` the pod was created for.
     pub const JOB_ID: &str = "Elastic-Agent-Job-Id";
+    /// Label: the job's GoCD environment, only when it has one.
     pub const ENVIRONMENT: &str = "Elastic-Agent-Environment-Name";
     /// The only selector the plugin lists pods with.
     pub const KIND: &str = "kind";
+    /// The value of the `kind` label on every agent pod.
     pub const KIND_VALUE: &str = "kubernetes-elastic-agent";
     /// Annotation: the job identifier as JSON.
     pub const JOB_IDENTIFIER: &str = "Elastic-Agent-Job-Identifier";
@@ -22,9 +26,13 @@ pub mod keys {
     pub const CONFIG_HASH: &str = "go.cd/elastic-config-hash";
     /// Container environment read by the go-agent at start.
     pub const ENV_SERVER_URL: &str = "GO_EA_SERVER_URL";
+    /// The create-agent request's `auto_register_key`, with which the agent registers.
     pub const ENV_AUTO_REGISTER_KEY: &str = "GO_EA_AUTO_REGISTER_KEY";
+    /// The job's GoCD environment, which the agent registers into.
     pub const ENV_AUTO_REGISTER_ENVIRONMENT: &str = "GO_EA_AUTO_REGISTER_ENVIRONMENT";
+    /// The elastic agent id the agent registers with: the pod name.
     pub const ENV_ELASTIC_AGENT_ID: &str = "GO_EA_AUTO_REGISTER_ELASTIC_AGENT_ID";
+    /// The plugin id the agent registers as an elastic agent of: [`PLUGIN_ID`](super::PLUGIN_ID).
     pub const ENV_ELASTIC_PLUGIN_ID: &str = "GO_EA_AUTO_REGISTER_ELASTIC_PLUGIN_ID";
 }
 

@@ -13,7 +13,9 @@ pub mod keys {
     pub const CLUSTER_REQUEST_TIMEOUT: &str = "cluster_request_timeout";
     /// PR #355 only: "true" turns reuse on. Default false.
     pub const ENABLE_AGENT_REUSE: &str = "enable_agent_reuse";
+    /// The GoCD server URL agent pods connect to (their `GO_EA_SERVER_URL`).
     pub const GO_SERVER_URL: &str = "go_server_url";
+    /// The Kubernetes namespace the plugin creates and lists pods in.
     pub const NAMESPACE: &str = "namespace";
     /// Extension: `auto_register_timeout` in milliseconds, when it is not whole minutes.
     pub const AUTO_REGISTER_TIMEOUT_MS: &str = "elasticsim.auto_register_timeout_ms";
@@ -26,13 +28,21 @@ pub mod keys {
 /// Typed cluster profile settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterProfile {
+    /// `go_server_url`: the server URL given to agent pods.
     pub go_server_url: String,
+    /// `namespace`: the namespace of the agent pods.
     pub namespace: String,
+    /// `auto_register_timeout` (ART), in milliseconds: the registration and old-agent age limit.
     pub auto_register_timeout_ms: u64,
+    /// `pending_pods_count`: the pod limit: pods not Running (`pr355`: pods in any phase).
     pub pending_pods_count: u32,
+    /// `cluster_request_timeout`: how long a Kubernetes call may take, in milliseconds.
     pub cluster_request_timeout_ms: u64,
+    /// `enable_agent_reuse`: keep a pod after its job for the next one (`pr355`, `safe`).
     pub enable_agent_reuse: bool,
+    /// `elasticsim.idle_timeout_ms`: how long `safe` keeps an idle reusable pod.
     pub idle_timeout_ms: u64,
+    /// `elasticsim.max_pods`: `safe`'s optional limit on all pods.
     pub max_pods: Option<u32>,
 }
 

@@ -43,11 +43,17 @@ pub enum PollTicker {
 /// One elector's configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ElectorSettings {
+    /// The holder identity written to the Lease (client-go's `ResourceLockConfig.Identity`).
     pub identity: String,
+    /// The name of the Lease object used as the lock.
     pub lease_name: String,
+    /// `LeaseDuration` (LD): how long after the last observed change a candidate may take over.
     pub lease_duration_ms: u64,
+    /// `RenewDeadline` (RD): how long the leader keeps trying to renew before it gives up.
     pub renew_deadline_ms: u64,
+    /// `RetryPeriod` (RP): the wait between acquire or renew attempts.
     pub retry_period_ms: u64,
+    /// Where the takeover rule reads the lease duration from (depends on the client-go version).
     pub takeover_duration: TakeoverDuration,
     /// Timeout of the release write: `None` as in v0.24 (`context.TODO()`), RD from v0.31.
     pub release_timeout_ms: Option<u64>,
@@ -73,14 +79,26 @@ pub struct ElectorSettings {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ElectorEvent {
     /// `go OnStartedLeading(ctx2)`: a new term began.
-    StartedLeading { term: u64 },
+    StartedLeading {
+        /// The new term's number, counted from 1 in this elector.
+        term: u64,
+    },
     /// A successful acquire or renew write in `term`.
-    LeaseHeld { term: u64 },
+    LeaseHeld {
+        /// The term the write was made in.
+        term: u64,
+    },
     /// Only with `release_after_acknowledgement`: the term ended; stop the guarded work, then
     /// call [`Elector::acknowledge_modules_stopped`].
-    LeadershipLost { term: u64 },
+    LeadershipLost {
+        /// The term that ended.
+        term: u64,
+    },
     /// `Run` returned (`OnStoppedLeading`, always called); `led_term` if it led.
-    RunReturned { led_term: Option<u64> },
+    RunReturned {
+        /// The term this run led, `None` if it never acquired the Lease.
+        led_term: Option<u64>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +169,7 @@ pub struct Elector {
 }
 
 impl Elector {
+    /// An elector with `settings` that is not running and has observed no record.
     pub fn new(settings: ElectorSettings) -> Elector {
         Elector {
             settings,
@@ -167,6 +186,7 @@ impl Elector {
         }
     }
 
+    /// The configuration the elector was built with.
     pub fn settings(&self) -> &ElectorSettings {
         &self.settings
     }

@@ -96,6 +96,7 @@ impl Variant {
 /// One leader module: it wants to run while its configuration flag is on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleSpec {
+    /// The module's name, unique among the replica's modules.
     pub name: String,
     /// The configuration flag that makes the module runnable.
     pub runnable_when: String,
@@ -108,13 +109,19 @@ pub struct LeaderSettings {
     pub identity: String,
     /// `agent-<agentId>-lock`.
     pub lease_name: String,
+    /// client-go's `LeaseDuration` (LD), in milliseconds; also the record's `leaseDurationSeconds`.
     pub lease_duration_ms: u64,
+    /// client-go's `RenewDeadline` (RD), in milliseconds.
     pub renew_deadline_ms: u64,
+    /// client-go's `RetryPeriod` (RP), in milliseconds.
     pub retry_period_ms: u64,
+    /// The leader runner the replica runs.
     pub variant: Variant,
+    /// The leader modules the runner starts while it leads and their flag is on.
     pub modules: Vec<ModuleSpec>,
     /// A module takes U[min, max] to return after being told to stop.
     pub module_stop_latency_ms_min: u64,
+    /// The upper bound of a module's stop latency.
     pub module_stop_latency_ms_max: u64,
     /// Fixes of `fixed` switched off (`FIXED_ABLATIONS`); ignored by `agentk-v1`.
     #[serde(default, skip_serializing_if = "crate::ablation::Ablations::is_empty")]
@@ -158,12 +165,19 @@ impl LeaderSettings {
 /// A configuration the elector or runner refuses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SettingsError {
+    /// The holder identity is empty (client-go: "Lock identity is empty").
     EmptyIdentity,
+    /// The Lease name is empty.
     EmptyLeaseName,
+    /// The retry period is zero (client-go: "retryPeriod must be greater than zero").
     ZeroRetryPeriod,
+    /// The lease duration does not exceed the renew deadline, as client-go requires.
     LeaseDurationNotAboveRenewDeadline,
+    /// The renew deadline does not exceed `JitterFactor` (1.2) times the retry period.
     RenewDeadlineTooShort,
+    /// The module stop latency's minimum exceeds its maximum.
     StopLatencyRangeInverted,
+    /// Two leader modules share this name.
     DuplicateModule(String),
 }
 
@@ -208,7 +222,9 @@ pub enum Input {
     Kube(CallId, KubeResult),
     /// The agent configuration; `version` grows along the configuration timeline.
     Config {
+        /// The configuration's place on the configuration timeline.
         version: u64,
+        /// The configuration flags by name: a module is runnable while its `runnable_when` is on.
         flags: BTreeMap<String, bool>,
     },
     /// SIGTERM: graceful shutdown as agentk's stager does it (the module stage stops first,
@@ -219,7 +235,9 @@ pub enum Input {
 /// A Kubernetes call the replica makes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KubeCall {
+    /// Identifies the call; its answer comes back as [`Input::Kube`] with this id.
     pub call: CallId,
+    /// The Lease read or write to send to the API server.
     pub request: KubeRequest,
     /// The client gives up after this many local milliseconds; `None`: it waits forever.
     pub timeout_ms: Option<u64>,
@@ -228,7 +246,9 @@ pub struct KubeCall {
 /// A timer the replica wants fired at a local time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimerRequest {
+    /// When to fire, on the replica's local clock.
     pub at_local_ms: u64,
+    /// What [`Input::Timer`] hands back when the timer fires.
     pub token: TimerToken,
 }
 
@@ -238,38 +258,52 @@ pub enum Observation {
     /// A configuration reached the runner; `runnable_modules` names the leader modules it
     /// makes runnable (the demand the election must follow).
     ConfigReceived {
+        /// The version of the configuration received.
         version: u64,
+        /// The names of the leader modules the configuration makes runnable.
         runnable_modules: Vec<String>,
     },
     /// An elector `Run` started / returned (after its release, if any).
     ElectionStarted,
+    /// The elector's `Run` returned (client-go's `OnStoppedLeading`), after its release if any.
     ElectionStopped,
     /// The elector acquired or renewed the Lease (a successful write) in `term`.
     LeaseHeld {
+        /// The term the successful write was made in.
         term: u64,
     },
     /// The runner believes it leads because of the OnStartedLeading of `term` / stopped.
     LeadingStarted {
+        /// The term whose `OnStartedLeading` the runner acted on.
         term: u64,
     },
+    /// The runner no longer believes it leads in `term`.
     LeadingStopped {
+        /// The term the runner stopped leading in.
         term: u64,
     },
     /// A leader module's `Run` started (under the runner's believed `term`) / returned.
     ModuleStarted {
+        /// The name of the module that started.
         module: String,
+        /// The term the runner believed it led in when it started the module.
         term: u64,
     },
+    /// A leader module's `Run` returned.
     ModuleStopped {
+        /// The name of the module that returned.
         module: String,
     },
     /// A module received configuration `version`.
     ModuleConfig {
+        /// The name of the module that received the configuration.
         module: String,
+        /// The configuration version the module received.
         version: u64,
     },
     /// A running module did one unit of its periodic work.
     ModuleAction {
+        /// The name of the module that did the work.
         module: String,
     },
 }
@@ -277,8 +311,11 @@ pub enum Observation {
 /// Everything one `handle` produced, in order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Output {
+    /// The Kubernetes calls to make, each to be answered exactly once.
     pub calls: Vec<KubeCall>,
+    /// The timers to fire once their local time is reached.
     pub timers: Vec<TimerRequest>,
+    /// The observable steps, one trace record each.
     pub observations: Vec<Observation>,
 }
 

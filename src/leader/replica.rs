@@ -148,6 +148,7 @@ impl Replica {
         })
     }
 
+    /// The configuration the replica was built with.
     pub fn settings(&self) -> &LeaderSettings {
         &self.core.settings
     }
