@@ -149,8 +149,13 @@ impl World {
         } else if !done && pending.untimed {
             // The answer waits for the partition to heal.
             pending.stalled = true;
+        } else if !done {
+            // The answer is lost on the way back; the client still waits for its timeout,
+            // which must find the call (a removed call's timeout delivers nothing, and the
+            // client would wait for ever).
+            pending.result = None;
         } else {
-            // Nobody is waiting, or the answer is lost on the way back.
+            // Nobody is waiting.
             self.calls.remove(&call);
         }
     }
