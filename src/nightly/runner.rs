@@ -11,6 +11,10 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Held while a failing seed's report folder is written (see `run_task`).
+static REPORT_WRITES: Mutex<()> = Mutex::new(());
 
 /// One run to do.
 #[derive(Clone, Debug)]
@@ -77,6 +81,12 @@ fn run_task(task: &Task, scenarios: &[Scenario], out_dir: &Path) -> Result<SeedR
         let case = variant.as_deref().unwrap_or(task.policy.name());
         let relative = format!("{}/{case}/seed-{}", scenario.name, task.seed);
         let dir = out_dir.join(&relative);
+        // A regression entry may name a seed a nightly group runs too: both tasks fail alike
+        // and write the same folder, and two writers of one file share its temporary path
+        // (one's rename takes the other's file). Reports are written one at a time.
+        let _one_writer = REPORT_WRITES
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         crate::report::write_run(&dir, &outcome.info, &outcome.collector)
             .map_err(|e| format!("writing {}: {e}", dir.display()))?;
         Some(relative)
