@@ -6,10 +6,8 @@
 //! records, for which request and with what meaning in that policy, is its declaration
 //! (`declaration.rs`).
 
-use std::fmt;
-
 /// What an allocator decided, as a stable short code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DecisionCode {
     /// `assign-no`: should-assign-work answers false (`safe`: with the reason, nothing changes).
     AssignNo,
@@ -173,12 +171,6 @@ impl DecisionCode {
         DecisionCode::ALL
             .into_iter()
             .find(|code| code.as_str() == text)
-    }
-}
-
-impl fmt::Display for DecisionCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -77,10 +77,11 @@ pub struct Declaration {
 impl Declaration {
     /// The declaration of `code`, if the policy declares it.
     pub fn code(&self, code: &str) -> Option<&'static DeclaredCode> {
+        let code = DecisionCode::parse(code)?;
         self.codes
             .iter()
             .flat_map(|group| group.iter())
-            .find(|declared| declared.code.as_str() == code)
+            .find(|declared| declared.code == code)
     }
 
     /// The intent that explains deciding `code` where another policy decided `other`, with

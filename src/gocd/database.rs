@@ -26,11 +26,10 @@ pub struct Job {
     pub scheduled_ms: u64,
 }
 
-/// One registered agent (keyed by elastic agent id = pod name).
+/// One registered agent (keyed by elastic agent id = pod name; the key's name is shared with
+/// every listing of the agent).
 #[derive(Clone, Debug)]
 pub struct AgentRecord {
-    /// The elastic agent id (the key), shared with every listing of the agent.
-    pub id: std::sync::Arc<str>,
     pub uuid: u64,
     pub environment: Option<String>,
     pub enabled: bool,

@@ -7,8 +7,8 @@ use crate::ids::NameKey;
 use crate::trace::{AgentRuntime, Record};
 use std::collections::BTreeMap;
 
-/// The v5 agent metadata of a registered agent.
-pub(super) fn metadata(agent: &AgentRecord) -> AgentMetadata {
+/// The v5 agent metadata of the registered agent `id`.
+pub(super) fn metadata(id: &NameKey, agent: &AgentRecord) -> AgentMetadata {
     let (agent_state, build_state) = match agent.runtime {
         AgentRuntime::Idle => (AgentState::Idle, BuildState::Idle),
         AgentRuntime::Building if agent.cancelling.is_some() => {
@@ -24,7 +24,7 @@ pub(super) fn metadata(agent: &AgentRecord) -> AgentMetadata {
         ConfigState::Disabled
     };
     AgentMetadata {
-        agent_id: std::sync::Arc::clone(&agent.id),
+        agent_id: std::sync::Arc::clone(id.shared()),
         agent_state,
         build_state,
         config_state,
@@ -39,7 +39,10 @@ pub(super) struct Registry<'a> {
 
 impl ServerApi for Registry<'_> {
     fn list_agents(&mut self) -> Vec<AgentMetadata> {
-        self.agents.values().map(metadata).collect()
+        self.agents
+            .iter()
+            .map(|(id, agent)| metadata(id, agent))
+            .collect()
     }
 
     fn disable_agents(&mut self, agent_ids: &[String]) {

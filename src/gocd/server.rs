@@ -69,7 +69,7 @@ enum Pending {
     /// A get-work held while the plugin lists pods for should-assign-work; `hold` is the id
     /// the agent's request was held under.
     GetWork {
-        agent: String,
+        agent: NameKey,
         uuid: u64,
         hold: u64,
     },
@@ -99,7 +99,7 @@ struct Memory {
     /// posted.
     ping_queue: VecDeque<u64>,
     /// Held get-work requests whose listing is in, to be started again.
-    resume: Vec<(String, u64, u64)>,
+    resume: Vec<(NameKey, u64, u64)>,
     next_request: u64,
     process_id: u64,
 }
@@ -450,7 +450,6 @@ impl Server {
             return;
         };
         for (agent, uuid, hold) in std::mem::take(&mut memory.resume) {
-            let agent = NameKey::from(agent.as_str());
             if let Some(reply) = self.get_work(now_ms, &agent, uuid, Some(hold), out) {
                 out.released.push((hold, reply));
             }
@@ -665,10 +664,7 @@ impl Server {
             });
             return ServerReply::Refused(reason.to_owned());
         }
-        let id: std::sync::Arc<str> = agent.as_str().into();
-        let key = NameKey::new(std::sync::Arc::clone(&id));
         let record = AgentRecord {
-            id,
             uuid,
             environment,
             enabled: true,
@@ -677,7 +673,7 @@ impl Server {
             job: None,
             cancelling: None,
         };
-        self.db.agents.insert(key, record);
+        self.db.agents.insert(NameKey::from(agent.as_str()), record);
         out.records.push(Record::AgentRegistered { agent, uuid });
         ServerReply::Registered
     }
@@ -761,7 +757,7 @@ impl Server {
                 continue;
             }
             if !ready {
-                ready = self.ready_to_assign(now_ms, id.as_str(), uuid, hold, out);
+                ready = self.ready_to_assign(now_ms, id, uuid, hold, out);
                 if !ready {
                     return None;
                 }
@@ -769,7 +765,7 @@ impl Server {
             let job = &self.db.jobs[&job_id];
             let (request, profile) = request.get_or_insert_with(|| {
                 let request = ShouldAssignWorkRequest {
-                    agent: metadata(&self.db.agents[id]),
+                    agent: metadata(id, &self.db.agents[id]),
                     environment: None,
                     elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
                     cluster_profile_properties: self.cluster_properties.clone(),
@@ -817,7 +813,7 @@ impl Server {
     fn ready_to_assign(
         &mut self,
         now_ms: u64,
-        agent: &str,
+        agent: &NameKey,
         uuid: u64,
         hold: Option<u64>,
         out: &mut ServerOut,
@@ -833,7 +829,7 @@ impl Server {
             memory.next_request = request;
             let hold = hold.unwrap_or(request);
             let waiting = Pending::GetWork {
-                agent: agent.to_owned(),
+                agent: agent.clone(),
                 uuid,
                 hold,
             };
