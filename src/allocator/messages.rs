@@ -80,6 +80,15 @@ pub struct AgentMetadata {
     pub config_state: ConfigState,
 }
 
+impl crate::resources::Listed for AgentMetadata {
+    fn name(&self) -> &str {
+        &self.agent_id
+    }
+}
+
+/// The server's agents as a shared, versioned listing (`ServerApi::agent_listing`).
+pub type AgentList = crate::resources::Listing<AgentMetadata>;
+
 /// `cd.go.elastic-agent.create-agent`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CreateAgentRequest {

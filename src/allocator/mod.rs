@@ -41,13 +41,14 @@ pub use decision_code::DecisionCode;
 pub use declaration::{Declaration, DeclaredCode, Intent, RequestKind};
 pub use hash::{ConfigHashMemo, canonical_config_hash, pr355_config_hash};
 pub use messages::{
-    AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest, JobCompletionRequest,
-    JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,
+    AgentList, AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest,
+    JobCompletionRequest, JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,
 };
 pub use safe::SAFE_ABLATIONS;
 pub use settings::ClusterProfile;
 
 use crate::resources::{KubeRequest, KubeResult, StringMap};
+use std::sync::Arc;
 
 /// Which allocator runs inside the plugin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -112,6 +113,13 @@ pub enum PluginRequest {
 pub trait ServerApi {
     /// Every elastic agent of this plugin, including Missing and LostContact ones.
     fn list_agents(&mut self) -> Vec<AgentMetadata>;
+    /// The same agents as a shared listing: the same answer as `list_agents`, handed over
+    /// in O(1) by a server that keeps its listing up to date, and comparable with an earlier
+    /// listing (`Listing::changed_names`) so a policy can look at the agents that changed
+    /// only. The default builds it from `list_agents` (every agent then counts as changed).
+    fn agent_listing(&mut self) -> AgentList {
+        self.list_agents().into_iter().map(Arc::new).collect()
+    }
     /// Disable agents; unknown ids are skipped.
     fn disable_agents(&mut self, agent_ids: &[String]);
     /// Delete agents (soft delete, no validation: works even while Building).

@@ -1,7 +1,7 @@
 //! What the GoCD server keeps in its database: jobs and registered agents. It survives a
 //! server crash; everything else (plugin state, keys, scheduling memory) does not.
 
-use crate::ids::NameKey;
+use super::agent_table::AgentTable;
 use crate::trace::AgentRuntime;
 use std::collections::BTreeMap;
 
@@ -46,9 +46,8 @@ pub struct AgentRecord {
 pub struct Database {
     /// Live jobs: scheduled or assigned.
     pub jobs: BTreeMap<u64, Job>,
-    /// Registered agents by elastic agent id (a `NameKey`: the server looks one up at every
-    /// ping).
-    pub agents: BTreeMap<NameKey, AgentRecord>,
+    /// Registered agents by elastic agent id, with their listing (`agent_table.rs`).
+    pub agents: AgentTable,
     next_job_id: u64,
     next_logical: u64,
 }

@@ -9,12 +9,14 @@
 //! Both are sans-IO: the world delivers their messages and timers.
 
 mod agent;
+mod agent_table;
 mod database;
 mod protocol;
 mod registry;
 mod server;
 
 pub use agent::{AgentTimer, GoAgent};
+pub use agent_table::AgentTable;
 pub use database::{AgentRecord, Database, Job, JobState};
 pub use protocol::{AgentAction, AgentRequest, RequestKind, ServerReply};
 pub use server::{Server, ServerOut, ServerSettings, ServerTimer, profile_key};

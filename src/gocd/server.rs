@@ -1,9 +1,10 @@
 //! The GoCD server's elastic-agent behaviour (as GoCD's server does it; the
 //! timings are `[server]` in `docs/scenario-format.md`).
 
+use super::agent_table::metadata;
 use super::database::{AgentRecord, Database, Job, JobState};
 use super::protocol::{AgentRequest, ServerReply};
-use super::registry::{Registry, metadata};
+use super::registry::Registry;
 use crate::allocator::{
     self, Allocator, CallId, ClusterProfile, CreateAgentRequest, JobCompletionRequest,
     JobIdentifier, Outbox, PluginRequest, Policy, RequestId, ServerPingRequest,
@@ -162,7 +163,7 @@ impl Server {
             process_id,
         });
         out.records.push(Record::ServerStarted);
-        for (id, agent) in &mut self.db.agents {
+        self.db.agents.update_all(|id, agent| {
             agent.last_heard_ms = now_ms;
             if agent.runtime != AgentRuntime::Missing {
                 agent.runtime = AgentRuntime::Missing;
@@ -171,7 +172,7 @@ impl Server {
                     state: AgentRuntime::Missing,
                 });
             }
-        }
+        });
         out.timers.push((FIRST_TICK_MS, ServerTimer::Assignment));
         out.timers.push((FIRST_TICK_MS, ServerTimer::Ping));
         out.timers.push((
@@ -542,11 +543,12 @@ impl Server {
         }
         let (logical, profile, environment, runtime_ms) =
             (old.logical, old.profile, old.environment, old.runtime_ms);
-        if let Some(agent) = old.agent
-            && let Some(record) = self.db.agents.get_mut(agent.as_str())
-            && record.job == Some(job)
-        {
-            record.job = None;
+        if let Some(agent) = old.agent {
+            self.db.agents.update(agent.as_str(), |record| {
+                if record.job == Some(job) {
+                    record.job = None;
+                }
+            });
         }
         let new_job = self.db.next_job_id();
         out.records.push(Record::JobRescheduled {
@@ -577,7 +579,7 @@ impl Server {
 
     fn refresh_agents(&mut self, now_ms: u64, out: &mut ServerOut) {
         let timeout = self.settings.agent_connection_timeout_ms;
-        for (id, agent) in &mut self.db.agents {
+        self.db.agents.update_all(|id, agent| {
             if agent.runtime != AgentRuntime::LostContact && now_ms - agent.last_heard_ms > timeout
             {
                 agent.runtime = AgentRuntime::LostContact;
@@ -586,7 +588,7 @@ impl Server {
                     state: AgentRuntime::LostContact,
                 });
             }
-        }
+        });
     }
 
     /// An agent's HTTP request arrives. The caller only delivers it while the server is up.
@@ -686,28 +688,34 @@ impl Server {
         building: Option<u64>,
         out: &mut ServerOut,
     ) -> ServerReply {
-        let Some(agent) = self.db.agents.get_mut(id).filter(|a| a.uuid == uuid) else {
+        let heard = self.db.agents.update(id, |agent| {
+            if agent.uuid != uuid {
+                return None;
+            }
+            agent.last_heard_ms = now_ms;
+            // The ping reply carries the cancel instruction (`AgentInstruction`) for a build
+            // the agent still runs; a ping without it means the kill is over.
+            let cancel = agent.cancelling.filter(|job| building == Some(*job));
+            if cancel.is_none() {
+                agent.cancelling = None;
+            }
+            let runtime = if building.is_some() || agent.job.is_some() {
+                AgentRuntime::Building
+            } else {
+                AgentRuntime::Idle
+            };
+            if agent.runtime != runtime {
+                agent.runtime = runtime;
+                out.records.push(Record::AgentState {
+                    agent: id.as_str().to_owned(),
+                    state: runtime,
+                });
+            }
+            Some(cancel)
+        });
+        let Some(Some(cancel)) = heard else {
             return ServerReply::NotRegistered;
         };
-        agent.last_heard_ms = now_ms;
-        // The ping reply carries the cancel instruction (`AgentInstruction`) for a build the
-        // agent still runs; a ping without it means the kill is over.
-        let cancel = agent.cancelling.filter(|job| building == Some(*job));
-        if cancel.is_none() {
-            agent.cancelling = None;
-        }
-        let runtime = if building.is_some() || agent.job.is_some() {
-            AgentRuntime::Building
-        } else {
-            AgentRuntime::Idle
-        };
-        if agent.runtime != runtime {
-            agent.runtime = runtime;
-            out.records.push(Record::AgentState {
-                agent: id.as_str().to_owned(),
-                state: runtime,
-            });
-        }
         match cancel {
             Some(_) => ServerReply::Cancel {
                 kill_ms: self.settings.cancel_kill_ms,
@@ -742,7 +750,13 @@ impl Server {
         {
             self.reschedule(now_ms, job, "abandoned: its agent asked for new work", out);
         }
-        let environment = self.db.agents[id].environment.clone();
+        let environment = self
+            .db
+            .agents
+            .get(id)
+            .expect("checked above")
+            .environment
+            .clone();
         let candidates: Vec<u64> = self.memory.as_ref().expect("checked").job_plans.clone();
         let mut ready = false;
         // One request, rewritten per job: the agent's metadata and the cluster profile stay
@@ -765,7 +779,7 @@ impl Server {
             let job = &self.db.jobs[&job_id];
             let (request, profile) = request.get_or_insert_with(|| {
                 let request = ShouldAssignWorkRequest {
-                    agent: metadata(id, &self.db.agents[id]),
+                    agent: metadata(id, self.db.agents.get(id).expect("checked above")),
                     environment: None,
                     elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
                     cluster_profile_properties: self.cluster_properties.clone(),
@@ -846,17 +860,21 @@ impl Server {
             (job.profile.clone(), job.environment.clone(), job.runtime_ms);
         let memory = self.memory.as_mut().expect("checked");
         memory.job_plans.retain(|j| *j != job_id);
-        let agent = self.db.agents.get_mut(agent_id).expect("checked by caller");
-        agent.job = Some(job_id);
+        let was = self
+            .db
+            .agents
+            .update(agent_id, |agent| {
+                agent.job = Some(job_id);
+                std::mem::replace(&mut agent.runtime, AgentRuntime::Building)
+            })
+            .expect("checked by caller");
         let config = self.config_identity(&profile, environment.as_deref());
         out.records.push(Record::JobAssigned {
             job: job_id,
             agent: agent_id.as_str().to_owned(),
             config,
         });
-        let agent = self.db.agents.get_mut(agent_id).expect("checked by caller");
-        if agent.runtime != AgentRuntime::Building {
-            agent.runtime = AgentRuntime::Building;
+        if was != AgentRuntime::Building {
             out.records.push(Record::AgentState {
                 agent: agent_id.as_str().to_owned(),
                 state: AgentRuntime::Building,
@@ -876,22 +894,28 @@ impl Server {
         job_id: u64,
         out: &mut ServerOut,
     ) -> ServerReply {
-        let Some(agent) = self.db.agents.get_mut(id).filter(|a| a.uuid == uuid) else {
+        let heard = self.db.agents.update(id, |agent| {
+            if agent.uuid != uuid {
+                return false;
+            }
+            agent.last_heard_ms = now_ms;
+            if agent.job == Some(job_id) {
+                agent.job = None;
+            }
+            if agent.cancelling == Some(job_id) {
+                agent.cancelling = None;
+            }
+            if agent.runtime != AgentRuntime::Idle && agent.job.is_none() {
+                agent.runtime = AgentRuntime::Idle;
+                out.records.push(Record::AgentState {
+                    agent: id.as_str().to_owned(),
+                    state: AgentRuntime::Idle,
+                });
+            }
+            true
+        });
+        if heard != Some(true) {
             return ServerReply::NotRegistered;
-        };
-        agent.last_heard_ms = now_ms;
-        if agent.job == Some(job_id) {
-            agent.job = None;
-        }
-        if agent.cancelling == Some(job_id) {
-            agent.cancelling = None;
-        }
-        if agent.runtime != AgentRuntime::Idle && agent.job.is_none() {
-            agent.runtime = AgentRuntime::Idle;
-            out.records.push(Record::AgentState {
-                agent: id.as_str().to_owned(),
-                state: AgentRuntime::Idle,
-            });
         }
         let Some(job) = self.db.jobs.get(&job_id) else {
             return ServerReply::Ack;
@@ -929,12 +953,12 @@ impl Server {
             let Some(agent_id) = job.agent.clone() else {
                 continue;
             };
-            if let Some(agent) = self.db.agents.get_mut(agent_id.as_str())
-                && agent.job == Some(job_id)
-            {
-                agent.job = None;
-                agent.cancelling = Some(job_id);
-            }
+            self.db.agents.update(agent_id.as_str(), |agent| {
+                if agent.job == Some(job_id) {
+                    agent.job = None;
+                    agent.cancelling = Some(job_id);
+                }
+            });
             self.send_job_completion(now_ms, &agent_id, &job, out);
         }
     }

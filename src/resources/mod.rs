@@ -5,9 +5,9 @@
 //! answers). It plays the role `k8s-openapi` plays for a real client: plain data, so the
 //! allocator and leader code never import the simulator.
 
-mod pod_list;
+mod listing;
 
-pub use pod_list::PodList;
+pub use listing::{Listed, Listing, PodList};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -1,16 +1,17 @@
-//! A pod listing as a shared, persistent snapshot.
+//! A listing (of pods, or of the GoCD server's agents) as a shared, persistent snapshot.
 //!
 //! A list-pods answer used to be a fresh vector of every pod: handing it over cost O(pods),
-//! and so did every client's merge of it, at every create-agent. A [`PodList`] is a
+//! and so did every client's merge of it, at every create-agent. A [`Listing`] is a
 //! persistent sorted sequence of chunks shared between versions: the API server keeps one
-//! per selector up to date as pods change, a list hands out a clone (O(1)), and a
-//! client that kept the previous listing asks [`PodList::changed_names`] for the pods that
-//! differ, which skips every chunk the two versions share.
+//! per selector up to date as pods change (the GoCD server one of its agents), a list hands
+//! out a clone (O(1)), and a client that kept the previous listing asks
+//! [`Listing::changed_names`] for the entries that differ, which skips every chunk the two
+//! versions share.
 //!
-//! Two listings hold "the same copy" of a pod when they share the same `Arc` — the API server
-//! copies a pod on write, so a pod that was not written since is the same allocation. The
-//! naive reference is a plain vector of pods in name order ([`PodList::to_vec`],
-//! [`PodList::from_pods`]); the tests below check the two agree.
+//! Two listings hold "the same copy" of an entry when they share the same `Arc` — the owner
+//! copies an entry on write, so an entry that was not written since is the same allocation.
+//! The naive reference is a plain vector of entries in name order ([`Listing::to_vec`],
+//! [`Listing::from_pods`]); the tests below check the two agree.
 
 use super::Pod;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -21,46 +22,83 @@ use std::sync::Arc;
 const CHUNK: usize = 32;
 
 /// A run of consecutive entries, in name order, shared between listings until written.
-type Chunk = Vec<(String, Arc<Pod>)>;
+type Chunk<T> = Vec<(String, Arc<T>)>;
 
-/// The pods a list-pods call returns, by name: a sorted sequence of shared chunks. Cloning
-/// copies one pointer; a write copies the chunk it lands in (and, once per snapshot, the
-/// chunk pointers), never the pods.
-#[derive(Clone, Default)]
-pub struct PodList {
-    chunks: Arc<Vec<Arc<Chunk>>>,
+/// What a listing holds: entries known by a unique name.
+pub trait Listed {
+    /// The entry's name (a pod's name, an agent's id).
+    fn name(&self) -> &str;
+}
+
+impl Listed for Pod {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// The pods a list-pods call returns, by name.
+pub type PodList = Listing<Pod>;
+
+/// Entries by name: a sorted sequence of shared chunks. Cloning copies one pointer; a write
+/// copies the chunk it lands in (and, once per snapshot, the chunk pointers), never the
+/// entries.
+pub struct Listing<T> {
+    chunks: Arc<Vec<Arc<Chunk<T>>>>,
     len: usize,
 }
 
-impl PodList {
-    /// A listing of these pods (a later pod of the same name replaces an earlier one).
-    pub fn from_pods(pods: impl IntoIterator<Item = Arc<Pod>>) -> PodList {
-        let mut list = PodList::default();
-        for pod in pods {
-            list.put(pod);
+impl<T> Clone for Listing<T> {
+    fn clone(&self) -> Self {
+        Listing {
+            chunks: Arc::clone(&self.chunks),
+            len: self.len,
+        }
+    }
+}
+
+impl<T> Default for Listing<T> {
+    fn default() -> Self {
+        Listing {
+            chunks: Arc::default(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Listed> Listing<T> {
+    /// A listing of these entries (a later entry of the same name replaces an earlier one).
+    pub fn from_pods(entries: impl IntoIterator<Item = Arc<T>>) -> Listing<T> {
+        let mut list = Listing::default();
+        for entry in entries {
+            list.put(entry);
         }
         list
     }
 
-    /// How many pods are listed.
+    /// True when both are the same snapshot (clones of one another, nothing written since).
+    pub fn is_same(&self, other: &Listing<T>) -> bool {
+        Arc::ptr_eq(&self.chunks, &other.chunks) && self.len == other.len
+    }
+
+    /// How many entries are listed.
     pub fn len(&self) -> usize {
         self.len
     }
 
-    /// True when no pod is listed.
+    /// True when nothing is listed.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    /// The listed pods, in name order.
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<Pod>> {
+    /// The listed entries, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<T>> {
         self.chunks
             .iter()
             .flat_map(|chunk| chunk.iter().map(|(_, pod)| pod))
     }
 
-    /// The listed copy of one pod.
-    pub fn get(&self, name: &str) -> Option<&Arc<Pod>> {
+    /// The listed copy of one entry.
+    pub fn get(&self, name: &str) -> Option<&Arc<T>> {
         let chunk = self.chunks.get(chunk_of(&self.chunks, name))?;
         let at = chunk
             .binary_search_by(|(listed, _)| listed.as_str().cmp(name))
@@ -68,23 +106,23 @@ impl PodList {
         Some(&chunk[at].1)
     }
 
-    /// The listed pods as a vector, in name order (the naive form of a listing).
-    pub fn to_vec(&self) -> Vec<Arc<Pod>> {
+    /// The listed entries as a vector, in name order (the naive form of a listing).
+    pub fn to_vec(&self) -> Vec<Arc<T>> {
         self.iter().cloned().collect()
     }
 
-    /// List this copy of a pod (replacing any copy of the same name).
-    pub fn put(&mut self, pod: Arc<Pod>) {
+    /// List this copy of an entry (replacing any copy of the same name).
+    pub fn put(&mut self, entry: Arc<T>) {
         let chunks = Arc::make_mut(&mut self.chunks);
         if chunks.is_empty() {
             chunks.push(Arc::new(Vec::new()));
         }
-        let index = chunk_of(chunks, &pod.name);
+        let index = chunk_of(chunks, entry.name());
         let chunk = Arc::make_mut(&mut chunks[index]);
-        match chunk.binary_search_by(|(listed, _)| listed.cmp(&pod.name)) {
-            Ok(at) => chunk[at].1 = pod,
+        match chunk.binary_search_by(|(listed, _)| listed.as_str().cmp(entry.name())) {
+            Ok(at) => chunk[at].1 = entry,
             Err(at) => {
-                chunk.insert(at, (pod.name.clone(), pod));
+                chunk.insert(at, (entry.name().to_owned(), entry));
                 self.len += 1;
                 if chunk.len() > 2 * CHUNK {
                     let upper = chunk.split_off(CHUNK);
@@ -94,7 +132,7 @@ impl PodList {
         }
     }
 
-    /// Stop listing a pod.
+    /// Stop listing an entry.
     pub fn remove(&mut self, name: &str) {
         if self.get(name).is_none() {
             return;
@@ -114,7 +152,7 @@ impl PodList {
     /// The names whose listed copy differs between `earlier` and `self` — added, removed or
     /// replaced by another copy — in name order. Chunks the two listings share are skipped
     /// whole, so the cost follows the chunks written since, not the size of the listings.
-    pub fn changed_names<'a>(&'a self, earlier: &'a PodList) -> Vec<&'a str> {
+    pub fn changed_names<'a>(&'a self, earlier: &'a Listing<T>) -> Vec<&'a str> {
         let mut changed = Vec::new();
         let (mut old, mut new) = (Cursor::new(&earlier.chunks), Cursor::new(&self.chunks));
         loop {
@@ -156,21 +194,21 @@ impl PodList {
 
 /// The chunk a name belongs in: the first whose last name is not below it (else the last
 /// chunk).
-fn chunk_of(chunks: &[Arc<Chunk>], name: &str) -> usize {
+fn chunk_of<T>(chunks: &[Arc<Chunk<T>>], name: &str) -> usize {
     let after =
         chunks.partition_point(|chunk| chunk.last().is_some_and(|(last, _)| last.as_str() < name));
     after.min(chunks.len().saturating_sub(1))
 }
 
 /// A position in a listing's chunks.
-struct Cursor<'a> {
-    chunks: &'a [Arc<Chunk>],
+struct Cursor<'a, T> {
+    chunks: &'a [Arc<Chunk<T>>],
     chunk: usize,
     entry: usize,
 }
 
-impl<'a> Cursor<'a> {
-    fn new(chunks: &'a [Arc<Chunk>]) -> Cursor<'a> {
+impl<'a, T> Cursor<'a, T> {
+    fn new(chunks: &'a [Arc<Chunk<T>>]) -> Cursor<'a, T> {
         Cursor {
             chunks,
             chunk: 0,
@@ -182,7 +220,7 @@ impl<'a> Cursor<'a> {
         self.entry == 0 && self.chunk < self.chunks.len()
     }
 
-    fn same_chunk(&self, other: &Cursor<'_>) -> bool {
+    fn same_chunk(&self, other: &Cursor<'_, T>) -> bool {
         Arc::ptr_eq(&self.chunks[self.chunk], &other.chunks[other.chunk])
     }
 
@@ -191,7 +229,7 @@ impl<'a> Cursor<'a> {
         self.entry = 0;
     }
 
-    fn peek(&self) -> Option<&'a (String, Arc<Pod>)> {
+    fn peek(&self) -> Option<&'a (String, Arc<T>)> {
         self.chunks.get(self.chunk).map(|chunk| &chunk[self.entry])
     }
 
@@ -203,38 +241,38 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Equal listings list the same pods with equal contents (whether or not the copies are
+/// Equal listings list the same entries with equal contents (whether or not the copies are
 /// shared).
-impl PartialEq for PodList {
+impl<T: Listed + PartialEq> PartialEq for Listing<T> {
     fn eq(&self, other: &Self) -> bool {
         self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
     }
 }
 
-impl Eq for PodList {}
+impl<T: Listed + Eq> Eq for Listing<T> {}
 
-impl std::fmt::Debug for PodList {
+impl<T: Listed + std::fmt::Debug> std::fmt::Debug for Listing<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
 }
 
-/// Written as the list of pods it holds, in name order.
-impl Serialize for PodList {
+/// Written as the list of entries it holds, in name order.
+impl<T: Listed + Serialize> Serialize for Listing<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.iter())
     }
 }
 
-impl<'de> Deserialize<'de> for PodList {
+impl<'de, T: Listed + Deserialize<'de>> Deserialize<'de> for Listing<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Vec::<Arc<Pod>>::deserialize(deserializer).map(PodList::from_pods)
+        Vec::<Arc<T>>::deserialize(deserializer).map(Listing::from_pods)
     }
 }
 
-impl FromIterator<Arc<Pod>> for PodList {
-    fn from_iter<I: IntoIterator<Item = Arc<Pod>>>(pods: I) -> Self {
-        PodList::from_pods(pods)
+impl<T: Listed> FromIterator<Arc<T>> for Listing<T> {
+    fn from_iter<I: IntoIterator<Item = Arc<T>>>(entries: I) -> Self {
+        Listing::from_pods(entries)
     }
 }
 
