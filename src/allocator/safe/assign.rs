@@ -41,14 +41,14 @@ impl Safe {
             );
             return false;
         }
-        let record = self
-            .view
+        self.view
             .pods
-            .get_mut(name)
+            .update(name, |record| {
+                record.running_job = Some(job_id);
+                record.claim_overlay = None;
+                record.idle_since_overlay = None;
+            })
             .expect("the verdict found the pod");
-        record.running_job = Some(job_id);
-        record.claim_overlay = None;
-        record.idle_since_overlay = None;
         self.view.served_jobs.insert(job_id);
         let set = StringMap::from([(annotation::ASSIGNED_JOB_ID.to_owned(), job_id.to_string())]);
         let remove = [
@@ -156,19 +156,23 @@ impl Safe {
         // A pod not listed yet (right after a restart) is kept when reuse is on: the next
         // list shows whether it is healthy, and the reapers handle it if it is not.
         let reusable = reuse
-            && self.view.pods.get_mut(&name).is_none_or(|record| {
-                record.running_job = None;
-                record.claim_overlay = None;
-                // The phase in the view may predate the pod's start; it ran a job, so it
-                // ran, and a pod that failed since is reaped from the next list.
-                !record.retired && !record.container_restarted() && !record.is_terminated()
-            });
+            && self
+                .view
+                .pods
+                .update(&name, |record| {
+                    record.running_job = None;
+                    record.claim_overlay = None;
+                    // The phase in the view may predate the pod's start; it ran a job, so it
+                    // ran, and a pod that failed since is reaped from the next list.
+                    !record.retired && !record.container_restarted() && !record.is_terminated()
+                })
+                .unwrap_or(true);
         let previous = self.completions.insert(id, name.clone());
         assert!(previous.is_none(), "request ids are unique");
         if reusable {
-            if let Some(record) = self.view.pods.get_mut(&name) {
+            self.view.pods.update(&name, |record| {
                 record.idle_since_overlay = Some(now_ms);
-            }
+            });
             let set = StringMap::from([(annotation::IDLE_SINCE_MS.to_owned(), now_ms.to_string())]);
             let remove = [annotation::CLAIM_JOB_ID, annotation::CLAIM_DEADLINE_MS];
             let call = KubeRequest::AnnotatePod {
@@ -189,10 +193,10 @@ impl Safe {
             );
         } else {
             // Without reuse (or for a pod that cannot be reused) the pod served its one job.
-            if let Some(record) = self.view.pods.get_mut(&name) {
+            self.view.pods.update(&name, |record| {
                 record.retired = true;
                 record.delete_in_flight = true;
-            }
+            });
             server.disable_agents(std::slice::from_ref(&name));
             let text = format!("job {job_id} completed on pod {name}: disabling and deleting it");
             out.decide(
@@ -251,9 +255,9 @@ impl Safe {
             Ok(other) => unexpected_reply(&other, "a pod delete"),
             Err(error) => {
                 // The pod stays retired; the next list or ping retries the delete.
-                if let Some(record) = self.view.pods.get_mut(name) {
+                self.view.pods.update(name, |record| {
                     record.delete_in_flight = false;
-                }
+                });
                 let text = format!(
                     "deleting pod {name} failed ({}): retried",
                     error_name(error)

@@ -2,7 +2,7 @@
 //! within the limits.
 
 use super::view::{Agents, PodRecord, registration_deadline_ms};
-use super::view::{Claim, JobNeeds, agent_is_assignable, agents_by_id, annotation};
+use super::view::{Claim, JobNeeds, agent_is_assignable, annotation};
 use super::*;
 use crate::resources::{PodPhase, StringMap};
 
@@ -76,7 +76,7 @@ impl Safe {
                 return;
             }
         }
-        let agents = agents_by_id(server.list_agents());
+        let agents = self.view.agents(server.agent_listing());
         self.reap_dead_pods(now_ms, &settings, &agents, server, out);
         if settings.enable_agent_reuse {
             self.mark_idle_pods(now_ms, &agents, out);
@@ -88,7 +88,7 @@ impl Safe {
         // One pod per job: a pod made for this job that is being deleted (it can never serve)
         // is gone before the replacement is created.
         let job_label = job_id.to_string();
-        let deleting = self.view.pods.iter().find(|(_, record)| {
+        let deleting = self.view.unsettled_pods(&agents).find(|(_, record)| {
             record.delete_in_flight && record.pod.label(pod_spec::keys::JOB_ID) == Some(&job_label)
         });
         if let Some((name, _)) = deleting {
@@ -165,7 +165,7 @@ impl Safe {
             self.finish_locked(holder, out);
             return;
         }
-        let agents = agents_by_id(server.list_agents());
+        let agents = self.view.agents(server.agent_listing());
         self.decide_create(now_ms, holder, &agents, out);
     }
 
@@ -190,7 +190,7 @@ impl Safe {
         settings: &ClusterProfile,
         agents: &Agents,
     ) -> Option<(String, Claim)> {
-        self.view.pods.iter().find_map(|(name, record)| {
+        self.view.unsettled_pods(agents).find_map(|(name, record)| {
             let claim = self.view.live_claim(record, now_ms)?;
             let serves = claim.job_id == needs.job_id
                 && self.can_serve(now_ms, name, record, needs, settings, agents);
@@ -233,10 +233,13 @@ impl Safe {
         needs: JobNeeds<'_>,
         agents: &Agents,
     ) -> VecDeque<String> {
-        let mut candidates: Vec<(u64, String)> = self
-            .view
-            .pods
-            .iter()
+        // Ablated rule 6 reuses pods whatever the server says, settled ones included.
+        let pods: Box<dyn Iterator<Item = (&String, &PodRecord)>> = if self.ablated("assignable") {
+            Box::new(self.view.pods.iter())
+        } else {
+            Box::new(self.view.unsettled_pods(agents))
+        };
+        let mut candidates: Vec<(u64, String)> = pods
             .filter(|(name, record)| self.is_reuse_candidate(now_ms, name, record, needs, agents))
             .map(|(name, record)| (record.idle_since_ms().unwrap_or(0), name.clone()))
             .collect();
@@ -308,11 +311,6 @@ impl Safe {
                 break name;
             }
         };
-        let record = self
-            .view
-            .pods
-            .get_mut(&name)
-            .expect("the loop checked the pod exists");
         // Rule 1: the claim (with its deadline) reserves the pod for this job only, so n
         // jobs never all wait on one idle pod (pr355 serialised them); the CAS
         // on resourceVersion re-validates it (rule 2): a deleted or changed pod fails.
@@ -320,7 +318,14 @@ impl Safe {
             job_id,
             deadline_ms: now_ms + CLAIM_DURATION_MS,
         };
-        record.claim_overlay = Some(claim);
+        let resource_version = self
+            .view
+            .pods
+            .update(&name, |record| {
+                record.claim_overlay = Some(claim);
+                record.pod.resource_version
+            })
+            .expect("the loop checked the pod exists");
         let set = StringMap::from([
             (annotation::CLAIM_JOB_ID.to_owned(), job_id.to_string()),
             (
@@ -334,7 +339,7 @@ impl Safe {
             // Idle-since stays: if the job runs elsewhere the claim is spent and the pod's
             // idle clock goes on from when it really became idle.
             remove: Vec::new(),
-            resource_version: Some(record.pod.resource_version),
+            resource_version: Some(resource_version),
         };
         self.issue(
             request,
@@ -412,8 +417,10 @@ impl Safe {
                 // The pod is gone or changed since the list: it does not count (rule 2).
                 if error == KubeError::NotFound {
                     self.view.forget(name);
-                } else if let Some(record) = self.view.pods.get_mut(name) {
-                    record.claim_overlay = None;
+                } else {
+                    self.view
+                        .pods
+                        .update(name, |record| record.claim_overlay = None);
                 }
                 let text = format!(
                     "idle pod {name} {} since the list: not reused for job {job_id}",
@@ -560,9 +567,9 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        if let Some(record) = self.view.pods.get_mut(name) {
-            record.claim_overlay = None;
-        }
+        self.view
+            .pods
+            .update(name, |record| record.claim_overlay = None);
         match result {
             Ok(KubeReply::Pod(pod)) => self.view.observe(pod),
             Ok(other) => unexpected_reply(&other, "a pod get"),
@@ -574,7 +581,7 @@ impl Safe {
             .get(&id)
             .expect("a revalidation belongs to a live create")
             .clone();
-        let agents = agents_by_id(server.list_agents());
+        let agents = self.view.agents(server.agent_listing());
         let still_candidate = self.view.pods.get(name).is_some_and(|record| {
             self.is_reuse_candidate(now_ms, name, record, task.needs(), &agents)
         });

@@ -34,7 +34,7 @@ impl View {
     pub(crate) fn merge_list(&mut self, list: PodList) {
         #[cfg(debug_assertions)]
         let expected = {
-            let mut naive = self.pods.clone();
+            let mut naive = self.pods.records().clone();
             merge_naive(&mut naive, &self.deleted, list.to_vec());
             naive
         };
@@ -50,7 +50,7 @@ impl View {
         self.merged.list = list;
         #[cfg(debug_assertions)]
         assert!(
-            self.pods == expected,
+            *self.pods.records() == expected,
             "the incremental merge left the view unlike the naive merge"
         );
     }
@@ -58,7 +58,9 @@ impl View {
     /// The naive merge, for tests that compare the two.
     #[cfg(test)]
     pub(crate) fn merge_list_naive(&mut self, list: PodList) {
-        merge_naive(&mut self.pods, &self.deleted, list.to_vec());
+        let mut records = self.pods.records().clone();
+        merge_naive(&mut records, &self.deleted, list.to_vec());
+        self.pods.replace_all(records);
         self.merged = MergeBase {
             list,
             touched: BTreeSet::new(),
@@ -68,16 +70,17 @@ impl View {
     /// What the naive merge does to one name, given its listed copy.
     fn merge_one(&mut self, name: &str, listed: Option<&Arc<Pod>>) {
         let listed = listed.filter(|pod| !pod.is_terminating());
-        match (self.pods.get_mut(name), listed) {
-            (Some(record), Some(pod)) => record.take_newer(Arc::clone(pod)),
-            (Some(_), None) => {
-                self.pods.remove(name);
+        match (self.pods.contains_key(name), listed) {
+            (true, Some(pod)) => {
+                self.pods
+                    .update(name, |record| record.take_newer(Arc::clone(pod)));
             }
-            (None, Some(pod)) if !self.deleted.contains(name) => {
+            (true, None) => self.pods.remove(name),
+            (false, Some(pod)) if !self.deleted.contains(name) => {
                 self.pods
                     .insert(name.to_owned(), PodRecord::new(Arc::clone(pod)));
             }
-            (None, _) => {}
+            (false, _) => {}
         }
     }
 }

@@ -16,12 +16,15 @@ mod create;
 mod declared;
 mod merge;
 mod ping;
+mod pod_table;
 mod view;
 
 #[cfg(test)]
 mod ablation_tests;
 #[cfg(test)]
 mod merge_tests;
+#[cfg(test)]
+mod pod_table_tests;
 #[cfg(test)]
 mod tests;
 

@@ -2,7 +2,7 @@
 //! serve, and the delete sequence (disable the agent at the server first, then delete).
 
 use super::view::registration_deadline_ms;
-use super::view::{Agents, agent_is_assignable, agent_may_be_building, agents_by_id, annotation};
+use super::view::{Agents, agent_is_assignable, agent_may_be_building, annotation};
 use super::*;
 use crate::resources::StringMap;
 
@@ -54,7 +54,7 @@ impl Safe {
                 return;
             }
         }
-        let agents = agents_by_id(server.list_agents());
+        let agents = self.view.agents(server.agent_listing());
         self.release_finished_assignments(now_ms, &agents);
         self.reap_dead_pods(now_ms, &settings, &agents, server, out);
         self.reap_idle_pods(now_ms, &settings, &agents, server, out);
@@ -111,12 +111,12 @@ impl Safe {
     /// The server shows the agent idle again although no job-completion came (a rescheduled
     /// job gets none): the assignment is over, and the pod is idle from now.
     fn release_finished_assignments(&mut self, now_ms: u64, agents: &Agents) {
-        for (name, record) in &mut self.view.pods {
+        self.view.pods.update_all(|name, record| {
             let idle = agents.get(name).is_some_and(agent_is_assignable);
             if idle && record.running_job.take().is_some() {
                 record.idle_since_overlay.get_or_insert(now_ms);
             }
-        }
+        });
     }
 
     /// Delete pods that can never serve a job: terminated; container restarted (rule 8:
@@ -135,8 +135,7 @@ impl Safe {
         // A pod's reason depends on its own record only, so all are found before any retires.
         let dead: Vec<(String, DecisionCode, String)> = self
             .view
-            .pods
-            .iter()
+            .unsettled_pods(agents)
             .filter_map(|(name, record)| {
                 let (code, text) = self.dead_reason(now_ms, name, record, settings, agents)?;
                 Some((name.clone(), code, text))
@@ -267,8 +266,7 @@ impl Safe {
     /// the server sends no job-completion for a job no agent ran, nor another create-agent).
     fn idle_pod_names(&self, agents: &Agents) -> Vec<String> {
         self.view
-            .pods
-            .iter()
+            .unsettled_pods(agents)
             .filter(|(name, record)| self.is_idle(name, record, agents))
             .map(|(name, _)| name.clone())
             .collect()
@@ -288,8 +286,7 @@ impl Safe {
         // pass, the pure check of the record's own idle-since first.
         let unmarked: Vec<String> = self
             .view
-            .pods
-            .iter()
+            .unsettled_pods(agents)
             .filter(|(name, record)| {
                 record.idle_since_ms().is_none() && self.is_idle(name, record, agents)
             })
@@ -304,14 +301,16 @@ impl Safe {
     /// job still holds it; adopted; or its claim lapsed). A lapsed claim's deadline is when
     /// it became free.
     fn mark_idle(&mut self, now_ms: u64, name: &str, out: &mut Outbox) {
-        let record = self
+        let idle_since_ms = self
             .view
             .pods
-            .get_mut(name)
+            .update(name, |record| {
+                let lapsed = record.claim();
+                let idle_since_ms = lapsed.map_or(now_ms, |claim| claim.deadline_ms.min(now_ms));
+                record.idle_since_overlay = Some(idle_since_ms);
+                idle_since_ms
+            })
             .expect("callers pass a name from the view");
-        let lapsed_ms = record.claim();
-        let idle_since_ms = lapsed_ms.map_or(now_ms, |claim| claim.deadline_ms.min(now_ms));
-        record.idle_since_overlay = Some(idle_since_ms);
         self.write_idle_since(name, idle_since_ms, out);
         let text = format!("pod {name} is idle and reusable: idle since t={idle_since_ms}");
         out.decide(None, Some(name), DecisionCode::IdleSince, text);
@@ -326,7 +325,7 @@ impl Safe {
     ) {
         let missing: Vec<String> = agents
             .ids()
-            .filter(|name| !self.view.pods.contains_key(*name))
+            .filter(|name| !self.view.pods.contains_key(name))
             .map(str::to_owned)
             .collect();
         if missing.is_empty() {
@@ -352,23 +351,27 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        let record = self
+        let agent = agents.get(name);
+        let (newly_retired, running_job, delete_now) = self
             .view
             .pods
-            .get_mut(name)
+            .update(name, |record| {
+                let newly_retired = !std::mem::replace(&mut record.retired, true);
+                let delete_now =
+                    !agent.is_some_and(agent_may_be_building) && !record.delete_in_flight;
+                record.delete_in_flight |= delete_now;
+                (newly_retired, record.running_job, delete_now)
+            })
             .expect("callers pass a name from the view");
-        if !record.retired {
-            record.retired = true;
-            out.decide(record.running_job, Some(name), code, text);
+        if newly_retired {
+            out.decide(running_job, Some(name), code, text);
         }
-        let agent = agents.get(name);
         if agent.is_some_and(|agent| agent.config_state != ConfigState::Disabled) {
             server.disable_agents(&[name.to_owned()]);
         }
-        if agent.is_some_and(agent_may_be_building) || record.delete_in_flight {
+        if !delete_now {
             return;
         }
-        record.delete_in_flight = true;
         let request = KubeRequest::DeletePod {
             name: name.to_owned(),
         };
@@ -396,9 +399,9 @@ impl Safe {
             }
             Ok(other) => unexpected_reply(&other, "a pod delete"),
             Err(error) => {
-                if let Some(record) = self.view.pods.get_mut(name) {
+                self.view.pods.update(name, |record| {
                     record.delete_in_flight = false;
-                }
+                });
                 let text = format!(
                     "deleting pod {name} failed ({}): retried",
                     error_name(error)

@@ -727,19 +727,20 @@ fn a_create_waiting_for_a_failed_delete_finishes_without_a_second_pod() {
 fn agent_lookups_in_any_order_find_exactly_the_listed_agents() {
     use super::super::messages::{AgentMetadata, BuildState, ConfigState};
     let listed = ["a", "c", "d", "f", "g"];
-    let agents = view::agents_by_id(
-        listed
-            .iter()
-            .rev()
-            .map(|id| AgentMetadata {
+    let listing: super::super::AgentList = listed
+        .iter()
+        .rev()
+        .map(|id| {
+            std::sync::Arc::new(AgentMetadata {
                 agent_id: (*id).into(),
                 agent_state: AgentState::Idle,
                 build_state: BuildState::Idle,
                 config_state: ConfigState::Enabled,
             })
-            .collect(),
-    );
-    // In order (the walk the hint serves), backwards, and jumping about, with misses between.
+        })
+        .collect();
+    let agents = view::View::default().agents(listing);
+    // In order, backwards, and jumping about, with misses between.
     let walks = ["abcdefgh", "hgfedcba", "gadbfce", "ffaagg"];
     for walk in walks {
         for id in walk.chars().map(String::from) {

@@ -2,13 +2,13 @@
 //! facts (claims and assignments it made, pods it is deleting), and the predicates every
 //! decision is built from.
 
-use super::super::messages::{AgentMetadata, AgentState, BuildState, ConfigState};
+use super::super::messages::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
 use super::super::pod_spec::keys as pod_keys;
 use super::super::settings::ClusterProfile;
 use super::merge::MergeBase;
+use super::pod_table::PodTable;
 use crate::resources::{Pod, PodPhase};
-use std::cell::Cell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Annotation keys `safe` writes on its pods (besides the config hash).
@@ -141,7 +141,7 @@ impl PodRecord {
 /// The pods of this plugin, plus the jobs that already have an agent.
 #[derive(Debug, Default)]
 pub(crate) struct View {
-    pub(crate) pods: BTreeMap<String, PodRecord>,
+    pub(crate) pods: PodTable,
     /// Pods this process deleted: a list answered late must not bring them back.
     pub(crate) deleted: BTreeSet<String>,
     /// Jobs should-assign-work said true for, or that completed: a claim for one of them is
@@ -169,12 +169,29 @@ impl View {
             self.pods.remove(&pod.name);
             return;
         }
-        match self.pods.get_mut(&pod.name) {
-            Some(record) => record.take_newer(pod),
-            None => {
-                self.pods.insert(pod.name.clone(), PodRecord::new(pod));
-            }
+        if self.pods.contains_key(&pod.name) {
+            let name = pod.name.clone();
+            self.pods.update(&name, |record| record.take_newer(pod));
+        } else {
+            self.pods.insert(pod.name.clone(), PodRecord::new(pod));
         }
+    }
+
+    /// The server's agents for one decision, as listed now; the index of pods a decision
+    /// looks at is brought up to date with them (`pod_table.rs`).
+    pub(crate) fn agents(&mut self, listing: AgentList) -> Agents {
+        self.pods.set_agents(listing.clone());
+        Agents { listing }
+    }
+
+    /// Every pod a decision made with `agents` can reap, mark idle, wait for, find reserved
+    /// or reuse, in name order: all but the settled ones (healthy, Running and building at
+    /// the server; `pod_table.rs`), which no such decision ever picks.
+    pub(crate) fn unsettled_pods<'a>(
+        &'a self,
+        agents: &Agents,
+    ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
+        self.pods.unsettled(&agents.listing)
     }
 
     /// The pod is gone from Kubernetes.
@@ -198,10 +215,7 @@ impl View {
     /// Pods not yet Running, as the last list saw them (upstream's pending semantics:
     /// Pending, Failed, Succeeded and Unknown all count).
     pub(crate) fn pods_not_running_count(&self) -> usize {
-        self.pods
-            .values()
-            .filter(|record| record.pod.phase != PodPhase::Running)
-            .count()
+        self.pods.not_running_count()
     }
 }
 
@@ -210,43 +224,21 @@ fn annotated_idle_since_ms(pod: &Pod) -> Option<u64> {
     pod.annotation(annotation::IDLE_SINCE_MS)?.parse().ok()
 }
 
-/// The server's agents, sorted by id (pod name).
+/// The server's agents as listed for one decision.
 #[derive(Debug)]
 pub(crate) struct Agents {
-    sorted: Vec<AgentMetadata>,
-    /// Where the last lookup ended: callers walk the pods in name order, so the next id is
-    /// usually at or just after it.
-    hint: Cell<usize>,
+    listing: AgentList,
 }
 
 impl Agents {
     /// The agent with this id, if the server has one.
     pub(crate) fn get(&self, agent_id: &str) -> Option<&AgentMetadata> {
-        let hint = self.hint.get();
-        let index = match self.sorted.get(hint) {
-            Some(agent) if *agent.agent_id == *agent_id => Ok(hint),
-            _ => self
-                .sorted
-                .binary_search_by(|agent| (*agent.agent_id).cmp(agent_id)),
-        };
-        // The next lookup of an in-order walk is for the agent after this one.
-        let (Ok(at) | Err(at)) = index;
-        self.hint.set(at + usize::from(index.is_ok()));
-        index.ok().map(|index| &self.sorted[index])
+        self.listing.get(agent_id).map(Arc::as_ref)
     }
 
     /// Every agent id, in order.
     pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
-        self.sorted.iter().map(|agent| &*agent.agent_id)
-    }
-}
-
-/// Index `list_agents` by agent id (it usually comes sorted; sorting checks that in a pass).
-pub(crate) fn agents_by_id(mut agents: Vec<AgentMetadata>) -> Agents {
-    agents.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
-    Agents {
-        sorted: agents,
-        hint: Cell::new(0),
+        self.listing.iter().map(|agent| &*agent.agent_id)
     }
 }
 

@@ -1,0 +1,159 @@
+//! The unsettled index against its naive reference, on random histories of records and
+//! agents: pods added, replaced by newer copies (phase changes, container restarts),
+//! assigned, released, retired, deleted, passes over every record as server-ping makes them,
+//! and the server's agents registered, changing state, disabled and deleted between listings.
+
+use super::super::messages::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
+use super::merge_tests::fresh;
+use super::pod_table::{PodTable, is_settled};
+use super::view::PodRecord;
+use crate::engine::{Stream, StreamId};
+use crate::resources::PodPhase;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// A copy of pod `name` in a random phase, sometimes restarted.
+fn copy(random: &mut Stream, name: &str, version: u64) -> Arc<crate::resources::Pod> {
+    let mut pod = fresh(name, 7);
+    pod.resource_version = version;
+    pod.phase = [
+        PodPhase::Running,
+        PodPhase::Running,
+        PodPhase::Pending,
+        PodPhase::Failed,
+    ][random.below(4) as usize];
+    pod.restart_count = u32::from(random.below(6) == 0);
+    Arc::new(pod)
+}
+
+/// Agent `name` in a random state (building most often, as in a busy cluster).
+fn agent(random: &mut Stream, name: &str) -> Arc<AgentMetadata> {
+    let (agent_state, build_state) = [
+        (AgentState::Building, BuildState::Building),
+        (AgentState::Building, BuildState::Building),
+        (AgentState::Building, BuildState::Cancelled),
+        (AgentState::Idle, BuildState::Idle),
+        (AgentState::Missing, BuildState::Unknown),
+        (AgentState::LostContact, BuildState::Unknown),
+    ][random.below(6) as usize];
+    let config_state = if random.below(5) == 0 {
+        ConfigState::Disabled
+    } else {
+        ConfigState::Enabled
+    };
+    Arc::new(AgentMetadata {
+        agent_id: name.into(),
+        agent_state,
+        build_state,
+        config_state,
+    })
+}
+
+/// One random change, through the table's own operations, or to the server's agents (which
+/// the table sees at its next `set_agents`).
+fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, version: &mut u64) {
+    let name = format!("k8s-ea-{:03}", random.below(60));
+    *version += 1;
+    match random.below(12) {
+        0 | 1 => table.insert(name.clone(), PodRecord::new(copy(random, &name, *version))),
+        2 => {
+            let pod = copy(random, &name, *version);
+            table.update(&name, |record| record.take_newer(pod));
+        }
+        3 => {
+            let job = random.below(3);
+            table.update(&name, |record| {
+                record.running_job = (job > 0).then_some(job);
+            });
+        }
+        4 => {
+            table.update(&name, |record| record.retired = true);
+        }
+        5 => {
+            let flag = random.below(2) == 0;
+            table.update(&name, |record| record.delete_in_flight = flag);
+        }
+        6 => table.remove(&name),
+        7 => table.update_all(|_, record| {
+            record.running_job.take();
+        }),
+        8 | 9 => agents.put(agent(random, &name)),
+        10 => agents.remove(&name),
+        _ => table.set_agents(agents.clone()),
+    }
+}
+
+#[test]
+fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
+    let mut settled_seen = 0;
+    for seed in 1..=12 {
+        let mut random = Stream::new(seed, StreamId::Workload);
+        let (mut table, mut agents) = (PodTable::default(), AgentList::default());
+        let mut version = 0;
+        for n in 0..4000 {
+            step(&mut random, &mut table, &mut agents, &mut version);
+            // A decision brings the index up to date with the agents first.
+            if random.below(4) == 0 {
+                table.set_agents(agents.clone());
+                let indexed: BTreeSet<String> = table
+                    .unsettled(&agents)
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                assert_eq!(
+                    indexed,
+                    table.unsettled_naive(),
+                    "seed {seed}, step {n}: the index differs from the walk"
+                );
+                settled_seen += table.len() - indexed.len();
+            }
+        }
+    }
+    // The histories reach both kinds of pod, so the index is exercised both ways.
+    assert!(settled_seen > 1000, "only {settled_seen} settled sightings");
+}
+
+#[test]
+fn a_pod_leaves_the_index_while_its_agent_builds_and_returns_when_anything_changes() {
+    let name = "k8s-ea-001";
+    let (mut table, mut agents) = (PodTable::default(), AgentList::default());
+    let mut pod = fresh(name, 1);
+    pod.phase = PodPhase::Running;
+    table.insert(name.to_owned(), PodRecord::new(Arc::new(pod)));
+    let count = |table: &PodTable, agents: &AgentList| table.unsettled(agents).count();
+    table.set_agents(agents.clone());
+    assert_eq!(
+        count(&table, &agents),
+        1,
+        "a pod without an agent is looked at"
+    );
+    let building = |agent_state, build_state| {
+        Arc::new(AgentMetadata {
+            agent_id: name.into(),
+            agent_state,
+            build_state,
+            config_state: ConfigState::Enabled,
+        })
+    };
+    agents.put(building(AgentState::Building, BuildState::Building));
+    table.set_agents(agents.clone());
+    assert_eq!(count(&table, &agents), 0, "its agent builds: settled");
+    let record = table.get(name).expect("listed");
+    assert!(is_settled(record, agents.get(name).map(Arc::as_ref)));
+    table.update(name, |record| record.delete_in_flight = true);
+    assert_eq!(
+        count(&table, &agents),
+        1,
+        "a pod being deleted is looked at"
+    );
+    table.update(name, |record| record.delete_in_flight = false);
+    assert_eq!(count(&table, &agents), 0);
+    agents.put(building(AgentState::LostContact, BuildState::Unknown));
+    table.set_agents(agents.clone());
+    assert_eq!(
+        count(&table, &agents),
+        1,
+        "its agent lost contact: looked at"
+    );
+    table.remove(name);
+    assert_eq!(count(&table, &agents), 0);
+}
