@@ -22,7 +22,7 @@ use std::sync::Arc;
 const CHUNK: usize = 32;
 
 /// A run of consecutive entries, in name order, shared between listings until written.
-type Chunk<T> = Vec<(String, Arc<T>)>;
+type Chunk<T> = Vec<Arc<T>>;
 
 /// What a listing holds: entries known by a unique name.
 pub trait Listed {
@@ -92,18 +92,16 @@ impl<T: Listed> Listing<T> {
 
     /// The listed entries, in name order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<T>> {
-        self.chunks
-            .iter()
-            .flat_map(|chunk| chunk.iter().map(|(_, pod)| pod))
+        self.chunks.iter().flat_map(|chunk| chunk.iter())
     }
 
     /// The listed copy of one entry.
     pub fn get(&self, name: &str) -> Option<&Arc<T>> {
         let chunk = self.chunks.get(chunk_of(&self.chunks, name))?;
         let at = chunk
-            .binary_search_by(|(listed, _)| listed.as_str().cmp(name))
+            .binary_search_by(|listed| listed.name().cmp(name))
             .ok()?;
-        Some(&chunk[at].1)
+        Some(&chunk[at])
     }
 
     /// The listed entries as a vector, in name order (the naive form of a listing).
@@ -119,10 +117,10 @@ impl<T: Listed> Listing<T> {
         }
         let index = chunk_of(chunks, entry.name());
         let chunk = Arc::make_mut(&mut chunks[index]);
-        match chunk.binary_search_by(|(listed, _)| listed.as_str().cmp(entry.name())) {
-            Ok(at) => chunk[at].1 = entry,
+        match chunk.binary_search_by(|listed| listed.name().cmp(entry.name())) {
+            Ok(at) => chunk[at] = entry,
             Err(at) => {
-                chunk.insert(at, (entry.name().to_owned(), entry));
+                chunk.insert(at, entry);
                 self.len += 1;
                 if chunk.len() > 2 * CHUNK {
                     let upper = chunk.split_off(CHUNK);
@@ -140,7 +138,7 @@ impl<T: Listed> Listing<T> {
         let index = chunk_of(&self.chunks, name);
         let chunks = Arc::make_mut(&mut self.chunks);
         let chunk = Arc::make_mut(&mut chunks[index]);
-        if let Ok(at) = chunk.binary_search_by(|(listed, _)| listed.as_str().cmp(name)) {
+        if let Ok(at) = chunk.binary_search_by(|listed| listed.name().cmp(name)) {
             chunk.remove(at);
             self.len -= 1;
             if chunk.is_empty() {
@@ -162,26 +160,26 @@ impl<T: Listed> Listing<T> {
             }
             match (old.peek(), new.peek()) {
                 (None, None) => return changed,
-                (Some((name, _)), None) => {
-                    changed.push(name.as_str());
+                (Some(gone), None) => {
+                    changed.push(gone.name());
                     old.step();
                 }
-                (None, Some((name, _))) => {
-                    changed.push(name.as_str());
+                (None, Some(added)) => {
+                    changed.push(added.name());
                     new.step();
                 }
-                (Some((a, copy_a)), Some((b, copy_b))) => match a.cmp(b) {
+                (Some(copy_a), Some(copy_b)) => match copy_a.name().cmp(copy_b.name()) {
                     Ordering::Less => {
-                        changed.push(a.as_str());
+                        changed.push(copy_a.name());
                         old.step();
                     }
                     Ordering::Greater => {
-                        changed.push(b.as_str());
+                        changed.push(copy_b.name());
                         new.step();
                     }
                     Ordering::Equal => {
                         if !Arc::ptr_eq(copy_a, copy_b) {
-                            changed.push(a.as_str());
+                            changed.push(copy_a.name());
                         }
                         old.step();
                         new.step();
@@ -194,9 +192,8 @@ impl<T: Listed> Listing<T> {
 
 /// The chunk a name belongs in: the first whose last name is not below it (else the last
 /// chunk).
-fn chunk_of<T>(chunks: &[Arc<Chunk<T>>], name: &str) -> usize {
-    let after =
-        chunks.partition_point(|chunk| chunk.last().is_some_and(|(last, _)| last.as_str() < name));
+fn chunk_of<T: Listed>(chunks: &[Arc<Chunk<T>>], name: &str) -> usize {
+    let after = chunks.partition_point(|chunk| chunk.last().is_some_and(|last| last.name() < name));
     after.min(chunks.len().saturating_sub(1))
 }
 
@@ -229,7 +226,7 @@ impl<'a, T> Cursor<'a, T> {
         self.entry = 0;
     }
 
-    fn peek(&self) -> Option<&'a (String, Arc<T>)> {
+    fn peek(&self) -> Option<&'a Arc<T>> {
         self.chunks.get(self.chunk).map(|chunk| &chunk[self.entry])
     }
 
