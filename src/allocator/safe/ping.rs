@@ -111,12 +111,21 @@ impl Safe {
     /// The server shows the agent idle again although no job-completion came (a rescheduled
     /// job gets none): the assignment is over, and the pod is idle from now.
     fn release_finished_assignments(&mut self, now_ms: u64, agents: &Agents) {
-        self.view.pods.update_all(|name, record| {
-            let idle = agents.get(name).is_some_and(agent_is_assignable);
-            if idle && record.running_job.take().is_some() {
+        // An assignable agent is not building, so its pod is unsettled.
+        let released: Vec<String> = self
+            .view
+            .unsettled_pods(agents)
+            .filter(|(name, record)| {
+                record.running_job.is_some() && agents.get(name).is_some_and(agent_is_assignable)
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in released {
+            self.view.pods.update(&name, |record| {
+                record.running_job = None;
                 record.idle_since_overlay.get_or_insert(now_ms);
-            }
-        });
+            });
+        }
     }
 
     /// Delete pods that can never serve a job: terminated; container restarted (rule 8:

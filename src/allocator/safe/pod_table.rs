@@ -148,19 +148,6 @@ impl PodTable {
         Some(result)
     }
 
-    /// Change every record (a pass over all pods, for server-ping); the index follows.
-    pub(crate) fn update_all(&mut self, mut change: impl FnMut(&str, &mut PodRecord)) {
-        for (name, record) in &mut self.records {
-            change(name, record);
-            let settled = is_settled(record, self.agents.get(name).map(Arc::as_ref));
-            if settled {
-                self.unsettled.remove(name);
-            } else if !self.unsettled.contains(name) {
-                self.unsettled.insert(name.clone());
-            }
-        }
-    }
-
     /// Add or replace a record.
     pub(crate) fn insert(&mut self, name: String, record: PodRecord) {
         let settled = is_settled(&record, self.agent(&name));

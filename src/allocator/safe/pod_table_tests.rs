@@ -1,7 +1,7 @@
 //! The unsettled index against its naive reference, on random histories of records and
 //! agents: pods added, replaced by newer copies (phase changes, container restarts),
-//! assigned, released, retired, deleted, passes over every record as server-ping makes them,
-//! and the server's agents registered, changing state, disabled and deleted between listings.
+//! assigned, released, retired, deleted, and the server's agents registered, changing
+//! state, disabled and deleted between listings.
 
 use super::super::messages::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
 use super::merge_tests::fresh;
@@ -74,9 +74,13 @@ fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, versi
             table.update(&name, |record| record.delete_in_flight = flag);
         }
         6 => table.remove(&name),
-        7 => table.update_all(|_, record| {
-            record.running_job.take();
-        }),
+        7 => {
+            // A pass over every pod, as server-ping's release of finished assignments.
+            let names: Vec<String> = table.iter().map(|(name, _)| name.clone()).collect();
+            for name in names {
+                table.update(&name, |record| record.running_job = None);
+            }
+        }
         8 | 9 => agents.put(agent(random, &name)),
         10 => agents.remove(&name),
         _ => table.set_agents(agents.clone()),
