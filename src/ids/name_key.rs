@@ -75,7 +75,9 @@ impl fmt::Debug for NameKey {
 
 impl PartialEq for NameKey {
     fn eq(&self, other: &Self) -> bool {
-        self.head == other.head && self.name == other.name
+        let (a, b) = (self.name.as_bytes(), other.name.as_bytes());
+        // Equal heads and equal lengths within the head are equal names.
+        self.head == other.head && a.len() == b.len() && (a.len() <= HEAD_BYTES || a == b)
     }
 }
 
@@ -94,6 +96,11 @@ impl Ord for NameKey {
     fn cmp(&self, other: &Self) -> Ordering {
         self.head.cmp(&other.head).then_with(|| {
             let (a, b) = (self.name.as_bytes(), other.name.as_bytes());
+            if a.len() <= HEAD_BYTES && b.len() <= HEAD_BYTES {
+                // Both names fit in their heads (pod names do): equal heads leave the lengths,
+                // with no library call to compare two empty tails.
+                return a.len().cmp(&b.len());
+            }
             tail(a).cmp(tail(b)).then(a.len().cmp(&b.len()))
         })
     }
