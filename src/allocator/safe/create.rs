@@ -88,7 +88,7 @@ impl Safe {
         // One pod per job: a pod made for this job that is being deleted (it can never serve)
         // is gone before the replacement is created.
         let job_label = job_id.to_string();
-        let deleting = self.view.unsettled_pods(&agents).find(|(_, record)| {
+        let deleting = self.view.troubled_pods(&agents).find(|(_, record)| {
             record.delete_in_flight && record.pod.label(pod_spec::keys::JOB_ID) == Some(&job_label)
         });
         if let Some((name, _)) = deleting {

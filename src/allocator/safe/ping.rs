@@ -142,9 +142,10 @@ impl Safe {
         out: &mut Outbox,
     ) {
         // A pod's reason depends on its own record only, so all are found before any retires.
+        // A healthy pod with an idle agent has none.
         let dead: Vec<(String, DecisionCode, String)> = self
             .view
-            .unsettled_pods(agents)
+            .troubled_pods(agents)
             .filter_map(|(name, record)| {
                 let (code, text) = self.dead_reason(now_ms, name, record, settings, agents)?;
                 Some((name.clone(), code, text))

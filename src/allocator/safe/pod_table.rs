@@ -13,11 +13,16 @@
 //! whose listing changed), so those walks cost O(pods not settled), in the same name order
 //! as a walk over every pod.
 //!
+//! The unsettled pods are kept in two disjoint sets: *idle* ones (healthy as above, their
+//! agent assignable) and the *others*. A healthy pod with an assignable agent is never reaped
+//! (nothing is wrong with it), so the reaper and the other walks that only look for trouble
+//! (a delete in flight, a pod not Running) go over the others alone.
+//!
 //! The naive reference is the filter over every record ([`PodTable::unsettled_naive`]);
 //! debug builds compare the two at every walk, and `pod_table_tests.rs` drives both with
 //! random changes.
 
-use super::view::{PodRecord, agent_may_be_building};
+use super::view::{PodRecord, agent_is_assignable, agent_may_be_building};
 use crate::allocator::{AgentList, AgentMetadata};
 use crate::resources::PodPhase;
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,18 +35,36 @@ pub(crate) struct PodTable {
     records: BTreeMap<String, PodRecord>,
     /// The agent listing the index was computed with (the decision's `Agents`).
     agents: AgentList,
-    /// Names of the records for which [`is_settled`] is false.
-    unsettled: BTreeSet<String>,
+    /// Unsettled pods that are healthy with an assignable agent ([`Class::Idle`]).
+    idle: BTreeSet<String>,
+    /// The other unsettled pods ([`Class::Other`]).
+    other: BTreeSet<String>,
 }
 
-/// The pod is healthy, Running, not being undone, and its agent may be building: no
-/// decision of `safe` picks, reaps, marks or counts it (the module comment says why).
-pub(crate) fn is_settled(record: &PodRecord, agent: Option<&AgentMetadata>) -> bool {
-    record.pod.phase == PodPhase::Running
+/// Which walks a pod takes part in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// Healthy and building at the server: no walk.
+    Settled,
+    /// Healthy and idle at the server: the walks for idle pods, reservations and reuse.
+    Idle,
+    /// Anything else: every walk, the reaper's included.
+    Other,
+}
+
+/// The walks the pod takes part in, from its record and its agent at the server: it is
+/// settled when Running, never restarted, not being undone and its agent may be building;
+/// no decision of `safe` picks, reaps, marks or counts it (the module comment says why).
+pub(crate) fn class(record: &PodRecord, agent: Option<&AgentMetadata>) -> Class {
+    let healthy = record.pod.phase == PodPhase::Running
         && record.pod.restart_count == 0
         && !record.retired
-        && !record.delete_in_flight
-        && agent.is_some_and(agent_may_be_building)
+        && !record.delete_in_flight;
+    match agent {
+        Some(agent) if healthy && agent_may_be_building(agent) => Class::Settled,
+        Some(agent) if healthy && agent_is_assignable(agent) => Class::Idle,
+        _ => Class::Other,
+    }
 }
 
 impl PodTable {
@@ -84,39 +107,64 @@ impl PodTable {
         &'a self,
         agents: &AgentList,
     ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
+        self.check(agents);
+        let (mut idle, mut other) = (self.idle.iter().peekable(), self.other.iter().peekable());
+        // The two sets are disjoint: merge them in name order.
+        std::iter::from_fn(move || match (idle.peek(), other.peek()) {
+            (Some(a), Some(b)) if a < b => idle.next(),
+            (Some(_), Some(_)) | (None, _) => other.next(),
+            (Some(_), None) => idle.next(),
+        })
+        .map(|name| (name, &self.records[name]))
+    }
+
+    /// The unsettled pods that are not idle and healthy, in name order: every pod the reaper
+    /// or a search for trouble (a delete in flight, a pod not Running) can find.
+    pub(crate) fn troubled<'a>(
+        &'a self,
+        agents: &AgentList,
+    ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
+        self.check(agents);
+        self.other.iter().map(|name| (name, &self.records[name]))
+    }
+
+    /// Debug builds: the index was computed with `agents` and equals the naive walk.
+    fn check(&self, agents: &AgentList) {
         debug_assert!(
             self.agents.is_same(agents),
             "the index was computed with another agent listing"
         );
         #[cfg(debug_assertions)]
         assert!(
-            self.unsettled == self.unsettled_naive(),
+            (&self.idle, &self.other) == (&self.naive(Class::Idle), &self.naive(Class::Other)),
             "the unsettled index differs from a walk over every pod"
         );
-        self.unsettled
-            .iter()
-            .map(|name| (name, &self.records[name]))
     }
 
     /// The naive reference: the names of the records that are not settled.
-    #[cfg(any(test, debug_assertions))]
+    #[cfg(test)]
     pub(crate) fn unsettled_naive(&self) -> BTreeSet<String> {
+        let mut names = self.naive(Class::Idle);
+        names.extend(self.naive(Class::Other));
+        names
+    }
+
+    /// The naive reference: the names of the records of one class.
+    #[cfg(any(test, debug_assertions))]
+    pub(crate) fn naive(&self, wanted: Class) -> BTreeSet<String> {
         self.records
             .iter()
-            .filter(|(name, record)| !is_settled(record, self.agent(name)))
+            .filter(|(name, record)| class(record, self.agent(name)) == wanted)
             .map(|(name, _)| name.clone())
             .collect()
     }
 
-    /// How many pods are not Running (an unsettled pod is Running, whatever its agent).
+    /// How many pods are not Running (an idle or settled pod is Running, whatever its agent).
     pub(crate) fn not_running_count(&self) -> usize {
         #[cfg(debug_assertions)]
-        assert!(self.unsettled == self.unsettled_naive());
+        assert!(self.other == self.naive(Class::Other));
         let not_running = |name: &String| self.records[name].pod.phase != PodPhase::Running;
-        self.unsettled
-            .iter()
-            .filter(|name| not_running(name))
-            .count()
+        self.other.iter().filter(|name| not_running(name)).count()
     }
 
     /// Take in the server's agents as listed now; only the agents that changed since the
@@ -130,8 +178,8 @@ impl PodTable {
             .collect();
         self.agents = agents;
         for name in changed {
-            let settled = is_settled(&self.records[&name], self.agent(&name));
-            self.index(&name, settled);
+            let class = class(&self.records[&name], self.agent(&name));
+            self.index(&name, class);
         }
     }
 
@@ -143,40 +191,50 @@ impl PodTable {
     ) -> Option<R> {
         let record = self.records.get_mut(name)?;
         let result = change(record);
-        let settled = is_settled(record, self.agents.get(name).map(Arc::as_ref));
-        self.index(name, settled);
+        let class = class(record, self.agents.get(name).map(Arc::as_ref));
+        self.index(name, class);
         Some(result)
     }
 
     /// Add or replace a record.
     pub(crate) fn insert(&mut self, name: String, record: PodRecord) {
-        let settled = is_settled(&record, self.agent(&name));
-        self.index(&name, settled);
+        let class = class(&record, self.agent(&name));
+        self.index(&name, class);
         self.records.insert(name, record);
     }
 
     /// Drop a record.
     pub(crate) fn remove(&mut self, name: &str) {
         self.records.remove(name);
-        self.unsettled.remove(name);
+        self.idle.remove(name);
+        self.other.remove(name);
     }
 
     /// Replace every record at once (the naive merge); the index is rebuilt.
     #[cfg(test)]
     pub(crate) fn replace_all(&mut self, records: BTreeMap<String, PodRecord>) {
         self.records = records;
-        self.unsettled = self.unsettled_naive();
+        self.idle = self.naive(Class::Idle);
+        self.other = self.naive(Class::Other);
     }
 
     fn agent(&self, name: &str) -> Option<&AgentMetadata> {
         self.agents.get(name).map(Arc::as_ref)
     }
 
-    fn index(&mut self, name: &str, settled: bool) {
-        if settled {
-            self.unsettled.remove(name);
-        } else if !self.unsettled.contains(name) {
-            self.unsettled.insert(name.to_owned());
+    fn index(&mut self, name: &str, class: Class) {
+        let (keep, drop) = match class {
+            Class::Settled => {
+                self.idle.remove(name);
+                self.other.remove(name);
+                return;
+            }
+            Class::Idle => (&mut self.idle, &mut self.other),
+            Class::Other => (&mut self.other, &mut self.idle),
+        };
+        drop.remove(name);
+        if !keep.contains(name) {
+            keep.insert(name.to_owned());
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use super::super::messages::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
 use super::merge_tests::fresh;
-use super::pod_table::{PodTable, is_settled};
+use super::pod_table::{Class, PodTable, class};
 use super::view::PodRecord;
 use crate::engine::{Stream, StreamId};
 use crate::resources::PodPhase;
@@ -89,7 +89,7 @@ fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, versi
 
 #[test]
 fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
-    let mut settled_seen = 0;
+    let (mut settled_seen, mut idle_seen) = (0, 0);
     for seed in 1..=12 {
         let mut random = Stream::new(seed, StreamId::Workload);
         let (mut table, mut agents) = (PodTable::default(), AgentList::default());
@@ -108,12 +108,19 @@ fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
                     table.unsettled_naive(),
                     "seed {seed}, step {n}: the index differs from the walk"
                 );
+                let troubled: BTreeSet<String> = table
+                    .troubled(&agents)
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                assert_eq!(troubled, table.naive(Class::Other), "seed {seed}, step {n}");
+                idle_seen += indexed.len() - troubled.len();
                 settled_seen += table.len() - indexed.len();
             }
         }
     }
     // The histories reach both kinds of pod, so the index is exercised both ways.
     assert!(settled_seen > 1000, "only {settled_seen} settled sightings");
+    assert!(idle_seen > 1000, "only {idle_seen} idle sightings");
 }
 
 #[test]
@@ -142,7 +149,11 @@ fn a_pod_leaves_the_index_while_its_agent_builds_and_returns_when_anything_chang
     table.set_agents(agents.clone());
     assert_eq!(count(&table, &agents), 0, "its agent builds: settled");
     let record = table.get(name).expect("listed");
-    assert!(is_settled(record, agents.get(name).map(Arc::as_ref)));
+    assert_eq!(
+        class(record, agents.get(name).map(Arc::as_ref)),
+        Class::Settled
+    );
+    assert_eq!(table.troubled(&agents).count(), 0);
     table.update(name, |record| record.delete_in_flight = true);
     assert_eq!(
         count(&table, &agents),
@@ -151,6 +162,10 @@ fn a_pod_leaves_the_index_while_its_agent_builds_and_returns_when_anything_chang
     );
     table.update(name, |record| record.delete_in_flight = false);
     assert_eq!(count(&table, &agents), 0);
+    agents.put(building(AgentState::Idle, BuildState::Idle));
+    table.set_agents(agents.clone());
+    assert_eq!(count(&table, &agents), 1, "its agent is idle: looked at");
+    assert_eq!(table.troubled(&agents).count(), 0, "but not by the reaper");
     agents.put(building(AgentState::LostContact, BuildState::Unknown));
     table.set_agents(agents.clone());
     assert_eq!(

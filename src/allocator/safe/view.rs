@@ -194,6 +194,15 @@ impl View {
         self.pods.unsettled(&agents.listing)
     }
 
+    /// The unsettled pods except the healthy ones whose agent is idle (`pod_table.rs`), in
+    /// name order: every pod the reaper can reap, or that can be being deleted or not Running.
+    pub(crate) fn troubled_pods<'a>(
+        &'a self,
+        agents: &Agents,
+    ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
+        self.pods.troubled(&agents.listing)
+    }
+
     /// The pod is gone from Kubernetes.
     pub(crate) fn forget(&mut self, name: &str) {
         self.merged.touched.insert(name.to_owned());
