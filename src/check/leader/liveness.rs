@@ -145,13 +145,17 @@ enum Step {
 /// `runner-progress`: the runner and every module wrapper get back to their loop, seen from
 /// outside: on a leading replica, a configuration change reaches each running module (or stops
 /// it when it is no longer runnable) and starts each newly runnable one; an OnStartedLeading
-/// starts every runnable module. Each within twice the stop latency plus RP (a wrapper may be
-/// waiting for its module to return).
+/// starts every runnable module; and every start of a module gives it the replica's latest
+/// configuration (L5: a module restarted after a lost term runs on the latest configuration,
+/// never on none). Each within twice the stop latency plus RP (a wrapper may be waiting for
+/// its module to return).
 pub(super) struct RunnerProgress {
     bounds: LeaderBounds,
     view: LeaderView,
     /// (replica, module) to the step awaited and its deadline.
     awaited: BTreeMap<(u32, String), (Step, u64)>,
+    /// The latest configuration version each replica received.
+    latest_config: BTreeMap<u32, u64>,
 }
 
 impl RunnerProgress {
@@ -160,6 +164,7 @@ impl RunnerProgress {
             bounds,
             view,
             awaited: BTreeMap::new(),
+            latest_config: BTreeMap::new(),
         }
     }
 
@@ -176,6 +181,7 @@ impl RunnerProgress {
                 version,
                 runnable_modules,
             } => {
+                self.latest_config.insert(*replica, *version);
                 let Some(view) = self.view.replicas.get(replica) else {
                     return;
                 };
@@ -196,6 +202,17 @@ impl RunnerProgress {
                         self.awaited
                             .insert((*replica, module.clone()), (Step::Start, deadline_ms));
                     }
+                }
+            }
+            Record::ModuleStarted {
+                replica, module, ..
+            } => {
+                // A start is made on a runnable configuration, so the replica has one.
+                if let Some(version) = self.latest_config.get(replica) {
+                    self.awaited.insert(
+                        (*replica, module.clone()),
+                        (Step::Config(*version), deadline_ms),
+                    );
                 }
             }
             Record::LeadingStarted { replica, .. } => {

@@ -487,6 +487,35 @@ fn runner_progress_trips_when_a_config_never_reaches_the_running_module() {
     assert_eq!(run("runner-progress", &never_started, 30_000).len(), 1);
 }
 
+/// L5 on a restart: a module started again after a lost term must get the latest
+/// configuration again (H6's mutant, `fixed` with `latest-config` ablated, gives it none).
+#[test]
+fn runner_progress_trips_when_a_restarted_module_gets_no_configuration() {
+    let lose_and_regain = |reconfigured: bool| {
+        let mut records = leader_at(0, 0);
+        records.push((5_000, stopped(0)));
+        records.push((
+            5_000,
+            Record::LeadingStopped {
+                replica: 0,
+                term: 1,
+            },
+        ));
+        records.push((8_000, held(0, 2)));
+        records.push((8_000, leading(0, 2)));
+        records.push((8_000, started(0, 2)));
+        if reconfigured {
+            records.push((8_000, module_config(0, 1)));
+        }
+        records.push((40_000, Record::Sample));
+        records
+    };
+    assert!(run("runner-progress", &lose_and_regain(true), 40_000).is_empty());
+    let found = run("runner-progress", &lose_and_regain(false), 40_000);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].message.contains("receive config 1"));
+}
+
 /// The reference for `SharedRecent`: each view keeps its own last records per replica, as
 /// every monitor did before they shared one store.
 #[derive(Default)]
