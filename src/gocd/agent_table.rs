@@ -157,6 +157,7 @@ impl AgentTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{Stream, StreamId};
 
     fn record(uuid: u64) -> AgentRecord {
         AgentRecord {
@@ -167,18 +168,6 @@ mod tests {
             last_heard_ms: 0,
             job: None,
             cancelling: None,
-        }
-    }
-
-    /// A small seeded generator (xorshift), so the test needs nothing from the engine.
-    struct Stream(u64);
-
-    impl Stream {
-        fn below(&mut self, bound: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % bound
         }
     }
 
@@ -226,7 +215,7 @@ mod tests {
     fn the_listing_follows_every_change_and_relists_only_changed_agents() {
         let mut unchanged_kept = 0;
         for seed in 1..=16 {
-            let mut random = Stream(0x9e37_79b9_7f4a_7c15 ^ seed);
+            let mut random = Stream::new(seed, StreamId::Workload);
             let mut table = AgentTable::default();
             for n in 0..2000 {
                 let before = table.listing.clone();
