@@ -233,11 +233,14 @@ impl Safe {
         needs: JobNeeds<'_>,
         agents: &Agents,
     ) -> VecDeque<String> {
-        // Ablated rule 6 reuses pods whatever the server says, settled ones included.
+        // Ablated rule 6 reuses pods whatever the server says, settled ones included; ablated
+        // rule 8 reuses restarted pods, which are not among the healthy idle ones.
         let pods: Box<dyn Iterator<Item = (&String, &PodRecord)>> = if self.ablated("assignable") {
             Box::new(self.view.pods.iter())
-        } else {
+        } else if self.ablated("container-restart") {
             Box::new(self.view.unsettled_pods(agents))
+        } else {
+            Box::new(self.view.idle_pods_for(agents, needs))
         };
         let mut candidates: Vec<(u64, String)> = pods
             .filter(|(name, record)| self.is_reuse_candidate(now_ms, name, record, needs, agents))

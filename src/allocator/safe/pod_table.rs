@@ -39,6 +39,63 @@ pub(crate) struct PodTable {
     idle: BTreeSet<String>,
     /// The other unsettled pods ([`Class::Other`]).
     other: BTreeSet<String>,
+    /// The idle pods again, by the config they were made for (what reuse matches on).
+    idle_by_config: ConfigBuckets,
+}
+
+/// The config hash and environment a pod was made for.
+type ConfigKey = (Option<String>, Option<String>);
+
+/// Names by config, and each name's config (to find its bucket again).
+#[derive(Debug, Default)]
+struct ConfigBuckets {
+    buckets: BTreeMap<ConfigKey, BTreeSet<String>>,
+    keys: BTreeMap<String, ConfigKey>,
+}
+
+impl ConfigBuckets {
+    /// File `name` under the config of `record`, or under none when `record` is `None`.
+    fn set(&mut self, name: &str, record: Option<&PodRecord>) {
+        let current = self.keys.get(name);
+        let same = match (current, record) {
+            (Some((hash, environment)), Some(record)) => {
+                hash.as_deref() == record.config_hash()
+                    && environment.as_deref() == record.environment()
+            }
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            return;
+        }
+        if let Some(old) = self.keys.remove(name) {
+            let bucket = self
+                .buckets
+                .get_mut(&old)
+                .expect("a filed name has its bucket");
+            bucket.remove(name);
+            if bucket.is_empty() {
+                self.buckets.remove(&old);
+            }
+        }
+        if let Some(record) = record {
+            let key = config_key(record);
+            let bucket = self.buckets.entry(key.clone()).or_default();
+            bucket.insert(name.to_owned());
+            self.keys.insert(name.to_owned(), key);
+        }
+    }
+
+    fn names(&self, key: &ConfigKey) -> impl Iterator<Item = &String> {
+        self.buckets.get(key).into_iter().flatten()
+    }
+}
+
+fn config_key(record: &PodRecord) -> ConfigKey {
+    (
+        record.config_hash().map(str::to_owned),
+        record.environment().map(str::to_owned),
+    )
 }
 
 /// Which walks a pod takes part in.
@@ -128,6 +185,29 @@ impl PodTable {
         self.other.iter().map(|name| (name, &self.records[name]))
     }
 
+    /// The idle pods made for this config hash and environment, in name order: every pod
+    /// reuse can pick for a job of that config (a candidate is healthy, its agent assignable,
+    /// and made for the job's config and environment).
+    pub(crate) fn idle_like<'a>(
+        &'a self,
+        agents: &AgentList,
+        config_hash: &str,
+        environment: Option<&str>,
+    ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
+        self.check(agents);
+        let key = (Some(config_hash.to_owned()), environment.map(str::to_owned));
+        #[cfg(debug_assertions)]
+        {
+            let filed: BTreeSet<&String> = self.idle_by_config.names(&key).collect();
+            let naive: BTreeSet<&String> = (self.idle.iter())
+                .filter(|name| config_key(&self.records[*name]) == key)
+                .collect();
+            assert!(filed == naive, "the idle pods by config differ from a walk");
+        }
+        let names: Vec<&'a String> = self.idle_by_config.names(&key).collect();
+        names.into_iter().map(|name| (name, &self.records[name]))
+    }
+
     /// Debug builds: the index was computed with `agents` and equals the naive walk.
     fn check(&self, agents: &AgentList) {
         debug_assert!(
@@ -180,6 +260,8 @@ impl PodTable {
         for name in changed {
             let class = class(&self.records[&name], self.agent(&name));
             self.index(&name, class);
+            let idle = (class == Class::Idle).then(|| &self.records[&name]);
+            self.idle_by_config.set(&name, idle);
         }
     }
 
@@ -192,6 +274,8 @@ impl PodTable {
         let record = self.records.get_mut(name)?;
         let result = change(record);
         let class = class(record, self.agents.get(name).map(Arc::as_ref));
+        let idle = (class == Class::Idle).then_some(&*record);
+        self.idle_by_config.set(name, idle);
         self.index(name, class);
         Some(result)
     }
@@ -200,6 +284,8 @@ impl PodTable {
     pub(crate) fn insert(&mut self, name: String, record: PodRecord) {
         let class = class(&record, self.agent(&name));
         self.index(&name, class);
+        let idle = (class == Class::Idle).then_some(&record);
+        self.idle_by_config.set(&name, idle);
         self.records.insert(name, record);
     }
 
@@ -208,6 +294,7 @@ impl PodTable {
         self.records.remove(name);
         self.idle.remove(name);
         self.other.remove(name);
+        self.idle_by_config.set(name, None);
     }
 
     /// Replace every record at once (the naive merge); the index is rebuilt.
@@ -216,6 +303,10 @@ impl PodTable {
         self.records = records;
         self.idle = self.naive(Class::Idle);
         self.other = self.naive(Class::Other);
+        self.idle_by_config = ConfigBuckets::default();
+        for name in &self.idle {
+            self.idle_by_config.set(name, Some(&self.records[name]));
+        }
     }
 
     fn agent(&self, name: &str) -> Option<&AgentMetadata> {

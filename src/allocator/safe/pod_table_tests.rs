@@ -4,6 +4,7 @@
 //! state, disabled and deleted between listings.
 
 use super::super::messages::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
+use super::super::pod_spec::keys as pod_keys;
 use super::merge_tests::fresh;
 use super::pod_table::{Class, PodTable, class};
 use super::view::PodRecord;
@@ -23,6 +24,12 @@ fn copy(random: &mut Stream, name: &str, version: u64) -> Arc<crate::resources::
         PodPhase::Failed,
     ][random.below(4) as usize];
     pod.restart_count = u32::from(random.below(6) == 0);
+    // Two configs, with and without an environment: what reuse's buckets are keyed on.
+    let hash = ["hash-a", "hash-b"][random.below(2) as usize];
+    (pod.annotations).insert(pod_keys::CONFIG_HASH.to_owned(), hash.to_owned());
+    if random.below(2) == 0 {
+        (pod.labels).insert(pod_keys::ENVIRONMENT.to_owned(), "prod".to_owned());
+    }
     Arc::new(pod)
 }
 
@@ -89,7 +96,7 @@ fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, versi
 
 #[test]
 fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
-    let (mut settled_seen, mut idle_seen) = (0, 0);
+    let (mut settled_seen, mut idle_seen, mut filed_seen) = (0, 0, 0);
     for seed in 1..=12 {
         let mut random = Stream::new(seed, StreamId::Workload);
         let (mut table, mut agents) = (PodTable::default(), AgentList::default());
@@ -114,6 +121,27 @@ fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
                     .collect();
                 assert_eq!(troubled, table.naive(Class::Other), "seed {seed}, step {n}");
                 idle_seen += indexed.len() - troubled.len();
+                // Reuse's buckets: each holds exactly the idle pods of its config.
+                for (hash, environment) in [("hash-a", None), ("hash-b", Some("prod"))] {
+                    let filed: BTreeSet<String> = table
+                        .idle_like(&agents, hash, environment)
+                        .map(|(name, _)| name.clone())
+                        .collect();
+                    let naive: BTreeSet<String> = table
+                        .naive(Class::Idle)
+                        .into_iter()
+                        .filter(|name| {
+                            let record = table.get(name).expect("listed");
+                            record.config_hash() == Some(hash)
+                                && record.environment() == environment
+                        })
+                        .collect();
+                    assert_eq!(
+                        filed, naive,
+                        "seed {seed}, step {n}: {hash} {environment:?}"
+                    );
+                    filed_seen += filed.len();
+                }
                 settled_seen += table.len() - indexed.len();
             }
         }
@@ -121,6 +149,10 @@ fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
     // The histories reach both kinds of pod, so the index is exercised both ways.
     assert!(settled_seen > 1000, "only {settled_seen} settled sightings");
     assert!(idle_seen > 1000, "only {idle_seen} idle sightings");
+    assert!(
+        filed_seen > 500,
+        "only {filed_seen} pods found in reuse's buckets"
+    );
 }
 
 #[test]

@@ -203,6 +203,17 @@ impl View {
         self.pods.troubled(&agents.listing)
     }
 
+    /// The healthy pods with an idle agent made for the job's config and environment
+    /// (`pod_table.rs`): every pod reuse can pick for the job while rules 6 and 8 hold.
+    pub(crate) fn idle_pods_for<'a>(
+        &'a self,
+        agents: &Agents,
+        needs: JobNeeds<'_>,
+    ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
+        self.pods
+            .idle_like(&agents.listing, needs.config_hash, needs.environment)
+    }
+
     /// The pod is gone from Kubernetes.
     pub(crate) fn forget(&mut self, name: &str) {
         self.merged.touched.insert(name.to_owned());
