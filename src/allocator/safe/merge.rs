@@ -12,7 +12,9 @@
 //! merge would leave for an unchanged listed copy. Debug builds run both and compare them at
 //! every merge; `tests.rs` drives both with random lists, observations and deletions.
 
-use super::view::{PodRecord, View};
+#[cfg(any(test, debug_assertions))]
+use super::view::PodRecord;
+use super::view::View;
 use crate::resources::{Pod, PodList};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -70,17 +72,13 @@ impl View {
     /// What the naive merge does to one name, given its listed copy.
     fn merge_one(&mut self, name: &str, listed: Option<&Arc<Pod>>) {
         let listed = listed.filter(|pod| !pod.is_terminating());
-        match (self.pods.contains_key(name), listed) {
-            (true, Some(pod)) => {
-                self.pods
-                    .update(name, |record| record.take_newer(Arc::clone(pod)));
+        match listed {
+            // A pod this process deleted may still be listed by a list served before.
+            Some(pod) if self.pods.contains_key(name) || !self.deleted.contains(name) => {
+                self.pods.take_in(Arc::clone(pod));
             }
-            (true, None) => self.pods.remove(name),
-            (false, Some(pod)) if !self.deleted.contains(name) => {
-                self.pods
-                    .insert(name.to_owned(), PodRecord::new(Arc::clone(pod)));
-            }
-            (false, _) => {}
+            Some(_) => {}
+            None => self.pods.remove(name),
         }
     }
 }

@@ -18,76 +18,93 @@
 //! (nothing is wrong with it), so the reaper and the other walks that only look for trouble
 //! (a delete in flight, a pod not Running) go over the others alone.
 //!
-//! The naive reference is the filter over every record ([`PodTable::unsettled_naive`]);
+//! Reuse looks up the idle pods made for the job's config hash and environment, filed by
+//! config beside them.
+//!
+//! The naive reference is the filter over every record by class ([`PodTable::naive`]);
 //! debug builds compare the two at every walk, and `pod_table_tests.rs` drives both with
 //! random changes.
 
 use super::view::{PodRecord, agent_is_assignable, agent_may_be_building};
 use crate::allocator::{AgentList, AgentMetadata};
-use crate::resources::PodPhase;
+use crate::resources::{Pod, PodPhase};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// The view's pod records by name, the server's agents as last listed, and the names of the
-/// pods not settled.
+/// The view's pod records by name, the server's agents as last listed, and the unsettled
+/// pods by class.
 #[derive(Debug, Default)]
 pub(crate) struct PodTable {
     records: BTreeMap<String, PodRecord>,
     /// The agent listing the index was computed with (the decision's `Agents`).
     agents: AgentList,
-    /// Unsettled pods that are healthy with an assignable agent ([`Class::Idle`]).
-    idle: BTreeSet<String>,
-    /// The other unsettled pods ([`Class::Other`]).
-    other: BTreeSet<String>,
-    /// The idle pods again, by the config they were made for (what reuse matches on).
-    idle_by_config: ConfigBuckets,
+    index: ClassIndex,
 }
 
 /// The config hash and environment a pod was made for.
 type ConfigKey = (Option<String>, Option<String>);
 
-/// Names by config, and each name's config (to find its bucket again).
+/// The unsettled pods: the idle ones with the config each was made for (and again by config,
+/// what reuse matches on), and the others.
 #[derive(Debug, Default)]
-struct ConfigBuckets {
-    buckets: BTreeMap<ConfigKey, BTreeSet<String>>,
-    keys: BTreeMap<String, ConfigKey>,
+struct ClassIndex {
+    /// [`Class::Idle`] pods and their config.
+    idle: BTreeMap<String, ConfigKey>,
+    /// The same pods by config.
+    idle_by_config: BTreeMap<ConfigKey, BTreeSet<String>>,
+    /// [`Class::Other`] pods.
+    other: BTreeSet<String>,
 }
 
-impl ConfigBuckets {
-    /// File `name` under the config of `record`, or under none when `record` is `None`.
-    fn set(&mut self, name: &str, record: Option<&PodRecord>) {
-        let current = self.keys.get(name);
-        let same = match (current, record) {
-            (Some((hash, environment)), Some(record)) => {
+impl ClassIndex {
+    /// File the pod under its class (and, when idle, under its config).
+    fn file(&mut self, name: &str, class: Class, record: &PodRecord) {
+        if class == Class::Other {
+            if !self.other.contains(name) {
+                self.other.insert(name.to_owned());
+            }
+        } else {
+            self.other.remove(name);
+        }
+        let filed = self.idle.get(name);
+        let unchanged = match (filed, class == Class::Idle) {
+            (Some((hash, environment)), true) => {
                 hash.as_deref() == record.config_hash()
                     && environment.as_deref() == record.environment()
             }
-            (None, None) => true,
+            (None, false) => true,
             _ => false,
         };
-        if same {
+        if unchanged {
             return;
         }
-        if let Some(old) = self.keys.remove(name) {
-            let bucket = self
-                .buckets
-                .get_mut(&old)
-                .expect("a filed name has its bucket");
-            bucket.remove(name);
-            if bucket.is_empty() {
-                self.buckets.remove(&old);
-            }
-        }
-        if let Some(record) = record {
+        self.unfile_idle(name);
+        if class == Class::Idle {
             let key = config_key(record);
-            let bucket = self.buckets.entry(key.clone()).or_default();
+            let bucket = self.idle_by_config.entry(key.clone()).or_default();
             bucket.insert(name.to_owned());
-            self.keys.insert(name.to_owned(), key);
+            self.idle.insert(name.to_owned(), key);
         }
     }
 
-    fn names(&self, key: &ConfigKey) -> impl Iterator<Item = &String> {
-        self.buckets.get(key).into_iter().flatten()
+    /// The pod is gone.
+    fn forget(&mut self, name: &str) {
+        self.other.remove(name);
+        self.unfile_idle(name);
+    }
+
+    fn unfile_idle(&mut self, name: &str) {
+        let Some(key) = self.idle.remove(name) else {
+            return;
+        };
+        let bucket = self
+            .idle_by_config
+            .get_mut(&key)
+            .expect("an idle pod is in its config's bucket");
+        bucket.remove(name);
+        if bucket.is_empty() {
+            self.idle_by_config.remove(&key);
+        }
     }
 }
 
@@ -165,7 +182,8 @@ impl PodTable {
         agents: &AgentList,
     ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
         self.check(agents);
-        let (mut idle, mut other) = (self.idle.iter().peekable(), self.other.iter().peekable());
+        let index = &self.index;
+        let (mut idle, mut other) = (index.idle.keys().peekable(), index.other.iter().peekable());
         // The two sets are disjoint: merge them in name order.
         std::iter::from_fn(move || match (idle.peek(), other.peek()) {
             (Some(a), Some(b)) if a < b => idle.next(),
@@ -182,7 +200,7 @@ impl PodTable {
         agents: &AgentList,
     ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
         self.check(agents);
-        self.other.iter().map(|name| (name, &self.records[name]))
+        (self.index.other.iter()).map(|name| (name, &self.records[name]))
     }
 
     /// The idle pods made for this config hash and environment, in name order: every pod
@@ -196,16 +214,16 @@ impl PodTable {
     ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
         self.check(agents);
         let key = (Some(config_hash.to_owned()), environment.map(str::to_owned));
+        let names = self.index.idle_by_config.get(&key).into_iter().flatten();
         #[cfg(debug_assertions)]
         {
-            let filed: BTreeSet<&String> = self.idle_by_config.names(&key).collect();
-            let naive: BTreeSet<&String> = (self.idle.iter())
-                .filter(|name| config_key(&self.records[*name]) == key)
-                .collect();
-            assert!(filed == naive, "the idle pods by config differ from a walk");
+            let naive = self.index.idle.iter().filter(|(_, filed)| **filed == key);
+            assert!(
+                names.clone().eq(naive.map(|(name, _)| name)),
+                "the idle pods by config differ from a walk"
+            );
         }
-        let names: Vec<&'a String> = self.idle_by_config.names(&key).collect();
-        names.into_iter().map(|name| (name, &self.records[name]))
+        names.map(|name| (name, &self.records[name]))
     }
 
     /// Debug builds: the index was computed with `agents` and equals the naive walk.
@@ -216,7 +234,8 @@ impl PodTable {
         );
         #[cfg(debug_assertions)]
         assert!(
-            (&self.idle, &self.other) == (&self.naive(Class::Idle), &self.naive(Class::Other)),
+            self.index.idle.keys().eq(&self.naive(Class::Idle))
+                && self.index.other == self.naive(Class::Other),
             "the unsettled index differs from a walk over every pod"
         );
     }
@@ -242,9 +261,11 @@ impl PodTable {
     /// How many pods are not Running (an idle or settled pod is Running, whatever its agent).
     pub(crate) fn not_running_count(&self) -> usize {
         #[cfg(debug_assertions)]
-        assert!(self.other == self.naive(Class::Other));
+        assert!(self.index.other == self.naive(Class::Other));
         let not_running = |name: &String| self.records[name].pod.phase != PodPhase::Running;
-        self.other.iter().filter(|name| not_running(name)).count()
+        (self.index.other.iter())
+            .filter(|name| not_running(name))
+            .count()
     }
 
     /// Take in the server's agents as listed now; only the agents that changed since the
@@ -258,10 +279,9 @@ impl PodTable {
             .collect();
         self.agents = agents;
         for name in changed {
-            let class = class(&self.records[&name], self.agent(&name));
-            self.index(&name, class);
-            let idle = (class == Class::Idle).then(|| &self.records[&name]);
-            self.idle_by_config.set(&name, idle);
+            let record = &self.records[&name];
+            let class = class(record, self.agents.get(&name).map(Arc::as_ref));
+            self.index.file(&name, class, record);
         }
     }
 
@@ -274,58 +294,46 @@ impl PodTable {
         let record = self.records.get_mut(name)?;
         let result = change(record);
         let class = class(record, self.agents.get(name).map(Arc::as_ref));
-        let idle = (class == Class::Idle).then_some(&*record);
-        self.idle_by_config.set(name, idle);
-        self.index(name, class);
+        self.index.file(name, class, record);
         Some(result)
+    }
+
+    /// Take in a copy of a pod: the record keeps the newer copy (`PodRecord::take_newer`),
+    /// or a pod the view did not have gets a record.
+    pub(crate) fn take_in(&mut self, pod: Arc<Pod>) {
+        if self.records.contains_key(&pod.name) {
+            let copy = Arc::clone(&pod);
+            self.update(&copy.name, |record| record.take_newer(pod));
+        } else {
+            self.insert(pod.name.clone(), PodRecord::new(pod));
+        }
     }
 
     /// Add or replace a record.
     pub(crate) fn insert(&mut self, name: String, record: PodRecord) {
         let class = class(&record, self.agent(&name));
-        self.index(&name, class);
-        let idle = (class == Class::Idle).then_some(&record);
-        self.idle_by_config.set(&name, idle);
+        self.index.file(&name, class, &record);
         self.records.insert(name, record);
     }
 
     /// Drop a record.
     pub(crate) fn remove(&mut self, name: &str) {
         self.records.remove(name);
-        self.idle.remove(name);
-        self.other.remove(name);
-        self.idle_by_config.set(name, None);
+        self.index.forget(name);
     }
 
     /// Replace every record at once (the naive merge); the index is rebuilt.
     #[cfg(test)]
     pub(crate) fn replace_all(&mut self, records: BTreeMap<String, PodRecord>) {
         self.records = records;
-        self.idle = self.naive(Class::Idle);
-        self.other = self.naive(Class::Other);
-        self.idle_by_config = ConfigBuckets::default();
-        for name in &self.idle {
-            self.idle_by_config.set(name, Some(&self.records[name]));
+        self.index = ClassIndex::default();
+        for (name, record) in &self.records {
+            let class = class(record, self.agents.get(name).map(Arc::as_ref));
+            self.index.file(name, class, record);
         }
     }
 
     fn agent(&self, name: &str) -> Option<&AgentMetadata> {
         self.agents.get(name).map(Arc::as_ref)
-    }
-
-    fn index(&mut self, name: &str, class: Class) {
-        let (keep, drop) = match class {
-            Class::Settled => {
-                self.idle.remove(name);
-                self.other.remove(name);
-                return;
-            }
-            Class::Idle => (&mut self.idle, &mut self.other),
-            Class::Other => (&mut self.other, &mut self.idle),
-        };
-        drop.remove(name);
-        if !keep.contains(name) {
-            keep.insert(name.to_owned());
-        }
     }
 }

@@ -169,12 +169,7 @@ impl View {
             self.pods.remove(&pod.name);
             return;
         }
-        if self.pods.contains_key(&pod.name) {
-            let name = pod.name.clone();
-            self.pods.update(&name, |record| record.take_newer(pod));
-        } else {
-            self.pods.insert(pod.name.clone(), PodRecord::new(pod));
-        }
+        self.pods.take_in(pod);
     }
 
     /// The server's agents for one decision, as listed now; the index of pods a decision
