@@ -99,7 +99,30 @@ impl AgentTable {
     where
         NameKey: Borrow<Q>,
     {
-        let record = self.records.get_mut(id)?;
+        self.update_if(id, |_| true, change)
+    }
+
+    /// Change the record of agent `id` if it is the registration `uuid` (a request from an
+    /// older incarnation of the agent finds none); the listing follows.
+    pub fn update_registered<R>(
+        &mut self,
+        id: &NameKey,
+        uuid: u64,
+        change: impl FnOnce(&mut AgentRecord) -> R,
+    ) -> Option<R> {
+        self.update_if(id, |agent| agent.uuid == uuid, change)
+    }
+
+    fn update_if<Q: Ord + ?Sized, R>(
+        &mut self,
+        id: &Q,
+        wanted: impl FnOnce(&AgentRecord) -> bool,
+        change: impl FnOnce(&mut AgentRecord) -> R,
+    ) -> Option<R>
+    where
+        NameKey: Borrow<Q>,
+    {
+        let record = self.records.get_mut(id).filter(|record| wanted(record))?;
         let before = listed_fields(record);
         let result = change(record);
         if listed_fields(record) != before {

@@ -688,10 +688,7 @@ impl Server {
         building: Option<u64>,
         out: &mut ServerOut,
     ) -> ServerReply {
-        let heard = self.db.agents.update(id, |agent| {
-            if agent.uuid != uuid {
-                return None;
-            }
+        let heard = self.db.agents.update_registered(id, uuid, |agent| {
             agent.last_heard_ms = now_ms;
             // The ping reply carries the cancel instruction (`AgentInstruction`) for a build
             // the agent still runs; a ping without it means the kill is over.
@@ -711,9 +708,9 @@ impl Server {
                     state: runtime,
                 });
             }
-            Some(cancel)
+            cancel
         });
-        let Some(Some(cancel)) = heard else {
+        let Some(cancel) = heard else {
             return ServerReply::NotRegistered;
         };
         match cancel {
@@ -894,10 +891,7 @@ impl Server {
         job_id: u64,
         out: &mut ServerOut,
     ) -> ServerReply {
-        let heard = self.db.agents.update(id, |agent| {
-            if agent.uuid != uuid {
-                return false;
-            }
+        let heard = self.db.agents.update_registered(id, uuid, |agent| {
             agent.last_heard_ms = now_ms;
             if agent.job == Some(job_id) {
                 agent.job = None;
@@ -912,9 +906,8 @@ impl Server {
                     state: AgentRuntime::Idle,
                 });
             }
-            true
         });
-        if heard != Some(true) {
+        if heard.is_none() {
             return ServerReply::NotRegistered;
         }
         let Some(job) = self.db.jobs.get(&job_id) else {
