@@ -1,6 +1,7 @@
 //! Job monitors: `job-wait-bound`, `all-jobs-complete`, `no-lost-job`.
 
 use super::deadlines::Deadlines;
+use super::stranded::Stranded;
 use super::{Kind, Monitor, Violation};
 use crate::ids::IdMap;
 use crate::trace::Record;
@@ -212,6 +213,8 @@ pub struct AllJobsComplete {
     logicals: IdMap<Logical>,
     /// The second completion time of logical jobs that completed more than once (rare).
     second_completion_ms: BTreeMap<u64, u64>,
+    /// Jobs the server cannot reschedule: left assigned with no agent live (expected).
+    stranded: Stranded,
 }
 
 impl AllJobsComplete {
@@ -253,6 +256,7 @@ impl Monitor for AllJobsComplete {
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
+        self.stranded.observe(t_ms, record);
         let (job, stage) = match record {
             Record::JobScheduled { job, logical, .. } => {
                 self.scheduled(*job, *logical);
@@ -286,6 +290,19 @@ impl Monitor for AllJobsComplete {
             let (at_ms, message) = match entry.completions {
                 // A user cancelled it: GoCD completes it with the result Cancelled.
                 0 if entry.last_stage == Stage::Cancelled => continue,
+                0 if entry.last_stage == Stage::Assigned
+                    && let Some(why) = self.stranded.why(instance) =>
+                {
+                    let message = format!(
+                        "logical job {logical} never completed: its last instance, job \
+                         {instance}, is assigned at the end of the run, and {why}"
+                    );
+                    let mut violation =
+                        Violation::new(self.id(), Kind::Eventually, t_ms, objects, message);
+                    violation.expected = true;
+                    out.push(violation);
+                    continue;
+                }
                 0 => (
                     t_ms,
                     format!(

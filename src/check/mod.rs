@@ -82,6 +82,7 @@ mod jobs;
 mod pods;
 mod requests;
 mod reuse;
+mod stranded;
 #[cfg(test)]
 mod tests;
 

@@ -20,6 +20,9 @@ struct IdlePod {
     reusable: bool,
     building: bool,
     idle_since_ms: Option<u64>,
+    /// The least idle timeout in force since the pod became idle: a deletion after that
+    /// long is not early, since a server-ping under that setting could make it.
+    least_idle_timeout_ms: u64,
 }
 
 /// `idle-timeout` (only with reuse): a reusable pod that became idle (at `AgentRegistered` or
@@ -29,8 +32,17 @@ struct IdlePod {
 /// server outage delays the second deadline by its length, and to at least restart + IDLE +
 /// PING, because the restarted plugin has forgotten every idle time; a cut between the
 /// plugin and the API delays it by its length + PING. Reported once per pod.
+///
+/// A `cluster_profile_edited` record changes the rules for what follows it: turning reuse off
+/// makes every pod non-reusable (the plugin may delete an idle pod at once), and pods that
+/// exist when reuse comes back on stay so (a request queued before the edit still carries
+/// reuse off); only pods created afterwards are judged again. A new idle timeout applies to
+/// pods that become idle afterwards; a pod idle across the edit may be deleted after the
+/// lesser of the two, and its deadline moves out by any increase.
 #[derive(Debug)]
 pub struct IdleTimeout {
+    /// Whether the cluster profile has reuse on (the monitor exists only if it starts on).
+    reuse_on: bool,
     idle_timeout_ms: u64,
     idle_deadline_ms: u64,
     /// How late the plugin may learn of a registration (PING).
@@ -51,6 +63,7 @@ impl IdleTimeout {
     /// `idle_deadline_ms` is IDLE + PING (plus call slack); `notice_ms` is PING.
     pub fn new(idle_timeout_ms: u64, idle_deadline_ms: u64, notice_ms: u64) -> Self {
         IdleTimeout {
+            reuse_on: true,
             idle_timeout_ms,
             idle_deadline_ms,
             notice_ms,
@@ -103,6 +116,7 @@ impl IdleTimeout {
         };
         state.building = false;
         state.idle_since_ms = Some(t_ms);
+        state.least_idle_timeout_ms = self.idle_timeout_ms;
         if state.reusable {
             let deadline_ms = t_ms
                 .saturating_add(self.idle_deadline_ms)
@@ -127,13 +141,14 @@ impl IdleTimeout {
             return;
         };
         let idle_ms = t_ms.saturating_sub(since_ms);
-        if by == Actor::Allocator && state.reusable && idle_ms < self.idle_timeout_ms {
+        let idle_timeout_ms = state.least_idle_timeout_ms;
+        if by == Actor::Allocator && state.reusable && idle_ms < idle_timeout_ms {
             let message = format!(
                 "the allocator deleted reusable pod {pod} after it had been idle for {} \
                  (since t={}), before IDLE = {}",
                 seconds(idle_ms),
                 seconds(since_ms),
-                seconds(self.idle_timeout_ms)
+                seconds(idle_timeout_ms)
             );
             self.report(t_ms, pod, message, out);
         }
@@ -142,13 +157,14 @@ impl IdleTimeout {
     fn pod_created(&mut self, pod: &str, job_label: Option<u64>, config: &str) {
         let profile = job_label.and_then(|job| self.profile_of_job.get(job).copied());
         let current = profile.and_then(|p| self.config_of_profile.get(&p));
-        let reusable = current.is_none_or(|current| current == config);
+        let reusable = self.reuse_on && current.is_none_or(|current| current == config);
         let state = IdlePod {
             config: config.to_owned(),
             profile,
             reusable,
             building: false,
             idle_since_ms: None,
+            least_idle_timeout_ms: self.idle_timeout_ms,
         };
         self.pods.insert(pod.to_owned(), state);
     }
@@ -165,6 +181,29 @@ impl IdleTimeout {
         for pod in stale {
             self.never_reusable(&pod);
         }
+    }
+
+    /// The cluster profile now has reuse `reuse_on` and idle timeout `idle_timeout_ms`.
+    fn cluster_edited(&mut self, reuse_on: bool, idle_timeout_ms: u64) {
+        if !reuse_on {
+            let live: Vec<String> = self.pods.keys().cloned().collect();
+            for pod in live {
+                self.never_reusable(&pod);
+            }
+        }
+        self.reuse_on = reuse_on;
+        if idle_timeout_ms == self.idle_timeout_ms {
+            return;
+        }
+        for state in self.pods.values_mut() {
+            state.least_idle_timeout_ms = state.least_idle_timeout_ms.min(idle_timeout_ms);
+        }
+        let increase_ms = idle_timeout_ms.saturating_sub(self.idle_timeout_ms);
+        if increase_ms > 0 {
+            self.deadlines.delay_all(increase_ms, 0);
+        }
+        self.idle_deadline_ms = (self.idle_deadline_ms - self.idle_timeout_ms) + idle_timeout_ms;
+        self.idle_timeout_ms = idle_timeout_ms;
     }
 }
 
@@ -190,6 +229,11 @@ impl Monitor for IdleTimeout {
                 self.profile_of_job.insert(*job, profile);
             }
             Record::ProfileEdited { profile, config } => self.profile_edited(profile, config),
+            Record::ClusterProfileEdited {
+                enable_agent_reuse,
+                idle_timeout_ms,
+                ..
+            } => self.cluster_edited(*enable_agent_reuse, *idle_timeout_ms),
             Record::PodCreated {
                 pod,
                 job_label,

@@ -179,9 +179,12 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
                 set: BTreeMap::from([("image".to_owned(), image)]),
             }
         }
+        // A quarter of the edits also switch reuse, off or back on: the behaviour of a
+        // policy with reuse off (and of the switch) is reachable from a generic scenario.
         "cluster_profile_edit" => FaultKind::ClusterProfileEdit {
             set: crate::scenario::ClusterProfileChanges {
                 pending_pods_count: Some(3 + random.below(10) as u32),
+                enable_agent_reuse: random.chance(0.25).then(|| random.chance(0.5)),
                 ..Default::default()
             },
         },

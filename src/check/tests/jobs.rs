@@ -264,3 +264,39 @@ fn a_late_record_for_an_earlier_instance_leaves_the_last_instances_state() {
          end of the run"
     );
 }
+
+/// Job 1 runs on pod-a from 4 s; pod-a's agent is deleted at 20 s (its pod vanished).
+fn agent_lost_while_building() -> Vec<(u64, Record)> {
+    let mut records = clean_life(0, 1, "pod-a");
+    records.truncate(5);
+    records.push((20_000, agent_deleted("pod-a")));
+    records
+}
+
+#[test]
+fn a_job_stranded_with_no_live_agent_for_the_server_to_reschedule_on_is_expected() {
+    let records = agent_lost_while_building();
+    let violations = run(&bounds(), &records, 100_000);
+    let stranded = of(&violations, "all-jobs-complete");
+    assert_eq!(stranded.len(), 1, "{violations:?}");
+    assert!(stranded[0].expected);
+    assert!(stranded[0].message.contains("only while some agent is live"));
+}
+
+#[test]
+fn a_job_left_assigned_while_another_agent_was_live_is_a_failure() {
+    let mut records = agent_lost_while_building();
+    // pod-b's agent is live for a minute after pod-a's was lost: the hung-job check ran.
+    records.push((21_000, registered("pod-b")));
+    records.push((90_000, agent_deleted("pod-b")));
+    let violations = run(&bounds(), &records, 100_000);
+    let hung = of(&violations, "all-jobs-complete");
+    assert_eq!(hung.len(), 1, "{violations:?}");
+    assert!(!hung[0].expected);
+    // An agent live only briefly (less than a check period) gave the server no check.
+    let mut records = agent_lost_while_building();
+    records.push((21_000, registered("pod-b")));
+    records.push((30_000, agent_deleted("pod-b")));
+    let violations = run(&bounds(), &records, 100_000);
+    assert!(of(&violations, "all-jobs-complete")[0].expected);
+}

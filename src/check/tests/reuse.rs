@@ -201,3 +201,73 @@ fn a_failed_pod_is_never_reusable_and_may_be_deleted_early() {
     let violations = run(&reuse_bounds(), &records, 100_000);
     assert!(of(&violations, "idle-timeout").is_empty());
 }
+
+/// The `cluster_profile_edited` record of an edit that sets reuse and the idle timeout (the
+/// other values as in the bounds).
+fn cluster_edited(enable_agent_reuse: bool, idle_timeout_ms: u64) -> Record {
+    Record::ClusterProfileEdited {
+        cluster: "cluster-profile".to_owned(),
+        pending_pods_count: 2,
+        enable_agent_reuse,
+        auto_register_timeout_ms: 30_000,
+        idle_timeout_ms,
+        max_pods: None,
+    }
+}
+
+#[test]
+fn with_reuse_switched_off_idle_pods_may_go_at_once_and_owe_no_deadline() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.extend(idle_from_eight_seconds("pod-b"));
+    records.sort_by_key(|(t_ms, _)| *t_ms);
+    records.push((9_000, cluster_edited(false, 50_000)));
+    records.push((10_000, deleted("pod-a", Actor::Allocator)));
+    // pod-b lives past its old deadline (68 s): no longer owed.
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+}
+
+#[test]
+fn reuse_switched_back_on_judges_only_pods_created_afterwards() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((9_000, cluster_edited(false, 50_000)));
+    records.push((10_000, cluster_edited(true, 50_000)));
+    // pod-a existed while reuse was off: a request queued then may still delete it.
+    records.push((12_000, deleted("pod-a", Actor::Allocator)));
+    let mut later: Vec<(u64, Record)> = idle_from_eight_seconds("pod-b")
+        .into_iter()
+        .map(|(t_ms, record)| (t_ms + 20_000, record))
+        .collect();
+    records.append(&mut later);
+    records.push((30_000, deleted("pod-b", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    let early = of(&violations, "idle-timeout");
+    assert_eq!(early.len(), 1, "{violations:?}");
+    assert_eq!(early[0].objects, vec!["pod:pod-b".to_owned()]);
+    assert!(early[0].message.contains("idle for 2.000s"));
+}
+
+#[test]
+fn a_lowered_idle_timeout_allows_the_earlier_delete_of_a_pod_idle_across_the_edit() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((9_000, cluster_edited(true, 20_000)));
+    records.push((33_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    // Without the edit the same delete (idle 25 s < 50 s) is early.
+    records.remove(6);
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    assert_eq!(of(&violations, "idle-timeout").len(), 1);
+}
+
+#[test]
+fn a_raised_idle_timeout_moves_the_deadline_out() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((9_000, cluster_edited(true, 80_000)));
+    records.push((150_000, Record::Sample));
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let late = of(&violations, "idle-timeout");
+    assert_eq!(late.len(), 1, "{violations:?}");
+    // idle from 8 s + IDLE 80 s + PING 10 s (it was 68 s before the edit).
+    assert_eq!(late[0].at_ms, 98_000);
+}
