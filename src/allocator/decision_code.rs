@@ -77,6 +77,8 @@ pub enum DecisionCode {
     SkipLimit,
     /// `skip-max-pods`: no pod: `max_pods` pods exist.
     SkipMaxPods,
+    /// `skip-turn`: no pod: an older job a limit turned away goes first (`safe`).
+    SkipTurn,
     /// `skip-reuse`: no pod: one labelled for the job, or an Idle, Running, hash-equal one, exists.
     SkipReuse,
     /// `wait-delete`: the job's pod is being deleted: the decision waits for the delete.
@@ -85,7 +87,7 @@ pub enum DecisionCode {
 
 impl DecisionCode {
     /// Every code, in the order of their spellings.
-    pub const ALL: [DecisionCode; 36] = [
+    pub const ALL: [DecisionCode; 37] = [
         DecisionCode::AssignNo,
         DecisionCode::AssignYes,
         DecisionCode::Claim,
@@ -121,6 +123,7 @@ impl DecisionCode {
         DecisionCode::SkipLimit,
         DecisionCode::SkipMaxPods,
         DecisionCode::SkipReuse,
+        DecisionCode::SkipTurn,
         DecisionCode::WaitDelete,
     ];
 
@@ -162,6 +165,7 @@ impl DecisionCode {
             DecisionCode::SkipLimit => "skip-limit",
             DecisionCode::SkipMaxPods => "skip-max-pods",
             DecisionCode::SkipReuse => "skip-reuse",
+            DecisionCode::SkipTurn => "skip-turn",
             DecisionCode::WaitDelete => "wait-delete",
         }
     }

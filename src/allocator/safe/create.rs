@@ -17,6 +17,7 @@ impl Safe {
     ) {
         let job_id = request.job_identifier.job_id;
         self.view.requested_jobs.insert(job_id);
+        self.turns.asking(job_id);
         if self.view.served_jobs.contains(&job_id) {
             let text = format!("job {job_id} already has an agent: no pod created");
             out.decide(Some(job_id), None, DecisionCode::SkipAssigned, text);
@@ -459,6 +460,18 @@ impl Safe {
 }
 
 impl Safe {
+    /// The oldest job older than `job_id` that a limit turned away and that has not been
+    /// served since, with the create that makes its pod (`turns.rs`); none when rule 9 is
+    /// ablated.
+    fn older_job_first(&mut self, now_ms: u64, job_id: u64) -> Option<(u64, CreateTask)> {
+        if self.ablated("limits") {
+            return None;
+        }
+        let served = &self.view.served_jobs;
+        self.turns
+            .take_ahead_of(job_id, now_ms, |job| served.contains(&job))
+    }
+
     /// Create a pod for the job unless a limit says no (rule 9).
     fn create_within_limits(&mut self, now_ms: u64, id: RequestId, out: &mut Outbox) {
         let task = self
@@ -482,6 +495,7 @@ impl Safe {
                 settings.pending_pods_count
             );
             out.decide(Some(job_id), None, DecisionCode::SkipLimit, text);
+            self.turns.turned_away(job_id, now_ms, task);
             self.finish_locked(id, out);
             return;
         }
@@ -491,9 +505,25 @@ impl Safe {
                 "{pods_count} pods exist (max_pods {pods_max}): no pod for job {job_id} now"
             );
             out.decide(Some(job_id), None, DecisionCode::SkipMaxPods, text);
+            self.turns.turned_away(job_id, now_ms, task);
             self.finish_locked(id, out);
             return;
         }
+        // Rule 9, in turn: the room goes to the oldest job a limit turned away.
+        let task = match self.older_job_first(now_ms, job_id) {
+            Some((older, waiting)) => {
+                let text = format!(
+                    "job {older}, older, was turned away by the pod limit: the room goes to its \
+                     pod; no pod for job {job_id} now"
+                );
+                out.decide(Some(job_id), None, DecisionCode::SkipTurn, text);
+                self.turns.turned_away(job_id, now_ms, task);
+                self.creates.insert(id, waiting.clone());
+                waiting
+            }
+            None => task,
+        };
+        let (job_id, settings) = (task.request.job_identifier.job_id, &task.settings);
         self.pod_counter += 1;
         let name = pod_spec::pod_name(self.process_id, self.pod_counter);
         let mut template = pod_spec::pod_template(&name, &task.request, settings);

@@ -15,6 +15,11 @@ const CREATE_CODES: &[DeclaredCode] = &[
         "pending_pods_count pods are not Running yet: no pod; the server resends later",
     ),
     code(
+        DecisionCode::SkipTurn,
+        RequestKind::CreateAgent,
+        "an older job the limit turned away takes the room: its pod is made instead",
+    ),
+    code(
         DecisionCode::SkipMaxPods,
         RequestKind::CreateAgent,
         "the profile's pod count is at its maximum: no pod",

@@ -17,6 +17,7 @@ mod declared;
 mod merge;
 mod ping;
 mod pod_table;
+mod turns;
 mod view;
 
 #[cfg(test)]
@@ -79,7 +80,8 @@ pub const SAFE_ABLATIONS: [crate::ablation::Declared; 9] = [
     ),
     (
         "limits",
-        "rule 9: pending_pods_count counts every pod, as pr355 does",
+        "rule 9: pending_pods_count counts every pod, as pr355 does, and a job the limit \
+         turned away keeps no turn",
     ),
 ];
 
@@ -148,6 +150,8 @@ pub(crate) struct Safe {
     /// job-completion requests with a call in flight.
     completions: BTreeMap<RequestId, String>,
     config_hashes: ConfigHashMemo,
+    /// The jobs the pending limit turned away, who go first when room frees (rule 9).
+    turns: turns::Turns<CreateTask>,
     /// Rules switched off (`SAFE_ABLATIONS`); empty in every ordinary run.
     ablations: crate::ablation::Ablations,
 }
@@ -167,6 +171,7 @@ impl Safe {
             pings: BTreeMap::new(),
             completions: BTreeMap::new(),
             config_hashes: ConfigHashMemo::default(),
+            turns: turns::Turns::default(),
             ablations: crate::ablation::Ablations::none(),
         }
     }

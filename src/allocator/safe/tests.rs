@@ -821,3 +821,79 @@ fn a_pod_reserved_for_a_job_that_never_comes_is_reaped_idle_timeout_after_it_was
         "reaped idle_timeout after it was seen idle, long before the claim deadline"
     );
 }
+
+/// Found by `explore/elastic.toml` (seeds 77, 81 and 200 of 1–200, once its cluster-profile
+/// edits could switch reuse off): under a full `pending_pods_count`, each waiting job's
+/// create-agent came back at its own phase of the resend period, and one job's phase kept
+/// landing just after younger jobs had filled the room; it waited past the 8-minute bound.
+/// Rule 9 serves the jobs a limit turned away in turn: the room job 3's request finds makes
+/// job 2's pod.
+#[test]
+fn the_room_a_younger_job_finds_makes_the_pod_of_a_job_the_limit_turned_away() {
+    let settings = ClusterProfile {
+        pending_pods_count: 1,
+        ..ClusterProfile::default()
+    };
+    let mut driver = driver(settings);
+    driver.create_agent(1);
+    driver.create_agent(2);
+    driver.settle();
+    assert_eq!(driver.decided("skip-limit")[0].job_id, Some(2));
+    let first = driver.pod_names()[0].clone();
+    driver.register(&first);
+    driver.now_ms = 20_000;
+    driver.create_agent(3);
+    driver.settle();
+    assert_eq!(driver.decided("skip-turn")[0].job_id, Some(3));
+    let created: Vec<Option<u64>> = driver.decided("create").iter().map(|d| d.job_id).collect();
+    assert_eq!(created, vec![Some(1), Some(2)]);
+    let second = driver.pod_names()[1].clone();
+    assert!(
+        !driver.should_assign(&second, 3),
+        "job 2's pod is reserved for it"
+    );
+    assert!(driver.should_assign(&second, 2));
+    // Job 2's own resend finds its pod; job 3 keeps its turn for the next room.
+    driver.register(&second);
+    driver.now_ms = 120_000;
+    driver.create_agent(2);
+    driver.create_agent(4);
+    driver.settle();
+    let created: Vec<Option<u64>> = driver.decided("create").iter().map(|d| d.job_id).collect();
+    assert_eq!(created, vec![Some(1), Some(2), Some(3)]);
+}
+
+#[test]
+fn a_turn_is_forgotten_once_its_job_stops_asking_and_the_ablation_keeps_none() {
+    let settings = ClusterProfile {
+        pending_pods_count: 1,
+        ..ClusterProfile::default()
+    };
+    // (ablated, when job 3 asks, the job of the last pod made). Ablated, the limit counts the
+    // Running pod too (job 3 is turned away) and no turn is kept: no pod is made for job 2.
+    for (ablated, later_ms, made_for) in
+        [(false, 100_000, 2), (false, 200_000, 3), (true, 100_000, 1)]
+    {
+        let mut driver = driver(settings.clone());
+        if ablated {
+            let ablations = crate::ablation::Ablations::from_checked(&["limits"]);
+            driver.allocator = Safe::with_ablations(1, ablations);
+        }
+        driver.create_agent(1);
+        driver.create_agent(2);
+        driver.settle();
+        let first = driver.pod_names()[0].clone();
+        driver.register(&first);
+        // Job 2 was cancelled while scheduled: it never asks again.
+        driver.now_ms = later_ms;
+        driver.create_agent(3);
+        driver.settle();
+        let created = driver.decided("create").last().and_then(|d| d.job_id);
+        assert_eq!(
+            created,
+            Some(made_for),
+            "ablated {ablated}, at {later_ms} ms"
+        );
+        assert_eq!(driver.decided("skip-turn").is_empty(), made_for != 2);
+    }
+}
