@@ -188,11 +188,11 @@ pub fn map_of_cluster_first(salt: u32) -> bool {
 /// objectUUID(cp), "elastic_profile_properties", objectUUID(ep)))`, bit for bit:
 ///
 /// * cluster part: hex of `31 + PluginSettings.hashCode()` (eight string fields, see
-///   [`PLUGIN_SETTINGS_HASH_FIELDS`]); editing `pending_pods_count` or a timeout makes every
+///   `PLUGIN_SETTINGS_HASH_FIELDS`); editing `pending_pods_count` or a timeout makes every
 ///   older pod "foreign";
 /// * elastic part: hex of `31 + Map.hashCode()` (a sum of `key ^ value` string hashes);
-/// * key order: `Map.of`'s iteration order, salted per JVM process ([`map_of_cluster_first`]
-///   of [`jvm_salt`]), so after a server restart the recomputed string may not equal the
+/// * key order: `Map.of`'s iteration order, salted per JVM process (`map_of_cluster_first`
+///   of `jvm_salt`), so after a server restart the recomputed string may not equal the
 ///   annotation on older pods.
 pub fn pr355_config_hash(
     elastic_profile_properties: &StringMap,

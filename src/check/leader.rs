@@ -73,7 +73,7 @@ impl LeaderBounds {
 }
 
 /// Every leader monitor, in the order of the table.
-/// The monitors share the records their violations quote ([`view::SharedRecent`]).
+/// The monitors share the records their violations quote (`view::SharedRecent`).
 pub fn leader_monitors(bounds: LeaderBounds) -> Vec<Box<dyn Monitor>> {
     let recent = view::SharedRecent::default();
     let view = || LeaderView::sharing(&recent);

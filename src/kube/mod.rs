@@ -7,6 +7,8 @@
 //! partitions and outages are the caller's business (they depend on the network, not on the
 //! store). It is a sans-IO component: time and randomness are passed in, and everything it
 //! wants done later comes back as [`KubeEffects`].
+//!
+//! [`KubeRequest`]: crate::resources::KubeRequest
 
 mod api;
 mod kubelet;

@@ -66,7 +66,7 @@ pub struct ElectorSettings {
     /// blackholed request wedges the candidate; the fixed runner bounds it.
     pub acquire_timeout_ms: Option<u64>,
     /// After a lost or cancelled term, emit [`ElectorEvent::LeadershipLost`] and release only
-    /// once [`Elector::acknowledge_modules_stopped`] is called.
+    /// once `Elector::acknowledge_modules_stopped` is called.
     pub release_after_acknowledgement: bool,
     /// Start every `Run` with no observed record (a new client-go `LeaderElector` per run, as
     /// agentk v1 builds it) instead of reusing the last observation.
@@ -89,7 +89,7 @@ pub enum ElectorEvent {
         term: u64,
     },
     /// Only with `release_after_acknowledgement`: the term ended; stop the guarded work, then
-    /// call [`Elector::acknowledge_modules_stopped`].
+    /// call `Elector::acknowledge_modules_stopped`.
     LeadershipLost {
         /// The term that ended.
         term: u64,

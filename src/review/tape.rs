@@ -37,7 +37,7 @@ impl Entry {
 /// must not hold them all. Decisions are kept throughout.
 pub const KEPT_RECORDS: usize = 200_000;
 
-/// Everything the review keeps of one run: its first [`KEPT_RECORDS`] records (without
+/// Everything the review keeps of one run: its first `KEPT_RECORDS` records (without
 /// timeline samples), for context lines, and all its decisions.
 pub struct Tape {
     declaration: &'static Declaration,
@@ -122,7 +122,7 @@ impl Tape {
     }
 
     /// Up to `count` records before `index` and the record at it, one line each; a note
-    /// instead when the record is beyond [`KEPT_RECORDS`].
+    /// instead when the record is beyond `KEPT_RECORDS`.
     pub fn lines_before(&self, index: usize, count: usize) -> Vec<String> {
         if index >= self.records.len() {
             return vec![format!(
