@@ -212,7 +212,11 @@ pub fn pr355_config_hash(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        ConfigHashMemo, PLUGIN_SETTINGS_HASH_FIELDS, canonical_config_hash, java_string_hash,
+        map_of_cluster_first, pr355_config_hash,
+    };
+    use crate::resources::StringMap;
 
     fn props(pairs: &[(&str, &str)]) -> StringMap {
         pairs

@@ -135,7 +135,14 @@ impl ClusterKey {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        CLUSTER_KEY_FIELDS, ClusterKey, KnownPod, PluginAgentState, PodMap, PodState,
+        rebuild_from_listing,
+    };
+    use crate::allocator::pod_spec::keys;
+    use crate::allocator::settings::keys as settings_keys;
+    use crate::resources::{Pod, PodPhase, StringMap};
+    use std::sync::Arc;
 
     fn pod(name: &str, phase: PodPhase, kind: bool) -> Pod {
         let mut labels = StringMap::from([(keys::JOB_ID.to_owned(), "7".to_owned())]);

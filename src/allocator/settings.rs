@@ -126,7 +126,8 @@ impl ClusterProfile {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::ClusterProfile;
+    use crate::resources::StringMap;
 
     #[test]
     fn settings_round_trip_through_properties() {

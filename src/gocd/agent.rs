@@ -255,7 +255,8 @@ impl GoAgent {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{AgentTimer, GoAgent, REGISTER_RETRY_MS};
+    use crate::gocd::protocol::{AgentAction, RequestKind, ServerReply};
 
     fn sent(out: &[AgentAction]) -> Vec<RequestKind> {
         out.iter()

@@ -179,8 +179,12 @@ impl AgentTable {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::AgentTable;
+    use crate::allocator::AgentMetadata;
     use crate::engine::{Stream, StreamId};
+    use crate::gocd::database::AgentRecord;
+    use crate::ids::NameKey;
+    use crate::trace::AgentRuntime;
 
     fn record(uuid: u64) -> AgentRecord {
         AgentRecord {

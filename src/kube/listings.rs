@@ -62,10 +62,11 @@ impl Listings {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{Listings, naive_list};
     use crate::engine::{Stream, StreamId};
-    use crate::resources::PodPhase;
+    use crate::resources::{Pod, PodPhase, StringMap};
     use std::collections::BTreeMap;
+    use std::sync::Arc;
 
     fn pod(name: &str, kind: Option<&str>, version: u64) -> Arc<Pod> {
         let labels = kind

@@ -2,8 +2,9 @@
 //! `tests.rs`, once with the rule and once without, and the decision that differs.
 
 use super::super::testkit;
-use super::*;
+use super::{SAFE_ABLATIONS, Safe};
 use crate::ablation::Ablations;
+use crate::allocator::{AgentState, ClusterProfile};
 
 type Driver = testkit::Driver<Safe>;
 

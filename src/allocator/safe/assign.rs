@@ -1,8 +1,12 @@
 //! should-assign-work (rule 5: answering false changes nothing) and job-completion.
 
 use super::view::{JobNeeds, PodRecord, annotation};
-use super::*;
-use crate::resources::StringMap;
+use super::{Pending, Safe, error_name, unexpected_reply};
+use crate::allocator::{
+    BuildState, ClusterProfile, ConfigState, DecisionCode, JobCompletionRequest, Outbox, RequestId,
+    ServerApi, ShouldAssignWorkRequest, pod_spec,
+};
+use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, StringMap};
 
 impl Safe {
     pub(super) fn assign_work(

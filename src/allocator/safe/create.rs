@@ -3,8 +3,14 @@
 
 use super::view::{Agents, PodRecord, registration_deadline_ms};
 use super::view::{Claim, JobNeeds, agent_is_assignable, annotation};
-use super::*;
-use crate::resources::{PodPhase, StringMap};
+use super::{
+    CLAIM_DURATION_MS, CreateTask, EXPIRY_MARGIN_MS, Pending, Safe, error_name, unexpected_reply,
+};
+use crate::allocator::{
+    ClusterProfile, CreateAgentRequest, DecisionCode, Outbox, RequestId, ServerApi, pod_spec,
+};
+use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, PodPhase, StringMap};
+use std::collections::{BTreeSet, VecDeque};
 
 impl Safe {
     /// The request holds the lock: list pods first (rule 2: decide on fresh state, so an

@@ -29,8 +29,11 @@ mod pod_table_tests;
 #[cfg(test)]
 mod tests;
 
-use super::*;
-use crate::resources::{KubeError, KubeReply, KubeResult, StringMap};
+use super::{
+    Allocator, CallId, ClusterProfile, ConfigHashMemo, CreateAgentRequest, Outbox, PluginRequest,
+    Policy, RequestId, ServerApi, ShouldAssignWorkRequest, pod_spec,
+};
+use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, StringMap};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use view::View;
 

@@ -3,8 +3,13 @@
 
 use super::view::registration_deadline_ms;
 use super::view::{Agents, agent_is_assignable, agent_may_be_building, annotation};
-use super::*;
-use crate::resources::StringMap;
+use super::{Pending, Safe, error_name, unexpected_reply, view};
+use crate::allocator::{
+    AgentState, ClusterProfile, ConfigState, DecisionCode, Outbox, RequestId, ServerApi,
+    ServerPingRequest, pod_spec,
+};
+use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, StringMap};
+use std::collections::BTreeSet;
 
 impl Safe {
     pub(super) fn start_ping(
