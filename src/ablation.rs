@@ -77,7 +77,7 @@ impl<'de> serde::Deserialize<'de> for Ablations {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::Ablations;
 
     #[test]
     fn a_set_is_sorted_without_repeats_and_keeps_only_what_is_asked() {

@@ -113,7 +113,7 @@ pub fn spans(seeds: &[u64]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::Interrupted;
 
     #[test]
     fn the_line_names_seeds_not_done_as_spans() {

@@ -60,7 +60,7 @@ pub fn of(ablations: &Ablations, owner: &str) -> Ablations {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{catalogue, names_of, of, parse, valid_names};
 
     #[test]
     fn parse_sorts_and_dedups_known_names() {

@@ -56,7 +56,7 @@ impl Partitions {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{GroupMask, Partitions};
 
     #[test]
     fn a_partition_cuts_both_directions_until_healed() {

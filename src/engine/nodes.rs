@@ -57,7 +57,7 @@ impl Nodes {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::Nodes;
 
     #[test]
     fn a_crash_voids_events_of_the_old_epoch() {

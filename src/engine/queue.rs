@@ -301,7 +301,8 @@ impl<E> Queue<E> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{Queue, WHEEL_MS};
+    use crate::engine::SimTime;
 
     #[test]
     fn events_pop_in_time_order_and_ties_in_insertion_order() {

@@ -102,7 +102,7 @@ impl Stream {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{Stream, StreamId};
 
     #[test]
     fn streams_are_reproducible_and_independent() {

@@ -178,7 +178,9 @@ fn bucket(count: usize) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::Coverage;
+    use crate::trace::Record;
+    use crate::world::Sink;
 
     fn decision(job: u64, pod: &str, code: &str) -> Record {
         Record::Decision {

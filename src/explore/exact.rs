@@ -8,8 +8,6 @@
 
 use crate::check::Kind;
 use crate::report::Metrics;
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, OnceLock};
 
@@ -26,7 +24,9 @@ pub fn float_from_text(text: &str) -> Result<f64, String> {
 
 /// `#[serde(with = "exact::float")]`: one `f64` as exact text.
 pub mod float {
-    use super::*;
+    use super::{float_from_text, float_text};
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
         float_text(*value).serialize(serializer)
@@ -40,7 +40,11 @@ pub mod float {
 
 /// `#[serde(with = "exact::metrics")]`: every metric by name, each as exact text.
 pub mod metrics {
-    use super::*;
+    use super::{float_from_text, float_text, metrics_from_values};
+    use crate::report::Metrics;
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
 
     pub fn serialize<S: Serializer>(value: &Metrics, serializer: S) -> Result<S::Ok, S::Error> {
         let texts: BTreeMap<&str, String> = value
@@ -141,7 +145,8 @@ pub fn kind_from_text(text: &str) -> Result<Kind, String> {
 
 /// `#[serde(with = "exact::static_id_option")]`: an optional invariant id.
 pub mod static_id_option {
-    use super::*;
+    use super::static_id;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(
         value: &Option<&'static str>,
@@ -159,7 +164,9 @@ pub mod static_id_option {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{float_from_text, float_text, metrics_from_values, static_id};
+    use crate::report::Metrics;
+    use std::collections::BTreeMap;
 
     #[test]
     fn floats_that_serde_json_may_round_differently_come_back_bit_for_bit() {

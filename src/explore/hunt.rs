@@ -378,7 +378,8 @@ fn name_hash(name: &str) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{Mode, Search, SplitMix, name_hash};
+    use std::collections::BTreeSet;
 
     #[test]
     fn uniform_candidates_walk_seeds_over_the_scenarios() {

@@ -1,9 +1,11 @@
 //! `--shard` parsing, the ownership rule, and merge's coverage check on hand-made shards.
 
-use super::*;
+use super::{Cell, CommandKind, Placed, Shard, ShardFile, ShardInput, assemble, cells_text};
 use crate::check::Kind;
 use crate::explore::{SeedRow, ViolatedId};
 use crate::report::Metrics;
+use serde_json::Value;
+use std::path::PathBuf;
 
 #[test]
 fn k_of_n_parses_and_k_is_zero_based() {

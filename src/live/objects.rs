@@ -176,7 +176,8 @@ pub fn table(resource: &str, rows: Vec<Value>, resource_version: u64) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{age, micro_time, pod_json, table_row};
+    use crate::resources::Pod;
 
     #[test]
     fn ages_read_like_kubectl() {

@@ -142,7 +142,8 @@ impl NightlyConfig {
 }
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{NightlyConfig, Tolerance, Worse};
+    use std::path::Path;
 
     #[test]
     fn a_metric_regresses_only_beyond_relative_plus_absolute_slack_in_its_worse_direction() {

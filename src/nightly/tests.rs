@@ -1,7 +1,9 @@
 //! Unit tests of the nightly's pieces: JUnit XML, baselines, regression entries.
 
-use super::*;
+use super::{Baseline, Case, Suite, Tolerance, Worse, compare, junit_xml, regressions};
+use std::collections::BTreeMap;
 use std::fs;
+use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
     let dir =

@@ -1,4 +1,4 @@
-use super::*;
+use super::{Trace, config_hash_of, derive_workload, parse_trace, rfc3339};
 use std::path::Path;
 
 const HEADER: &str = concat!(

@@ -180,7 +180,7 @@ pub fn write_index(dir: &Path, page: &IndexPage) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{IndexPage, Link, VerdictRow, index_html};
 
     #[test]
     fn an_index_page_puts_the_verdicts_before_the_plots_and_escapes_text() {

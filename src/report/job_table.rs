@@ -108,7 +108,9 @@ impl JobTable {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::JobTable;
+    use crate::ids::Names;
+    use crate::report::rows::{JobOutcome, JobRow};
 
     #[test]
     fn rows_come_out_in_job_id_order_whatever_the_scheduling_order() {

@@ -127,7 +127,8 @@ impl LaneTracker {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::LaneTracker;
+    use crate::trace::Record;
 
     #[test]
     fn a_crash_ends_leading_and_acting_and_opens_a_down_span_until_restart() {

@@ -1,6 +1,6 @@
 //! Tests of the collector, metrics and tables on hand-built record sequences.
 
-use super::*;
+use super::{Collector, JobOutcome, RunInfo, classify, format, percentile_nearest_rank, tables};
 use crate::check::{Kind, Violation};
 use crate::trace::{Actor, Record};
 

@@ -137,8 +137,9 @@ pub fn align(base: &Tape, candidate: &Tape, declaration: &Declaration, reuse: bo
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{Alignment, align};
     use crate::allocator::Policy;
+    use crate::review::tape::Tape;
     use crate::trace::{Actor, Record};
     use crate::world::Sink;
 

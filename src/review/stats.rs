@@ -127,7 +127,7 @@ pub fn judgement(name: &str, delta: &MetricDelta) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{bootstrap_ci95, delta, judgement};
 
     #[test]
     fn equal_runs_give_a_zero_delta_and_a_zero_interval() {

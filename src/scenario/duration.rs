@@ -112,7 +112,7 @@ pub fn format_duration_ms(total_ms: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{DurationError, format_duration_ms, parse_duration_ms};
 
     #[test]
     fn combined_units_add_up() {

@@ -26,7 +26,11 @@ pub use duration::{DurationError, format_duration_ms, parse_duration_ms};
 pub use error::{ErrorDetail, ErrorKind, ScenarioError};
 pub use faults::{FAULT_KINDS, LEADER_FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS};
 pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
-pub use model::*;
+pub use model::{
+    Cluster, ClusterProfileChanges, Fault, FaultKind, Invariants, JobSource, JobTarget, Leader,
+    LeaderConfigChange, LeaderModule, OutageMode, Plugin, PodTarget, Profile, Range, ReplicaRef,
+    Scenario, Server, Swarm,
+};
 pub use parse::{JOB_KINDS, POLICIES};
 pub use swarm_draw::SwarmDraw;
 pub use write::to_toml;

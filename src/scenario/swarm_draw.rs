@@ -88,7 +88,7 @@ fn hundredths(text: &str) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::SwarmDraw;
 
     #[test]
     fn text_round_trips_exactly() {

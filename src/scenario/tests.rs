@@ -1,7 +1,11 @@
 //! Loading tests: the contract's own example loads to the values it states, defaults apply,
 //! and `to_toml` round-trips.
 
-use super::*;
+use super::{
+    Cluster, ClusterProfileChanges, FAULT_KINDS, Fault, FaultKind, Invariants, JobSource,
+    JobTarget, Leader, LeaderConfigChange, LeaderModule, Loaded, OutageMode, Plugin, PodTarget,
+    Profile, Range, ReplicaRef, Scenario, Server, Swarm, load, parse, to_toml,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

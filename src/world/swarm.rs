@@ -257,7 +257,8 @@ fn draw_leader_fault(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::draw_fault;
+    use crate::engine::{Stream, StreamId};
     use crate::scenario::FAULT_KINDS;
     use std::path::Path;
 

@@ -1,4 +1,7 @@
-use super::*;
+use super::{
+    assigned, bounds, clean_life, completed, created, deleted, of, registered, run, scheduled,
+};
+use crate::trace::{Actor, Record};
 
 #[test]
 fn a_job_of_another_config_assigned_to_an_old_pod_violates() {

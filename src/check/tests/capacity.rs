@@ -1,7 +1,9 @@
 //! The capacity fault budget and `no-assign-while-cancelling`.
 
-use super::*;
-use crate::trace::AgentRuntime;
+use super::{
+    assigned, bounds, created, decision, of, registered, reuse_bounds, run, running, scheduled,
+};
+use crate::trace::{AgentRuntime, Record};
 
 fn node_lost(node: &str) -> Record {
     Record::NodeLost {

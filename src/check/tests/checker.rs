@@ -1,5 +1,9 @@
-use super::*;
-use crate::check::{CONTEXT_LINES_MAX, Kind, Monitor, format_line};
+use super::{
+    assigned, bounds, clean_life, completed, created, decision, deleted, of, reuse_bounds, run,
+    scheduled,
+};
+use crate::check::{CONTEXT_LINES_MAX, Checker, Kind, Monitor, Violation, format_line};
+use crate::trace::{Actor, Record};
 
 /// A stand-in for a leader-election monitor: flags every `ServerPing`, always with the same
 /// object.

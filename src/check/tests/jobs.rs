@@ -1,5 +1,9 @@
-use super::*;
+use super::{
+    agent_deleted, assigned, bounds, clean_life, completed, decision, of, registered, run,
+    scheduled,
+};
 use crate::check::Kind;
+use crate::trace::Record;
 
 #[test]
 fn a_job_unassigned_past_max_wait_violates_at_its_deadline_naming_the_allocators_answers() {
@@ -280,7 +284,11 @@ fn a_job_stranded_with_no_live_agent_for_the_server_to_reschedule_on_is_expected
     let stranded = of(&violations, "all-jobs-complete");
     assert_eq!(stranded.len(), 1, "{violations:?}");
     assert!(stranded[0].expected);
-    assert!(stranded[0].message.contains("only while some agent is live"));
+    assert!(
+        stranded[0]
+            .message
+            .contains("only while some agent is live")
+    );
 }
 
 #[test]

@@ -1,4 +1,5 @@
-use super::*;
+use super::{agent_deleted, bounds, created, deleted, of, registered, reuse_bounds, run, running};
+use crate::trace::{Actor, Record};
 
 #[test]
 fn the_allocator_creating_a_pod_with_two_not_running_violates_a_limit_of_two() {

@@ -1,5 +1,6 @@
-use super::*;
+use super::{assigned, bounds, clean_life, completed, deleted, of, reuse_bounds, run, scheduled};
 use crate::check::Kind;
+use crate::trace::{Actor, Record};
 
 /// A pod that registers at 3 s and runs job 1 from 4 s to 8 s: idle from 8 s.
 fn idle_from_eight_seconds(pod: &str) -> Vec<(u64, Record)> {

@@ -1,9 +1,10 @@
 //! The persistent listing against its naive reference: a name-ordered map of pod copies.
 
-use super::*;
+use super::PodList;
 use crate::engine::{Stream, StreamId};
-use crate::resources::{PodPhase, StringMap};
+use crate::resources::{Pod, PodPhase, StringMap};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 fn pod(name: String, version: u64) -> Arc<Pod> {
     Arc::new(Pod {
