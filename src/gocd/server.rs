@@ -500,19 +500,23 @@ impl Server {
         self.dispatch_creates(now_ms, out);
     }
 
-    fn live_agents(&self) -> BTreeSet<&str> {
+    /// Live for the hung-job check: registered and not LostContact.
+    fn is_live(&self, agent: &str) -> bool {
         self.db
             .agents
-            .iter()
-            .filter(|(_, a)| a.runtime != AgentRuntime::LostContact)
-            .map(|(id, _)| id.as_str())
-            .collect()
+            .get(agent)
+            .is_some_and(|record| record.runtime != AgentRuntime::LostContact)
     }
 
-    /// `ScheduleService.rescheduleHungJobs`: assigned jobs whose agent is gone or lost.
+    /// `ScheduleService.rescheduleHungJobs`: assigned jobs whose agent is gone or lost; the
+    /// check does nothing while no agent is live.
     fn reschedule_hung_jobs(&mut self, now_ms: u64, out: &mut ServerOut) {
-        let live = self.live_agents();
-        if live.is_empty() {
+        let any_live = self
+            .db
+            .agents
+            .iter()
+            .any(|(_, record)| record.runtime != AgentRuntime::LostContact);
+        if !any_live {
             return;
         }
         let hung: Vec<u64> = self
@@ -520,7 +524,7 @@ impl Server {
             .jobs
             .values()
             .filter(|j| j.state == JobState::Assigned)
-            .filter(|j| !j.agent.as_deref().is_some_and(|a| live.contains(a)))
+            .filter(|j| !j.agent.as_deref().is_some_and(|a| self.is_live(a)))
             .map(|j| j.id)
             .collect();
         for job in hung {
