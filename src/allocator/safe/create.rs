@@ -84,10 +84,7 @@ impl Safe {
             }
         }
         let agents = self.view.agents(server.agent_listing());
-        self.reap_dead_pods(now_ms, &settings, &agents, server, out);
-        if settings.enable_agent_reuse {
-            self.mark_idle_pods(now_ms, &agents, out);
-        }
+        self.refresh_before_create(now_ms, &settings, &agents, server, out);
         // A should-assign-work may have given the job an agent while the list was in flight.
         if self.finish_if_served(id, job_id, out) {
             return;

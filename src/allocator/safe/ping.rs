@@ -70,6 +70,23 @@ impl Safe {
         self.finish_locked(id, out);
     }
 
+    /// The refresh a create-agent runs on its fresh list before deciding (rule 2): pods that
+    /// can never serve are reaped (rule 8 and the dead reasons), and with reuse the idle clock
+    /// of newly idle pods starts (rule 3), so the decision sees what the next ping would.
+    pub(super) fn refresh_before_create(
+        &mut self,
+        now_ms: u64,
+        settings: &ClusterProfile,
+        agents: &Agents,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        self.reap_dead_pods(now_ms, settings, agents, server, out);
+        if settings.enable_agent_reuse {
+            self.mark_idle_pods(now_ms, agents, out);
+        }
+    }
+
     /// Write the idle-since this process holds but the pod does not carry (rule 3): a
     /// job-completion's write failed, or an assignment ended without one. Otherwise a
     /// restarted process reads an older idle period's annotation and reaps the pod early.
@@ -138,7 +155,7 @@ impl Safe {
     /// registered in time; created by an older process and not registered (rule 7: their
     /// one-time key died with the old server, and upstream waited ART while its job label
     /// blocked the replacement); disabled or lost at the server.
-    pub(super) fn reap_dead_pods(
+    fn reap_dead_pods(
         &mut self,
         now_ms: u64,
         settings: &ClusterProfile,
@@ -296,7 +313,7 @@ impl Safe {
 
     /// Start the idle clock of idle pods that have none yet, at every list (create-agent
     /// lists come often), so idle-since lags the real moment as little as possible.
-    pub(super) fn mark_idle_pods(&mut self, now_ms: u64, agents: &Agents, out: &mut Outbox) {
+    fn mark_idle_pods(&mut self, now_ms: u64, agents: &Agents, out: &mut Outbox) {
         // Marking one pod changes no other pod's record, so the pods to mark are found in one
         // pass, the pure check of the record's own idle-since first.
         let unmarked: Vec<String> = self
