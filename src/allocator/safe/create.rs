@@ -463,16 +463,23 @@ impl Safe {
 }
 
 impl Safe {
-    /// The oldest job older than `job_id` that a limit turned away and that has not been
-    /// served since, with the create that makes its pod (`turns.rs`); none when rule 9 is
-    /// ablated.
-    fn older_job_first(&mut self, now_ms: u64, job_id: u64) -> Option<(u64, CreateTask)> {
+    /// The oldest job older than the task's that a limit turned away, has not been served
+    /// since and needs a pod of the task's config hash, with the create that makes its pod
+    /// (`turns.rs`); none when rule 9 is ablated. The hash of the request in hand is current:
+    /// a waiting request with another hash may predate a profile edit, and a pod made from
+    /// it could never serve its job.
+    fn older_job_first(&mut self, now_ms: u64, task: &CreateTask) -> Option<(u64, CreateTask)> {
         if self.ablated("limits") {
             return None;
         }
         let served = &self.view.served_jobs;
-        self.turns
-            .take_ahead_of(job_id, now_ms, |job| served.contains(&job))
+        let job_id = task.request.job_identifier.job_id;
+        self.turns.take_ahead_of(
+            job_id,
+            now_ms,
+            |job| served.contains(&job),
+            |waiting| waiting.config_hash == task.config_hash,
+        )
     }
 
     /// Create a pod for the job unless a limit says no (rule 9).
@@ -513,7 +520,7 @@ impl Safe {
             return;
         }
         // Rule 9, in turn: the room goes to the oldest job a limit turned away.
-        let task = match self.older_job_first(now_ms, job_id) {
+        let task = match self.older_job_first(now_ms, &task) {
             Some((older, waiting)) => {
                 let text = format!(
                     "job {older}, older, was turned away by the pod limit: the room goes to its \

@@ -44,18 +44,24 @@ impl<T> Turns<T> {
     }
 
     /// Take the turn of the oldest job, older than `job`, turned away within
-    /// [`TURN_HELD_MS`] of `now_ms` and not `served`: the room `job` found is its. Turns held
-    /// too long are forgotten.
+    /// [`TURN_HELD_MS`] of `now_ms`, not `served`, and whose waiting request `fits` (the
+    /// caller's test that it is still current): the room `job` found is its. Turns held too
+    /// long are forgotten.
     pub(crate) fn take_ahead_of(
         &mut self,
         job: u64,
         now_ms: u64,
         served: impl Fn(u64) -> bool,
+        fits: impl Fn(&T) -> bool,
     ) -> Option<(u64, T)> {
         self.turned_away.retain(|older, (at_ms, _)| {
             !served(*older) && now_ms.saturating_sub(*at_ms) <= TURN_HELD_MS
         });
-        let older = *self.turned_away.range(..job).next()?.0;
+        let older = *self
+            .turned_away
+            .range(..job)
+            .find(|(_, (_, waiting))| fits(waiting))?
+            .0;
         let (_, waiting) = self.turned_away.remove(&older)?;
         Some((older, waiting))
     }
@@ -70,14 +76,33 @@ mod tests {
         let mut turns = Turns::default();
         turns.turned_away(7, 1_000, "seven");
         turns.turned_away(5, 2_000, "five");
-        assert_eq!(turns.take_ahead_of(9, 3_000, |_| false), Some((5, "five")));
+        assert_eq!(
+            turns.take_ahead_of(9, 3_000, |_| false, |_| true),
+            Some((5, "five"))
+        );
         // The turn is used: the next room goes to the next oldest.
-        assert_eq!(turns.take_ahead_of(9, 3_000, |_| false), Some((7, "seven")));
-        assert_eq!(turns.take_ahead_of(9, 3_000, |_| false), None);
+        assert_eq!(
+            turns.take_ahead_of(9, 3_000, |_| false, |_| true),
+            Some((7, "seven"))
+        );
+        assert_eq!(turns.take_ahead_of(9, 3_000, |_| false, |_| true), None);
         // An older job than every turned-away one is not held back.
         turns.turned_away(5, 2_000, "five");
-        assert_eq!(turns.take_ahead_of(4, 3_000, |_| false), None);
-        assert_eq!(turns.take_ahead_of(5, 3_000, |_| false), None);
+        assert_eq!(turns.take_ahead_of(4, 3_000, |_| false, |_| true), None);
+        assert_eq!(turns.take_ahead_of(5, 3_000, |_| false, |_| true), None);
+    }
+
+    #[test]
+    fn a_turn_whose_request_does_not_fit_the_room_is_passed_over() {
+        let mut turns = Turns::default();
+        turns.turned_away(5, 0, "old config");
+        turns.turned_away(6, 0, "new config");
+        let fits = |waiting: &&str| *waiting == "new config";
+        assert_eq!(
+            turns.take_ahead_of(9, 1_000, |_| false, fits),
+            Some((6, "new config"))
+        );
+        assert_eq!(turns.take_ahead_of(9, 1_000, |_| false, fits), None);
     }
 
     #[test]
@@ -85,15 +110,21 @@ mod tests {
         let mut turns = Turns::default();
         turns.turned_away(5, 0, ());
         turns.asking(5);
-        assert_eq!(turns.take_ahead_of(9, 1_000, |_| false), None);
+        assert_eq!(turns.take_ahead_of(9, 1_000, |_| false, |_| true), None);
         turns.turned_away(5, 0, ());
-        assert_eq!(turns.take_ahead_of(9, 1_000, |job| job == 5), None);
+        assert_eq!(
+            turns.take_ahead_of(9, 1_000, |job| job == 5, |_| true),
+            None
+        );
         turns.turned_away(6, 0, ());
         assert_eq!(
-            turns.take_ahead_of(9, TURN_HELD_MS, |_| false),
+            turns.take_ahead_of(9, TURN_HELD_MS, |_| false, |_| true),
             Some((6, ()))
         );
         turns.turned_away(6, 0, ());
-        assert_eq!(turns.take_ahead_of(9, TURN_HELD_MS + 1, |_| false), None);
+        assert_eq!(
+            turns.take_ahead_of(9, TURN_HELD_MS + 1, |_| false, |_| true),
+            None
+        );
     }
 }
