@@ -34,6 +34,7 @@ impl Ablations {
         self.names.iter().any(|n| n == name)
     }
 
+    /// True when nothing is switched off (the run is the policy as written).
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }

@@ -18,9 +18,11 @@ use std::path::Path;
 /// One pod change found by [`PodDiff`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct PodChange {
+    /// Whether the pod was added, modified or deleted.
     pub event: PodEvent,
     /// The pod as it is now (for `deleted`, as it was last seen).
     pub pod: Pod,
+    /// The pod's state as the trace format records it.
     pub state: PodState,
     /// False when only fields outside the trace format changed (annotations, readiness).
     pub state_changed: bool,
@@ -108,7 +110,9 @@ pub fn touches_pods(record: &Record) -> bool {
 
 /// A sink that passes records on and notes whether the current event touched a pod.
 pub struct Touched<'a> {
+    /// The sink every record goes on to.
     pub inner: &'a mut dyn Sink,
+    /// Set when a record passed on touched a pod; the caller clears it per event.
     pub touched: bool,
 }
 
@@ -246,8 +250,10 @@ fn path_error(path: &Path, error: std::io::Error) -> String {
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
+    /// Writing the trace failed: the path and the I/O error.
     #[error("{0}")]
     Io(String),
+    /// The simulated run itself failed.
     #[error("{0}")]
     World(WorldError),
     /// The second run differed from the first (a harness bug).

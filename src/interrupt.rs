@@ -56,7 +56,9 @@ pub fn request() {
 /// Which seeds ran and which did not, for an interrupted sweep's tables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Interrupted {
+    /// Seeds that ran, in the sweep's order.
     pub done: Vec<u64>,
+    /// Planned seeds that did not run, in the sweep's order.
     pub not_done: Vec<u64>,
 }
 

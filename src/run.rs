@@ -11,7 +11,9 @@ use std::path::Path;
 /// The result of one run. `info.wall_s` is left at zero: wall time is measured by the caller,
 /// outside the simulation.
 pub struct RunOutcome {
+    /// Identity, verdict, timing and violations of the run.
     pub info: RunInfo,
+    /// The rows the run's records filled, for its tables and metrics.
     pub collector: Collector,
 }
 

@@ -10,6 +10,7 @@ pub struct Stopwatch {
 }
 
 impl Stopwatch {
+    /// Start measuring now.
     #[allow(clippy::disallowed_methods)] // Wall time of a whole run, measured outside it.
     pub fn start() -> Stopwatch {
         Stopwatch {

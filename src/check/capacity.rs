@@ -10,7 +10,9 @@ use crate::trace::Record;
 /// The cluster's shape and how long a node group takes to replace a lost node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CapacityBounds {
+    /// Nodes the scenario's cluster starts with.
     pub nodes: u32,
+    /// Agent pods one node holds.
     pub pods_per_node: u32,
     /// The longest `replace_after` of the scenario's node losses.
     pub replace_after_ms: u64,
@@ -33,6 +35,7 @@ pub struct CapacityBudget {
 }
 
 impl CapacityBudget {
+    /// A budget for a cluster of `bounds`, with every node live and no job in flight yet.
     pub fn new(bounds: CapacityBounds) -> CapacityBudget {
         CapacityBudget {
             bounds,

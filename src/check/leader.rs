@@ -30,13 +30,19 @@ use view::LeaderView;
 /// The scenario's leader settings, as the monitors' bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeaderBounds {
+    /// How long a Lease is valid after its last renewal, in simulated milliseconds.
     pub lease_duration_ms: u64,
+    /// How long a leader keeps trying to renew before it gives up leading.
     pub renew_deadline_ms: u64,
+    /// The pause between a replica's acquire or renew attempts.
     pub retry_period_ms: u64,
     /// One API call, one way.
     pub api_latency_max_ms: u64,
+    /// The longest a module takes to stop once its runner tells it to.
     pub module_stop_latency_max_ms: u64,
+    /// How many replicas run the elector.
     pub replicas: u32,
+    /// Which leader runner the replicas run; some bounds differ by variant.
     pub variant: Variant,
 }
 

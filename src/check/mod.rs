@@ -16,8 +16,11 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
+    /// Must hold at every record; reported at the record that broke it.
     Always,
+    /// Must come true by a deadline; reported at the deadline or at the end of the settle phase.
     Eventually,
+    /// Must happen at least once in the run; checked at the end, as coverage.
     Sometimes,
 }
 
@@ -26,6 +29,7 @@ pub enum Kind {
 pub struct Violation {
     /// Stable id from `docs/invariants.md`, e.g. `job-wait-bound`.
     pub id: &'static str,
+    /// How the broken invariant is judged.
     pub kind: Kind,
     /// Simulated time at which the invariant broke, in milliseconds.
     pub at_ms: u64,

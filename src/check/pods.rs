@@ -25,6 +25,7 @@ pub struct PendingLimit {
 }
 
 impl PendingLimit {
+    /// A monitor for a cluster profile whose pending-pod limit starts at `pending_pods_count`.
     pub fn new(pending_pods_count: u32) -> Self {
         PendingLimit {
             pending_pods_count,
@@ -181,6 +182,8 @@ pub struct NoOrphanPods {
 }
 
 impl NoOrphanPods {
+    /// A monitor whose registration deadline is `registration_deadline_ms` (ART + PING) after a
+    /// pod's creation; `server_ping_interval_ms` is what an API cut adds.
     pub fn new(registration_deadline_ms: u64, server_ping_interval_ms: u64) -> Self {
         NoOrphanPods {
             registration_deadline_ms,

@@ -158,6 +158,7 @@ pub struct Collector {
 }
 
 impl Collector {
+    /// An empty collector, before the run's first record.
     pub fn new() -> Collector {
         Collector::default()
     }

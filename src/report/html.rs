@@ -9,6 +9,7 @@ use std::path::Path;
 /// One line of the verdict table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerdictRow {
+    /// True for a passing row (the verdict column shows PASS).
     pub passed: bool,
     /// One cell per column after the verdict column.
     pub cells: Vec<String>,
@@ -17,6 +18,7 @@ pub struct VerdictRow {
 /// A link to a file in (or under) the page's folder.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Link {
+    /// The link's text.
     pub label: String,
     /// Relative path from the page's folder.
     pub href: String,
@@ -25,11 +27,13 @@ pub struct Link {
 /// What an index page shows.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IndexPage {
+    /// The page's title, also its `<title>`.
     pub title: String,
     /// One sentence under the title (e.g. the overall verdict and seed count).
     pub summary: String,
     /// Column names after the verdict column.
     pub columns: Vec<String>,
+    /// One row per run or seed, under the column names.
     pub rows: Vec<VerdictRow>,
     /// SVG plots, each shown with its label as the caption.
     pub plots: Vec<Link>,
@@ -45,9 +49,13 @@ pub struct IndexPage {
 /// optional.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Section {
+    /// The section's heading.
     pub heading: String,
+    /// Paragraphs of plain text under the heading.
     pub paragraphs: Vec<String>,
+    /// Column names of the section's table (empty: no table).
     pub columns: Vec<String>,
+    /// The table's rows, one cell per column.
     pub rows: Vec<Vec<String>>,
     /// Blocks of preformatted lines (trace excerpts), each with its caption.
     pub blocks: Vec<(String, Vec<String>)>,

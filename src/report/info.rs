@@ -9,7 +9,9 @@ use serde::Serialize;
 pub struct RunInfo {
     /// Scenario name (the `name` key of the scenario file).
     pub scenario: String,
+    /// The seed the run's randomness was drawn from.
     pub seed: u64,
+    /// The allocator policy the run used (e.g. `upstream`, `safe`).
     pub policy: String,
     /// Leader-election variant, when the scenario has a `[leader]` section.
     pub variant: Option<String>,

@@ -13,9 +13,13 @@ use std::collections::BTreeMap;
 /// What a replica's lane shows during a span.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LaneState {
+    /// The replica's runner believed it led (from `LeadingStarted`).
     Leading,
+    /// At least one of the replica's modules ran.
     Acting,
+    /// The replica was stopped (crashed), until it started again.
     Down,
+    /// The replica was paused, until it resumed.
     Paused,
 }
 
@@ -46,8 +50,11 @@ impl LaneState {
 /// One row of `leader.csv`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LaneSpan {
+    /// The leader replica the span belongs to.
     pub replica: u32,
+    /// What the replica was doing during the span.
     pub state: LaneState,
+    /// Simulated time the span began, in milliseconds.
     pub from_ms: u64,
     /// `None` while the span is still open at the end of the run.
     pub until_ms: Option<u64>,

@@ -24,30 +24,55 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Every metric of one run. Serialised as the `metrics` object of `summary.json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Metrics {
+    /// Logical jobs scheduled (a rescheduled job counts once).
     pub jobs_total: u64,
+    /// Logical jobs with a completed instance.
     pub jobs_completed: u64,
+    /// Job instances scheduled, reschedules included.
     pub job_instances: u64,
+    /// Assignments to an agent that had already run a job ÷ assignments.
     pub reuse_ratio: f64,
+    /// Agent pods the allocator created.
     pub pods_created: u64,
+    /// Pods created ÷ logical jobs.
     pub pods_per_job: f64,
+    /// Median wait of the assigned job instances, scheduling to assignment, in seconds.
     pub wait_s_p50: f64,
+    /// 95th percentile (nearest rank) of the waits, in seconds.
     pub wait_s_p95: f64,
+    /// 99th percentile (nearest rank) of the waits, in seconds.
     pub wait_s_p99: f64,
+    /// Longest wait of an assigned job instance, in seconds.
     pub wait_s_max: f64,
+    /// Simulated seconds, summed over pods, their agents spent building.
     pub pod_seconds_busy: f64,
+    /// Simulated seconds, summed over pods, their agents sat registered and idle.
     pub pod_seconds_idle: f64,
+    /// Simulated seconds, summed over pods, from creation to running.
     pub pod_seconds_pending: f64,
+    /// Busy ÷ (busy + idle) pod-seconds.
     pub agent_utilisation: f64,
+    /// Leadership changes to a different replica than the previous leader.
     pub failovers: u64,
+    /// Longest failover, previous leader stopped to new leader started, in seconds.
     pub failover_s_max: f64,
+    /// 95th percentile (nearest rank) of the failover durations, in seconds.
     pub failover_s_p95: f64,
+    /// Terms a runner started (`LeadingStarted`), the first and re-elections included.
     pub leader_changes: u64,
+    /// Simulated seconds no replica believed it led.
     pub no_leader_s: f64,
+    /// Simulated seconds two or more replicas ran modules at once.
     pub two_acting_s: f64,
+    /// Engine events popped in the run.
     pub events: u64,
+    /// Simulated length of the run, in seconds.
     pub sim_s: f64,
+    /// Wall-clock seconds the run took (measured by the caller; zero when not measured).
     pub wall_s: f64,
+    /// Engine events per wall-clock second (zero without a wall time).
     pub events_per_s: f64,
+    /// Simulated seconds per wall-clock second (zero without a wall time).
     pub compression: f64,
 }
 
@@ -60,8 +85,6 @@ impl Metrics {
             .collect()
     }
 
-    /// Every metric as (name, value), in declaration order (the order people read them in).
-    /// The names are the serde field names; a test keeps the two in step.
     /// The entries a leader run reports: leadership and run figures, no elastic-agent ones.
     pub fn leader_entries(&self) -> Vec<(&'static str, f64)> {
         self.entries()
@@ -70,6 +93,8 @@ impl Metrics {
             .collect()
     }
 
+    /// Every metric as (name, value), in declaration order (the order people read them in).
+    /// The names are the serde field names; a test keeps the two in step.
     pub fn entries(&self) -> Vec<(&'static str, f64)> {
         vec![
             ("jobs_total", self.jobs_total as f64),

@@ -7,10 +7,15 @@ use std::sync::Arc;
 /// Where a job instance ended up (or is, if the run ended first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum JobOutcome {
+    /// Scheduled, not yet assigned to an agent.
     Waiting,
+    /// Assigned to an agent and not yet finished.
     Building,
+    /// The agent reported the job completed.
     Completed,
+    /// The server rescheduled the instance (a new instance takes its place).
     Rescheduled,
+    /// The job was cancelled.
     Cancelled,
 }
 
@@ -30,16 +35,25 @@ impl JobOutcome {
 /// One job instance (`jobs.csv`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobRow {
+    /// The job instance's id (a reschedule gets a new one).
     pub job_id: u64,
+    /// The id every instance of the same job shares.
     pub logical_job: u64,
+    /// The elastic profile the job asked for.
     pub profile: String,
+    /// The job's environment, if it has one.
     pub environment: Option<String>,
+    /// Simulated time the instance was scheduled, in milliseconds.
     pub scheduled_at_ms: u64,
+    /// When the server assigned it to an agent, if it did.
     pub assigned_at_ms: Option<u64>,
+    /// When it completed, if it did.
     pub completed_at_ms: Option<u64>,
+    /// The agent it was assigned to, if any.
     pub agent_id: Option<String>,
     /// True when the agent had completed a job before this one was assigned to it.
     pub pod_reused: bool,
+    /// Where the instance ended up.
     pub outcome: JobOutcome,
 }
 
@@ -75,11 +89,17 @@ pub(super) enum AgentActivity {
 pub struct PodRow {
     /// Shared with the collector's name table (the pod's agent has the same name).
     pub pod: Arc<str>,
+    /// The hash of the settings the pod was created with (its config-hash annotation).
     pub config_hash: Arc<str>,
+    /// Simulated time the allocator created the pod, in milliseconds.
     pub created_at_ms: u64,
+    /// When the pod reached phase Running, if it did.
     pub running_at_ms: Option<u64>,
+    /// When its agent registered with the server, if it did.
     pub registered_at_ms: Option<u64>,
+    /// When the pod was deleted, if it was.
     pub deleted_at_ms: Option<u64>,
+    /// Who deleted it (the allocator, a fault, a node loss), if it was deleted.
     pub deleted_by: Option<Actor>,
     /// Job instances assigned to this pod's agent.
     pub jobs_run: u64,
@@ -164,15 +184,23 @@ impl PodRow {
 /// One `Record::Sample` (`timeline.csv`): the gauges at that instant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimelineRow {
+    /// Simulated time of the sample, in milliseconds.
     pub t_ms: u64,
+    /// Job instances scheduled and not yet assigned.
     pub jobs_waiting: u64,
+    /// Job instances assigned and not yet finished.
     pub jobs_building: u64,
+    /// Pods created and not yet running.
     pub pods_pending: u64,
+    /// Pods running.
     pub pods_running: u64,
+    /// Registered agents with no job.
     pub agents_idle: u64,
+    /// Agents building a job.
     pub agents_building: u64,
     /// Assignments so far, and how many of them went to an agent that had completed a job.
     pub jobs_assigned: u64,
+    /// How many of `jobs_assigned` went to an agent that had completed a job.
     pub jobs_assigned_reused: u64,
     /// Replicas whose runner believed it led at that instant, ascending.
     pub leaders: Vec<u32>,
@@ -188,11 +216,15 @@ impl TimelineRow {
 /// One fault (`faults.csv`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FaultRow {
+    /// The fault's position in the scenario's fault list.
     pub index: u32,
+    /// Simulated time the fault started, in milliseconds.
     pub at_ms: u64,
     /// `None` while the fault has not ended (and is not instantaneous).
     pub until_ms: Option<u64>,
+    /// The fault's kind, as in the scenario (e.g. `node_loss`).
     pub kind: String,
+    /// What the fault acts on (a node group, a node, a replica).
     pub target: String,
     /// The leader replicas the fault acts on (`leader.rs`, `fault_replicas`); `None` for a
     /// fault aimed at no particular replica (an API outage, a Lease delete, an elastic fault).

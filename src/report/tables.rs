@@ -5,6 +5,7 @@ use super::collector::Collector;
 use super::format::{actor_text, optional_seconds_text, ratio_text, seconds_text};
 use std::io::{self, Write};
 
+/// The columns of `jobs.csv`, in order.
 pub const JOBS_HEADER: [&str; 11] = [
     "job_id",
     "logical_job",
@@ -19,6 +20,7 @@ pub const JOBS_HEADER: [&str; 11] = [
     "outcome",
 ];
 
+/// The columns of `pods.csv`, in order.
 pub const PODS_HEADER: [&str; 10] = [
     "pod",
     "config_hash",
@@ -45,8 +47,10 @@ pub const TIMELINE_HEADER: [&str; 9] = [
     "leader",
 ];
 
+/// The columns of `faults.csv`, in order.
 pub const FAULTS_HEADER: [&str; 5] = ["at_s", "until_s", "kind", "target", "replicas"];
 
+/// The columns of `leader.csv`, in order.
 pub const LEADER_HEADER: [&str; 4] = ["replica", "state", "from_s", "until_s"];
 
 fn finish(mut writer: csv::Writer<&mut dyn Write>) -> io::Result<()> {

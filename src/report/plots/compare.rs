@@ -14,8 +14,11 @@ use std::path::Path;
 pub struct PolicyRow {
     /// The bar's label: a policy name, or `policy/variant`.
     pub policy: String,
+    /// The policy's reuse ratio over its seeds.
     pub reuse_ratio: f64,
+    /// The policy's 95th-percentile job wait over its seeds, in seconds.
     pub wait_s_p95: f64,
+    /// Pods created per seed, on average.
     pub pods_created: f64,
     /// Busy + idle + pending pod-seconds.
     pub pod_seconds: f64,
@@ -33,9 +36,11 @@ pub struct PolicyRow {
 pub struct LeaderBars {
     /// Pooled over every failover of every seed.
     pub failover_s_p95: f64,
+    /// The longest failover, in seconds.
     pub failover_s_max: f64,
     /// Means per seed.
     pub no_leader_s: f64,
+    /// Seconds per seed with two or more replicas acting.
     pub two_acting_s: f64,
 }
 

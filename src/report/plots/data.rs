@@ -19,6 +19,7 @@ pub struct PlotContext {
 }
 
 impl PlotContext {
+    /// The context of a run still in memory: its verdict line, wait bound and end.
     pub fn from_info(info: &RunInfo) -> PlotContext {
         PlotContext {
             title: verdict_line(info),
@@ -75,22 +76,32 @@ impl PlotContext {
 /// One row of `timeline.csv`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TimelinePoint {
+    /// Simulated time of the sample, in seconds.
     pub t_s: f64,
+    /// Job instances scheduled and not yet assigned.
     pub jobs_waiting: f64,
+    /// Pods created and not yet running.
     pub pods_pending: f64,
+    /// Pods running.
     pub pods_running: f64,
+    /// Registered agents with no job.
     pub agents_idle: f64,
+    /// Agents building a job.
     pub agents_building: f64,
+    /// Reuse ratio of the assignments so far.
     pub reuse_ratio: f64,
 }
 
 /// One row of `faults.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FaultSpan {
+    /// When the fault started, in simulated seconds.
     pub from_s: f64,
     /// `None` for a fault that had not ended when the run did.
     pub until_s: Option<f64>,
+    /// The fault's kind, as in the scenario (e.g. `node_loss`).
     pub kind: String,
+    /// What the fault acts on (a node group, a node, a replica).
     pub target: String,
     /// The leader replicas it acts on (empty: none); `None` for a fault aimed at no
     /// particular replica (or a `faults.csv` without the `replicas` column).
@@ -100,8 +111,11 @@ pub struct FaultSpan {
 /// One row of `leader.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LaneRow {
+    /// The leader replica of the lane.
     pub replica: u32,
+    /// What the replica was doing.
     pub state: LaneState,
+    /// When the span began, in simulated seconds.
     pub from_s: f64,
     /// `None` for a span still open at the end of the run.
     pub until_s: Option<f64>,
@@ -110,13 +124,17 @@ pub struct LaneRow {
 /// Everything the run plots draw.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunData {
+    /// Caption, run end and wait bound.
     pub context: PlotContext,
+    /// The `timeline.csv` samples, in time order.
     pub timeline: Vec<TimelinePoint>,
     /// Waits of the assigned job instances, ascending.
     pub waits_s: Vec<f64>,
     /// Job instances never assigned.
     pub jobs_unassigned: usize,
+    /// The `faults.csv` rows, in start order.
     pub faults: Vec<FaultSpan>,
+    /// The `leader.csv` spans, in start order.
     pub lanes: Vec<LaneRow>,
     /// Every replica of the run, ascending (from `leader.csv` and the `leading_<i>` columns).
     pub replicas: Vec<u32>,

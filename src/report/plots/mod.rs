@@ -40,14 +40,26 @@ pub const FAULT_SHADE_SVG: &str = "#8E24AA";
 pub enum PlotError {
     /// An input table is missing, unreadable or malformed.
     #[error("reading {path}: {message}")]
-    Read { path: String, message: String },
+    Read {
+        /// The table's path.
+        path: String,
+        /// What was wrong with it.
+        message: String,
+    },
     /// The plotting library refused to draw.
     #[error("drawing {file}: {message}")]
-    Draw { file: String, message: String },
+    Draw {
+        /// The figure's file name.
+        file: String,
+        /// The library's message.
+        message: String,
+    },
     /// The image could not be written.
     #[error("writing {path}: {source}")]
     Write {
+        /// The image's path.
         path: String,
+        /// Why writing it failed.
         source: std::io::Error,
     },
 }
@@ -55,16 +67,19 @@ pub enum PlotError {
 /// One drawn figure: `<stem>.svg` and `<stem>.png` in the folder it was drawn into.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlotFile {
+    /// The file name without extension, e.g. `wait_cdf`.
     pub stem: String,
     /// What the reader is looking at, for links and captions.
     pub title: String,
 }
 
 impl PlotFile {
+    /// The SVG file's name, `<stem>.svg`.
     pub fn svg_name(&self) -> String {
         format!("{}.svg", self.stem)
     }
 
+    /// The PNG file's name, `<stem>.png`.
     pub fn png_name(&self) -> String {
         format!("{}.png", self.stem)
     }
