@@ -10,10 +10,12 @@
 pub struct GroupMask(pub u64);
 
 impl GroupMask {
+    /// True if the two sets share a group.
     pub const fn intersects(self, other: GroupMask) -> bool {
         self.0 & other.0 != 0
     }
 
+    /// Every group of either set.
     #[must_use]
     pub const fn union(self, other: GroupMask) -> GroupMask {
         GroupMask(self.0 | other.0)
@@ -49,6 +51,7 @@ impl Partitions {
         })
     }
 
+    /// True when no partition is in force.
     pub fn is_empty(&self) -> bool {
         self.active.is_empty()
     }

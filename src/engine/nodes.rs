@@ -25,10 +25,12 @@ impl Nodes {
         id
     }
 
+    /// The node's current incarnation.
     pub fn epoch(&self, node: NodeId) -> Epoch {
         self.epochs[node.0 as usize]
     }
 
+    /// False while the node is crashed (between a crash and its restart).
     pub fn is_up(&self, node: NodeId) -> bool {
         self.up[node.0 as usize]
     }

@@ -117,6 +117,7 @@ impl<E> Queue<E> {
         self.slots.len() - self.free.len()
     }
 
+    /// True when no event is queued.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

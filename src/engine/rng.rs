@@ -7,14 +7,23 @@ use rand::{Rng, SeedableRng};
 /// that enabling a fault (which draws from `Faults`) never changes job arrivals (`Workload`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum StreamId {
+    /// Job arrivals and their profiles and runtimes.
     Workload,
+    /// Fault times and targets.
     Faults,
+    /// The swarm's draw of which fault kinds and settings a run gets (`swarm = true`).
     Swarm,
+    /// Message latencies.
     Network,
+    /// Pod start-up times on the kubelets.
     Kubelet,
+    /// The GoCD server's process ids, one per start.
     Server,
+    /// Go-agent uuids.
     Agents,
+    /// Leader-election replicas; each replica forks its own stream from it.
     Leader,
+    /// Kubernetes API errors injected at the configured rate.
     KubeApi,
 }
 
@@ -56,6 +65,7 @@ impl Stream {
         }
     }
 
+    /// The next raw 64-bit draw.
     pub fn next_u64(&mut self) -> u64 {
         self.rng.next_u64()
     }

@@ -7,13 +7,17 @@ use std::fmt;
 pub struct SimTime(u64);
 
 impl SimTime {
+    /// The start of every run.
     pub const ZERO: SimTime = SimTime(0);
+    /// The latest representable time (never reached by a run).
     pub const MAX: SimTime = SimTime(u64::MAX);
 
+    /// The instant `ms` simulated milliseconds after the start.
     pub const fn from_ms(ms: u64) -> SimTime {
         SimTime(ms)
     }
 
+    /// Simulated milliseconds since the start.
     pub const fn as_ms(self) -> u64 {
         self.0
     }

@@ -17,10 +17,15 @@ const REPORT_RETRY_MS: u64 = 5_000;
 /// A go-agent timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AgentTimer {
+    /// Retry a registration that failed or was refused (every 10 s).
     Register,
+    /// Send the next liveness ping (every 5 s).
     Ping,
+    /// Ask for work again, after the get-work back-off.
     Poll,
+    /// The job's runtime is over: report it completed.
     BuildDone,
+    /// Retry a completion report the server did not answer (every 5 s).
     Report,
     /// The cancelled build is killed.
     Killed,
@@ -45,7 +50,9 @@ enum Phase {
 /// One go-agent process (one container incarnation).
 #[derive(Debug)]
 pub struct GoAgent {
+    /// The pod's name, which the agent registers as its elastic agent id.
     pub elastic_agent_id: Arc<str>,
+    /// The agent's uuid, fresh for each process start.
     pub uuid: u64,
     key: String,
     environment: Option<String>,

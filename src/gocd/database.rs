@@ -9,20 +9,30 @@ use std::collections::BTreeMap;
 /// Assigned). Completed and rescheduled instances leave the database: the trace keeps them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum JobState {
+    /// Waiting for an agent.
     Scheduled,
+    /// Assigned to an agent (building, or completing).
     Assigned,
 }
 
 /// One job instance.
 #[derive(Clone, Debug)]
 pub struct Job {
+    /// The instance's id; a rescheduled job gets a new one.
     pub id: u64,
+    /// The id every instance of the same job shares.
     pub logical: u64,
+    /// The elastic profile the job asks for.
     pub profile: String,
+    /// The environment the job runs in, if any; only an agent of that environment may take it.
     pub environment: Option<String>,
+    /// How long the build runs once assigned, in simulated milliseconds.
     pub runtime_ms: u64,
+    /// Scheduled or assigned.
     pub state: JobState,
+    /// The elastic agent id of the agent it is assigned to, if any.
     pub agent: Option<String>,
+    /// Simulated time the instance was scheduled, in milliseconds.
     pub scheduled_ms: u64,
 }
 
@@ -30,11 +40,17 @@ pub struct Job {
 /// every listing of the agent).
 #[derive(Clone, Debug)]
 pub struct AgentRecord {
+    /// The uuid of the go-agent process that registered.
     pub uuid: u64,
+    /// The environment the agent registered with, if any.
     pub environment: Option<String>,
+    /// False once the plugin disabled the agent (it gets no more work).
     pub enabled: bool,
+    /// The runtime state the server shows: idle, building, missing or lost contact.
     pub runtime: AgentRuntime,
+    /// Simulated time of the agent's last request, in milliseconds.
     pub last_heard_ms: u64,
+    /// The job assigned to the agent, if any.
     pub job: Option<u64>,
     /// A cancelled job whose build the agent has not finished killing yet: the server
     /// reports the agent Building (build state Cancelled) until it pings without it.

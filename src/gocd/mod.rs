@@ -14,9 +14,11 @@ mod database;
 mod protocol;
 mod registry;
 mod server;
+mod settings;
 
 pub use agent::{AgentTimer, GoAgent};
 pub use agent_table::AgentTable;
 pub use database::{AgentRecord, Database, Job, JobState};
 pub use protocol::{AgentAction, AgentRequest, RequestKind, ServerReply};
-pub use server::{Server, ServerOut, ServerSettings, ServerTimer, profile_key};
+pub use server::{Server, ServerOut, ServerTimer, profile_key};
+pub use settings::ServerSettings;

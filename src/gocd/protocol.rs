@@ -9,31 +9,44 @@ use std::sync::Arc;
 pub enum AgentRequest {
     /// Auto-register with the pod's one-time key.
     Register {
+        /// The pod's name, the agent's id towards the plugin.
         elastic_agent_id: Arc<str>,
+        /// The go-agent process's uuid.
         uuid: u64,
+        /// The auto-register key from the pod's environment.
         key: String,
+        /// The environment from the pod's environment, if any.
         environment: Option<String>,
     },
     /// Liveness ping, every 5 s; reports the job being built, if any.
     Ping {
+        /// The pod's name.
         elastic_agent_id: Arc<str>,
+        /// The go-agent process's uuid.
         uuid: u64,
+        /// The job the agent is building, if any.
         building: Option<u64>,
     },
     /// Ask for work.
     GetWork {
+        /// The pod's name.
         elastic_agent_id: Arc<str>,
+        /// The go-agent process's uuid.
         uuid: u64,
     },
     /// The job finished.
     ReportCompleted {
+        /// The pod's name.
         elastic_agent_id: Arc<str>,
+        /// The go-agent process's uuid.
         uuid: u64,
+        /// The job instance that finished.
         job: u64,
     },
 }
 
 impl AgentRequest {
+    /// Which request this is, for matching its reply.
     pub fn kind(&self) -> RequestKind {
         match self {
             AgentRequest::Register { .. } => RequestKind::Register,
@@ -47,32 +60,44 @@ impl AgentRequest {
 /// Which request a reply answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RequestKind {
+    /// An auto-registration.
     Register,
+    /// A liveness ping.
     Ping,
+    /// A get-work.
     GetWork,
+    /// A completion report.
     ReportCompleted,
 }
 
 /// The server's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ServerReply {
+    /// The registration was accepted.
     Registered,
     /// HTTP 422 with the reason.
     Refused(String),
+    /// The ping was recorded; nothing to do.
     Pong,
     /// The server does not know this agent (deleted, or another uuid holds the id).
     NotRegistered,
+    /// No job for this agent now; ask again after the back-off.
     NoWork,
     /// The agent is disabled.
     Denied,
+    /// The job assigned to this agent.
     Work {
+        /// The job instance to build.
         job: u64,
+        /// How long the build runs, in simulated milliseconds.
         runtime_ms: u64,
     },
+    /// The completion report was accepted.
     Ack,
     /// Ping reply carrying the cancel instruction for the build the agent runs; killing it
     /// takes `kill_ms`.
     Cancel {
+        /// How long the agent takes to kill the build, in simulated milliseconds.
         kill_ms: u64,
     },
     /// No answer yet: the server holds this get-work (the plugin lists pods first) and
@@ -85,9 +110,13 @@ pub enum ServerReply {
 /// What a go-agent wants done.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AgentAction {
+    /// Send this request to the server.
     Send(AgentRequest),
+    /// Set a timer on the agent's own process.
     Timer {
+        /// Simulated milliseconds from now.
         delay_ms: u64,
+        /// Which timer fires.
         timer: super::AgentTimer,
     },
 }

@@ -5,10 +5,10 @@ use super::agent_table::metadata;
 use super::database::{AgentRecord, Database, Job, JobState};
 use super::protocol::{AgentRequest, ServerReply};
 use super::registry::Registry;
+use super::settings::ServerSettings;
 use crate::allocator::{
     self, Allocator, CallId, ClusterProfile, CreateAgentRequest, JobCompletionRequest,
-    JobIdentifier, Outbox, PluginRequest, Policy, RequestId, ServerPingRequest,
-    ShouldAssignWorkRequest,
+    JobIdentifier, Outbox, PluginRequest, RequestId, ServerPingRequest, ShouldAssignWorkRequest,
 };
 use crate::ids::NameKey;
 use crate::resources::{KubeRequest, KubeResult, StringMap};
@@ -25,37 +25,26 @@ const CREATE_AGENT_TTL_MARGIN_MS: u64 = 10_000;
 /// (`ElasticAgentPluginService.heartbeat` posts with `elasticPluginHeartBeatInterval - 10000`).
 const SERVER_PING_TTL_MARGIN_MS: u64 = 10_000;
 
-/// `[server]` settings plus the plugin under test.
-#[derive(Clone, Debug)]
-pub struct ServerSettings {
-    pub job_starvation_timeout_ms: u64,
-    pub server_ping_interval_ms: u64,
-    pub assignment_interval_ms: u64,
-    pub agent_connection_timeout_ms: u64,
-    pub hung_job_check_interval_ms: u64,
-    pub auto_register_key_ttl_ms: u64,
-    pub create_agent_threads: u32,
-    /// How long a go-agent takes to kill a cancelled build (told in the cancel instruction).
-    pub cancel_kill_ms: u64,
-    pub policy: Policy,
-    pub cluster_profile: ClusterProfile,
-    /// Rules of `safe` switched off (an ablation mutant); empty in ordinary runs.
-    pub ablations: crate::ablation::Ablations,
-}
-
 /// A server timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServerTimer {
+    /// The build-assignment loop, every `assignment_interval`.
     Assignment,
+    /// The plugin's server-ping, every `server_ping_interval`.
     Ping,
+    /// The hung-job check, every `hung_job_check_interval`.
     HungCheck,
+    /// Agent liveness refresh (an agent silent past `agent_connection_timeout` becomes
+    /// LostContact), every 5 s.
     AgentRefresh,
 }
 
 /// What the server wants done after one step.
 #[derive(Debug, Default)]
 pub struct ServerOut {
+    /// Trace records of the step.
     pub records: Vec<Record>,
+    /// Calls the plugin made to the Kubernetes API, by call id, for the world to deliver.
     pub kube_calls: Vec<(CallId, KubeRequest)>,
     /// `(delay_ms, timer)` in the current process epoch.
     pub timers: Vec<(u64, ServerTimer)>,
@@ -107,7 +96,9 @@ struct Memory {
 
 /// The GoCD server.
 pub struct Server {
+    /// The run's `[server]` settings and plugin.
     pub settings: ServerSettings,
+    /// What survives a crash: jobs and registered agents.
     pub db: Database,
     memory: Option<Memory>,
     /// Elastic profile properties by profile name.
@@ -117,6 +108,7 @@ pub struct Server {
 }
 
 impl Server {
+    /// A server that is down (no process yet) with the elastic profiles `profiles`, by name.
     pub fn new(settings: ServerSettings, profiles: BTreeMap<String, StringMap>) -> Server {
         let cluster_properties = settings.cluster_profile.to_properties();
         Server {
@@ -129,6 +121,7 @@ impl Server {
         }
     }
 
+    /// True while the server process runs (started and not crashed).
     pub fn is_up(&self) -> bool {
         self.memory.is_some()
     }

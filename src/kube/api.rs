@@ -47,6 +47,7 @@ pub struct KubeApi {
 }
 
 impl KubeApi {
+    /// An API server for the cluster of `settings`: its nodes, all alive and empty, no pods.
     pub fn new(settings: KubeSettings) -> KubeApi {
         let nodes = (0..settings.nodes)
             .map(|i| Node {

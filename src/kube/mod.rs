@@ -23,12 +23,16 @@ use crate::trace::Record;
 /// Settings from `[cluster]`.
 #[derive(Clone, Debug)]
 pub struct KubeSettings {
+    /// Nodes the cluster starts with.
     pub nodes: u32,
+    /// Agent pods one node holds.
     pub pods_per_node: u32,
+    /// The range a pod's start-up (scheduled to Running) is drawn from: (min, max) milliseconds.
     pub pod_startup_ms: (u64, u64),
     /// Replay: an empirical start-up sample (ms) that replaces `pod_startup_ms` when not empty;
     /// each start-up draws one element uniformly with the kubelet stream.
     pub pod_startup_sample_ms: Vec<u64>,
+    /// The kubelet's first restart delay after a container dies; it doubles on each restart.
     pub container_restart_backoff_ms: u64,
     /// What the trace says about a pod the API creates. The API server does not know who
     /// labels pods or how; the harness that wires it to a client passes this in.
@@ -45,7 +49,9 @@ pub struct KubeSettings {
 /// the harness's identity of the config it was created with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodDescription {
+    /// The job id of the pod's job label, if its client set one.
     pub job_label: Option<u64>,
+    /// The config the pod was created with, as the harness names it (e.g. its config hash).
     pub config: String,
 }
 
@@ -53,14 +59,26 @@ pub struct PodDescription {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KubeTimer {
     /// Image pulled and container started: the pod goes Running.
-    PodStarted { uid: u64 },
+    PodStarted {
+        /// The pod's uid.
+        uid: u64,
+    },
     /// Back-off over: the kubelet restarts the dead container.
-    ContainerRestart { uid: u64 },
+    ContainerRestart {
+        /// The pod's uid.
+        uid: u64,
+    },
     /// The grace period of a deleted pod is over: its container has stopped and the pod
     /// leaves the store.
-    PodGone { uid: u64 },
+    PodGone {
+        /// The pod's uid.
+        uid: u64,
+    },
     /// The toleration of the pods of lost node `node` (an index) ran out: they are evicted.
-    NodeEvicted { node: u32 },
+    NodeEvicted {
+        /// The lost node's index.
+        node: u32,
+    },
     /// A replacement node of the same size joins (a managed node group replaced a lost one).
     NodeJoins,
 }
@@ -69,10 +87,12 @@ pub enum KubeTimer {
 /// and trace records.
 #[derive(Debug, Default)]
 pub struct KubeEffects {
+    /// Kubelet timers to set, at absolute simulated times.
     pub timers: Vec<(SimTime, KubeTimer)>,
     /// A container started in pod `uid` (name): start its agent process.
     pub agent_started: Vec<(u64, String)>,
     /// The container of pod `uid` died or the pod is gone: kill its agent process.
     pub agent_killed: Vec<u64>,
+    /// Trace records of what happened.
     pub records: Vec<Record>,
 }

@@ -19,10 +19,15 @@ pub type StringMap = BTreeMap<String, String>;
 /// `status.phase` of a pod.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum PodPhase {
+    /// Accepted, waiting for a node or for its container to start.
     Pending,
+    /// Its container runs.
     Running,
+    /// Its container exited successfully and will not restart.
     Succeeded,
+    /// Its container exited with an error and will not restart.
     Failed,
+    /// The pod's state could not be obtained (e.g. its node is unreachable).
     Unknown,
 }
 
@@ -45,7 +50,9 @@ impl PodPhase {
 pub struct PodTemplate {
     /// `metadata.name`; the plugin picks it (`k8s-ea-<uuid>`).
     pub name: String,
+    /// `metadata.labels` (the plugin's creator and job labels).
     pub labels: StringMap,
+    /// `metadata.annotations` (the plugin keeps its agent's settings here).
     pub annotations: StringMap,
     /// Container image of the single agent container.
     pub image: String,
@@ -56,13 +63,19 @@ pub struct PodTemplate {
 /// A pod as the API server returns it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pod {
+    /// `metadata.name`, unique among live pods.
     pub name: String,
     /// Unique per pod object, even if a name is reused.
     pub uid: u64,
+    /// `metadata.labels`.
     pub labels: StringMap,
+    /// `metadata.annotations`.
     pub annotations: StringMap,
+    /// Container image of the single agent container.
     pub image: String,
+    /// Environment of the agent container (the `GO_EA_*` registration settings).
     pub env: StringMap,
+    /// `status.phase`.
     pub phase: PodPhase,
     /// `spec.nodeName` once scheduled.
     pub node: Option<String>,
@@ -103,19 +116,24 @@ impl Pod {
 pub struct LeaseSpec {
     /// Empty means released.
     pub holder_identity: String,
+    /// How long the Lease is valid after its last renewal, in seconds.
     pub lease_duration_seconds: u32,
     /// Writer's clock, milliseconds (informational: client-go never trusts it).
     pub acquire_time_ms: u64,
     /// Writer's clock, milliseconds (informational).
     pub renew_time_ms: u64,
+    /// How many times the holder changed.
     pub lease_transitions: u32,
 }
 
 /// A Lease as the API server returns it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lease {
+    /// `metadata.name`.
     pub name: String,
+    /// Holder, duration, times and transitions.
     pub spec: LeaseSpec,
+    /// `metadata.resourceVersion`: changes on every write, for compare-and-swap updates.
     pub resource_version: u64,
 }
 
@@ -124,40 +142,60 @@ pub struct Lease {
 pub enum KubeRequest {
     /// List pods whose labels include every pair of `selector`.
     ListPods {
+        /// The labels a pod must carry to be listed.
         selector: StringMap,
     },
+    /// Read one pod by name; fails with `NotFound` if there is none.
     GetPod {
+        /// The pod's name.
         name: String,
     },
+    /// Create a pod; fails with `Conflict` if the name is taken.
     CreatePod {
+        /// The pod to create.
         template: PodTemplate,
     },
+    /// Delete a pod (it may stay listed, Terminating, for the grace period).
     DeletePod {
+        /// The pod's name.
         name: String,
     },
     /// Merge `set` into the annotations and remove `remove`. With `resource_version`, the write
     /// is a compare-and-swap: it fails with `Conflict` if the pod changed since.
     AnnotatePod {
+        /// The pod's name.
         name: String,
+        /// Annotations to add or overwrite.
         set: StringMap,
+        /// Annotation keys to remove.
         remove: Vec<String>,
+        /// The version the write expects; `None` writes unconditionally.
         resource_version: Option<u64>,
     },
+    /// Read one Lease by name; fails with `NotFound` if there is none.
     GetLease {
+        /// The Lease's name.
         name: String,
     },
     /// Fails with `Conflict` (AlreadyExists) if the Lease exists.
     CreateLease {
+        /// The Lease's name.
         name: String,
+        /// The Lease's holder, duration, times and transitions.
         spec: LeaseSpec,
     },
     /// Fails with `Conflict` if `resource_version` is not the current one.
     UpdateLease {
+        /// The Lease's name.
         name: String,
+        /// The spec to write.
         spec: LeaseSpec,
+        /// The version the write expects.
         resource_version: u64,
     },
+    /// Delete a Lease (a third-party edit, a fault).
     DeleteLease {
+        /// The Lease's name.
         name: String,
     },
 }
@@ -185,7 +223,9 @@ pub enum KubeReply {
     /// A shared, persistent snapshot: a list costs O(1) to hand over, and a client keeping it
     /// never sees the store change underneath it (the store copies on write).
     Pods(PodList),
+    /// One pod (a get, a create or an annotate).
     Pod(Arc<Pod>),
+    /// One Lease (a get, a create or an update).
     Lease(Lease),
     /// Delete succeeded.
     Deleted,

@@ -14,8 +14,12 @@ use std::sync::Arc;
 /// Run-level choices that override the scenario.
 #[derive(Clone, Debug)]
 pub struct RunSettings {
+    /// The seed every random stream of the run derives from.
     pub seed: u64,
+    /// The allocator policy under test.
     pub policy: Policy,
+    /// The leader runner variant by name (`agentk-v1`, `fixed`), for a scenario with a `[leader]`
+    /// section.
     pub variant: Option<String>,
     /// A run that pops more events than this ends as a harness failure, never a hang.
     pub events_max: u64,

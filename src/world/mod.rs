@@ -24,5 +24,6 @@ pub use swarm::seed_selection;
 
 /// Receives every trace record of a run, in order.
 pub trait Sink {
+    /// Take record `record` emitted at simulated time `t_ms` by node `node`.
     fn record(&mut self, t_ms: u64, node: &str, record: &crate::trace::Record);
 }
