@@ -8,10 +8,12 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "elasticsim", version, about, long_about = None)]
 pub struct Cli {
+    /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The commands, one per variant; each variant's doc comment is its `--help` line.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario (one seed, or many in parallel) and write its report.

@@ -37,6 +37,7 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// The process exit code: 1 violated, 2 bad input, 3 harness bug, 130 interrupted.
     pub fn exit_code(&self) -> i32 {
         match self {
             Failure::Violated => 1,

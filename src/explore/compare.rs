@@ -24,8 +24,11 @@ use std::path::Path;
 /// One policy's aggregate over the compared seeds. Plots use these rows directly.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyRow {
+    /// The policy's name, or `policy/variant` for a leader comparison.
     pub policy: String,
+    /// Seeds compared.
     pub seeds: u64,
+    /// Seeds where every invariant held.
     pub passed: u64,
     /// `passed ÷ seeds`.
     pub pass_rate: f64,
@@ -33,13 +36,21 @@ pub struct PolicyRow {
     pub invariant_pass_rates: BTreeMap<&'static str, f64>,
     /// `safety`, `liveness`, `both` → failing seeds.
     pub failure_classes: BTreeMap<String, u64>,
+    /// Assignments to an agent that had already run a job ÷ assignments, pooled over the seeds.
     pub reuse_ratio: f64,
+    /// Median job wait, pooled over every seed's assigned instances, in seconds.
     pub wait_s_p50: f64,
+    /// 95th-percentile job wait, pooled over the seeds, in seconds.
     pub wait_s_p95: f64,
+    /// Longest job wait of any seed, in seconds.
     pub wait_s_max: f64,
+    /// Pods created per seed, on average.
     pub pods_created_mean: f64,
+    /// Busy pod-seconds per seed, on average.
     pub pod_seconds_busy_mean: f64,
+    /// Idle pod-seconds per seed, on average.
     pub pod_seconds_idle_mean: f64,
+    /// Pending pod-seconds per seed, on average.
     pub pod_seconds_pending_mean: f64,
     /// A leader comparison's figures; `None` for an elastic-agent comparison.
     pub leader: Option<LeaderFigures>,
@@ -48,13 +59,19 @@ pub struct PolicyRow {
 /// One variant's leader figures over the compared seeds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LeaderFigures {
+    /// Failovers per seed, on average.
     pub failovers_mean: f64,
     /// Pooled over every failover of every seed.
     pub failover_s_p50: f64,
+    /// 95th-percentile failover, pooled, in seconds.
     pub failover_s_p95: f64,
+    /// Longest failover of any seed, in seconds.
     pub failover_s_max: f64,
+    /// Leader changes (terms started) per seed, on average.
     pub leader_changes_mean: f64,
+    /// Seconds per seed with no replica leading, on average.
     pub no_leader_s_mean: f64,
+    /// Seconds per seed with two or more replicas acting, on average.
     pub two_acting_s_mean: f64,
 }
 
@@ -338,6 +355,7 @@ pub(super) fn chart_rows(rows: &[PolicyRow]) -> Vec<crate::report::plots::Policy
 /// What [`write_compare_files`] wrote.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompareFiles {
+    /// One row per policy (or variant), in the order compared.
     pub rows: Vec<PolicyRow>,
     /// Why the chart was not drawn, if it was not: a warning, since the tables are the result.
     pub chart_warning: Option<String>,

@@ -28,10 +28,12 @@ pub mod float {
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+    /// Write `value` as its exact text.
     pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
         float_text(*value).serialize(serializer)
     }
 
+    /// Read a value written by [`serialize`].
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
         let text = String::deserialize(deserializer)?;
         float_from_text(&text).map_err(D::Error::custom)
@@ -46,6 +48,7 @@ pub mod metrics {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use std::collections::BTreeMap;
 
+    /// Write every metric by name, each as its exact text.
     pub fn serialize<S: Serializer>(value: &Metrics, serializer: S) -> Result<S::Ok, S::Error> {
         let texts: BTreeMap<&str, String> = value
             .entries()
@@ -55,6 +58,7 @@ pub mod metrics {
         texts.serialize(serializer)
     }
 
+    /// Read metrics written by [`serialize`]; every metric must be there.
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Metrics, D::Error> {
         let texts = BTreeMap::<String, String>::deserialize(deserializer)?;
         let mut values = BTreeMap::new();
@@ -148,6 +152,7 @@ pub mod static_id_option {
     use super::static_id;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+    /// Write the id, or null.
     pub fn serialize<S: Serializer>(
         value: &Option<&'static str>,
         serializer: S,
@@ -155,6 +160,7 @@ pub mod static_id_option {
         value.serialize(serializer)
     }
 
+    /// Read an id written by [`serialize`], interned as a `'static` str.
     pub fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Option<&'static str>, D::Error> {

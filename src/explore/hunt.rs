@@ -23,11 +23,14 @@ pub const BATCH: usize = 8;
 /// How a target is searched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// Seeds in order from the master seed, each with its own swarm draw.
     Uniform,
+    /// Swarm draws mutated from a corpus of draws that reached new coverage.
     Guided,
 }
 
 impl Mode {
+    /// The mode as the CLI and reports spell it: `uniform` or `guided`.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Uniform => "uniform",
@@ -39,8 +42,11 @@ impl Mode {
 /// What is hunted: scenarios (already with the target's ablations) and the settings they run
 /// under (policy, variant; the seed is replaced per candidate).
 pub struct Target {
+    /// The target's name, as the hunt's tables show it.
     pub name: String,
+    /// The scenarios candidates are drawn from, with the target's ablations.
     pub scenarios: Vec<Scenario>,
+    /// Policy, variant and limits of every run (the seed is replaced per candidate).
     pub settings: RunSettings,
 }
 
@@ -57,36 +63,47 @@ impl Target {
 /// One candidate run: which scenario, which seed, which swarm draw (None: the seed's own).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
+    /// Index into the target's `scenarios`.
     pub scenario: usize,
+    /// The run's seed.
     pub seed: u64,
+    /// The swarm draw given to the run; `None`: the seed draws its own.
     pub draw: Option<SwarmDraw>,
 }
 
 /// The first violation found.
 #[derive(Clone, Debug)]
 pub struct Find {
+    /// The candidate that failed.
     pub candidate: Candidate,
     /// Candidates run up to and including the find, in candidate order.
     pub seeds_to_kill: u64,
+    /// Wall-clock seconds from the hunt's start to the find.
     pub wall_s: f64,
     /// The invariant that failed first in the run.
     pub invariant: String,
     /// The scenario as run (the draw written in), and its settings.
     pub scenario: Scenario,
+    /// The run settings, with the candidate's seed.
     pub settings: RunSettings,
 }
 
 /// How a hunt of one target ended.
 #[derive(Clone, Debug)]
 pub struct HuntResult {
+    /// The target's name.
     pub target: String,
+    /// How the target was searched.
     pub mode: Mode,
+    /// The first violation found, if any.
     pub find: Option<Find>,
     /// Candidates run (all of them, to the end of the last batch).
     pub seeds_tried: u64,
+    /// Wall-clock seconds the hunt took.
     pub wall_s: f64,
     /// Guided only: corpus size and distinct features at the end.
     pub corpus: usize,
+    /// Guided only: distinct coverage features at the end.
     pub features: usize,
     /// True when a stop was requested (Ctrl-C) before a find or the budget.
     pub interrupted: bool,
@@ -94,12 +111,15 @@ pub struct HuntResult {
 
 /// The limits of one hunt.
 pub struct Limits<'a> {
+    /// Wall-clock seconds the hunt may spend on this target.
     pub budget_s: f64,
+    /// The seed uniform mode starts from and guided mode's generator derives from.
     pub master_seed: u64,
     /// Seconds since this target's hunt started (measured by the caller).
     pub elapsed: &'a (dyn Fn() -> f64 + Sync),
     /// Called after each batch with the candidates run so far.
     pub progress: &'a (dyn Fn(u64) + Sync),
+    /// True once the hunt should stop (Ctrl-C); checked between batches.
     pub stop: &'a (dyn Fn() -> bool + Sync),
 }
 

@@ -44,8 +44,11 @@ pub fn materialise(scenario: &Scenario, settings: &RunSettings) -> Result<Scenar
 /// (generators expanded, swarm draws included) and simulated milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Size {
+    /// Job instances the scenario schedules.
     pub jobs: u64,
+    /// Faults it injects.
     pub faults: u64,
+    /// The run's simulated length (`duration` + `settle`).
     pub simulated_ms: u64,
 }
 

@@ -29,13 +29,20 @@ pub const LIST_FILE: &str = "regressions.toml";
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
+    /// The scenario file, resolved against the list's folder.
     pub scenario: PathBuf,
+    /// The seed to replay; `None`: the scenario's own.
     pub seed: Option<u64>,
+    /// The policy to replay under; `None`: the scenario's own.
     pub policy: Option<String>,
+    /// The leader variant (only with `[leader]`); `None`: the scenario's own.
     pub variant: Option<String>,
+    /// The expected verdict, `pass` or `fail`.
     pub verdict: String,
+    /// Invariant ids that must fail in the replay (others may too).
     #[serde(default)]
     pub violated: Vec<String>,
+    /// Why the entry exists.
     #[serde(default)]
     pub note: String,
 }
@@ -80,10 +87,15 @@ pub fn load(path: &Path) -> Result<Vec<Entry>, String> {
 /// What replaying an entry gave.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Replayed {
+    /// The seed replayed.
     pub seed: u64,
+    /// The policy replayed under.
     pub policy: String,
+    /// The replay's verdict, `pass` or `fail`.
     pub verdict: String,
+    /// The ids of the invariants that failed in the replay.
     pub violated: Vec<&'static str>,
+    /// The replay's trace fingerprint.
     pub fingerprint: String,
 }
 

@@ -6,7 +6,9 @@ use std::fmt;
 /// A half-open range of seeds, `first..end`, never empty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRange {
+    /// The first seed.
     pub first: u64,
+    /// One past the last seed.
     pub end: u64,
 }
 

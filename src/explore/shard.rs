@@ -36,7 +36,9 @@ const FORMAT_VERSION: u32 = 1;
 /// Shard `index` of `count`, 0-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Shard {
+    /// This shard's number, `0..count`.
     pub index: u64,
+    /// How many shards the run is split into.
     pub count: u64,
 }
 
@@ -118,9 +120,13 @@ impl fmt::Display for Shard {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CommandKind {
+    /// `sim --seeds`.
     Sweep,
+    /// `compare`.
     Compare,
+    /// `nightly`.
     Nightly,
+    /// `review`.
     Review,
 }
 
@@ -144,25 +150,33 @@ pub struct Cell {
     pub suite: String,
     /// The policy (or the regression entry's label).
     pub case: String,
+    /// The seed.
     pub seed: u64,
 }
 
 /// One cell's result, with its position in the canonical order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Placed<R> {
+    /// The cell's index in the canonical order of the unsharded run.
     pub position: usize,
+    /// The cell's result.
     pub row: R,
 }
 
 /// `shard.json`. `P` is the plan (equal in every shard of a run), `R` one cell's row.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShardFile<P, R> {
+    /// Always `elasticsim-shard`, so a stray JSON file is refused.
     pub format: String,
+    /// The shard file format's version.
     pub version: u32,
     /// The version of the binary that ran the shard.
     pub elasticsim: String,
+    /// The command that ran the shard.
     pub command: CommandKind,
+    /// Which shard this is.
     pub shard: Shard,
+    /// The command's plan, equal in every shard of a run.
     pub plan: P,
     /// Every cell of the unsharded run, in canonical order.
     pub cells: Vec<Cell>,
@@ -171,6 +185,7 @@ pub struct ShardFile<P, R> {
 }
 
 impl<P: Serialize, R: Serialize> ShardFile<P, R> {
+    /// A shard file of this binary's format and version.
     pub fn new(
         command: CommandKind,
         shard: Shard,
@@ -201,7 +216,9 @@ impl<P: Serialize, R: Serialize> ShardFile<P, R> {
 /// A shard folder as `merge` read it.
 #[derive(Clone, Debug)]
 pub struct ShardInput {
+    /// The shard folder.
     pub folder: PathBuf,
+    /// Its `shard.json`, plan and rows still untyped.
     pub file: ShardFile<Value, Value>,
 }
 
@@ -258,11 +275,17 @@ pub fn read_shard(folder: &Path) -> Result<ShardInput, String> {
 /// Every cell's row of a merged run, in canonical order, each with the folder it came from.
 #[derive(Clone, Debug)]
 pub struct Assembled {
+    /// The command every shard ran.
     pub command: CommandKind,
+    /// The shard count.
     pub count: u64,
+    /// The plan, as every shard has it.
     pub plan: Value,
+    /// Every cell of the run, in canonical order.
     pub cells: Vec<Cell>,
+    /// One row per cell, in canonical order, with the shard folder it came from.
     pub rows: Vec<(Value, PathBuf)>,
+    /// The shard folders merged, in the order read.
     pub folders: Vec<PathBuf>,
 }
 

@@ -25,7 +25,9 @@ pub struct ShrinkOutcome {
     pub invariant: String,
     /// The minimised, pinned scenario (write it with `scenario::to_toml`).
     pub repro: Scenario,
+    /// The size of the scenario as found.
     pub original: Size,
+    /// The size of the repro.
     pub shrunk: Size,
     /// Simulations run while shrinking (cached candidates are not rerun).
     pub runs: u64,

@@ -15,7 +15,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// An invariant that failed in a run, with how it is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ViolatedId {
+    /// The invariant's id.
     pub id: &'static str,
+    /// How the invariant is judged.
     pub kind: Kind,
 }
 
@@ -66,6 +68,7 @@ impl<'de> Deserialize<'de> for ViolatedId {
 /// Serialised exactly (floats as text) in `shard.json`, so merged tables equal unsharded ones.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeedRow {
+    /// The run's seed.
     pub seed: u64,
     /// `pass` or `fail`.
     pub verdict: String,
@@ -76,13 +79,16 @@ pub struct SeedRow {
     /// The earliest failing violation's id (what `shrink` picks by default).
     #[serde(with = "exact::static_id_option")]
     pub first_violated: Option<InvariantId>,
+    /// The run's trace fingerprint (SHA-256, hex).
     pub fingerprint: String,
+    /// The run's metrics.
     #[serde(with = "exact::metrics")]
     pub metrics: Metrics,
     /// Every assigned job instance's wait, ascending (for pooled percentiles).
     pub waits_ms: Vec<u64>,
     /// Job assignments, and those to an agent that had already run a job.
     pub assigned: u64,
+    /// Of `assigned`, those to an agent that had already run a job.
     pub reused: u64,
     /// The command that reruns this seed alone.
     pub reproduce: String,
@@ -158,9 +164,13 @@ pub fn first_violated(outcome: &RunOutcome) -> Option<&'static str> {
 /// seeds (a whole `SeedRange`, or one shard's part of it) and the worker count (`None`: one
 /// per core).
 pub struct SweepPlan<'a> {
+    /// The scenario every seed runs.
     pub scenario: &'a Scenario,
+    /// Policy, variant and limits (the seed is replaced per run).
     pub settings: RunSettings,
+    /// The seeds to run, in order.
     pub seeds: Vec<u64>,
+    /// Worker threads; `None`: one per core.
     pub threads: Option<usize>,
 }
 

@@ -52,16 +52,20 @@ fn sweep_variant(rows: &[SeedRow]) -> Option<&str> {
 /// How many seeds violated one invariant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvariantCount {
+    /// The invariant's id.
     pub id: &'static str,
     /// `safety` or `liveness`.
     pub class: &'static str,
+    /// Seeds on which it failed.
     pub seeds_violated: u64,
 }
 
 /// The aggregate of a sweep's rows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepSummary {
+    /// Seeds run.
     pub seeds: u64,
+    /// Seeds where every invariant held.
     pub passed: u64,
     /// Sorted by id.
     pub invariants: Vec<InvariantCount>,
@@ -72,6 +76,7 @@ pub struct SweepSummary {
 }
 
 impl SweepSummary {
+    /// Count seeds, passes and violations per invariant over `rows`.
     pub fn of(rows: &[SeedRow]) -> SweepSummary {
         let mut invariants: BTreeMap<&'static str, InvariantCount> = BTreeMap::new();
         let mut classes = BTreeMap::new();

@@ -30,9 +30,13 @@ const BACKOFF_MAX_MS: u64 = 30_000;
 /// Counters of a recording.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordStats {
+    /// Trace lines written.
     pub lines: u64,
+    /// Pod lists made (the first, and one after each `410 Gone`).
     pub lists: u64,
+    /// Watches started.
     pub watches: u64,
+    /// Errors from the API that led to a back-off.
     pub errors: u64,
 }
 
@@ -57,10 +61,13 @@ pub fn state_of(pod: &Pod) -> PodState {
 pub struct TraceWriter<W: Write> {
     out: W,
     written: BTreeMap<String, PodState>,
+    /// What the recording has done so far.
     pub stats: RecordStats,
 }
 
 impl<W: Write> TraceWriter<W> {
+    /// A writer that has written the trace's header (from `source`, `namespace` and `started_at`)
+    /// to `out`.
     pub fn new(
         mut out: W,
         source: &str,
@@ -124,6 +131,7 @@ impl<W: Write> TraceWriter<W> {
         Ok(())
     }
 
+    /// The output, once the recording is over.
     pub fn into_inner(self) -> W {
         self.out
     }

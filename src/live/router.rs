@@ -18,7 +18,9 @@ use std::sync::Arc;
 pub enum Command {
     /// `kubectl delete pod NAME`: the pod as it was, or None if there is no such pod.
     DeletePod {
+        /// The pod's name.
         name: String,
+        /// Where the world thread sends the deleted pod's JSON (None: no such pod).
         reply: tokio::sync::oneshot::Sender<Option<Value>>,
     },
 }
@@ -26,6 +28,7 @@ pub enum Command {
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
+    /// The served objects and the change notifier.
     pub hub: Arc<Hub>,
     /// Where pod deletes go; None serves read-only (deletes answer 405).
     pub commands: Option<std::sync::mpsc::Sender<Command>>,

@@ -25,15 +25,20 @@ pub struct ServeOptions {
     pub speed: f64,
     /// Stop after this much wall time (None: until Ctrl-C).
     pub for_ms: Option<u64>,
+    /// The folder the kubeconfig and the run's files are written to.
     pub out: PathBuf,
 }
 
 /// How a serve session ended.
 #[derive(Debug)]
 pub struct ServeSummary {
+    /// The loopback address the API was served on.
     pub address: std::net::SocketAddr,
+    /// Engine events popped.
     pub events: u64,
+    /// Simulated milliseconds the session covered.
     pub sim_ms: u64,
+    /// Pods deleted through the served API (`kubectl delete pod`).
     pub pods_deleted_by_kubectl: u32,
 }
 

@@ -15,11 +15,14 @@ const HISTORY_MAX: usize = 20_000;
 /// The two resources served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resource {
+    /// `pods`.
     Pods,
+    /// `leases` (`coordination.k8s.io/v1`).
     Leases,
 }
 
 impl Resource {
+    /// The resource's plural, as in its URL path.
     pub fn plural(self) -> &'static str {
         match self {
             Resource::Pods => "pods",
@@ -31,20 +34,26 @@ impl Resource {
 /// An object as served.
 #[derive(Clone, Debug)]
 pub struct Stored {
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.labels`, for label selectors.
     pub labels: StringMap,
     /// Simulated creation time (for AGE).
     pub created_ms: u64,
+    /// The object's Kubernetes JSON.
     pub object: Value,
 }
 
 /// One numbered change.
 #[derive(Clone, Debug)]
 pub struct Change {
+    /// The resourceVersion the change got.
     pub resource_version: u64,
+    /// Pods or Leases.
     pub resource: Resource,
     /// `ADDED`, `MODIFIED` or `DELETED`.
     pub kind: &'static str,
+    /// The object after the change (for `DELETED`, as it was last).
     pub stored: Stored,
 }
 
@@ -70,6 +79,7 @@ pub struct Store {
 }
 
 impl Store {
+    /// An empty store whose simulated time zero is `epoch_ms` (Unix wall-clock milliseconds).
     pub fn new(epoch_ms: u64) -> Store {
         Store {
             epoch_ms,
@@ -77,6 +87,7 @@ impl Store {
         }
     }
 
+    /// The version of the latest change (0 before the first).
     pub fn resource_version(&self) -> u64 {
         self.resource_version
     }
@@ -252,6 +263,7 @@ impl Filter {
         Ok(filter)
     }
 
+    /// True if `stored` satisfies every selector term.
     pub fn matches(&self, stored: &Stored) -> bool {
         if self.name.as_ref().is_some_and(|name| *name != stored.name) {
             return false;
@@ -276,6 +288,7 @@ pub struct Hub {
 }
 
 impl Hub {
+    /// A hub over `store`, with no watch waiting yet.
     pub fn new(store: Store) -> Arc<Hub> {
         let (changed, _) = tokio::sync::watch::channel(store.resource_version());
         Arc::new(Hub {

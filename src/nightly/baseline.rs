@@ -12,15 +12,18 @@ pub const WALL_CLOCK_METRICS: [&str; 3] = ["wall_s", "events_per_s", "compressio
 /// One scenario's baseline file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 pub struct Baseline {
+    /// The scenario's name.
     pub scenario: String,
     /// Seeds 1..=seeds were averaged.
     pub seeds: u64,
+    /// The elasticsim version that wrote the baseline.
     pub version: String,
     /// policy → metric → mean over seeds.
     pub policies: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 impl Baseline {
+    /// The baseline file of `scenario` in `dir`: `<scenario>.json`.
     pub fn path(dir: &Path, scenario: &str) -> std::path::PathBuf {
         dir.join(format!("{scenario}.json"))
     }
@@ -62,11 +65,17 @@ impl Baseline {
 /// A metric worse than its baseline beyond tolerance.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Regression {
+    /// The scenario's name.
     pub scenario: String,
+    /// The policy (or `policy/variant`) the metric was measured under.
     pub policy: String,
+    /// The metric's name, as in `summary.json`.
     pub metric: String,
+    /// The baseline's mean.
     pub baseline: f64,
+    /// The mean measured now.
     pub value: f64,
+    /// The tolerance it broke.
     pub tolerance: Tolerance,
 }
 

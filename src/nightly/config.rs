@@ -25,11 +25,14 @@ pub const SEEDS_DEFAULT: u64 = 200;
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Worse {
+    /// A rise is a regression (waits, pods created).
     Higher,
+    /// A fall is a regression (reuse ratio, utilisation).
     Lower,
 }
 
 impl Worse {
+    /// How the direction reads in a message: `higher is worse` or `lower is worse`.
     pub fn text(self) -> &'static str {
         match self {
             Worse::Higher => "higher is worse",
@@ -42,6 +45,7 @@ impl Worse {
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Tolerance {
+    /// Which direction of change is a regression.
     pub worse: Worse,
     /// Relative slack, a fraction of the baseline (0.10 = 10 %).
     pub tolerance: f64,
@@ -67,7 +71,9 @@ impl Tolerance {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioPlan {
+    /// The policies to run; `None`: the scenario's own `[plugin] policy`.
     pub policies: Option<Vec<String>>,
+    /// Seeds for this scenario; `None`: the file's `seeds`.
     pub seeds: Option<u64>,
 }
 
@@ -75,12 +81,16 @@ pub struct ScenarioPlan {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NightlyConfig {
+    /// Seeds per (scenario, policy); `--seeds` overrides it.
     #[serde(default = "seeds_default")]
     pub seeds: u64,
+    /// Seeds `--update-baseline` uses when `--seeds` is not given.
     #[serde(default = "baseline_seeds_default")]
     pub baseline_seeds: u64,
+    /// Per-scenario plans, by scenario name.
     #[serde(default)]
     pub scenarios: BTreeMap<String, ScenarioPlan>,
+    /// The tolerance of each compared metric, by metric name.
     #[serde(default)]
     pub metrics: BTreeMap<String, Tolerance>,
 }

@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 /// One testcase.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Case {
+    /// The testcase's name (the policy, or the entry's label).
     pub name: String,
+    /// Wall-clock seconds the case took.
     pub time_s: f64,
     /// `(message, text)` when the case failed: a one-line summary and the full detail.
     pub failure: Option<(String, String)>,
@@ -16,7 +18,9 @@ pub struct Case {
 /// One testsuite.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Suite {
+    /// The testsuite's name (the scenario, or `regressions`).
     pub name: String,
+    /// Its testcases, in run order.
     pub cases: Vec<Case>,
 }
 

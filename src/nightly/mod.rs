@@ -42,12 +42,17 @@ use std::path::{Path, PathBuf};
 /// What to run and where to write.
 #[derive(Clone, Debug)]
 pub struct NightlyOptions {
+    /// The folder of `nightly.toml`, the scenarios and `regressions/`.
     pub scenarios_dir: PathBuf,
+    /// The folder of the baseline files.
     pub baselines_dir: PathBuf,
+    /// Where the reports, JUnit file and summary are written.
     pub out_dir: PathBuf,
     /// Seeds per (scenario, policy): replaces the default count, caps per-scenario counts.
     pub seeds: Option<u64>,
+    /// Write new baselines instead of comparing with them.
     pub update_baseline: bool,
+    /// Worker threads; `None`: one per core.
     pub threads: Option<usize>,
     /// Draw a progress bar on stderr (only shown on a terminal).
     pub progress: bool,
@@ -69,8 +74,11 @@ pub enum NightlyError {
 /// One failing seed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeedFailure {
+    /// The failing seed.
     pub seed: u64,
+    /// The ids of the invariants it violated.
     pub violated: Vec<String>,
+    /// The command that reruns it alone.
     pub reproduce: String,
     /// Its report folder, relative to the output folder.
     pub report: Option<String>,
@@ -83,14 +91,21 @@ pub struct GroupOutcome {
     pub suite: String,
     /// The JUnit testcase: the policy, or the entry's label.
     pub case: String,
+    /// The scenario file the group ran.
     pub scenario_file: PathBuf,
+    /// Seeds run.
     pub seeds: u64,
+    /// Seeds where every invariant held.
     pub passed: u64,
+    /// The seeds that violated an invariant, in seed order.
     pub failing: Vec<SeedFailure>,
+    /// Metrics worse than their baseline beyond tolerance.
     pub regressions: Vec<Regression>,
     /// A regression entry whose verdict or violated ids differ from what it expects.
     pub expectation: Option<String>,
+    /// Each metric's mean over the seeds, by name.
     pub means: BTreeMap<String, f64>,
+    /// Wall-clock seconds the group took.
     pub wall_s: f64,
     /// Why no baseline comparison happened, if it did not.
     pub note: Option<String>,
@@ -134,14 +149,19 @@ impl GroupOutcome {
 /// Everything the nightly found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NightlyOutcome {
+    /// One outcome per (scenario, policy) and regression entry, in run order.
     pub groups: Vec<GroupOutcome>,
+    /// Problems that do not fail the nightly: skipped regression entries, scenario warnings,
+    /// undrawn charts, an interruption.
     pub warnings: Vec<String>,
+    /// Baseline files written by `--update-baseline`.
     pub baselines_written: Vec<PathBuf>,
     /// Stopped by Ctrl-C/SIGTERM: the line saying how many runs were done and not done.
     pub interrupted: Option<String>,
 }
 
 impl NightlyOutcome {
+    /// True when any group failed: a violation, a regression or an unmet expectation.
     pub fn failed(&self) -> bool {
         self.groups.iter().any(GroupOutcome::failed)
     }

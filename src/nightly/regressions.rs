@@ -16,8 +16,11 @@ use std::path::{Path, PathBuf};
 pub struct RegressionEntry {
     /// The scenario file, resolved.
     pub file: PathBuf,
+    /// The seed to replay.
     pub seed: u64,
+    /// The policy to replay under; `None`: the scenario's own.
     pub policy: Option<String>,
+    /// The leader variant; `None`: the scenario's own.
     pub variant: Option<String>,
     /// `"pass"` or `"fail"`.
     pub verdict: String,

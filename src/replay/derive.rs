@@ -32,8 +32,12 @@ const RUNTIME_DEFAULT_MS: u64 = 60_000;
 /// One job derived from a trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DerivedJob {
+    /// The job id the trace's pods carry.
     pub job_id: String,
+    /// Arrival: when the job's first pod was added, in milliseconds since the trace's start.
     pub at_ms: u64,
+    /// The time from the last pod's `Running` to its end, in milliseconds (an upper bound of the
+    /// build).
     pub runtime_ms: u64,
     /// False when the runtime was filled in (no pod of the job ever ran).
     pub runtime_observed: bool,

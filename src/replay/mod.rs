@@ -28,10 +28,13 @@ pub const VERSION: u32 = 1;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
+    /// Always [`FORMAT`].
     pub format: String,
+    /// The format version, [`VERSION`].
     pub version: u32,
     /// Who wrote it: `record <server>` or `elasticsim export …`.
     pub source: String,
+    /// The Kubernetes namespace the pods were watched in.
     pub namespace: String,
     /// When `t_ms = 0` was, as RFC 3339 (a fixed epoch for simulated runs).
     pub started_at: String,
@@ -41,8 +44,11 @@ pub struct Header {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PodEvent {
+    /// The pod appeared (created, or first seen by the recording).
     Added,
+    /// A field of the format changed.
     Modified,
+    /// The pod left the API server.
     Deleted,
 }
 
@@ -51,7 +57,9 @@ pub enum PodEvent {
 pub struct TraceLine {
     /// Milliseconds since the header's `started_at` (simulated time for an export).
     pub t_ms: u64,
+    /// Whether the pod was added, modified or deleted.
     pub event: PodEvent,
+    /// The pod as it is after the change.
     #[serde(flatten)]
     pub state: PodState,
 }
@@ -59,6 +67,7 @@ pub struct TraceLine {
 /// What a trace keeps of a pod: the fields of the format and nothing else.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PodState {
+    /// The pod's name.
     pub pod: String,
     /// `Pending`, `Running`, `Succeeded` or `Failed` (`Unknown` is read too).
     pub phase: String,
@@ -70,6 +79,7 @@ pub struct PodState {
     /// identity of the profile-property annotations and environment label (see
     /// [`config_hash_of`]); null for a pod with neither.
     pub config_hash: Option<String>,
+    /// `status.containerStatuses[0].restartCount`.
     #[serde(default)]
     pub restarts: u32,
     /// `spec.nodeName` once scheduled.

@@ -6,19 +6,31 @@ use std::path::{Path, PathBuf};
 /// A whole trace, in file order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trace {
+    /// The first line.
     pub header: Header,
+    /// Every pod change after it, in file order.
     pub lines: Vec<TraceLine>,
 }
 
 /// Why a trace could not be read. Displayed as `file:line: message`.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
+    /// The trace file could not be read.
     #[error("{}: cannot read the trace: {message}", path.display())]
-    Io { path: PathBuf, message: String },
+    Io {
+        /// The trace file.
+        path: PathBuf,
+        /// The I/O error's message.
+        message: String,
+    },
+    /// One line is malformed.
     #[error("{}:{line}: {message}", path.display())]
     Line {
+        /// The trace file.
         path: PathBuf,
+        /// The line's number, 1-based.
         line: usize,
+        /// What is wrong with it.
         message: String,
     },
 }

@@ -22,8 +22,11 @@ pub const CONTEXT_LINES: usize = 8;
 /// One side of a divergence: a decision's code and text, and when it was made.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Side {
+    /// The decision's code.
     pub code: String,
+    /// The decision's text.
     pub text: String,
+    /// Simulated time of the decision, in milliseconds.
     pub t_ms: u64,
 }
 
@@ -44,9 +47,13 @@ pub struct Divergence {
     pub t_ms: u64,
     /// `create-agent`, `should-assign-work`, `job-completion`, `server-ping`.
     pub request: String,
+    /// The job the request was about, if any.
     pub job: Option<u64>,
+    /// The agent the request was about, if any.
     pub agent: Option<String>,
+    /// What the base policy decided.
     pub base: Side,
+    /// What the candidate policy decided.
     pub candidate: Side,
     /// Why the candidate differs on purpose, from its own declaration; `None`: unintended.
     pub intended: Option<String>,
@@ -55,7 +62,9 @@ pub struct Divergence {
 /// The trace lines before a first divergence, from both runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Context {
+    /// The base run's lines.
     pub base: Vec<String>,
+    /// The candidate run's lines.
     pub candidate: Vec<String>,
 }
 

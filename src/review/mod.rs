@@ -48,7 +48,9 @@ pub struct Group {
     pub file: String,
     /// The scenario with `enable_agent_reuse` forced to `reuse`.
     pub scenario: Scenario,
+    /// Whether agent reuse is on in this group's runs.
     pub reuse: bool,
+    /// The seeds to run.
     pub seeds: Vec<u64>,
     /// Rules of `safe` or fixes of `fixed` switched off in the candidate's runs only
     /// (`review --ablate`): the base stays the as-is behaviour.
@@ -84,9 +86,13 @@ pub fn with_reuse(scenario: &Scenario, reuse: bool) -> Scenario {
 /// What a review keeps of one seed: both runs' rows and where their decisions differ.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeedReview {
+    /// The seed.
     pub seed: u64,
+    /// The base policy's run.
     pub base: SeedRow,
+    /// The candidate policy's run.
     pub candidate: SeedRow,
+    /// Where their decisions first differ.
     pub alignment: Alignment,
 }
 

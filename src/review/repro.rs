@@ -21,13 +21,16 @@ pub const SHRINK_EVENTS_MAX: u64 = 200_000;
 /// A new violation's repro.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Repro {
+    /// The new violation's invariant id.
     pub invariant: String,
+    /// The smallest seed that showed it.
     pub seed: u64,
     /// The file's name inside the review's `repro/` folder.
     pub file_name: String,
     /// The repro scenario (pinned: seed, policy and reuse are in the file); `None` when the
     /// shrink failed, with the reason in `error`.
     pub toml: Option<String>,
+    /// Why the shrink failed, when it did.
     pub error: Option<String>,
     /// `jobs 40 → 3, faults 0 → 0`.
     pub size: String,

@@ -43,11 +43,15 @@ pub const REVIEW_METRICS: [(&str, Better); 8] = [
 /// One metric's change over the seeds of a review.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetricDelta {
+    /// Mean over seeds under the base policy.
     pub base_mean: f64,
+    /// Mean over seeds under the candidate policy.
     pub candidate_mean: f64,
     /// Mean of candidate − base over seeds.
     pub delta: f64,
+    /// Lower end of the bootstrap 95 % confidence interval of `delta`.
     pub ci95_low: f64,
+    /// Upper end of the bootstrap 95 % confidence interval of `delta`.
     pub ci95_high: f64,
 }
 

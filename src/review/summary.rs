@@ -29,9 +29,13 @@ pub struct FirstDivergence {
 /// What a review found for one scenario under one reuse setting.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScenarioReview {
+    /// The scenario's name.
     pub scenario: String,
+    /// The scenario file as given.
     pub file: String,
+    /// Whether agent reuse was on.
     pub reuse: bool,
+    /// Seeds run.
     pub seeds: u64,
     /// Seeds whose runs decided differently, in seed order.
     pub first_divergences: Vec<FirstDivergence>,
@@ -41,7 +45,9 @@ pub struct ScenarioReview {
     pub new_violations: BTreeMap<String, Vec<u64>>,
     /// Seeds failing under each policy.
     pub base_failed: u64,
+    /// Seeds failing under the candidate policy.
     pub candidate_failed: u64,
+    /// Each compared metric's change, in the review's metric order.
     pub metrics: Vec<(String, MetricDelta)>,
     /// Shrunk repros of the smallest seed of each new violation (filled by `repro.rs`).
     pub repros: Vec<Repro>,
@@ -193,11 +199,14 @@ pub struct ScenarioJson {
 /// `review.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReviewJson {
+    /// The base policy's name.
     pub base: String,
+    /// The candidate policy's name.
     pub candidate: String,
     /// The candidate's ablations (`review --ablate`), comma-separated; absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ablate: Option<String>,
+    /// One entry per (scenario, reuse setting), in run order.
     pub scenarios: Vec<ScenarioJson>,
     /// Set when a signal stopped the review: which cells ran and which did not. The
     /// scenarios then hold the seeds done only.

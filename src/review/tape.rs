@@ -14,12 +14,17 @@ use std::collections::BTreeMap;
 /// One decision of one run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
+    /// Simulated time of the decision, in milliseconds.
     pub t_ms: u64,
     /// The request the code answers; `None` for a code the policy does not declare.
     pub request: Option<RequestKind>,
+    /// The job the decision is about, if any.
     pub job: Option<u64>,
+    /// The agent (pod) the decision is about, if any.
     pub agent: Option<String>,
+    /// The decision's code.
     pub code: String,
+    /// The decision's text.
     pub text: String,
     /// The position of the decision's record in [`Tape::records`].
     pub index: usize,
@@ -41,9 +46,12 @@ pub const KEPT_RECORDS: usize = 200_000;
 /// timeline samples), for context lines, and all its decisions.
 pub struct Tape {
     declaration: &'static Declaration,
+    /// The first `KEPT_RECORDS` records (no timeline samples) with their times in milliseconds, for
+    /// context lines.
     pub records: Vec<(u64, Record)>,
     /// Records seen (kept or not).
     pub seen: usize,
+    /// Every decision of the run, in order.
     pub entries: Vec<Entry>,
     /// The should-assign-work the last recorded decision answered, as (job, agent).
     answered: Option<(u64, String)>,
@@ -52,6 +60,7 @@ pub struct Tape {
 }
 
 impl Tape {
+    /// An empty tape for a run of the policy `declaration` describes.
     pub fn new(declaration: &'static Declaration) -> Tape {
         Tape {
             declaration,

@@ -3,12 +3,15 @@
 /// Why a duration string was rejected; the caller adds file, line and key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DurationError {
+    /// The string is empty.
     Empty,
     /// A number with no unit after it (`"90"`), or a unit with no number (`"s"`).
     MissingUnit,
+    /// A unit with no number before it.
     MissingNumber,
     /// A unit other than `ms`, `s`, `m`, `h`.
     UnknownUnit(String),
+    /// A leading minus sign: durations are never negative.
     Negative,
     /// A fraction, whitespace or any other character that is not a digit or a unit.
     UnexpectedCharacter(char),

@@ -55,7 +55,9 @@ impl std::ops::DerefMut for ScenarioError {
 /// Where and what: every part of a [`ScenarioError`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ErrorDetail {
+    /// What is wrong.
     pub kind: ErrorKind,
+    /// The scenario file it is wrong in.
     pub file: PathBuf,
     /// 1-based; 0 when the error has no position (an unreadable file).
     pub line: usize,

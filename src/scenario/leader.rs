@@ -7,6 +7,7 @@ use super::reader::{
 };
 use std::collections::BTreeMap;
 
+/// The leader runner variants `[leader] variant` accepts.
 pub const VARIANTS: &[&str] = &["agentk-v1", "fixed"];
 
 /// `[leader] http2_dead` when absent: apimachinery's HTTP/2 transport declares a connection

@@ -40,7 +40,9 @@ use std::path::Path;
 /// A valid scenario and the warnings (already located) found while reading it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loaded {
+    /// The parsed, defaulted and validated scenario.
     pub scenario: Scenario,
+    /// Warnings found while reading it (each already names file and line).
     pub warnings: Vec<String>,
 }
 

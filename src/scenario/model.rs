@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 /// A duration range: uniform in `[min_ms, max_ms]` (equal bounds for a fixed duration).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Range {
+    /// The shortest duration, in simulated milliseconds.
     pub min_ms: u64,
+    /// The longest duration (inclusive).
     pub max_ms: u64,
 }
 
@@ -23,19 +25,33 @@ impl Range {
 /// A whole scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
+    /// `name`: the scenario's name, used in report paths.
     pub name: String,
+    /// `description`: one line on what the scenario shows.
     pub description: String,
+    /// `seed`: the seed of every random stream (`--seed` and `--seeds` override it).
     pub seed: u64,
+    /// `duration`: the safety phase `[0, duration)`, in which jobs and faults happen.
     pub duration_ms: u64,
+    /// `settle`: the liveness phase after `duration`.
     pub settle_ms: u64,
+    /// The simulated Kubernetes cluster.
     pub cluster: Cluster,
+    /// The simulated GoCD server's timings.
     pub server: Server,
+    /// The cluster profile and the policy under test.
     pub plugin: Plugin,
+    /// The elastic agent profiles jobs and faults refer to.
     pub profiles: Vec<Profile>,
+    /// The workload generators.
     pub jobs: Vec<JobSource>,
+    /// The scheduled faults, in file order.
     pub faults: Vec<Fault>,
+    /// Faults drawn by the seed, if enabled.
     pub swarm: Swarm,
+    /// Bounds, switched-off and required invariants.
     pub invariants: Invariants,
+    /// Leader-election replicas, when the scenario has a `[leader]` section.
     pub leader: Option<Leader>,
     /// `ablate`: rules of `safe` and fixes of `fixed` switched off (empty: none).
     pub ablations: crate::ablation::Ablations,
@@ -44,11 +60,18 @@ pub struct Scenario {
 /// `[cluster]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cluster {
+    /// `nodes`: Kubernetes nodes at the start.
     pub nodes: u32,
+    /// `pods_per_node`: pod slots per node; pods beyond capacity stay Pending.
     pub pods_per_node: u32,
+    /// `pod_startup`: scheduled to Running (image pull and container start).
     pub pod_startup: Range,
+    /// `api_latency`: one Kubernetes API call, each way.
     pub api_latency: Range,
+    /// `api_error_rate`: the fraction of API calls answered with a server error.
     pub api_error_rate: f64,
+    /// `container_restart_backoff`: the kubelet's first restart delay after a container dies; it
+    /// doubles on each restart.
     pub container_restart_backoff_ms: u64,
     /// `termination_grace`: how long a deleted pod whose container runs stays listed
     /// (Terminating) before it is gone.
@@ -82,12 +105,20 @@ impl Default for Cluster {
 /// `[server]` (defaults are GoCD's).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Server {
+    /// `job_starvation_timeout`: how long a scheduled job waits before the server sends
+    /// create-agent for it again.
     pub job_starvation_timeout_ms: u64,
+    /// `server_ping_interval`: the period of the plugin's server-ping.
     pub server_ping_interval_ms: u64,
+    /// `assignment_interval`: the period of the build-assignment loop.
     pub assignment_interval_ms: u64,
+    /// `agent_connection_timeout`: an agent silent this long becomes LostContact.
     pub agent_connection_timeout_ms: u64,
+    /// `hung_job_check_interval`: the period of the check that reschedules jobs of lost agents.
     pub hung_job_check_interval_ms: u64,
+    /// `auto_register_key_ttl`: how long a single-use auto-register key stays valid.
     pub auto_register_key_ttl_ms: u64,
+    /// `create_agent_threads`: threads that send create-agent requests to the plugin.
     pub create_agent_threads: u32,
     /// `cancel_kill`: how long a go-agent takes to kill a cancelled build.
     pub cancel_kill_ms: u64,
@@ -113,10 +144,15 @@ impl Default for Server {
 pub struct Plugin {
     /// `upstream`, `pr355` or `safe`.
     pub policy: String,
+    /// `enable_agent_reuse`: the cluster profile's reuse flag (ignored by `upstream`).
     pub enable_agent_reuse: bool,
+    /// `auto_register_timeout` (ART): a pod not registered this long after creation is deleted.
     pub auto_register_timeout_ms: u64,
+    /// `pending_pods_count`: no new pod while this many pods are not Running.
     pub pending_pods_count: u32,
+    /// `idle_timeout` (IDLE): how long an idle reusable pod lives.
     pub idle_timeout_ms: u64,
+    /// `cluster_request_timeout`: the client timeout of the plugin's Kubernetes calls.
     pub cluster_request_timeout_ms: u64,
     /// Extension: `safe`'s optional limit on all pods.
     pub max_pods: Option<u32>,
@@ -139,9 +175,13 @@ impl Default for Plugin {
 /// `[[profiles]]`: an elastic agent profile.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
+    /// The profile's name, which jobs and faults refer to.
     pub name: String,
+    /// The agent container image.
     pub image: String,
+    /// The CPU request, e.g. `500m`.
     pub cpu: String,
+    /// The memory request, e.g. `1Gi`.
     pub memory: String,
     /// GoCD environment of the pipelines using this profile.
     pub environment: Option<String>,
@@ -152,27 +192,43 @@ pub struct Profile {
 pub enum JobSource {
     /// `count` jobs scheduled within `spread_ms` after `at_ms`.
     Burst {
+        /// When the burst starts.
         at_ms: u64,
+        /// How many jobs.
         count: u32,
+        /// The window the jobs arrive in.
         spread_ms: u64,
+        /// The `[[profiles]]` name the jobs ask for.
         profile: String,
+        /// Each job's build time.
         runtime: Range,
     },
     /// Exponential inter-arrival times in `[from_ms, until_ms)`.
     Poisson {
+        /// The first possible arrival.
         from_ms: u64,
+        /// The end of the arrivals (exclusive).
         until_ms: u64,
+        /// Mean arrivals per minute.
         per_minute: f64,
+        /// The `[[profiles]]` name the jobs ask for.
         profile: String,
+        /// Each job's build time.
         runtime: Range,
     },
     /// Replay: arrivals, runtimes and start-up times from a recorded trace (path resolved
     /// relative to the scenario file).
-    Trace { file: std::path::PathBuf },
+    Trace {
+        /// The trace path, joined to the scenario file's folder when parsed.
+        file: std::path::PathBuf,
+    },
     /// One explicit job (what `shrink` writes): scheduled at `at_ms`, runs `runtime_ms`.
     Single {
+        /// When the job is scheduled.
         at_ms: u64,
+        /// The `[[profiles]]` name the job asks for.
         profile: String,
+        /// The build time.
         runtime_ms: u64,
     },
 }
@@ -180,9 +236,13 @@ pub enum JobSource {
 /// Which pods a pod fault picks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PodTarget {
+    /// Pods whose agent is registered and idle.
     Idle,
+    /// Pods whose agent is building a job.
     Busy,
+    /// Pods not yet Running.
     Pending,
+    /// Any pod.
     Any,
 }
 
@@ -208,6 +268,7 @@ impl JobTarget {
 /// A replica named by a fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ReplicaRef {
+    /// The replica with this index (`0` or `"replica-0"`).
     Index(u32),
     /// Whoever leads when the fault starts.
     Leader,
@@ -216,94 +277,143 @@ pub enum ReplicaRef {
 /// `api_outage` mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum OutageMode {
+    /// The API answers every call with a server error.
     Error,
+    /// The API never answers; calls time out on the client.
     Hang,
 }
 
 /// `[[faults]]`: one scheduled fault.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fault {
+    /// When the fault starts, in simulated milliseconds.
     pub at_ms: u64,
+    /// What the fault does.
     pub kind: FaultKind,
 }
 
 /// What a fault does.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
+    /// The GoCD server process dies and restarts `downtime_ms` later.
     ServerCrash {
+        /// How long until the restart.
         downtime_ms: u64,
     },
+    /// `kubectl delete pod` on `count` pods of `target`.
     PodDelete {
+        /// Which pods are candidates.
         target: PodTarget,
+        /// How many pods (fewer if fewer match).
         count: u32,
     },
+    /// The agent container of `count` pods of `target` dies; the kubelet restarts it after its
+    /// back-off.
     ContainerRestart {
+        /// Which pods are candidates.
         target: PodTarget,
+        /// How many pods (fewer if fewer match).
         count: u32,
     },
     /// Extension: the pod fails for good (eviction, image error): phase Failed, no restart.
     PodFail {
+        /// Which pods are candidates.
         target: PodTarget,
+        /// How many pods (fewer if fewer match).
         count: u32,
     },
     /// Node groups: "gocd", "kube-api", "agents", "replica-N", "replicas", "leader".
     Partition {
+        /// The two sides.
         between: [String; 2],
+        /// How long the partition lasts.
         for_ms: u64,
     },
+    /// The Kubernetes API fails every call for `for_ms`.
     ApiOutage {
+        /// How long the outage lasts.
         for_ms: u64,
+        /// Whether calls fail at once or hang.
         mode: OutageMode,
     },
+    /// An elastic profile's properties change (`set` holds the new values).
     ProfileEdit {
+        /// The `[[profiles]]` name.
         profile: String,
+        /// The new values by key (`image`, `cpu`, `memory`, `environment`).
         set: BTreeMap<String, String>,
     },
     /// The cluster profile's properties change (`set` holds the new values): under
     /// `upstream` and `pr355` a new cluster uuid, hence a new pod map; under `pr355` a new
     /// config hash whenever a hashed field changes.
     ClusterProfileEdit {
+        /// The new values; unset ones are kept.
         set: ClusterProfileChanges,
     },
     /// `count` nodes become unreachable; `replace_after_ms` later a new empty node of the
     /// same size joins for each (a managed node group).
     NodeLoss {
+        /// How many nodes.
         count: u32,
+        /// When a replacement node joins, after each lost node.
         replace_after_ms: u64,
     },
     /// The server cancels `count` jobs (`target` building or scheduled): job-completion for
     /// a building one, whose agent reports Building until it has killed the build.
     JobCancel {
+        /// Which jobs are candidates.
         target: JobTarget,
+        /// How many jobs, chosen at random.
         count: u32,
     },
+    /// Extra jobs scheduled within `spread_ms` of the fault's start.
     Burst {
+        /// How many jobs.
         count: u32,
+        /// The window the jobs arrive in.
         spread_ms: u64,
+        /// The `[[profiles]]` name the jobs ask for.
         profile: String,
+        /// Each job's build time.
         runtime: Range,
     },
+    /// A leader replica's process dies and restarts `downtime_ms` later.
     ReplicaCrash {
+        /// Which replica.
         replica: ReplicaRef,
+        /// How long until the restart.
         downtime_ms: u64,
     },
+    /// The replica's process is frozen (a GC pause, SIGSTOP) for `for_ms`: it takes no steps, then
+    /// resumes.
     ReplicaPause {
+        /// Which replica.
         replica: ReplicaRef,
+        /// How long the pause lasts.
         for_ms: u64,
     },
     /// Graceful shutdown (a rolling update's SIGTERM); a new process starts `downtime_ms`
     /// after the old one exited.
     ReplicaStop {
+        /// Which replica.
         replica: ReplicaRef,
+        /// How long after the old process exited the new one starts.
         downtime_ms: u64,
     },
+    /// The replica's clock runs at `rate` times real time from then on.
     ClockDrift {
+        /// Which replica.
         replica: ReplicaRef,
+        /// The clock rate (1.0: no drift).
         rate: f64,
     },
+    /// A third party deletes the Lease object (outside the fault budget).
     LeaseDelete,
+    /// The replica's next OnStartedLeading is delivered `delay_ms` late.
     CallbackDelay {
+        /// Which replica.
         replica: ReplicaRef,
+        /// How late.
         delay_ms: u64,
     },
 }
@@ -349,8 +459,11 @@ impl FaultKind {
 /// `[swarm]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Swarm {
+    /// `enabled`: draw faults per seed.
     pub enabled: bool,
+    /// `kinds`: the fault kinds a seed may draw from.
     pub kinds: Vec<String>,
+    /// `mean_interval`: the mean time between drawn faults in the safety phase.
     pub mean_interval_ms: u64,
     /// `draw`: a choice given instead of the seed's own (`sim --swarm-draw`, or written by
     /// a guided hunt's repro), see [`super::SwarmDraw`].
@@ -362,10 +475,15 @@ pub struct Swarm {
 pub struct ClusterProfileChanges {
     /// `go_server_url`: injected into every pod, so it shapes pods.
     pub go_server_url: Option<String>,
+    /// `enable_agent_reuse`: agent reuse on or off.
     pub enable_agent_reuse: Option<bool>,
+    /// `auto_register_timeout`: the new ART.
     pub auto_register_timeout_ms: Option<u64>,
+    /// `pending_pods_count`: the new pending-pod limit.
     pub pending_pods_count: Option<u32>,
+    /// `idle_timeout`: the new idle timeout (`safe` only).
     pub idle_timeout_ms: Option<u64>,
+    /// `max_pods`: the new pod cap (`safe` only).
     pub max_pods: Option<u32>,
 }
 
@@ -391,10 +509,12 @@ impl Default for Swarm {
 /// `[invariants]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Invariants {
+    /// `max_job_wait`: the bound of `job-wait-bound`.
     pub max_job_wait_ms: u64,
     /// `plugin_requests_per_job_max`: the run ends (`bounded-requests`) when the server has
     /// sent more create-agent and should-assign-work requests than this per job scheduled.
     pub plugin_requests_per_job_max: u64,
+    /// `disable`: invariant ids not checked.
     pub disable: Vec<String>,
     /// `sometimes` invariants the scenario requires to happen.
     pub require: Vec<String>,
@@ -414,30 +534,41 @@ impl Default for Invariants {
 /// `[leader]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Leader {
+    /// `replicas`: how many agentk replicas run the elector.
     pub replicas: u32,
     /// `agentk-v1` or `fixed`.
     pub variant: String,
+    /// `lease_duration` (LD): how long a Lease is valid after its last renewal.
     pub lease_duration_ms: u64,
+    /// `renew_deadline` (RD): how long a leader keeps trying to renew before it stops leading.
     pub renew_deadline_ms: u64,
+    /// `retry_period` (RP): the pause between acquire or renew attempts.
     pub retry_period_ms: u64,
+    /// `module_stop_latency`: how long a module's `Run` takes to return once told to stop.
     pub module_stop_latency: Range,
     /// HTTP/2 dead-peer deadline: a request without a timeout fails this long after the
     /// last answer on its connection (apimachinery's ReadIdleTimeout 30 s + PingTimeout 15 s).
     pub http2_dead_ms: u64,
+    /// `[[leader.modules]]`: the modules a leader runs.
     pub modules: Vec<LeaderModule>,
+    /// `[[leader.config]]`: the configuration timeline.
     pub config: Vec<LeaderConfigChange>,
 }
 
 /// `[[leader.modules]]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeaderModule {
+    /// The module's name.
     pub name: String,
+    /// The configuration flag that makes it runnable.
     pub runnable_when: String,
 }
 
 /// `[[leader.config]]`: flags set at `at_ms`, delivered to every replica with a small delay.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeaderConfigChange {
+    /// When the configuration changes.
     pub at_ms: u64,
+    /// Flags switched on or off.
     pub set: BTreeMap<String, bool>,
 }

@@ -30,7 +30,9 @@ const TOP_KEYS: &[&str] = &[
     "ablate",
 ];
 
+/// The policies `[plugin] policy` accepts.
 pub const POLICIES: &[&str] = &["upstream", "pr355", "safe"];
+/// The `kind`s a `[[jobs]]` entry accepts.
 pub const JOB_KINDS: &[&str] = &["burst", "poisson", "trace", "single"];
 pub(crate) const PROFILE_KEYS: &[&str] = &["name", "image", "cpu", "memory", "environment"];
 

@@ -10,7 +10,9 @@ use std::fmt;
 /// hundredths (0: off); `interval_pct` scales `mean_interval` (100: as written).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SwarmDraw {
+    /// Weight in hundredths per fault kind of `[swarm] kinds` (0: off).
     pub weights: BTreeMap<String, u32>,
+    /// The factor on `mean_interval`, in percent (100: as written).
     pub interval_pct: u32,
 }
 
