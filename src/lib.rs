@@ -9,6 +9,8 @@
 //! [`trace`], [`kube`], [`gocd`], [`check`], [`report`], [`replay`]; [`world`] wires one run;
 //! [`export`], [`run`], [`explore`], [`nightly`], [`live`] and [`cli`] sit on top.
 
+#![warn(missing_docs)]
+
 pub mod ablation;
 #[deny(missing_docs)]
 pub mod allocator;
