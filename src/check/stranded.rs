@@ -32,13 +32,12 @@ impl Stranded {
             self.any_live_until_ms = t_ms;
         }
         match record {
-            Record::AgentRegistered { agent, .. } => {
-                self.live.insert(agent.clone());
-            }
             Record::AgentState { agent, state } if *state == AgentRuntime::LostContact => {
                 self.stopped(t_ms, agent);
             }
-            Record::AgentState { agent, .. } => {
+            Record::AgentRegistered { agent, .. } | Record::AgentState { agent, .. }
+                if !self.live.contains(agent) =>
+            {
                 self.live.insert(agent.clone());
             }
             Record::AgentDeleted { agent } => self.stopped(t_ms, agent),
