@@ -76,14 +76,9 @@ fn script() -> Vec<(PodEvent, Pod)> {
 
 const STEP_MS: u64 = 2_000;
 
-#[test]
-fn a_partition_in_the_middle_of_a_watch_loses_no_pod_event() {
-    let mut sim = turmoil::Builder::new()
-        .simulation_duration(Duration::from_secs(400))
-        .tick_duration(Duration::from_millis(10))
-        .epoch(std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000))
-        .rng_seed(7)
-        .build();
+/// The API server host: `elasticsim serve`'s router over a store that plays [`script`] from
+/// 5 s on, one change every [`STEP_MS`].
+fn add_apiserver(sim: &mut turmoil::Sim<'_>) {
     sim.host("apiserver", || async {
         let hub = Hub::new(Store::new(0));
         let publisher = hub.clone();
@@ -110,9 +105,11 @@ fn a_partition_in_the_middle_of_a_watch_loses_no_pod_event() {
             });
         }
     });
-    let output = Shared::default();
-    let stats: Arc<Mutex<RecordStats>> = Arc::default();
-    let (sink, stats_out) = (output.clone(), stats.clone());
+}
+
+/// The recorder client: records the API server's pods for 300 s into `sink`, then leaves its
+/// list and watch counts in `stats_out`.
+fn add_recorder(sim: &mut turmoil::Sim<'_>, sink: Shared, stats_out: Arc<Mutex<RecordStats>>) {
     sim.client("recorder", async move {
         let service = tower::service_fn(|request: http::Request<kube::client::Body>| async move {
             let stream = turmoil::net::TcpStream::connect(("apiserver", 80)).await?;
@@ -133,7 +130,11 @@ fn a_partition_in_the_middle_of_a_watch_loses_no_pod_event() {
         *stats_out.lock().expect("not poisoned") = writer.stats.clone();
         Ok(())
     });
-    // Partition the two hosts 20 s into the script (a watch is streaming by then) for 30 s.
+}
+
+/// Run to the end, partitioning the two hosts 20 s into the script (a watch is streaming by
+/// then) for 30 s.
+fn run_with_a_partition(sim: &mut turmoil::Sim<'_>) {
     let mut partitioned = false;
     let mut repaired = false;
     while !sim.step().expect("the simulation runs") {
@@ -148,6 +149,21 @@ fn a_partition_in_the_middle_of_a_watch_loses_no_pod_event() {
         }
     }
     assert!(repaired, "the simulation ended before the partition healed");
+}
+
+#[test]
+fn a_partition_in_the_middle_of_a_watch_loses_no_pod_event() {
+    let mut sim = turmoil::Builder::new()
+        .simulation_duration(Duration::from_secs(400))
+        .tick_duration(Duration::from_millis(10))
+        .epoch(std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000))
+        .rng_seed(7)
+        .build();
+    add_apiserver(&mut sim);
+    let output = Shared::default();
+    let stats: Arc<Mutex<RecordStats>> = Arc::default();
+    add_recorder(&mut sim, output.clone(), stats.clone());
+    run_with_a_partition(&mut sim);
 
     let text = String::from_utf8(output.0.lock().expect("not poisoned").clone()).expect("utf-8");
     let trace = parse_trace(&text, std::path::Path::new("recorded")).expect("a valid trace");
