@@ -278,6 +278,31 @@ fn base_and_candidate_see_byte_equal_arrivals_faults_and_swarm_draws_on_every_se
     );
 }
 
+/// The review's repro of `id` on burst seed 7 (reuse off) is named in `markdown` with its
+/// command, and fails `id` on its own under `pr355`.
+fn assert_burst_repro_fails_alone(out: &std::path::Path, markdown: &str, id: &str) {
+    let out_text = out.to_str().expect("a UTF-8 path");
+    let repro = out.join(format!("repro/burst-reuse-off-{id}-seed-7.toml"));
+    assert!(
+        markdown.contains(&format!(
+            "cargo xtask sim {out_text}/repro/burst-reuse-off-{id}-seed-7.toml"
+        )),
+        "{markdown}"
+    );
+    let alone = elasticsim::scenario::load(&repro)
+        .unwrap_or_else(|e| panic!("{} loads: {e}", repro.display()))
+        .scenario;
+    assert!(!alone.plugin.enable_agent_reuse);
+    let run_settings = elasticsim::world::RunSettings::from_scenario(&alone).expect("valid");
+    assert_eq!(run_settings.policy, Policy::Pr355);
+    let outcome = run_scenario(&alone, run_settings, None, String::new()).expect("runs");
+    assert!(
+        outcome.violated_ids().contains(&id),
+        "{id}: {:?}",
+        outcome.violated_ids()
+    );
+}
+
 #[test]
 fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_job() {
     let out = fresh_dir("review-burst-pr355");
@@ -352,25 +377,7 @@ fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_j
     for id in ["one-pod-per-job", "job-wait-bound"] {
         let seeds = &burst["new_violations"][id];
         assert_eq!(seeds.as_array().map(Vec::len), Some(1), "{id}: {burst}");
-        let repro = out.join(format!("repro/burst-reuse-off-{id}-seed-7.toml"));
-        assert!(
-            markdown.contains(&format!(
-                "cargo xtask sim {out_text}/repro/burst-reuse-off-{id}-seed-7.toml"
-            )),
-            "{markdown}"
-        );
-        let alone = elasticsim::scenario::load(&repro)
-            .unwrap_or_else(|e| panic!("{} loads: {e}", repro.display()))
-            .scenario;
-        assert!(!alone.plugin.enable_agent_reuse);
-        let run_settings = elasticsim::world::RunSettings::from_scenario(&alone).expect("valid");
-        assert_eq!(run_settings.policy, Policy::Pr355);
-        let outcome = run_scenario(&alone, run_settings, None, String::new()).expect("runs");
-        assert!(
-            outcome.violated_ids().contains(&id),
-            "{id}: {:?}",
-            outcome.violated_ids()
-        );
+        assert_burst_repro_fails_alone(&out, &markdown, id);
     }
     let html = std::fs::read_to_string(out.join("index.html")).expect("index.html");
     roxmltree::Document::parse_with_options(&html, html_options())

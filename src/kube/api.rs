@@ -4,7 +4,8 @@ use super::listings::{Listings, naive_list};
 use super::{KubeEffects, KubeSettings};
 use crate::engine::{SimTime, Stream};
 use crate::resources::{
-    KubeError, KubeReply, KubeRequest, KubeResult, Lease, LeaseSpec, Pod, PodPhase, StringMap,
+    KubeError, KubeReply, KubeRequest, KubeResult, Lease, LeaseSpec, Pod, PodList, PodPhase,
+    PodTemplate, StringMap,
 };
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, VecDeque};
@@ -123,66 +124,14 @@ impl KubeApi {
         fx: &mut KubeEffects,
     ) -> KubeResult {
         match request {
-            KubeRequest::ListPods { selector } => {
-                let list = self
-                    .listings
-                    .list(&selector, self.pods.values().map(|s| &s.pod));
-                debug_assert_eq!(
-                    list,
-                    naive_list(&selector, self.pods.values().map(|s| &s.pod)),
-                    "a kept listing differs from the store"
-                );
-                Ok(KubeReply::Pods(list))
-            }
+            KubeRequest::ListPods { selector } => Ok(KubeReply::Pods(self.list_pods(&selector))),
             KubeRequest::GetPod { name } => self
                 .pods
                 .get(&name)
                 .map(|s| KubeReply::Pod(s.pod.clone()))
                 .ok_or(KubeError::NotFound),
             KubeRequest::CreatePod { template } => {
-                if self.pods.contains_key(&template.name) {
-                    return Err(KubeError::Conflict);
-                }
-                let uid = self.next_uid;
-                self.next_uid += 1;
-                let rv = self.bump();
-                let pod = Pod {
-                    name: template.name.clone(),
-                    uid,
-                    labels: template.labels,
-                    annotations: template.annotations,
-                    image: template.image,
-                    env: template.env,
-                    phase: PodPhase::Pending,
-                    node: None,
-                    created_ms: now.as_ms(),
-                    resource_version: rv,
-                    restart_count: 0,
-                    deletion_ms: None,
-                    ready: false,
-                };
-                self.uid_to_name.insert(uid, pod.name.clone());
-                let pod = Arc::new(pod);
-                let reply = Arc::clone(&pod);
-                let state = PodState {
-                    pod,
-                    container_running: false,
-                    backoff_ms: 0,
-                    started: false,
-                    reported_unschedulable: false,
-                };
-                self.pods.insert(template.name.clone(), state);
-                self.publish(&template.name);
-                let description = (self.settings.describe_pod)(&reply);
-                fx.records.push(Record::PodCreated {
-                    pod: template.name.clone(),
-                    job_label: description.job_label,
-                    config: description.config,
-                    by: actor,
-                });
-                self.unscheduled.push_back(template.name);
-                self.schedule_pending(now, kubelet_random, fx);
-                Ok(KubeReply::Pod(reply))
+                self.create_pod(now, actor, template, kubelet_random, fx)
             }
             KubeRequest::DeletePod { name } => {
                 if self.delete_pod(now, &name, actor, kubelet_random, fx) {
@@ -211,6 +160,75 @@ impl KubeApi {
             } => self.update_lease(actor, name, spec, resource_version, fx),
             KubeRequest::DeleteLease { name } => self.delete_lease(actor, &name, fx),
         }
+    }
+
+    /// The pods `selector` picks, from the kept listing (checked against the store in debug
+    /// builds).
+    fn list_pods(&mut self, selector: &StringMap) -> PodList {
+        let list = self
+            .listings
+            .list(selector, self.pods.values().map(|s| &s.pod));
+        debug_assert_eq!(
+            list,
+            naive_list(selector, self.pods.values().map(|s| &s.pod)),
+            "a kept listing differs from the store"
+        );
+        list
+    }
+
+    /// Create a Pending pod from `template` (a name in use is a conflict) and try to
+    /// schedule the pending pods.
+    fn create_pod(
+        &mut self,
+        now: SimTime,
+        actor: Actor,
+        template: PodTemplate,
+        kubelet_random: &mut Stream,
+        fx: &mut KubeEffects,
+    ) -> KubeResult {
+        if self.pods.contains_key(&template.name) {
+            return Err(KubeError::Conflict);
+        }
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let rv = self.bump();
+        let pod = Pod {
+            name: template.name.clone(),
+            uid,
+            labels: template.labels,
+            annotations: template.annotations,
+            image: template.image,
+            env: template.env,
+            phase: PodPhase::Pending,
+            node: None,
+            created_ms: now.as_ms(),
+            resource_version: rv,
+            restart_count: 0,
+            deletion_ms: None,
+            ready: false,
+        };
+        self.uid_to_name.insert(uid, pod.name.clone());
+        let pod = Arc::new(pod);
+        let reply = Arc::clone(&pod);
+        let state = PodState {
+            pod,
+            container_running: false,
+            backoff_ms: 0,
+            started: false,
+            reported_unschedulable: false,
+        };
+        self.pods.insert(template.name.clone(), state);
+        self.publish(&template.name);
+        let description = (self.settings.describe_pod)(&reply);
+        fx.records.push(Record::PodCreated {
+            pod: template.name.clone(),
+            job_label: description.job_label,
+            config: description.config,
+            by: actor,
+        });
+        self.unscheduled.push_back(template.name);
+        self.schedule_pending(now, kubelet_random, fx);
+        Ok(KubeReply::Pod(reply))
     }
 
     fn annotate(

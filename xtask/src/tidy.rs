@@ -16,8 +16,9 @@ const FILE_LINES_MAX: usize = 1000;
 /// The function-length ratchet: no function (signature to closing brace) is longer. It only
 /// ever goes down: lower it when the longest function is split (the aim is 70). 204 when it
 /// was introduced (`World::fault_start`); 106 once that was split by fault family; 98 once the
-/// turmoil partition test was split into its hosts and its run.
-pub const FUNCTION_LINES_MAX: usize = 98;
+/// turmoil partition test was split into its hosts and its run; 96 once `KubeApi::serve` and a
+/// review test were.
+pub const FUNCTION_LINES_MAX: usize = 96;
 
 /// The folders every size and hygiene check reads.
 const CODE_DIRS: [&str; 4] = ["src", "tests", "xtask/src", "bench/src"];
