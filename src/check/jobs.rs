@@ -289,9 +289,10 @@ impl Monitor for AllJobsComplete {
         for (logical, entry) in self.logicals.iter() {
             let instance = entry.last_instance;
             let objects = vec![format!("logical:{logical}"), format!("job:{instance}")];
-            let (at_ms, message) = match entry.completions {
+            let (at_ms, message, expected) = match entry.completions {
                 // A user cancelled it: GoCD completes it with the result Cancelled.
                 0 if entry.last_stage == Stage::Cancelled => continue,
+                // The server itself cannot reschedule it (`stranded.rs`): expected.
                 0 if entry.last_stage == Stage::Assigned
                     && let Some(why) = self.stranded.why(instance) =>
                 {
@@ -299,11 +300,7 @@ impl Monitor for AllJobsComplete {
                         "logical job {logical} never completed: its last instance, job \
                          {instance}, is assigned at the end of the run, and {why}"
                     );
-                    let mut violation =
-                        Violation::new(self.id(), Kind::Eventually, t_ms, objects, message);
-                    violation.expected = true;
-                    out.push(violation);
-                    continue;
+                    (t_ms, message, true)
                 }
                 0 => (
                     t_ms,
@@ -312,6 +309,7 @@ impl Monitor for AllJobsComplete {
                          {instance}, is {} at the end of the run",
                         entry.last_stage.name()
                     ),
+                    false,
                 ),
                 1 => continue,
                 count => {
@@ -324,16 +322,13 @@ impl Monitor for AllJobsComplete {
                         seconds(entry.first_completion_ms),
                         seconds(second_ms)
                     );
-                    (second_ms, message)
+                    (second_ms, message, false)
                 }
             };
-            out.push(Violation::new(
-                self.id(),
-                Kind::Eventually,
-                at_ms,
-                objects,
-                message,
-            ));
+            let mut violation =
+                Violation::new(self.id(), Kind::Eventually, at_ms, objects, message);
+            violation.expected = expected;
+            out.push(violation);
         }
     }
 }

@@ -186,10 +186,11 @@ impl IdleTimeout {
     /// The cluster profile now has reuse `reuse_on` and idle timeout `idle_timeout_ms`.
     fn cluster_edited(&mut self, reuse_on: bool, idle_timeout_ms: u64) {
         if !reuse_on {
-            let live: Vec<String> = self.pods.keys().cloned().collect();
-            for pod in live {
-                self.never_reusable(&pod);
-            }
+            // Every deadline is an idle pod's: none is owed any more.
+            self.pods
+                .values_mut()
+                .for_each(|state| state.reusable = false);
+            self.deadlines = Deadlines::default();
         }
         self.reuse_on = reuse_on;
         if idle_timeout_ms == self.idle_timeout_ms {

@@ -27,7 +27,7 @@ pub(crate) struct Stranded {
 
 impl Stranded {
     pub(crate) fn observe(&mut self, t_ms: u64, record: &Record) {
-        // Live up to this record, and (below) after it.
+        // Live up to this record: a later stop is seen at its own record's time.
         if !self.live.is_empty() {
             self.any_live_until_ms = t_ms;
         }
@@ -52,9 +52,6 @@ impl Stranded {
                 self.agent_lost_ms.remove(job);
             }
             _ => {}
-        }
-        if !self.live.is_empty() {
-            self.any_live_until_ms = t_ms;
         }
     }
 

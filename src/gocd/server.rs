@@ -494,22 +494,19 @@ impl Server {
     }
 
     /// Live for the hung-job check: registered and not LostContact.
-    fn is_live(&self, agent: &str) -> bool {
-        self.db
-            .agents
-            .get(agent)
-            .is_some_and(|record| record.runtime != AgentRuntime::LostContact)
+    fn is_live(record: &AgentRecord) -> bool {
+        record.runtime != AgentRuntime::LostContact
     }
 
     /// `ScheduleService.rescheduleHungJobs`: assigned jobs whose agent is gone or lost; the
     /// check does nothing while no agent is live.
     fn reschedule_hung_jobs(&mut self, now_ms: u64, out: &mut ServerOut) {
-        let any_live = self
+        if !self
             .db
             .agents
             .iter()
-            .any(|(_, record)| record.runtime != AgentRuntime::LostContact);
-        if !any_live {
+            .any(|(_, record)| Self::is_live(record))
+        {
             return;
         }
         let hung: Vec<u64> = self
@@ -517,7 +514,10 @@ impl Server {
             .jobs
             .values()
             .filter(|j| j.state == JobState::Assigned)
-            .filter(|j| !j.agent.as_deref().is_some_and(|a| self.is_live(a)))
+            .filter(|j| {
+                let agent = j.agent.as_deref().and_then(|a| self.db.agents.get(a));
+                !agent.is_some_and(Self::is_live)
+            })
             .map(|j| j.id)
             .collect();
         for job in hung {

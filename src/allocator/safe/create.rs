@@ -482,18 +482,12 @@ impl Safe {
         )
     }
 
-    /// Create a pod for the job unless a limit says no (rule 9).
-    fn create_within_limits(&mut self, now_ms: u64, id: RequestId, out: &mut Outbox) {
-        let task = self
-            .creates
-            .get(&id)
-            .expect("a create between calls is live")
-            .clone();
-        let job_id = task.request.job_identifier.job_id;
-        let settings = &task.settings;
-        // Rule 9: pending_pods_count limits pods not yet Running (upstream semantics), so
-        // pr355's all-pods limit cannot cap concurrency at 10 running agents, and
-        // Running pods (idle or building) never block a create.
+    /// Rule 9: why a limit says no pod for `task`'s job now, if one does. pending_pods_count
+    /// limits pods not yet Running (upstream semantics), so pr355's all-pods limit cannot cap
+    /// concurrency at 10 running agents, and Running pods (idle or building) never block a
+    /// create; the optional max_pods limits all pods.
+    fn limit_refusal(&self, task: &CreateTask) -> Option<(DecisionCode, String)> {
+        let (job_id, settings) = (task.request.job_identifier.job_id, &task.settings);
         let pending_count = if self.ablated("limits") {
             self.view.pods.len()
         } else {
@@ -504,17 +498,27 @@ impl Safe {
                 "{pending_count} pods are not Running yet (limit {}): no pod for job {job_id} now",
                 settings.pending_pods_count
             );
-            out.decide(Some(job_id), None, DecisionCode::SkipLimit, text);
-            self.turns.turned_away(job_id, now_ms, task);
-            self.finish_locked(id, out);
-            return;
+            return Some((DecisionCode::SkipLimit, text));
         }
         let pods_count = self.view.pods.len();
-        if let Some(pods_max) = settings.max_pods.filter(|max| pods_count >= *max as usize) {
-            let text = format!(
-                "{pods_count} pods exist (max_pods {pods_max}): no pod for job {job_id} now"
-            );
-            out.decide(Some(job_id), None, DecisionCode::SkipMaxPods, text);
+        let pods_max = settings
+            .max_pods
+            .filter(|max| pods_count >= *max as usize)?;
+        let text =
+            format!("{pods_count} pods exist (max_pods {pods_max}): no pod for job {job_id} now");
+        Some((DecisionCode::SkipMaxPods, text))
+    }
+
+    /// Create a pod for the job unless a limit says no (rule 9).
+    fn create_within_limits(&mut self, now_ms: u64, id: RequestId, out: &mut Outbox) {
+        let task = self
+            .creates
+            .get(&id)
+            .expect("a create between calls is live")
+            .clone();
+        let job_id = task.request.job_identifier.job_id;
+        if let Some((code, text)) = self.limit_refusal(&task) {
+            out.decide(Some(job_id), None, code, text);
             self.turns.turned_away(job_id, now_ms, task);
             self.finish_locked(id, out);
             return;

@@ -46,7 +46,7 @@ impl<T> Turns<T> {
     /// Take the turn of the oldest job, older than `job`, turned away within
     /// [`TURN_HELD_MS`] of `now_ms`, not `served`, and whose waiting request `fits` (the
     /// caller's test that it is still current): the room `job` found is its. Turns held too
-    /// long are forgotten.
+    /// long, or of served jobs, are forgotten as the walk meets them.
     pub(crate) fn take_ahead_of(
         &mut self,
         job: u64,
@@ -54,14 +54,20 @@ impl<T> Turns<T> {
         served: impl Fn(u64) -> bool,
         fits: impl Fn(&T) -> bool,
     ) -> Option<(u64, T)> {
-        self.turned_away.retain(|older, (at_ms, _)| {
-            !served(*older) && now_ms.saturating_sub(*at_ms) <= TURN_HELD_MS
-        });
-        let older = *self
-            .turned_away
-            .range(..job)
-            .find(|(_, (_, waiting))| fits(waiting))?
-            .0;
+        let mut ended = Vec::new();
+        let mut taken = None;
+        for (older, (at_ms, waiting)) in self.turned_away.range(..job) {
+            if served(*older) || now_ms.saturating_sub(*at_ms) > TURN_HELD_MS {
+                ended.push(*older);
+            } else if fits(waiting) {
+                taken = Some(*older);
+                break;
+            }
+        }
+        for older in ended {
+            self.turned_away.remove(&older);
+        }
+        let older = taken?;
         let (_, waiting) = self.turned_away.remove(&older)?;
         Some((older, waiting))
     }
