@@ -16,6 +16,7 @@ pub mod ablation;
 pub mod allocator;
 pub mod check;
 pub mod cli;
+pub mod component;
 pub mod engine;
 pub mod explore;
 pub mod export;

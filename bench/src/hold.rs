@@ -6,6 +6,7 @@
 //! that gets an answer sends its next request until it has sent `rounds`. Both loops draw the
 //! same latencies in the same order, so they pop the same events and end at the same time.
 
+use elasticsim::component::Random;
 use elasticsim::engine::{Epoch, NodeId, Nodes, Queue, SimTime, Stream, StreamId};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, SeedableRng};

@@ -141,6 +141,7 @@ mod tests {
     };
     use crate::allocator::pod_spec::keys;
     use crate::allocator::settings::keys as settings_keys;
+    use crate::component::Random;
     use crate::resources::{Pod, PodPhase, StringMap};
     use std::sync::Arc;
 

@@ -5,6 +5,7 @@
 use super::RefreshBase;
 use crate::allocator::instances::{KnownPod, PluginAgentState, PodMap, rebuild_from_listing};
 use crate::allocator::pod_spec::keys;
+use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::resources::{Pod, PodList, PodPhase, StringMap};
 use std::sync::Arc;

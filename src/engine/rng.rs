@@ -1,5 +1,6 @@
 //! Seeded, portable random streams, one per concern.
 
+pub use crate::component::Random;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, SeedableRng};
 
@@ -64,55 +65,17 @@ impl Stream {
             rng: Xoshiro256PlusPlus::seed_from_u64(self.rng.next_u64()),
         }
     }
+}
 
-    /// The next raw 64-bit draw.
-    pub fn next_u64(&mut self) -> u64 {
+impl Random for Stream {
+    fn next_u64(&mut self) -> u64 {
         self.rng.next_u64()
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Uniform in `[0, bound)`; `bound` must be positive.
-    pub fn below(&mut self, bound: u64) -> u64 {
-        assert!(bound > 0, "below(0)");
-        // Lemire's multiply-shift; the bias is below 2^-64 per draw, irrelevant here.
-        ((u128::from(self.rng.next_u64()) * u128::from(bound)) >> 64) as u64
-    }
-
-    /// Uniform in `[min, max]` (inclusive).
-    pub fn range_inclusive(&mut self, min: u64, max: u64) -> u64 {
-        assert!(min <= max, "range_inclusive({min}, {max})");
-        if min == max {
-            min
-        } else {
-            min + self.below(max - min + 1)
-        }
-    }
-
-    /// True with probability `p` (clamped to [0, 1]).
-    pub fn chance(&mut self, p: f64) -> bool {
-        if p <= 0.0 {
-            false
-        } else if p >= 1.0 {
-            true
-        } else {
-            self.unit() < p
-        }
-    }
-
-    /// Exponentially distributed with the given mean, rounded to whole milliseconds.
-    pub fn exponential_ms(&mut self, mean_ms: f64) -> u64 {
-        let u = 1.0 - self.unit(); // (0, 1]
-        (-u.ln() * mean_ms).round().min(1e15) as u64
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Stream, StreamId};
+    use super::{Random, Stream, StreamId};
 
     #[test]
     fn streams_are_reproducible_and_independent() {

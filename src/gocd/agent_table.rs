@@ -181,6 +181,7 @@ impl AgentTable {
 mod tests {
     use super::AgentTable;
     use crate::allocator::AgentMetadata;
+    use crate::component::Random;
     use crate::engine::{Stream, StreamId};
     use crate::gocd::database::AgentRecord;
     use crate::ids::NameKey;

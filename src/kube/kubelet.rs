@@ -3,6 +3,7 @@
 
 use super::api::{KubeApi, Node, PodState};
 use super::{KubeEffects, KubeTimer};
+use crate::component::Random;
 use crate::engine::{SimTime, Stream};
 use crate::resources::PodPhase;
 use crate::trace::{Actor, Record};

@@ -63,6 +63,7 @@ impl Listings {
 #[cfg(test)]
 mod tests {
     use super::{Listings, naive_list};
+    use crate::component::Random;
     use crate::engine::{Stream, StreamId};
     use crate::resources::{Pod, PodPhase, StringMap};
     use std::collections::BTreeMap;

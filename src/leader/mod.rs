@@ -46,11 +46,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The only source of randomness: the caller's seeded stream.
-pub trait Random {
-    /// A uniform draw in `[0, 1)`.
-    fn unit(&mut self) -> f64;
-}
+/// The only source of randomness: the caller's seeded stream (the shape every component
+/// shares).
+pub use crate::component::Random;
 
 /// Identifies one Kubernetes call of one replica process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -7,7 +7,8 @@ use super::fixed::FixedRunner;
 use super::module::{ModuleProcess, ModuleTimer};
 use super::{Context, Input, LeaderSettings, Observation, Output, Random, SettingsError};
 use super::{TimerToken, Variant};
-use std::collections::BTreeMap;
+use crate::component::Component;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A configuration as one module wrapper sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +104,11 @@ pub struct Replica {
     config: Option<(u64, BTreeMap<String, bool>)>,
     /// A graceful shutdown began: configurations are no longer delivered.
     shutting_down: bool,
+    /// The timers asked for that have not fired yet, by token (stale ones included: they
+    /// still fire, and are ignored then).
+    armed: BTreeMap<TimerToken, u64>,
+    /// The same timers by due time, for `next_deadline`.
+    deadlines: BTreeSet<(u64, TimerToken)>,
 }
 
 impl Replica {
@@ -145,6 +151,8 @@ impl Replica {
             started: false,
             config: None,
             shutting_down: false,
+            armed: BTreeMap::new(),
+            deadlines: BTreeSet::new(),
         })
     }
 
@@ -190,19 +198,41 @@ impl Replica {
         self.core.callback_delay_ms = None;
     }
 
+    /// Timer `token` fired: it no longer counts towards `next_deadline`.
+    fn disarm(&mut self, now_local_ms: u64, token: TimerToken) {
+        let at = self.armed.remove(&token);
+        debug_assert!(
+            at.is_some(),
+            "a timer fired that the replica never asked for"
+        );
+        if let Some(at) = at {
+            debug_assert!(at <= now_local_ms, "a timer fired before it was due");
+            self.deadlines.remove(&(at, token));
+        }
+    }
+
     /// True while a `callback_delay` is armed or its late OnStartedLeading is on its way.
     pub fn callback_delay_pending(&self) -> bool {
         self.core.callback_delay_ms.is_some() || !self.core.delayed_started.is_empty()
     }
+}
+
+impl Component for Replica {
+    type Input = Input;
+    type Output = Output;
 
     /// The single entry point: one input at the replica's local time.
-    pub fn handle(
+    fn handle(
         &mut self,
         now_local_ms: u64,
         input: Input,
         random: &mut dyn Random,
         out: &mut Output,
     ) {
+        let asked_before = out.timers.len();
+        if let Input::Timer(token) = input {
+            self.disarm(now_local_ms, token);
+        }
         assert!(
             now_local_ms >= self.now_local_ms,
             "the replica's local clock went backwards"
@@ -266,6 +296,14 @@ impl Replica {
             }
         }
         deliver_elector_events(&mut self.core, self.runner.as_mut(), &mut cx);
+        for timer in &out.timers[asked_before..] {
+            self.armed.insert(timer.token, timer.at_local_ms);
+            self.deadlines.insert((timer.at_local_ms, timer.token));
+        }
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        self.deadlines.first().map(|&(at, _)| at)
     }
 }
 

@@ -74,6 +74,7 @@ fn index(uid: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::ProcessTable;
+    use crate::component::Random;
     use crate::engine::{Stream, StreamId};
     use std::collections::BTreeMap;
 

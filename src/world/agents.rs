@@ -5,6 +5,7 @@ use super::Sink;
 use super::build::{World, groups};
 use super::events::Event;
 use crate::allocator::pod_spec::keys;
+use crate::component::Random;
 use crate::engine::SimTime;
 use crate::gocd::{
     AgentAction, AgentRequest, AgentTimer, GoAgent, RequestKind, ServerOut, ServerReply,

@@ -3,6 +3,7 @@
 use super::agent_table::ProcessTable;
 use super::events::Event;
 use crate::allocator::{ClusterProfile, Policy};
+use crate::component::Random;
 use crate::engine::{NodeId, Nodes, Partitions, Queue, SimTime, Stream, StreamId};
 use crate::gocd::{GoAgent, Server, ServerSettings};
 use crate::kube::{KubeApi, KubeSettings};

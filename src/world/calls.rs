@@ -12,6 +12,7 @@ use super::build::{Client, PendingCall, World, groups};
 use super::events::Event;
 use super::run::node;
 use crate::allocator::CallId;
+use crate::component::Random;
 use crate::engine::{Epoch, GroupMask, SimTime};
 use crate::gocd::ServerOut;
 use crate::kube::KubeEffects;

@@ -5,6 +5,7 @@ use super::Sink;
 use super::build::{World, burst, groups};
 use super::events::Event;
 use super::run::node;
+use crate::component::Random;
 use crate::engine::{GroupMask, SimTime};
 use crate::gocd::JobState;
 use crate::gocd::ServerOut;

@@ -10,6 +10,8 @@
 use super::Sink;
 use super::build::{Client, World, groups};
 use super::events::Event;
+use crate::component::Component;
+use crate::component::Random;
 use crate::engine::{GroupMask, NodeId, SimTime, Stream};
 use crate::leader::{Input, LeaderSettings, ModuleSpec, Observation, Output, Replica, Variant};
 use crate::resources::KubeRequest;
@@ -63,15 +65,6 @@ pub(super) struct ReplicaNode {
     /// Since when the replica cannot reach the API server (`None`: it can, so its
     /// connection's pings are answered).
     pub(super) cut_since: Option<SimTime>,
-}
-
-/// `leader::Random` over an engine stream.
-struct Draws<'a>(&'a mut Stream);
-
-impl crate::leader::Random for Draws<'_> {
-    fn unit(&mut self) -> f64 {
-        self.0.unit()
-    }
 }
 
 impl World {
@@ -269,7 +262,7 @@ impl World {
         };
         let local = slot.clock.local(now);
         let mut out = Output::default();
-        process.handle(local, input, &mut Draws(&mut slot.random), &mut out);
+        process.handle(local, input, &mut slot.random, &mut out);
         let epoch = self.nodes.epoch(slot.node);
         let clock = slot.clock;
         for timer in out.timers {

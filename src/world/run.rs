@@ -3,6 +3,7 @@
 use super::Sink;
 use super::build::{World, WorldError};
 use super::events::Event;
+use crate::component::Random;
 use crate::engine::SimTime;
 use crate::gocd::ServerOut;
 use crate::kube::KubeEffects;

@@ -4,6 +4,7 @@
 //! arrivals or runtimes (those come from the `Workload` stream). Drawn faults are ordinary
 //! scheduled faults appended to the scenario's own; they all fall in the safety phase.
 
+use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::scenario::{
     Fault, FaultKind, JobTarget, NODE_REPLACE_AFTER_MS, OutageMode, PodTarget, Range, ReplicaRef,

@@ -2,6 +2,7 @@
 //! "reactors"), answering each Kubernetes call by hand, and fires timers in time order. Local
 //! time equals test time.
 
+use elasticsim::component::Component;
 use elasticsim::leader::{
     CallId, Input, KubeCall, LeaderSettings, ModuleSpec, Observation, Output, Random, Replica,
     TimerToken, Variant,
@@ -17,12 +18,12 @@ pub const ME: &str = "baz";
 pub struct Seeded(pub u64);
 
 impl Random for Seeded {
-    fn unit(&mut self) -> f64 {
+    fn next_u64(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        self.0
     }
 }
 

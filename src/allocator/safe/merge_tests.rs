@@ -3,6 +3,7 @@
 //! order; copies observed stale or fresh; pods forgotten after a delete.
 
 use super::view::View;
+use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::resources::{Pod, PodList, PodPhase, StringMap};
 use std::collections::BTreeMap;

@@ -8,6 +8,7 @@ use super::super::pod_spec::keys as pod_keys;
 use super::merge_tests::fresh;
 use super::pod_table::{Class, PodTable, class};
 use super::view::PodRecord;
+use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::resources::PodPhase;
 use std::collections::BTreeSet;

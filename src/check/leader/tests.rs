@@ -3,6 +3,7 @@
 
 use super::{LeaderBounds, leader_monitors};
 use crate::check::{Kind, Violation};
+use crate::component::Random;
 use crate::leader::Variant;
 use crate::trace::{Actor, Record};
 

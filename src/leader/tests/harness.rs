@@ -2,6 +2,7 @@
 //! latency and scheduled outages, per-replica clock offsets, and an event queue ordered by
 //! (real time, sequence number).
 
+use crate::component::Component;
 use crate::leader::{
     CallId, Input, LeaderSettings, ModuleSpec, Observation, Output, Random, Replica, TimerToken,
     Variant,
@@ -15,12 +16,12 @@ pub(crate) const LEASE_NAME: &str = "agent-1-lock";
 pub(crate) struct SeededRandom(pub(crate) u64);
 
 impl Random for SeededRandom {
-    fn unit(&mut self) -> f64 {
+    fn next_u64(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        self.0
     }
 }
 
@@ -227,6 +228,23 @@ impl World {
             .insert((at_ms.max(self.now_ms), self.sequence), event);
     }
 
+    /// `Component::next_deadline` of replica `index` is the earliest of its timers still queued.
+    fn check_next_deadline(&self, index: usize) {
+        let Some(replica) = self.slots[index].replica.as_ref() else {
+            return;
+        };
+        let offset = self.slots[index].clock_offset_ms;
+        let queued = self
+            .queue
+            .iter()
+            .filter_map(|(&(at_ms, _), event)| match event {
+                Event::Timer(owner, _) if *owner == index => Some(at_ms + offset),
+                _ => None,
+            })
+            .min();
+        assert_eq!(replica.next_deadline(), queued, "replica {index}'s next deadline");
+    }
+
     fn local_ms(&self, index: usize) -> u64 {
         self.now_ms + self.slots[index].clock_offset_ms
     }
@@ -242,6 +260,7 @@ impl World {
             let at_ms = timer.at_local_ms - self.slots[index].clock_offset_ms;
             self.push(at_ms, Event::Timer(index, timer.token));
         }
+        self.check_next_deadline(index);
         for call in out.calls {
             self.calls.insert((index, call.call), self.call_log.len());
             self.call_log.push(CallRecord {

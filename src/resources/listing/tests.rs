@@ -1,6 +1,7 @@
 //! The persistent listing against its naive reference: a name-ordered map of pod copies.
 
 use super::PodList;
+use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::resources::{Pod, PodPhase, StringMap};
 use std::collections::BTreeMap;

@@ -1,0 +1,108 @@
+//! The one shape of every sans-IO model component: the allocator, the GoCD server, the
+//! go-agent, the Kubernetes API server and kubelets, and the leader replica (its elector and
+//! runner inside). `docs/architecture.md` ("One component shape") lists each one's inputs and
+//! outputs.
+//!
+//! A component never reads a clock and never owns a random generator: the driver hands it the
+//! simulated time and a [`Random`] with every input. Its timers are absolute times on that
+//! clock, returned in its output; [`Component::next_deadline`] says when it next needs to be
+//! woken, so a driver without a shared event queue can run it too.
+
+/// A seeded source of randomness, passed in with every input. Implementors supply the raw
+/// 64-bit draw; every derived draw is defined once, here, so two implementors fed the same raw
+/// draws give the same values.
+pub trait Random {
+    /// The next raw 64-bit draw.
+    fn next_u64(&mut self) -> u64;
+
+    /// Uniform in `[0, 1)` (the top 53 bits of one raw draw).
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in `[0, bound)`; `bound` must be positive.
+    fn below(&mut self, bound: u64) -> u64 {
+        assert!(bound > 0, "below(0)");
+        // Lemire's multiply-shift; the bias is below 2^-64 per draw, irrelevant here.
+        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
+    }
+
+    /// Uniform in `[min, max]` (inclusive).
+    fn range_inclusive(&mut self, min: u64, max: u64) -> u64 {
+        assert!(min <= max, "range_inclusive({min}, {max})");
+        if min == max {
+            min
+        } else {
+            min + self.below(max - min + 1)
+        }
+    }
+
+    /// True with probability `p` (clamped to [0, 1]).
+    fn chance(&mut self, p: f64) -> bool {
+        if p <= 0.0 {
+            false
+        } else if p >= 1.0 {
+            true
+        } else {
+            self.unit() < p
+        }
+    }
+
+    /// Exponentially distributed with the given mean, rounded to whole milliseconds.
+    fn exponential_ms(&mut self, mean_ms: f64) -> u64 {
+        let u = 1.0 - self.unit(); // (0, 1]
+        (-u.ln() * mean_ms).round().min(1e15) as u64
+    }
+}
+
+/// A sans-IO state machine: one entry point for every input, absolute timers, and the time it
+/// next needs to be woken.
+pub trait Component {
+    /// Everything that can happen to the component: a message, an answer, a timer firing, a
+    /// fault.
+    type Input;
+    /// What the component asks of the world in one step (messages, calls, timers at absolute
+    /// times, observations). The driver drains it after each call.
+    type Output;
+
+    /// Handle one input at `now_ms` on the component's clock (simulated milliseconds; a leader
+    /// replica's own, possibly skewed, local clock). `now_ms` never goes backwards.
+    fn handle(
+        &mut self,
+        now_ms: u64,
+        input: Self::Input,
+        random: &mut dyn Random,
+        out: &mut Self::Output,
+    );
+
+    /// The earliest absolute time at which a timer this component asked for is due and has not
+    /// fired yet; `None` when it only waits for inputs.
+    fn next_deadline(&self) -> Option<u64>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Random;
+
+    /// A counter: raw draws 0, 2^62, 2^63, 3·2^62, … in turn.
+    struct Quarters(u64);
+
+    impl Random for Quarters {
+        fn next_u64(&mut self) -> u64 {
+            let draw = self.0 << 62;
+            self.0 += 1;
+            draw
+        }
+    }
+
+    #[test]
+    fn derived_draws_follow_from_the_raw_draw() {
+        let mut r = Quarters(1);
+        assert_eq!(r.unit(), 0.25);
+        assert_eq!(r.below(8), 4);
+        assert_eq!(r.range_inclusive(10, 13), 13);
+        assert!(!r.chance(0.0) && r.chance(1.0));
+        let mut r = Quarters(2);
+        assert_eq!(r.exponential_ms(1000.0), 693);
+    }
+}
