@@ -17,23 +17,11 @@ pub(super) mod node {
 }
 
 impl World {
-    /// Run to the end of the settle phase, handing every record to `sink`.
+    /// Run to the end of the settle phase, handing every record to `sink`: `start_run`, then
+    /// `step` until it returns false.
     pub fn run(&mut self, sink: &mut dyn Sink) -> Result<(), WorldError> {
-        assert!(!self.ended, "a world runs once");
-        self.start(sink);
-        while let Some((now, event)) = self.queue.pop() {
-            if self.queue.popped_count() > self.settings.events_max {
-                return Err(WorldError::Bound(format!(
-                    "the run passed events_max = {} at t = {now}; a model is looping",
-                    self.settings.events_max
-                )));
-            }
-            self.dispatch(now, event, sink);
-            if self.ended {
-                break;
-            }
-        }
-        assert!(self.ended, "the queue ran dry before the end event");
+        self.start_run(sink);
+        while self.step(sink)? {}
         Ok(())
     }
 
