@@ -1,7 +1,9 @@
 //! One simulation run, end to end: world → fingerprint, monitors, metrics, `trace.jsonl`.
 
 use crate::allocator::Policy;
-use crate::check::{Bounds, CapacityBounds, Checker, Kind, Violation};
+use crate::check::{
+    Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Monitor, Violation, leader_monitors,
+};
 use crate::report::{Collector, RunInfo, classify};
 use crate::scenario::{FaultKind, Scenario};
 use crate::trace::{Fingerprint, JsonlWriter, Record};
@@ -142,53 +144,12 @@ pub fn run_scenario_tapped(
     let policy = settings.policy;
     let seed = settings.seed;
     let variant = settings.variant.clone();
-    let bounds = bounds_of(scenario, reuse_enabled(scenario, policy));
-    let extra = match &scenario.leader {
-        Some(leader) => crate::check::leader_monitors(crate::check::LeaderBounds {
-            lease_duration_ms: leader.lease_duration_ms,
-            renew_deadline_ms: leader.renew_deadline_ms,
-            retry_period_ms: leader.retry_period_ms,
-            api_latency_max_ms: scenario.cluster.api_latency.max_ms,
-            module_stop_latency_max_ms: leader.module_stop_latency.max_ms,
-            replicas: leader.replicas,
-            variant: crate::leader::Variant::from_name(
-                variant.as_deref().unwrap_or(&leader.variant),
-            )
-            .unwrap_or(crate::leader::Variant::Fixed),
-        }),
-        None => Vec::new(),
-    };
-    let checker = Checker::new(&bounds, &scenario.invariants.disable, extra);
-    let trace =
-        match trace_path {
-            Some(path) => Some(JsonlWriter::create(path).map_err(|e| {
-                RunError::Internal(format!("cannot create {}: {e}", path.display()))
-            })?),
-            None => None,
-        };
-    let mut observers = Observers {
-        fingerprint: Fingerprint::default(),
-        checker,
-        collector: Collector::new(),
-        trace,
-        trace_error: None,
-        records: 0,
-        tap,
-    };
+    let mut observers = observers_for(scenario, policy, variant.as_deref(), trace_path, tap)?;
     let mut world = World::new(scenario.clone(), settings)?;
     world.run(&mut observers)?;
     let end_ms = world.now().as_ms();
     let all = observers.checker.finish(end_ms);
-    if let Some(error) = observers.trace_error {
-        return Err(RunError::Internal(format!(
-            "writing trace.jsonl failed: {error}"
-        )));
-    }
-    if let Some(writer) = observers.trace {
-        writer
-            .finish()
-            .map_err(|e| RunError::Internal(format!("finishing trace.jsonl: {e}")))?;
-    }
+    finish_trace(observers.trace.take(), observers.trace_error.take())?;
     // An ablated run is a different program: its fingerprint says so. A plain run folds in
     // nothing, so its fingerprint is the one it always had.
     if !scenario.ablations.is_empty() {
@@ -227,6 +188,67 @@ pub fn run_scenario_tapped(
         info,
         collector: observers.collector,
     })
+}
+
+/// The monitors, the report collector and the optional trace writer of one run.
+fn observers_for<'a>(
+    scenario: &Scenario,
+    policy: Policy,
+    variant: Option<&str>,
+    trace_path: Option<&Path>,
+    tap: Option<&'a mut dyn Sink>,
+) -> Result<Observers<'a>, RunError> {
+    let bounds = bounds_of(scenario, reuse_enabled(scenario, policy));
+    let extra = leader_monitors_for(scenario, variant);
+    let trace =
+        match trace_path {
+            Some(path) => Some(JsonlWriter::create(path).map_err(|e| {
+                RunError::Internal(format!("cannot create {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+    Ok(Observers {
+        fingerprint: Fingerprint::default(),
+        checker: Checker::new(&bounds, &scenario.invariants.disable, extra),
+        collector: Collector::new(),
+        trace,
+        trace_error: None,
+        records: 0,
+        tap,
+    })
+}
+
+/// The leader monitors of a scenario with `[leader]` (none without), judging `variant` (the
+/// scenario's own unless the run overrides it).
+fn leader_monitors_for(scenario: &Scenario, variant: Option<&str>) -> Vec<Box<dyn Monitor>> {
+    let Some(leader) = &scenario.leader else {
+        return Vec::new();
+    };
+    leader_monitors(LeaderBounds {
+        lease_duration_ms: leader.lease_duration_ms,
+        renew_deadline_ms: leader.renew_deadline_ms,
+        retry_period_ms: leader.retry_period_ms,
+        api_latency_max_ms: scenario.cluster.api_latency.max_ms,
+        module_stop_latency_max_ms: leader.module_stop_latency.max_ms,
+        replicas: leader.replicas,
+        variant: crate::leader::Variant::from_name(variant.unwrap_or(&leader.variant))
+            .unwrap_or(crate::leader::Variant::Fixed),
+    })
+}
+
+/// Close `trace.jsonl`, or report the first write that failed.
+fn finish_trace(trace: Option<JsonlWriter>, error: Option<std::io::Error>) -> Result<(), RunError> {
+    if let Some(error) = error {
+        return Err(RunError::Internal(format!(
+            "writing trace.jsonl failed: {error}"
+        )));
+    }
+    if let Some(writer) = trace {
+        writer
+            .finish()
+            .map_err(|e| RunError::Internal(format!("finishing trace.jsonl: {e}")))?;
+    }
+    Ok(())
 }
 
 type Split = (Vec<Violation>, Vec<Violation>, Vec<(String, bool)>);

@@ -76,7 +76,16 @@ memory = "1Gi"
 "#;
 
 /// (file stem, content, `line:column` of the error, the key the message must name).
-fn malformed() -> Vec<(&'static str, String, &'static str, &'static str)> {
+type Malformed = (&'static str, String, &'static str, &'static str);
+
+/// Every malformed scenario: broken syntax and types, then values out of their domain.
+fn malformed() -> Vec<Malformed> {
+    let mut all = malformed_syntax_and_types();
+    all.extend(malformed_values());
+    all
+}
+
+fn malformed_syntax_and_types() -> Vec<Malformed> {
     vec![
         ("syntax", "name = \"x\"\nseed = \n".into(), "2:8", "seed"),
         (
@@ -103,6 +112,11 @@ fn malformed() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "3:10",
             "plugin.policy",
         ),
+    ]
+}
+
+fn malformed_values() -> Vec<Malformed> {
+    vec![
         (
             "bad-duration",
             "name = \"x\"\nduration = \"ten minutes\"\n".into(),

@@ -240,13 +240,8 @@ for = "8m"
     assert_eq!(completions_of(&run, 1), 1);
 }
 
-#[test]
-fn a_silent_agents_job_is_rescheduled_under_a_new_job_id_while_another_agent_is_live() {
-    // The container building one of the two jobs restarts: the new process cannot register
-    // (its key is used), so the old agent is never heard again while the other one pings.
-    let restarted = tiny(
-        "hung-job",
-        r#"
+/// Two 15-minute jobs; the container building one of them restarts at 2 minutes.
+const HUNG_JOB: &str = r#"
 duration = "15m"
 settle = "30m"
 [cluster]
@@ -267,8 +262,13 @@ runtime = "15m"
 at = "2m"
 kind = "container_restart"
 target = "busy"
-"#,
-    );
+"#;
+
+#[test]
+fn a_silent_agents_job_is_rescheduled_under_a_new_job_id_while_another_agent_is_live() {
+    // The container building one of the two jobs restarts: the new process cannot register
+    // (its key is used), so the old agent is never heard again while the other one pings.
+    let restarted = tiny("hung-job", HUNG_JOB);
     let run = record_run(&restarted, 1);
     let timeout_ms = restarted.server.agent_connection_timeout_ms;
     let hung_check_ms = restarted.server.hung_job_check_interval_ms;

@@ -142,6 +142,47 @@ fn scheduled(records: &Records) -> Vec<(u64, String)> {
     jobs
 }
 
+/// Each pod's creation time and how long its job ran (running to deleted), sorted.
+fn created_and_runtime(lives: &BTreeMap<String, PodLife>) -> Vec<(u64, u64)> {
+    let mut expected: Vec<(u64, u64)> = lives
+        .values()
+        .map(|&(created, _, running, deleted)| {
+            (
+                created,
+                deleted.expect("upstream deletes every pod") - running.expect("ran"),
+            )
+        })
+        .collect();
+    expected.sort();
+    expected
+}
+
+/// Each pod's creation time and the profile of the job it was made for, sorted.
+fn created_with_profile(
+    lives: &BTreeMap<String, PodLife>,
+    records: &Records,
+) -> Vec<(u64, String)> {
+    let mut created: Vec<(u64, String)> = lives
+        .values()
+        .map(|&(created, label, _, _)| {
+            let job = label.expect("upstream labels every pod");
+            let profile = records
+                .0
+                .iter()
+                .find_map(|(_, record)| match record {
+                    Record::JobScheduled {
+                        job: id, profile, ..
+                    } if *id == job => Some(profile.clone()),
+                    _ => None,
+                })
+                .expect("the pod's job was scheduled");
+            (created, profile)
+        })
+        .collect();
+    created.sort();
+    created
+}
+
 #[test]
 fn replaying_an_exported_run_reproduces_its_jobs_exactly() {
     let dir = scratch("round-trip");
@@ -168,23 +209,13 @@ fn replaying_an_exported_run_reproduces_its_jobs_exactly() {
     assert_eq!(workload.jobs.len(), original_jobs.len());
     assert_eq!(workload.jobs.len(), 20);
     let lives = pod_lives(&original_records);
-    let mut expected: Vec<(u64, u64)> = lives
-        .values()
-        .map(|&(created, _, running, deleted)| {
-            (
-                created,
-                deleted.expect("upstream deletes every pod") - running.expect("ran"),
-            )
-        })
-        .collect();
-    expected.sort();
     let mut derived: Vec<(u64, u64)> = workload
         .jobs
         .iter()
         .map(|job| (job.at_ms, job.runtime_ms))
         .collect();
     derived.sort();
-    assert_eq!(derived, expected);
+    assert_eq!(derived, created_and_runtime(&lives));
 
     // The replay schedules exactly the derived jobs, with the original profiles.
     let replay = write_scenario(
@@ -206,25 +237,10 @@ fn replaying_an_exported_run_reproduces_its_jobs_exactly() {
         })
         .collect();
     assert_eq!(replayed_world.planned_arrivals(), planned);
-    let mut created_with_profile: Vec<(u64, String)> = lives
-        .values()
-        .map(|&(created, label, _, _)| {
-            let job = label.expect("upstream labels every pod");
-            let profile = original_records
-                .0
-                .iter()
-                .find_map(|(_, record)| match record {
-                    Record::JobScheduled {
-                        job: id, profile, ..
-                    } if *id == job => Some(profile.clone()),
-                    _ => None,
-                })
-                .expect("the pod's job was scheduled");
-            (created, profile)
-        })
-        .collect();
-    created_with_profile.sort();
-    assert_eq!(scheduled(&replayed_records), created_with_profile);
+    assert_eq!(
+        scheduled(&replayed_records),
+        created_with_profile(&lives, &original_records)
+    );
 
     // Every replayed start-up latency comes from the trace's sample.
     for (pod, (created, _, running, _)) in pod_lives(&replayed_records) {

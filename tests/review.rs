@@ -108,6 +108,60 @@ fn assert_every_key(json: &Value) {
     }
 }
 
+/// "scenario reuse" for every elastic-agent scenario of the nightly plan with at least ten
+/// seeds, reuse off and on: what `review` reviews by default.
+fn default_review_entries() -> Vec<String> {
+    let plan =
+        elasticsim::nightly::NightlyConfig::load(&repository().join("scenarios/nightly.toml"))
+            .expect("the nightly plan loads");
+    let mut expected: Vec<String> = plan
+        .scenarios
+        .iter()
+        .filter(|(name, entry)| {
+            let file = repository().join(format!("scenarios/{name}.toml"));
+            common::scenario_file(file.to_str().expect("UTF-8"))
+                .leader
+                .is_none()
+                && entry.seeds.unwrap_or(plan.seeds) >= 10
+        })
+        .flat_map(|(name, _)| [format!("{name} off"), format!("{name} on")])
+        .collect();
+    expected.sort();
+    expected
+}
+
+/// One scenario's review entry shows no divergence, no new violation and no metric change.
+fn assert_no_change(entry: &serde_json::Value) {
+    let name = format!("{} reuse {}", entry["scenario"], entry["reuse"]);
+    assert_eq!(entry["diverged_seeds"], 0, "{name}");
+    assert!(
+        entry["first_divergences"]
+            .as_array()
+            .is_some_and(Vec::is_empty),
+        "{name}"
+    );
+    assert!(
+        entry["clusters"].as_array().is_some_and(Vec::is_empty),
+        "{name}"
+    );
+    assert!(
+        entry["new_violations"]
+            .as_object()
+            .is_some_and(|v| v.is_empty()),
+        "{name}"
+    );
+    for metric in METRICS {
+        let change = &entry["metrics"][metric];
+        for key in ["delta", "ci95_low", "ci95_high"] {
+            assert_eq!(change[key].as_f64(), Some(0.0), "{name} {metric} {key}");
+        }
+        assert_eq!(
+            change["base_mean"], change["candidate_mean"],
+            "{name} {metric}"
+        );
+    }
+}
+
 #[test]
 fn safe_against_safe_finds_no_divergence_and_no_change_on_every_default_scenario() {
     let out = fresh_dir("review-safe-safe");
@@ -126,22 +180,7 @@ fn safe_against_safe_finds_no_divergence_and_no_change_on_every_default_scenario
     let json = read_json(&out.join("review.json"));
     assert_every_key(&json);
     let scenarios = json["scenarios"].as_array().expect("a list");
-    let plan =
-        elasticsim::nightly::NightlyConfig::load(&repository().join("scenarios/nightly.toml"))
-            .expect("the nightly plan loads");
-    let mut expected: Vec<String> = plan
-        .scenarios
-        .iter()
-        .filter(|(name, entry)| {
-            let file = repository().join(format!("scenarios/{name}.toml"));
-            common::scenario_file(file.to_str().expect("UTF-8"))
-                .leader
-                .is_none()
-                && entry.seeds.unwrap_or(plan.seeds) >= 10
-        })
-        .flat_map(|(name, _)| [format!("{name} off"), format!("{name} on")])
-        .collect();
-    expected.sort();
+    let expected = default_review_entries();
     let mut reviewed: Vec<String> = scenarios
         .iter()
         .map(|entry| {
@@ -159,34 +198,7 @@ fn safe_against_safe_finds_no_divergence_and_no_change_on_every_default_scenario
     );
     assert!(expected.len() >= 20, "{expected:?}");
     for entry in scenarios {
-        let name = format!("{} reuse {}", entry["scenario"], entry["reuse"]);
-        assert_eq!(entry["diverged_seeds"], 0, "{name}");
-        assert!(
-            entry["first_divergences"]
-                .as_array()
-                .is_some_and(Vec::is_empty),
-            "{name}"
-        );
-        assert!(
-            entry["clusters"].as_array().is_some_and(Vec::is_empty),
-            "{name}"
-        );
-        assert!(
-            entry["new_violations"]
-                .as_object()
-                .is_some_and(|v| v.is_empty()),
-            "{name}"
-        );
-        for metric in METRICS {
-            let change = &entry["metrics"][metric];
-            for key in ["delta", "ci95_low", "ci95_high"] {
-                assert_eq!(change[key].as_f64(), Some(0.0), "{name} {metric} {key}");
-            }
-            assert_eq!(
-                change["base_mean"], change["candidate_mean"],
-                "{name} {metric}"
-            );
-        }
+        assert_no_change(entry);
     }
     let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
     assert!(markdown.contains("decides exactly as safe"), "{markdown}");
@@ -303,6 +315,35 @@ fn assert_burst_repro_fails_alone(out: &std::path::Path, markdown: &str, id: &st
     );
 }
 
+/// Seed 7's first divergence: upstream answers should-assign-work false where pr355 evicts
+/// the pod from its map; the clusters name the same pair.
+fn assert_burst_first_divergence_is_the_eviction(burst: &serde_json::Value) {
+    let first = &burst["first_divergences"][0];
+    assert_eq!(first["seed"], 7);
+    let (base, candidate) = (&first["base"], &first["candidate"]);
+    assert_eq!(base["code"], "assign-no", "{first}");
+    assert_eq!(candidate["code"], "evict", "{first}");
+    assert!(
+        base["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("answered false")),
+        "{first}"
+    );
+    assert!(
+        candidate["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("ConcurrentHashMap.compute")),
+        "{first}"
+    );
+    let clusters = burst["clusters"].as_array().expect("a list");
+    assert!(
+        clusters.iter().any(|c| c["base_code"] == "assign-no"
+            && c["candidate_code"] == "evict"
+            && c["example_seed"] == 7),
+        "{clusters:?}"
+    );
+}
+
 #[test]
 fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_job() {
     let out = fresh_dir("review-burst-pr355");
@@ -336,30 +377,7 @@ fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_j
         (burst["scenario"].as_str(), burst["reuse"].as_str()),
         (Some("burst"), Some("off"))
     );
-    let first = &burst["first_divergences"][0];
-    assert_eq!(first["seed"], 7);
-    let (base, candidate) = (&first["base"], &first["candidate"]);
-    assert_eq!(base["code"], "assign-no", "{first}");
-    assert_eq!(candidate["code"], "evict", "{first}");
-    assert!(
-        base["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("answered false")),
-        "{first}"
-    );
-    assert!(
-        candidate["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("ConcurrentHashMap.compute")),
-        "{first}"
-    );
-    let clusters = burst["clusters"].as_array().expect("a list");
-    assert!(
-        clusters.iter().any(|c| c["base_code"] == "assign-no"
-            && c["candidate_code"] == "evict"
-            && c["example_seed"] == 7),
-        "{clusters:?}"
-    );
+    assert_burst_first_divergence_is_the_eviction(burst);
     let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
     let opening = markdown.lines().next().unwrap_or_default();
     assert!(

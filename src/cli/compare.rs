@@ -17,8 +17,10 @@ use super::sweep::{
 use crate::allocator::Policy;
 use crate::explore::shard::{Assembled, ShardFile};
 use crate::explore::{
-    Cell, CommandKind, PolicyRow, SeedRow, compare_table, write_compare_files, write_compare_page,
+    Cell, CommandKind, PolicyRow, SeedRow, Shard, compare_table, write_compare_files,
+    write_compare_page,
 };
+use crate::scenario::Scenario;
 use crate::wall::Stopwatch;
 use crate::world::RunSettings;
 use serde::{Deserialize, Serialize};
@@ -83,35 +85,12 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     });
     let folder = shard_folder(folder, shard);
     let stopwatch = Stopwatch::start();
-    let mut runs = Vec::new();
-    let mut cells = Vec::new();
-    let mut positions = Vec::new();
     let cases = cases(args, &base, scenario.leader.is_some())?;
-    for (position, (case, settings)) in cases.iter().enumerate() {
-        if crate::interrupt::requested() {
-            break;
-        }
-        let mine = owned(shard, position * all.len(), &all);
-        let mine_seeds = mine.iter().map(|(_, seed)| *seed).collect();
-        // A failing seed's report goes to `<folder>/<case>/seed-N/`, linked from index.html.
-        let seed_dir =
-            |settings: &RunSettings| folder.join(case).join(format!("seed-{}", settings.seed));
-        let rows = run_seeds(
-            &args.file,
-            &scenario,
-            settings,
-            mine_seeds,
-            args.threads,
-            Some(&seed_dir),
-        )?;
-        cells.extend(all.iter().map(|seed| Cell {
-            suite: scenario.name.clone(),
-            case: case.clone(),
-            seed: *seed,
-        }));
-        positions.extend(mine.iter().map(|(position, _)| *position));
-        runs.push((case.clone(), rows));
-    }
+    let CaseRuns {
+        runs,
+        cells,
+        positions,
+    } = run_cases(args, &scenario, &cases, &all, shard, &folder)?;
     let wall_s = stopwatch.seconds();
     let plan = CompareShardPlan {
         scenario: scenario.name.clone(),
@@ -123,17 +102,7 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let ran: usize = runs.iter().map(|(_, rows)| rows.len()).sum();
     let mut plan = plan;
     let interrupted = (shard.is_none() && ran < planned).then(|| {
-        let done: Vec<u64> = runs.last().map_or_else(Vec::new, |(_, rows)| {
-            rows.iter().map(|row| row.seed).collect()
-        });
-        let policy = runs.last().map_or("", |(policy, _)| policy.as_str());
-        let line = format!(
-            "interrupted: {ran} of {planned} runs done (policy {policy}: {}); not done: {}",
-            crate::interrupt::spans(&done),
-            crate::interrupt::Interrupted::of(&all, &done).map_or_else(String::new, |stopped| {
-                crate::interrupt::spans(&stopped.not_done)
-            })
-        );
+        let line = interruption(&runs, &all, ran, planned);
         plan.title = format!("{} ({line})", plan.title);
         line
     });
@@ -153,6 +122,79 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let total: usize = runs.iter().map(|(_, rows)| rows.len()).sum();
     let timing = format!("{total} runs in {wall_s:.2}s");
     report(&plan, &scope, &rows, &timing, &folder)
+}
+
+/// What the cases of a comparison ran: each case's rows, every cell of the plan, and the
+/// plan positions of the seeds this shard ran.
+struct CaseRuns {
+    runs: Vec<(String, Vec<SeedRow>)>,
+    cells: Vec<Cell>,
+    positions: Vec<usize>,
+}
+
+/// Run this shard's seeds of every case in turn, until an interrupt.
+fn run_cases(
+    args: &CompareArgs,
+    scenario: &Scenario,
+    cases: &[(String, RunSettings)],
+    all: &[u64],
+    shard: Option<Shard>,
+    folder: &Path,
+) -> Result<CaseRuns, Failure> {
+    let mut runs = Vec::new();
+    let mut cells = Vec::new();
+    let mut positions = Vec::new();
+    for (position, (case, settings)) in cases.iter().enumerate() {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let mine = owned(shard, position * all.len(), all);
+        let mine_seeds = mine.iter().map(|(_, seed)| *seed).collect();
+        // A failing seed's report goes to `<folder>/<case>/seed-N/`, linked from index.html.
+        let seed_dir =
+            |settings: &RunSettings| folder.join(case).join(format!("seed-{}", settings.seed));
+        let rows = run_seeds(
+            &args.file,
+            scenario,
+            settings,
+            mine_seeds,
+            args.threads,
+            Some(&seed_dir),
+        )?;
+        cells.extend(all.iter().map(|seed| Cell {
+            suite: scenario.name.clone(),
+            case: case.clone(),
+            seed: *seed,
+        }));
+        positions.extend(mine.iter().map(|(position, _)| *position));
+        runs.push((case.clone(), rows));
+    }
+    Ok(CaseRuns {
+        runs,
+        cells,
+        positions,
+    })
+}
+
+/// "interrupted: 7 of 20 runs done (policy safe: 1–2); not done: 3–10": the runs done, the
+/// case that was running and its seeds done and not done.
+fn interruption(
+    runs: &[(String, Vec<SeedRow>)],
+    all: &[u64],
+    ran: usize,
+    planned: usize,
+) -> String {
+    let done: Vec<u64> = runs.last().map_or_else(Vec::new, |(_, rows)| {
+        rows.iter().map(|row| row.seed).collect()
+    });
+    let policy = runs.last().map_or("", |(policy, _)| policy.as_str());
+    format!(
+        "interrupted: {ran} of {planned} runs done (policy {policy}: {}); not done: {}",
+        crate::interrupt::spans(&done),
+        crate::interrupt::Interrupted::of(all, &done).map_or_else(String::new, |stopped| {
+            crate::interrupt::spans(&stopped.not_done)
+        })
+    )
 }
 
 fn write_files(

@@ -168,6 +168,40 @@ pub(super) fn placed(
         .collect()
 }
 
+/// The sweep folder: `--out`, or the parent of the seed folders
+/// (`reports/<scenario>/<policy>/`); a shard's own folder inside it.
+fn sweep_folder(
+    args: &SimArgs,
+    scenario: &Scenario,
+    settings: &RunSettings,
+    shard: Option<Shard>,
+) -> PathBuf {
+    let folder = match &args.out {
+        Some(out) => out.clone(),
+        None => report_dir(scenario, settings)
+            .parent()
+            .expect("a seed folder always sits in its policy folder")
+            .to_path_buf(),
+    };
+    shard_folder(folder, shard)
+}
+
+/// "(policy safe, seeds 1–40, shard 1/2)"; a leader run is named by its variant, since the
+/// policy plays no part in it.
+fn headline(
+    scenario: &Scenario,
+    settings: &RunSettings,
+    seeds: &SeedRange,
+    shard: Option<Shard>,
+) -> String {
+    let scope = shard.map_or_else(String::new, |shard| format!(", shard {shard}"));
+    let case = match (&settings.variant, &scenario.leader) {
+        (Some(variant), Some(_)) => format!("variant {variant}"),
+        _ => format!("policy {}", settings.policy.name()),
+    };
+    format!("({case}, seeds {seeds}{scope})")
+}
+
 pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     let text = args
         .seeds
@@ -182,15 +216,7 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     }
     let scenario = super::sim::load_with(args)?;
     let settings = settings(&scenario, args)?;
-    // The sweep folder is the parent of the seed folders: reports/<scenario>/<policy>/.
-    let folder = match &args.out {
-        Some(out) => out.clone(),
-        None => report_dir(&scenario, &settings)
-            .parent()
-            .expect("a seed folder always sits in its policy folder")
-            .to_path_buf(),
-    };
-    let folder = shard_folder(folder, shard);
+    let folder = sweep_folder(args, &scenario, &settings, shard);
     let seed_dir = |settings: &RunSettings| folder.join(format!("seed-{}", settings.seed));
     let all: Vec<u64> = seeds.seeds().collect();
     let mine = owned(shard, 0, &all);
@@ -221,13 +247,12 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
         return Err(Failure::Interrupted(stopped.line()));
     }
     if let Some(shard) = shard {
-        let cells = plan.cells(&all);
         let positions = mine.iter().map(|(position, _)| *position);
         let file = ShardFile::new(
             CommandKind::Sweep,
             shard,
             plan.clone(),
-            cells,
+            plan.cells(&all),
             placed(positions, &rows),
         );
         file.write(&folder).map_err(writing_failed(&folder))?;
@@ -237,14 +262,8 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
     } else {
         0.0
     };
-    let scope = shard.map_or_else(String::new, |shard| format!(", shard {shard}"));
     let timing = format!("{rate:.1} seeds/s ({} seeds in {wall_s:.2}s)", rows.len());
-    // A leader run is named by its variant: the policy plays no part in it.
-    let case = match (&settings.variant, &scenario.leader) {
-        (Some(variant), Some(_)) => format!("variant {variant}"),
-        _ => format!("policy {}", settings.policy.name()),
-    };
-    let headline = format!("({case}, seeds {seeds}{scope})");
+    let headline = headline(&scenario, &settings, &seeds, shard);
     report(
         args.quiet,
         &plan.scenario,

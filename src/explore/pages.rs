@@ -86,36 +86,29 @@ pub fn write_sweep_page(
     write_index(folder, &page)
 }
 
-/// A comparison's `index.html`: one verdict line per policy, the comparison chart, and links
-/// to the failing seeds' folders (`<policy>/seed-N/`, under the page's folder).
-pub fn write_compare_page(
-    folder: &Path,
-    title: &str,
-    runs: &[(String, Vec<SeedRow>)],
-) -> io::Result<()> {
-    let rows = compare_rows(runs);
-    let (plots, notes) = chart_links(folder, &rows);
-    let leader = rows.iter().any(|row| row.leader.is_some());
-    let columns: &[&str] = if leader {
-        &[
-            "variant",
-            "seeds",
-            "passed",
-            "failover p95 s",
-            "failover max s",
-            "two acting s",
-        ]
-    } else {
-        &[
-            "policy",
-            "seeds",
-            "passed",
-            "p95 wait s",
-            "pods created",
-            "reuse ratio",
-        ]
-    };
-    let cells = |row: &super::PolicyRow| match row.leader {
+/// The columns of a leader comparison's table: a row per runner variant.
+const LEADER_COMPARE_COLUMNS: &[&str] = &[
+    "variant",
+    "seeds",
+    "passed",
+    "failover p95 s",
+    "failover max s",
+    "two acting s",
+];
+
+/// The columns of an elastic-agent comparison's table: a row per policy.
+const ELASTIC_COMPARE_COLUMNS: &[&str] = &[
+    "policy",
+    "seeds",
+    "passed",
+    "p95 wait s",
+    "pods created",
+    "reuse ratio",
+];
+
+/// The figures of one comparison row after its verdict cells (see the column lists).
+fn compare_figures(row: &super::PolicyRow) -> Vec<String> {
+    match row.leader {
         Some(figures) => vec![
             number_text(figures.failover_s_p95),
             number_text(figures.failover_s_max),
@@ -126,6 +119,23 @@ pub fn write_compare_page(
             number_text(row.pods_created_mean),
             ratio_text(row.reuse_ratio),
         ],
+    }
+}
+
+/// A comparison's `index.html`: one verdict line per policy, the comparison chart, and links
+/// to the failing seeds' folders (`<policy>/seed-N/`, under the page's folder).
+pub fn write_compare_page(
+    folder: &Path,
+    title: &str,
+    runs: &[(String, Vec<SeedRow>)],
+) -> io::Result<()> {
+    let rows = compare_rows(runs);
+    let (plots, notes) = chart_links(folder, &rows);
+    let leader = rows.iter().any(|row| row.leader.is_some());
+    let columns = if leader {
+        LEADER_COMPARE_COLUMNS
+    } else {
+        ELASTIC_COMPARE_COLUMNS
     };
     let what = if leader { "variants" } else { "policies" };
     let page = IndexPage {
@@ -142,7 +152,7 @@ pub fn write_compare_page(
                         row.seeds.to_string(),
                         row.passed.to_string(),
                     ],
-                    cells(row),
+                    compare_figures(row),
                 ]
                 .concat(),
             })

@@ -198,6 +198,56 @@ impl Replica {
         self.core.callback_delay_ms = None;
     }
 
+    /// Hand one input to its owner. False when the input is a late duplicate that changes
+    /// nothing (an older configuration), so no elector callback can be due.
+    fn dispatch(&mut self, input: Input, cx: &mut Context) -> bool {
+        match input {
+            Input::Start => self.on_start(cx),
+            Input::Shutdown => {
+                if self.started && !self.shutting_down {
+                    self.shutting_down = true;
+                    self.runner.on_shutdown(&mut self.core, cx);
+                }
+            }
+            Input::Config { .. } if self.shutting_down => {}
+            Input::Config { version, flags } => return self.on_config(version, flags, cx),
+            Input::Timer(token) => handle_timer(&mut self.core, self.runner.as_mut(), token, cx),
+            Input::Kube(call, result) => {
+                self.core
+                    .elector
+                    .handle_kube(call, result, cx, &mut self.core.events);
+            }
+        }
+        true
+    }
+
+    /// The process started: a configuration that arrived before applies now.
+    fn on_start(&mut self, cx: &mut Context) {
+        assert!(!self.started, "a replica process starts once");
+        self.started = true;
+        if let Some((version, flags)) = self.config.take() {
+            apply_config(&mut self.core, self.runner.as_mut(), version, &flags, cx);
+            self.config = Some((version, flags));
+        }
+    }
+
+    /// A configuration from the watcher; false when it is a late duplicate.
+    fn on_config(&mut self, version: u64, flags: BTreeMap<String, bool>, cx: &mut Context) -> bool {
+        // The watcher's stream is ordered: an older configuration is a late duplicate.
+        if self
+            .config
+            .as_ref()
+            .is_some_and(|(latest, _)| *latest >= version)
+        {
+            return false;
+        }
+        if self.started {
+            apply_config(&mut self.core, self.runner.as_mut(), version, &flags, cx);
+        }
+        self.config = Some((version, flags));
+        true
+    }
+
     /// Timer `token` fired: it no longer counts towards `next_deadline`.
     fn disarm(&mut self, now_local_ms: u64, token: TimerToken) {
         let at = self.armed.remove(&token);
@@ -238,64 +288,17 @@ impl Component for Replica {
             "the replica's local clock went backwards"
         );
         self.now_local_ms = now_local_ms;
+        let mut next_id = self.next_id;
         let mut cx = Context {
             now_local_ms,
             random,
             out,
-            next_id: &mut self.next_id,
+            next_id: &mut next_id,
         };
-        match input {
-            Input::Start => {
-                assert!(!self.started, "a replica process starts once");
-                self.started = true;
-                if let Some((version, flags)) = self.config.take() {
-                    apply_config(
-                        &mut self.core,
-                        self.runner.as_mut(),
-                        version,
-                        &flags,
-                        &mut cx,
-                    );
-                    self.config = Some((version, flags));
-                }
-            }
-            Input::Shutdown => {
-                if self.started && !self.shutting_down {
-                    self.shutting_down = true;
-                    self.runner.on_shutdown(&mut self.core, &mut cx);
-                }
-            }
-            Input::Config { .. } if self.shutting_down => {}
-            Input::Config { version, flags } => {
-                // The watcher's stream is ordered: an older configuration is a late duplicate.
-                if self
-                    .config
-                    .as_ref()
-                    .is_some_and(|(latest, _)| *latest >= version)
-                {
-                    return;
-                }
-                if self.started {
-                    apply_config(
-                        &mut self.core,
-                        self.runner.as_mut(),
-                        version,
-                        &flags,
-                        &mut cx,
-                    );
-                }
-                self.config = Some((version, flags));
-            }
-            Input::Timer(token) => {
-                handle_timer(&mut self.core, self.runner.as_mut(), token, &mut cx);
-            }
-            Input::Kube(call, result) => {
-                self.core
-                    .elector
-                    .handle_kube(call, result, &mut cx, &mut self.core.events);
-            }
+        if self.dispatch(input, &mut cx) {
+            deliver_elector_events(&mut self.core, self.runner.as_mut(), &mut cx);
         }
-        deliver_elector_events(&mut self.core, self.runner.as_mut(), &mut cx);
+        self.next_id = next_id;
         for timer in &out.timers[asked_before..] {
             self.armed.insert(timer.token, timer.at_local_ms);
             self.deadlines.insert((timer.at_local_ms, timer.token));

@@ -196,6 +196,44 @@ impl Publisher<'_> {
     }
 }
 
+/// `export.jsonl` in `out`, its header written.
+fn open_export(
+    out: &Path,
+    scenario: &Scenario,
+    settings: &RunSettings,
+) -> Result<Exporter<std::io::LineWriter<std::fs::File>>, String> {
+    let header = export_header(scenario, settings);
+    let export_path = out.join("export.jsonl");
+    let file = std::fs::File::create(&export_path)
+        .map_err(|e| format!("cannot create {}: {e}", export_path.display()))?;
+    Exporter::new(std::io::LineWriter::new(file), &header)
+        .map_err(|e| format!("writing {}: {e}", export_path.display()))
+}
+
+/// Answer every `kubectl delete pod` waiting in `inbox` with the pod as it was (or nothing),
+/// injecting each delete of a pod that exists; returns how many were injected.
+fn answer_deletes(
+    inbox: &std::sync::mpsc::Receiver<Command>,
+    world: &mut World,
+    sink: &mut dyn Sink,
+    publisher: &mut Publisher<'_>,
+) -> Result<u32, String> {
+    let mut deleted = 0;
+    while let Ok(Command::DeletePod { name, reply }) = inbox.try_recv() {
+        let before = publisher
+            .hub
+            .lock()
+            .get(super::store::Resource::Pods, &name)
+            .map(|stored| stored.object);
+        if before.is_some() && world.inject_pod_delete(&name, sink) {
+            deleted += 1;
+            publisher.publish(world)?;
+        }
+        let _ = reply.send(before);
+    }
+    Ok(deleted)
+}
+
 /// Run the world paced against the wall clock until `stop`; answer pod deletes.
 #[allow(clippy::disallowed_methods)] // Pacing against the wall clock is what serve does.
 fn pace(
@@ -207,12 +245,7 @@ fn pace(
     out: &Path,
     speed: f64,
 ) -> Result<(u64, u64, u32), String> {
-    let header = export_header(&scenario, &settings);
-    let export_path = out.join("export.jsonl");
-    let file = std::fs::File::create(&export_path)
-        .map_err(|e| format!("cannot create {}: {e}", export_path.display()))?;
-    let export = Exporter::new(std::io::LineWriter::new(file), &header)
-        .map_err(|e| format!("writing {}: {e}", export_path.display()))?;
+    let export = open_export(out, &scenario, &settings)?;
     let trace_path = out.join("trace.jsonl");
     let trace = JsonlWriter::create(&trace_path)
         .map_err(|e| format!("cannot create {}: {e}", trace_path.display()))?;
@@ -236,17 +269,7 @@ fn pace(
     };
     world.start_run(&mut touched);
     while !stop.load(Ordering::SeqCst) {
-        while let Ok(Command::DeletePod { name, reply }) = inbox.try_recv() {
-            let before = hub
-                .lock()
-                .get(super::store::Resource::Pods, &name)
-                .map(|stored| stored.object);
-            if before.is_some() && world.inject_pod_delete(&name, &mut touched) {
-                deleted += 1;
-                publisher.publish(&world)?;
-            }
-            let _ = reply.send(before);
-        }
+        deleted += answer_deletes(inbox, &mut world, &mut touched, &mut publisher)?;
         let target_ms = ((started.elapsed().as_secs_f64() * speed * 1000.0) as u64).min(end_ms);
         let target = SimTime::from_ms(target_ms);
         while !world.has_ended() && world.next_event_time().is_some_and(|t| t <= target) {

@@ -398,6 +398,19 @@ fn fold(groups: &[Group], results: &[SeedResult], warnings: Vec<String>) -> Nigh
     }
 }
 
+/// Note on the outcome and on every case that only `done` of `planned` runs ran.
+fn mark_interrupted(outcome: &mut NightlyOutcome, done: usize, planned: usize) {
+    let line = format!(
+        "interrupted: {done} of {planned} runs done, {} not done",
+        planned - done
+    );
+    for group in &mut outcome.groups {
+        group.note = Some(format!("{line} (this case: {} seeds done)", group.seeds));
+    }
+    outcome.warnings.push(line.clone());
+    outcome.interrupted = Some(line);
+}
+
 /// Run the nightly and write its outputs. The outcome says whether it failed; errors are
 /// bad input or a harness failure.
 pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
@@ -443,17 +456,7 @@ pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
     if results.len() < tasks.len() {
         // Means over part of the seeds are not the means a baseline holds: no judgement, no
         // shard file; the tables say what ran.
-        let line = format!(
-            "interrupted: {} of {} runs done, {} not done",
-            results.len(),
-            tasks.len(),
-            tasks.len() - results.len()
-        );
-        for group in &mut outcome.groups {
-            group.note = Some(format!("{line} (this case: {} seeds done)", group.seeds));
-        }
-        outcome.warnings.push(line.clone());
-        outcome.interrupted = Some(line);
+        mark_interrupted(&mut outcome, results.len(), tasks.len());
         outputs::write_all(&options.out_dir, &mut outcome)?;
         return Ok(outcome);
     }

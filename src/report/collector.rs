@@ -177,14 +177,7 @@ impl Collector {
                 self.job_scheduled(t_ms, *job, *logical, profile, environment.as_deref());
             }
             Record::JobAssigned { job, agent, .. } => self.job_assigned(t_ms, *job, agent),
-            Record::JobCompleted { job, agent } => {
-                let agent = self.names.intern(agent) as usize;
-                if self.agent_jobs_completed.len() <= agent {
-                    self.agent_jobs_completed.resize(agent + 1, 0);
-                }
-                self.agent_jobs_completed[agent] += 1;
-                self.job_finished(t_ms, *job, JobOutcome::Completed);
-            }
+            Record::JobCompleted { job, agent } => self.job_completed(t_ms, *job, agent),
             Record::JobRescheduled { job, .. } => {
                 self.job_finished(t_ms, *job, JobOutcome::Rescheduled);
             }
@@ -222,17 +215,28 @@ impl Collector {
             } => {
                 self.fault_started(t_ms, *index, fault, target);
             }
-            Record::FaultEnded { index, .. } => {
-                if let Some(position) = self.open_faults.remove(index) {
-                    self.faults[position].until_ms = Some(t_ms);
-                }
-            }
+            Record::FaultEnded { index, .. } => self.fault_ended(t_ms, *index),
             Record::Sample => self.sample(t_ms),
             Record::RunEnded => self.ended_at_ms = Some(t_ms),
             _ => {
                 self.lanes.observe(t_ms, record);
                 self.leader.observe(t_ms, record);
             }
+        }
+    }
+
+    fn job_completed(&mut self, t_ms: u64, job: u64, agent: &str) {
+        let agent = self.names.intern(agent) as usize;
+        if self.agent_jobs_completed.len() <= agent {
+            self.agent_jobs_completed.resize(agent + 1, 0);
+        }
+        self.agent_jobs_completed[agent] += 1;
+        self.job_finished(t_ms, job, JobOutcome::Completed);
+    }
+
+    fn fault_ended(&mut self, t_ms: u64, index: u32) {
+        if let Some(position) = self.open_faults.remove(&index) {
+            self.faults[position].until_ms = Some(t_ms);
         }
     }
 

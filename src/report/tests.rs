@@ -357,63 +357,25 @@ fn a_pod_that_never_runs_is_pending_until_deleted_and_never_idle() {
 /// Replica 0 leads, pauses (still believing it leads) while replica 1 takes over, resumes and
 /// steps down; replica 1 crashes and replica 0 leads again. Run ends at 40 s.
 fn leadership() -> Vec<(u64, Record)> {
-    let module = || "gitops".to_owned();
+    let held = |replica, term| Record::LeaseHeld { replica, term };
+    let leading = |replica, term| Record::LeadingStarted { replica, term };
+    let module_started = |replica, term| Record::ModuleStarted {
+        replica,
+        module: "gitops".to_owned(),
+        term,
+    };
     vec![
         (0, Record::ReplicaStarted { replica: 0 }),
         (0, Record::ReplicaStarted { replica: 1 }),
-        (
-            1_000,
-            Record::LeaseHeld {
-                replica: 0,
-                term: 1,
-            },
-        ),
-        (
-            1_000,
-            Record::LeadingStarted {
-                replica: 0,
-                term: 1,
-            },
-        ),
-        (
-            1_000,
-            Record::ModuleStarted {
-                replica: 0,
-                module: module(),
-                term: 1,
-            },
-        ),
+        (1_000, held(0, 1)),
+        (1_000, leading(0, 1)),
+        (1_000, module_started(0, 1)),
         (2_000, Record::Sample),
-        (
-            5_000,
-            Record::LeaseHeld {
-                replica: 0,
-                term: 1,
-            },
-        ),
+        (5_000, held(0, 1)),
         (6_000, Record::ReplicaPaused { replica: 0 }),
-        (
-            20_000,
-            Record::LeaseHeld {
-                replica: 1,
-                term: 2,
-            },
-        ),
-        (
-            20_000,
-            Record::LeadingStarted {
-                replica: 1,
-                term: 2,
-            },
-        ),
-        (
-            20_000,
-            Record::ModuleStarted {
-                replica: 1,
-                module: module(),
-                term: 2,
-            },
-        ),
+        (20_000, held(1, 2)),
+        (20_000, leading(1, 2)),
+        (20_000, module_started(1, 2)),
         (21_000, Record::Sample),
         (22_000, Record::ReplicaResumed { replica: 0 }),
         (
@@ -427,18 +389,12 @@ fn leadership() -> Vec<(u64, Record)> {
             22_000,
             Record::ModuleStopped {
                 replica: 0,
-                module: module(),
+                module: "gitops".to_owned(),
             },
         ),
         (30_000, Record::ReplicaStopped { replica: 1 }),
         (31_000, Record::Sample),
-        (
-            34_000,
-            Record::LeadingStarted {
-                replica: 0,
-                term: 3,
-            },
-        ),
+        (34_000, leading(0, 3)),
         (40_000, Record::RunEnded),
     ]
 }

@@ -58,23 +58,7 @@ pub(crate) fn scenario(
         path: String::new(),
     };
     top.expect_keys(TOP_KEYS)?;
-    let name = top.required(
-        "name",
-        "a name made of letters, digits, '-' and '_'",
-        &string,
-    )?;
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
-    {
-        let value = top.get("name").expect("required() found the key");
-        return Err(top.invalid(
-            "name",
-            value,
-            "a non-empty name of letters, digits, '-', '_'",
-        ));
-    }
+    let name = scenario_name(&top)?;
     let duration_ms = top.or("duration", 3_600_000, &duration)?;
     if duration_ms == 0 {
         return Err(top.semantic("duration", "a duration longer than 0s", "\"0s\""));
@@ -104,19 +88,53 @@ pub(crate) fn scenario(
         leader,
         ablations: ablations(&top)?,
     };
+    if let Some(warning) = short_settle(&top, &scenario) {
+        context.warnings.push(warning);
+    }
+    Ok(Loaded {
+        scenario,
+        warnings: context.warnings,
+    })
+}
+
+/// `name`: letters, digits, '-' and '_', not empty (it names report folders).
+fn scenario_name(top: &Table<'_, '_>) -> Result<String> {
+    let name = top.required(
+        "name",
+        "a name made of letters, digits, '-' and '_'",
+        &string,
+    )?;
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
+    {
+        let value = top.get("name").expect("required() found the key");
+        return Err(top.invalid(
+            "name",
+            value,
+            "a non-empty name of letters, digits, '-', '_'",
+        ));
+    }
+    Ok(name)
+}
+
+/// The warning for a `settle` too short for pods to be registered and cleaned up
+/// (`auto_register_timeout + server_ping_interval`). Only pods need the time: a leader-only
+/// scenario (no jobs, no burst faults) gets none.
+fn short_settle(top: &Table<'_, '_>, scenario: &Scenario) -> Option<String> {
     let settle_needed_ms = scenario
         .plugin
         .auto_register_timeout_ms
         .saturating_add(scenario.server.server_ping_interval_ms);
-    // Only pods need the time: a leader-only scenario (no jobs, no burst faults) has none.
     let makes_pods = !scenario.jobs.is_empty()
         || scenario
             .faults
             .iter()
             .any(|f| matches!(f.kind, FaultKind::Burst { .. }))
         || (scenario.swarm.enabled && scenario.swarm.kinds.iter().any(|k| k == "burst"));
-    if makes_pods && scenario.settle_ms < settle_needed_ms {
-        context.warnings.push(top.warning(
+    (makes_pods && scenario.settle_ms < settle_needed_ms).then(|| {
+        top.warning(
             "settle",
             &format!(
                 "{} is shorter than auto_register_timeout + server_ping_interval ({}); \
@@ -124,11 +142,7 @@ pub(crate) fn scenario(
                 show(scenario.settle_ms),
                 show(settle_needed_ms)
             ),
-        ));
-    }
-    Ok(Loaded {
-        scenario,
-        warnings: context.warnings,
+        )
     })
 }
 

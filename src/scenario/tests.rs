@@ -32,7 +32,14 @@ fn fault(at_ms: u64, kind: FaultKind) -> Fault {
     Fault { at_ms, kind }
 }
 
+/// The contract example's faults: the elastic ones, then the leader ones, in file order.
 fn contract_example_faults() -> Vec<Fault> {
+    let mut faults = contract_example_elastic_faults();
+    faults.extend(contract_example_leader_faults());
+    faults
+}
+
+fn contract_example_elastic_faults() -> Vec<Fault> {
     let image = BTreeMap::from([("image".to_owned(), "gocd/gocd-agent:v25.2.0".to_owned())]);
     vec![
         fault(
@@ -95,6 +102,11 @@ fn contract_example_faults() -> Vec<Fault> {
                 },
             },
         ),
+    ]
+}
+
+fn contract_example_leader_faults() -> Vec<Fault> {
+    vec![
         fault(
             300_000,
             FaultKind::ReplicaCrash {
@@ -312,9 +324,17 @@ runtime = "1m"
     assert_eq!(scenario.plugin, Plugin::default());
     assert_eq!(scenario.swarm, Swarm::default());
     assert_eq!(scenario.invariants, Invariants::default());
-    let leader = scenario
-        .leader
-        .expect("an empty [leader] section still enables the leader");
+    assert_leader_defaults(
+        scenario
+            .leader
+            .as_ref()
+            .expect("an empty [leader] section still enables the leader"),
+    );
+    assert_eq!(scenario.profiles[0].environment, None);
+    assert_omitted_fault_and_job_keys_default(&scenario);
+}
+
+fn assert_leader_defaults(leader: &Leader) {
     assert_eq!(leader.replicas, 3);
     assert_eq!(leader.variant, "fixed");
     assert_eq!(
@@ -332,7 +352,9 @@ runtime = "1m"
             max_ms: 2_000
         }
     );
-    assert_eq!(scenario.profiles[0].environment, None);
+}
+
+fn assert_omitted_fault_and_job_keys_default(scenario: &Scenario) {
     assert_eq!(scenario.profiles[0].image, "gocd/gocd-agent:v25.1.0");
     assert_eq!(
         scenario.faults[0].kind,

@@ -263,6 +263,18 @@ fn write_fault(out: &mut String, fault: &Fault) {
         } => {
             write_burst(out, *count, *spread_ms, profile, *runtime);
         }
+        FaultKind::ReplicaCrash { .. }
+        | FaultKind::ReplicaStop { .. }
+        | FaultKind::ReplicaPause { .. }
+        | FaultKind::ClockDrift { .. }
+        | FaultKind::LeaseDelete
+        | FaultKind::CallbackDelay { .. } => write_leader_fault(out, &fault.kind),
+    }
+}
+
+/// The keys of a fault of the leader replicas (`write_fault` writes the others).
+fn write_leader_fault(out: &mut String, kind: &FaultKind) {
+    match kind {
         FaultKind::ReplicaCrash {
             replica,
             downtime_ms,
@@ -282,11 +294,12 @@ fn write_fault(out: &mut String, fault: &Fault) {
             line(out, "replica", &replica_value(*replica));
             line(out, "rate", &float(*rate));
         }
-        FaultKind::LeaseDelete => {}
         FaultKind::CallbackDelay { replica, delay_ms } => {
             line(out, "replica", &replica_value(*replica));
             line(out, "delay", &duration(*delay_ms));
         }
+        FaultKind::LeaseDelete => {}
+        _ => unreachable!("write_fault writes the elastic-agent faults itself"),
     }
 }
 

@@ -29,6 +29,35 @@ fn record_of(replica: u32, observation: Observation) -> Record {
     crate::world::observation_record(replica, observation)
 }
 
+/// The trace record of one journal entry.
+fn journal_record(entry: Journal) -> Record {
+    match entry {
+        Journal::Observed {
+            replica,
+            observation,
+        } => record_of(replica as u32, observation),
+        Journal::Written {
+            by,
+            verb,
+            spec,
+            rv_current,
+            rv_sent,
+            rv_new,
+        } => Record::LeaseWritten {
+            by: by.map_or(Actor::External, |replica| Actor::Replica(replica as u32)),
+            verb: verb.to_string(),
+            holder: spec.holder_identity,
+            transitions: spec.lease_transitions,
+            rv_current,
+            rv_sent,
+            rv_new,
+        },
+        Journal::Crashed { replica } => Record::ReplicaStopped {
+            replica: replica as u32,
+        },
+    }
+}
+
 /// The world's records, with `faults` (start, end, name) and a sample every second, until
 /// `end_ms`; returns every violation of every leader monitor.
 fn judge(
@@ -37,35 +66,11 @@ fn judge(
     bounds: LeaderBounds,
     end_ms: u64,
 ) -> Vec<Violation> {
-    let mut records = Vec::new();
-    for (t_ms, entry) in &world.journal {
-        let record = match entry.clone() {
-            Journal::Observed {
-                replica,
-                observation,
-            } => record_of(replica as u32, observation),
-            Journal::Written {
-                by,
-                verb,
-                spec,
-                rv_current,
-                rv_sent,
-                rv_new,
-            } => Record::LeaseWritten {
-                by: by.map_or(Actor::External, |replica| Actor::Replica(replica as u32)),
-                verb: verb.to_string(),
-                holder: spec.holder_identity,
-                transitions: spec.lease_transitions,
-                rv_current,
-                rv_sent,
-                rv_new,
-            },
-            Journal::Crashed { replica } => Record::ReplicaStopped {
-                replica: replica as u32,
-            },
-        };
-        records.push((*t_ms, record));
-    }
+    let mut records: Vec<(u64, Record)> = world
+        .journal
+        .iter()
+        .map(|(t_ms, entry)| (*t_ms, journal_record(entry.clone())))
+        .collect();
     for (index, (from_ms, until_ms, fault)) in faults.iter().enumerate() {
         let index = index as u32;
         let target = "replica-0".to_string();

@@ -242,7 +242,11 @@ impl World {
                 _ => None,
             })
             .min();
-        assert_eq!(replica.next_deadline(), queued, "replica {index}'s next deadline");
+        assert_eq!(
+            replica.next_deadline(),
+            queued,
+            "replica {index}'s next deadline"
+        );
     }
 
     fn local_ms(&self, index: usize) -> u64 {

@@ -3,6 +3,7 @@
 //! partition of the leader or of replicas) shaded in their lanes only, any other fault (API
 //! outage, Lease delete) over every lane.
 
+use super::data::FaultSpan;
 use super::kit::{
     FONT, Figure, LIGHT_GRID, LegendEntry, Swatch, TimeUnit, chart_on, draw_legend, drawing,
     fault_legend, shade_faults_in_lanes, with_legend_column,
@@ -100,19 +101,24 @@ impl Figure for LeaderFigure<'_> {
             let text = Text::new(format!("replica {replica}"), position, label_style.clone());
             drawing(plot.draw(&text))?;
         }
-        let mut entries: Vec<LegendEntry> = [
-            LaneState::Leading,
-            LaneState::Acting,
-            LaneState::Down,
-            LaneState::Paused,
-        ]
-        .into_iter()
-        .map(|state| {
-            let (color, label, _, _) = look(state);
-            LegendEntry::new(label, Swatch::Area(color.mix(0.9)))
-        })
-        .collect();
-        entries.extend(fault_legend(&data.faults));
-        draw_legend(&legend, &entries)
+        draw_legend(&legend, &legend_entries(&data.faults))
     }
+}
+
+/// The legend: one swatch per lane state, then the faults the run had.
+fn legend_entries(faults: &[FaultSpan]) -> Vec<LegendEntry> {
+    let mut entries: Vec<LegendEntry> = [
+        LaneState::Leading,
+        LaneState::Acting,
+        LaneState::Down,
+        LaneState::Paused,
+    ]
+    .into_iter()
+    .map(|state| {
+        let (color, label, _, _) = look(state);
+        LegendEntry::new(label, Swatch::Area(color.mix(0.9)))
+    })
+    .collect();
+    entries.extend(fault_legend(faults));
+    entries
 }

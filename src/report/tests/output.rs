@@ -18,6 +18,48 @@ fn scratch_folder(test_name: &str) -> PathBuf {
     folder
 }
 
+/// The top-level keys of `summary.json` the output contract names.
+const SUMMARY_KEYS: [&str; 14] = [
+    "scenario",
+    "seed",
+    "policy",
+    "variant",
+    "version",
+    "verdict",
+    "failure_class",
+    "fingerprint",
+    "events",
+    "sim_s",
+    "wall_s",
+    "metrics",
+    "violations",
+    "reproduce",
+];
+
+/// The numeric metrics of `summary.json` the output contract names.
+const SUMMARY_METRICS: [&str; 20] = [
+    "jobs_total",
+    "jobs_completed",
+    "reuse_ratio",
+    "pods_created",
+    "pods_per_job",
+    "wait_s_p50",
+    "wait_s_p95",
+    "wait_s_p99",
+    "wait_s_max",
+    "pod_seconds_busy",
+    "pod_seconds_idle",
+    "pod_seconds_pending",
+    "agent_utilisation",
+    "failovers",
+    "failover_s_max",
+    "events",
+    "sim_s",
+    "wall_s",
+    "events_per_s",
+    "compression",
+];
+
 #[test]
 fn write_run_writes_every_file_atomically_with_the_contract_keys() {
     let root = scratch_folder("write-run");
@@ -41,49 +83,13 @@ fn write_run_writes_every_file_atomically_with_the_contract_keys() {
 
     let text = fs::read_to_string(folder.join("summary.json")).expect("summary.json exists");
     let json: serde_json::Value = serde_json::from_str(&text).expect("summary.json is JSON");
-    for key in [
-        "scenario",
-        "seed",
-        "policy",
-        "variant",
-        "version",
-        "verdict",
-        "failure_class",
-        "fingerprint",
-        "events",
-        "sim_s",
-        "wall_s",
-        "metrics",
-        "violations",
-        "reproduce",
-    ] {
+    for key in SUMMARY_KEYS {
         assert!(json.get(key).is_some(), "summary.json lacks {key}");
     }
     assert_eq!(json["seed"], 7);
     assert_eq!(json["verdict"], "fail");
     assert!(json["variant"].is_null());
-    for metric in [
-        "jobs_total",
-        "jobs_completed",
-        "reuse_ratio",
-        "pods_created",
-        "pods_per_job",
-        "wait_s_p50",
-        "wait_s_p95",
-        "wait_s_p99",
-        "wait_s_max",
-        "pod_seconds_busy",
-        "pod_seconds_idle",
-        "pod_seconds_pending",
-        "agent_utilisation",
-        "failovers",
-        "failover_s_max",
-        "events",
-        "sim_s",
-        "wall_s",
-        "events_per_s",
-        "compression",
-    ] {
+    for metric in SUMMARY_METRICS {
         assert!(
             json["metrics"][metric].is_number(),
             "metrics lacks {metric}"
