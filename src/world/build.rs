@@ -164,6 +164,52 @@ pub struct World {
     pub(super) injected_faults: usize,
 }
 
+/// The Kubernetes model's settings from `[cluster]`; `pod_startup_sample_ms` is a replayed
+/// trace's start-up sample (empty: draw from `pod_startup`).
+fn kube_settings(scenario: &Scenario, pod_startup_sample_ms: Vec<u64>) -> KubeSettings {
+    KubeSettings {
+        nodes: scenario.cluster.nodes,
+        pods_per_node: scenario.cluster.pods_per_node,
+        pod_startup_ms: (
+            scenario.cluster.pod_startup.min_ms,
+            scenario.cluster.pod_startup.max_ms,
+        ),
+        container_restart_backoff_ms: scenario.cluster.container_restart_backoff_ms,
+        pod_startup_sample_ms,
+        describe_pod: super::plugin_pods::describe_pod,
+        termination_grace_ms: scenario.cluster.termination_grace_ms,
+        node_eviction_ms: scenario.cluster.node_eviction_ms,
+    }
+}
+
+/// The GoCD server's settings from `[server]` and `[plugin]`, for the run's policy.
+fn server_settings(scenario: &Scenario, settings: &RunSettings) -> ServerSettings {
+    let plugin = &scenario.plugin;
+    let cluster_profile = ClusterProfile {
+        auto_register_timeout_ms: plugin.auto_register_timeout_ms,
+        pending_pods_count: plugin.pending_pods_count,
+        cluster_request_timeout_ms: plugin.cluster_request_timeout_ms,
+        enable_agent_reuse: plugin.enable_agent_reuse,
+        idle_timeout_ms: plugin.idle_timeout_ms,
+        max_pods: plugin.max_pods,
+        ..ClusterProfile::default()
+    };
+    let s = &scenario.server;
+    ServerSettings {
+        job_starvation_timeout_ms: s.job_starvation_timeout_ms,
+        server_ping_interval_ms: s.server_ping_interval_ms,
+        assignment_interval_ms: s.assignment_interval_ms,
+        agent_connection_timeout_ms: s.agent_connection_timeout_ms,
+        hung_job_check_interval_ms: s.hung_job_check_interval_ms,
+        auto_register_key_ttl_ms: s.auto_register_key_ttl_ms,
+        create_agent_threads: s.create_agent_threads,
+        cancel_kill_ms: s.cancel_kill_ms,
+        policy: settings.policy,
+        ablations: crate::mutants::of(&scenario.ablations, "safe"),
+        cluster_profile,
+    }
+}
+
 impl World {
     /// Build the world for `scenario` under `settings`. Nothing runs yet.
     pub fn new(mut scenario: Scenario, settings: RunSettings) -> Result<World, WorldError> {
@@ -175,43 +221,8 @@ impl World {
         let planned_arrival_count = arrivals.len();
         let mut nodes = Nodes::default();
         let gocd = nodes.add();
-        let kube = KubeApi::new(KubeSettings {
-            nodes: scenario.cluster.nodes,
-            pods_per_node: scenario.cluster.pods_per_node,
-            pod_startup_ms: (
-                scenario.cluster.pod_startup.min_ms,
-                scenario.cluster.pod_startup.max_ms,
-            ),
-            container_restart_backoff_ms: scenario.cluster.container_restart_backoff_ms,
-            pod_startup_sample_ms,
-            describe_pod: super::plugin_pods::describe_pod,
-            termination_grace_ms: scenario.cluster.termination_grace_ms,
-            node_eviction_ms: scenario.cluster.node_eviction_ms,
-        });
-        let plugin = &scenario.plugin;
-        let cluster_profile = ClusterProfile {
-            auto_register_timeout_ms: plugin.auto_register_timeout_ms,
-            pending_pods_count: plugin.pending_pods_count,
-            cluster_request_timeout_ms: plugin.cluster_request_timeout_ms,
-            enable_agent_reuse: plugin.enable_agent_reuse,
-            idle_timeout_ms: plugin.idle_timeout_ms,
-            max_pods: plugin.max_pods,
-            ..ClusterProfile::default()
-        };
-        let s = &scenario.server;
-        let server_settings = ServerSettings {
-            job_starvation_timeout_ms: s.job_starvation_timeout_ms,
-            server_ping_interval_ms: s.server_ping_interval_ms,
-            assignment_interval_ms: s.assignment_interval_ms,
-            agent_connection_timeout_ms: s.agent_connection_timeout_ms,
-            hung_job_check_interval_ms: s.hung_job_check_interval_ms,
-            auto_register_key_ttl_ms: s.auto_register_key_ttl_ms,
-            create_agent_threads: s.create_agent_threads,
-            cancel_kill_ms: s.cancel_kill_ms,
-            policy: settings.policy,
-            ablations: crate::mutants::of(&scenario.ablations, "safe"),
-            cluster_profile,
-        };
+        let kube = KubeApi::new(kube_settings(&scenario, pod_startup_sample_ms));
+        let server_settings = server_settings(&scenario, &settings);
         let profiles = scenario
             .profiles
             .iter()

@@ -146,22 +146,7 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
             target: TARGETS[random.below(4) as usize],
             count: 1,
         },
-        "partition" => {
-            let mut pairs = vec![
-                ["gocd", "kube-api"],
-                ["agents", "gocd"],
-                ["agents", "kube-api"],
-            ];
-            if scenario.leader.is_some() {
-                pairs.push(["leader", "kube-api"]);
-                pairs.push(["replicas", "kube-api"]);
-            }
-            let pair = pairs[random.below(pairs.len() as u64) as usize];
-            FaultKind::Partition {
-                between: pair.map(str::to_owned),
-                for_ms: range(random, 5_000, 180_000),
-            }
-        }
+        "partition" => draw_partition(scenario, random),
         "api_outage" => FaultKind::ApiOutage {
             for_ms: range(random, 3_000, 120_000),
             mode: if random.chance(0.5) {
@@ -170,16 +155,7 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
                 OutageMode::Hang
             },
         },
-        "profile_edit" => {
-            let profile = scenario
-                .profiles
-                .get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
-            let image = format!("{}-swarm{}", profile.image, random.below(1000));
-            FaultKind::ProfileEdit {
-                profile: profile.name.clone(),
-                set: BTreeMap::from([("image".to_owned(), image)]),
-            }
-        }
+        "profile_edit" => draw_profile_edit(scenario, random)?,
         // A quarter of the edits also switch reuse, off or back on: the behaviour of a
         // policy with reuse off (and of the switch) is reachable from a generic scenario.
         "cluster_profile_edit" => FaultKind::ClusterProfileEdit {
@@ -203,23 +179,56 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
             },
             count: 1 + random.below(2) as u32,
         },
-        "burst" => {
-            let profile = scenario
-                .profiles
-                .get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
-            FaultKind::Burst {
-                count: 5 + random.below(26) as u32,
-                spread_ms: range(random, 0, 30_000),
-                profile: profile.name.clone(),
-                runtime: Range {
-                    min_ms: 10_000,
-                    max_ms: 180_000,
-                },
-            }
-        }
+        "burst" => draw_burst(scenario, random)?,
         _ => return draw_leader_fault(scenario, kind, at_ms, random),
     };
     Some(Fault { at_ms, kind })
+}
+
+/// A partition between two of the parts the scenario has, for 5 s to 3 min.
+fn draw_partition(scenario: &Scenario, random: &mut Stream) -> FaultKind {
+    let mut pairs = vec![
+        ["gocd", "kube-api"],
+        ["agents", "gocd"],
+        ["agents", "kube-api"],
+    ];
+    if scenario.leader.is_some() {
+        pairs.push(["leader", "kube-api"]);
+        pairs.push(["replicas", "kube-api"]);
+    }
+    let pair = pairs[random.below(pairs.len() as u64) as usize];
+    FaultKind::Partition {
+        between: pair.map(str::to_owned),
+        for_ms: range(random, 5_000, 180_000),
+    }
+}
+
+/// A new image for one of the profiles (none without profiles).
+fn draw_profile_edit(scenario: &Scenario, random: &mut Stream) -> Option<FaultKind> {
+    let profile = scenario
+        .profiles
+        .get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
+    let image = format!("{}-swarm{}", profile.image, random.below(1000));
+    Some(FaultKind::ProfileEdit {
+        profile: profile.name.clone(),
+        set: BTreeMap::from([("image".to_owned(), image)]),
+    })
+}
+
+/// A burst of 5 to 30 jobs of one profile (none without profiles).
+fn draw_burst(scenario: &Scenario, random: &mut Stream) -> Option<FaultKind> {
+    let profile = scenario
+        .profiles
+        .get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
+    Some(FaultKind::Burst {
+        count: 5 + random.below(26) as u32,
+        spread_ms: range(random, 0, 30_000),
+        profile: profile.name.clone(),
+        runtime: Range {
+            min_ms: 10_000,
+            max_ms: 180_000,
+        },
+    })
 }
 
 /// The faults of `[leader]` replicas and their Lease, drawn like `draw_fault`'s.
