@@ -202,7 +202,8 @@ fn headline(
     format!("({case}, seeds {seeds}{scope})")
 }
 
-pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
+/// The seed range and shard of a `--seeds` run (`--trace` needs one seed).
+fn seeds_and_shard(args: &SimArgs) -> Result<(SeedRange, Option<Shard>), Failure> {
     let text = args
         .seeds
         .as_deref()
@@ -214,6 +215,11 @@ pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
             "--trace needs one seed: rerun a failing seed with --seed N --trace".to_owned(),
         ));
     }
+    Ok((seeds, shard))
+}
+
+pub(super) fn run(args: &SimArgs) -> Result<(), Failure> {
+    let (seeds, shard) = seeds_and_shard(args)?;
     let scenario = super::sim::load_with(args)?;
     let settings = settings(&scenario, args)?;
     let folder = sweep_folder(args, &scenario, &settings, shard);
