@@ -1,0 +1,332 @@
+//! The server's agent endpoints: registration, ping, get-work (should-assign-work asked job
+//! by job), completion reports, and the liveness refresh that marks silent agents
+//! LostContact.
+
+use super::{Server, ServerOut};
+use crate::allocator::ShouldAssignWorkRequest;
+use crate::gocd::agent_table::metadata;
+use crate::gocd::database::{AgentRecord, JobState};
+use crate::gocd::protocol::{AgentRequest, ServerReply};
+use crate::ids::NameKey;
+use crate::trace::{AgentRuntime, Record};
+
+impl Server {
+    /// An agent's HTTP request arrives. The caller only delivers it while the server is up.
+    pub fn handle_agent(
+        &mut self,
+        now_ms: u64,
+        request: AgentRequest,
+        out: &mut ServerOut,
+    ) -> ServerReply {
+        assert!(self.memory.is_some(), "agent request to a stopped server");
+        match request {
+            AgentRequest::Register {
+                elastic_agent_id,
+                uuid,
+                key,
+                environment,
+            } => self.register(
+                now_ms,
+                elastic_agent_id.to_string(),
+                uuid,
+                &key,
+                environment,
+                out,
+            ),
+            AgentRequest::Ping {
+                elastic_agent_id,
+                uuid,
+                building,
+            } => self.ping(now_ms, &NameKey::new(elastic_agent_id), uuid, building, out),
+            AgentRequest::GetWork {
+                elastic_agent_id,
+                uuid,
+            } => {
+                let id = NameKey::new(elastic_agent_id);
+                let reply = self.get_work(now_ms, &id, uuid, None, out);
+                let held = self.memory.as_ref().expect("checked").next_request;
+                reply.unwrap_or(ServerReply::Held(held))
+            }
+            AgentRequest::ReportCompleted {
+                elastic_agent_id,
+                uuid,
+                job,
+            } => self.completed(now_ms, &NameKey::new(elastic_agent_id), uuid, job, out),
+        }
+    }
+
+    /// `AgentRegistrationController`: the key is validated and revoked (single use,
+    /// expiring, in-memory), then a duplicate elastic agent id is refused.
+    fn register(
+        &mut self,
+        now_ms: u64,
+        agent: String,
+        uuid: u64,
+        key: &str,
+        environment: Option<String>,
+        out: &mut ServerOut,
+    ) -> ServerReply {
+        let memory = self.memory.as_mut().expect("checked by caller");
+        let key_valid = memory
+            .keys
+            .remove(key)
+            .is_some_and(|expiry| now_ms <= expiry);
+        let refusal = if !key_valid {
+            Some("auto-register key is unknown, used or expired")
+        } else if self.db.agents.contains_key(agent.as_str()) {
+            Some("an agent with this elastic agent id is already registered")
+        } else {
+            None
+        };
+        if let Some(reason) = refusal {
+            out.records.push(Record::AgentRegistrationRefused {
+                agent,
+                uuid,
+                reason: reason.to_owned(),
+            });
+            return ServerReply::Refused(reason.to_owned());
+        }
+        let record = AgentRecord {
+            uuid,
+            environment,
+            enabled: true,
+            runtime: AgentRuntime::Idle,
+            last_heard_ms: now_ms,
+            job: None,
+            cancelling: None,
+        };
+        self.db.agents.insert(NameKey::from(agent.as_str()), record);
+        out.records.push(Record::AgentRegistered { agent, uuid });
+        ServerReply::Registered
+    }
+
+    fn ping(
+        &mut self,
+        now_ms: u64,
+        id: &NameKey,
+        uuid: u64,
+        building: Option<u64>,
+        out: &mut ServerOut,
+    ) -> ServerReply {
+        let heard = self.db.agents.update_registered(id, uuid, |agent| {
+            agent.last_heard_ms = now_ms;
+            // The ping reply carries the cancel instruction (`AgentInstruction`) for a build
+            // the agent still runs; a ping without it means the kill is over.
+            let cancel = agent.cancelling.filter(|job| building == Some(*job));
+            if cancel.is_none() {
+                agent.cancelling = None;
+            }
+            let runtime = if building.is_some() || agent.job.is_some() {
+                AgentRuntime::Building
+            } else {
+                AgentRuntime::Idle
+            };
+            if agent.runtime != runtime {
+                agent.runtime = runtime;
+                out.records.push(Record::AgentState {
+                    agent: id.as_str().to_owned(),
+                    state: runtime,
+                });
+            }
+            cancel
+        });
+        let Some(cancel) = heard else {
+            return ServerReply::NotRegistered;
+        };
+        match cancel {
+            Some(_) => ServerReply::Cancel {
+                kill_ms: self.settings.cancel_kill_ms,
+            },
+            None => ServerReply::Pong,
+        }
+    }
+
+    /// `BuildAssignmentService.assignWorkToAgent`. `None` when the get-work is held (the
+    /// plugin lists pods before its first should-assign-work for the cluster profile); `hold`
+    /// is the id it was first held under, if it was.
+    pub(super) fn get_work(
+        &mut self,
+        now_ms: u64,
+        id: &NameKey,
+        uuid: u64,
+        hold: Option<u64>,
+        out: &mut ServerOut,
+    ) -> Option<ServerReply> {
+        let Some(agent) = self.db.agents.get(id).filter(|a| a.uuid == uuid) else {
+            return Some(ServerReply::NotRegistered);
+        };
+        if !agent.enabled {
+            return Some(ServerReply::Denied);
+        }
+        if let Some(job) = agent.job
+            && self
+                .db
+                .jobs
+                .get(&job)
+                .is_some_and(|j| j.state == JobState::Assigned)
+        {
+            self.reschedule(now_ms, job, "abandoned: its agent asked for new work", out);
+        }
+        let environment = self
+            .db
+            .agents
+            .get(id)
+            .expect("checked above")
+            .environment
+            .clone();
+        let candidates: Vec<u64> = self.memory.as_ref().expect("checked").job_plans.clone();
+        let mut ready = false;
+        // One request, rewritten per job: the agent's metadata and the cluster profile stay
+        // the same while the loop goes on (a plugin that disables or deletes this agent ends
+        // it), and the profile's properties are copied only when the profile changes.
+        let mut request: Option<(ShouldAssignWorkRequest, String)> = None;
+        for job_id in candidates {
+            let Some(job) = self.db.jobs.get(&job_id) else {
+                continue;
+            };
+            if job.state != JobState::Scheduled || job.environment != environment {
+                continue;
+            }
+            if !ready {
+                ready = self.ready_to_assign(now_ms, id, uuid, hold, out);
+                if !ready {
+                    return None;
+                }
+            }
+            let job = &self.db.jobs[&job_id];
+            let (request, profile) = request.get_or_insert_with(|| {
+                let request = ShouldAssignWorkRequest {
+                    agent: metadata(id, self.db.agents.get(id).expect("checked above")),
+                    environment: None,
+                    elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
+                    cluster_profile_properties: self.cluster_properties.clone(),
+                    job_identifier: Self::job_identifier(job),
+                };
+                (request, job.profile.clone())
+            });
+            if *profile != job.profile {
+                let properties = &self.profiles[&job.profile];
+                request
+                    .elastic_agent_profile_properties
+                    .clone_from(properties);
+                profile.clone_from(&job.profile);
+            }
+            request.environment.clone_from(&job.environment);
+            request.job_identifier = Self::job_identifier(job);
+            let answer = self.call_plugin(out, |allocator, api, outbox| {
+                allocator.should_assign_work(now_ms, request, api, outbox)
+            });
+            out.records.push(Record::ShouldAssignWork {
+                agent: id.as_str().to_owned(),
+                job: job_id,
+                answer,
+            });
+            // The plugin may have disabled or deleted this agent while answering.
+            let Some(agent) = self
+                .db
+                .agents
+                .get(id)
+                .filter(|a| a.uuid == uuid && a.enabled)
+            else {
+                return Some(ServerReply::NoWork);
+            };
+            if answer {
+                let _ = agent;
+                return Some(self.assign(job_id, id, out));
+            }
+        }
+        self.dispatch_creates(now_ms, out);
+        Some(ServerReply::NoWork)
+    }
+
+    fn assign(&mut self, job_id: u64, agent_id: &NameKey, out: &mut ServerOut) -> ServerReply {
+        let job = self.db.jobs.get_mut(&job_id).expect("candidate job exists");
+        job.state = JobState::Assigned;
+        job.agent = Some(agent_id.as_str().to_owned());
+        let (profile, environment, runtime_ms) =
+            (job.profile.clone(), job.environment.clone(), job.runtime_ms);
+        let memory = self.memory.as_mut().expect("checked");
+        memory.job_plans.retain(|j| *j != job_id);
+        let was = self
+            .db
+            .agents
+            .update(agent_id, |agent| {
+                agent.job = Some(job_id);
+                std::mem::replace(&mut agent.runtime, AgentRuntime::Building)
+            })
+            .expect("checked by caller");
+        let config = self.config_identity(&profile, environment.as_deref());
+        out.records.push(Record::JobAssigned {
+            job: job_id,
+            agent: agent_id.as_str().to_owned(),
+            config,
+        });
+        if was != AgentRuntime::Building {
+            out.records.push(Record::AgentState {
+                agent: agent_id.as_str().to_owned(),
+                state: AgentRuntime::Building,
+            });
+        }
+        ServerReply::Work {
+            job: job_id,
+            runtime_ms,
+        }
+    }
+
+    fn completed(
+        &mut self,
+        now_ms: u64,
+        id: &NameKey,
+        uuid: u64,
+        job_id: u64,
+        out: &mut ServerOut,
+    ) -> ServerReply {
+        let heard = self.db.agents.update_registered(id, uuid, |agent| {
+            agent.last_heard_ms = now_ms;
+            if agent.job == Some(job_id) {
+                agent.job = None;
+            }
+            if agent.cancelling == Some(job_id) {
+                agent.cancelling = None;
+            }
+            if agent.runtime != AgentRuntime::Idle && agent.job.is_none() {
+                agent.runtime = AgentRuntime::Idle;
+                out.records.push(Record::AgentState {
+                    agent: id.as_str().to_owned(),
+                    state: AgentRuntime::Idle,
+                });
+            }
+        });
+        if heard.is_none() {
+            return ServerReply::NotRegistered;
+        }
+        let Some(job) = self.db.jobs.get(&job_id) else {
+            return ServerReply::Ack;
+        };
+        if job.state != JobState::Assigned || job.agent.as_deref() != Some(id.as_str()) {
+            return ServerReply::Ack;
+        }
+        // Completed jobs leave the database (see `reschedule`).
+        let job = self.db.jobs.remove(&job_id).expect("looked up above");
+        out.records.push(Record::JobCompleted {
+            job: job_id,
+            agent: id.as_str().to_owned(),
+        });
+        self.send_job_completion(now_ms, id.as_str(), &job, out);
+        ServerReply::Ack
+    }
+
+    pub(super) fn refresh_agents(&mut self, now_ms: u64, out: &mut ServerOut) {
+        let timeout = self.settings.agent_connection_timeout_ms;
+        self.db.agents.update_all(|id, agent| {
+            if agent.runtime != AgentRuntime::LostContact && now_ms - agent.last_heard_ms > timeout
+            {
+                agent.runtime = AgentRuntime::LostContact;
+                out.records.push(Record::AgentState {
+                    agent: id.as_str().to_owned(),
+                    state: AgentRuntime::LostContact,
+                });
+            }
+        });
+    }
+}
