@@ -20,5 +20,5 @@ pub use agent::{AgentTimer, GoAgent};
 pub use agent_table::AgentTable;
 pub use database::{AgentRecord, Database, Job, JobState};
 pub use protocol::{AgentAction, AgentRequest, RequestKind, ServerReply};
-pub use server::{Server, ServerOut, ServerTimer, profile_key};
+pub use server::{Server, ServerInput, ServerOut, ServerTimer, profile_key};
 pub use settings::ServerSettings;

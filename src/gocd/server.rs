@@ -1,7 +1,10 @@
 //! The GoCD server's elastic-agent behaviour (as GoCD's server does it; the
 //! timings are `[server]` in `docs/scenario-format.md`).
 //!
-//! This file holds the server's state, its life cycle (start, crash) and its timers; its
+//! The server is a [`Component`]: everything that happens to it is a [`ServerInput`] handed
+//! to [`Component::handle`], and what it wants done comes back in a [`ServerOut`], timers as
+//! absolute due times. This file holds the server's state, its one entry point, its life
+//! cycle (start, crash) and its timers; its
 //! roles live next to it: [`scheduler`] (job scheduling, the create-agent queue, hung jobs),
 //! [`plugin_host`] (every call into the allocator, the create-agent and server-ping threads)
 //! and [`agent_endpoints`] (register, ping, get-work, completion, agent liveness).
@@ -11,16 +14,17 @@ mod plugin_host;
 mod scheduler;
 
 use super::database::Database;
-use super::protocol::ServerReply;
+use super::protocol::{AgentRequest, ServerReply};
 use super::settings::ServerSettings;
 use crate::allocator::CallId;
 use crate::allocator::{self, Allocator, ClusterProfile};
+use crate::component::{Component, Random};
 use crate::ids::NameKey;
-use crate::resources::{KubeRequest, StringMap};
+use crate::resources::{KubeRequest, KubeResult, StringMap};
 use crate::trace::{AgentRuntime, Record};
 use plugin_host::Pending;
 use scheduler::Queued;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Delay of the first assignment tick and the first server-ping after a start.
 const FIRST_TICK_MS: u64 = 10_000;
@@ -28,7 +32,7 @@ const FIRST_TICK_MS: u64 = 10_000;
 const AGENT_REFRESH_MS: u64 = 5_000;
 
 /// A server timer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ServerTimer {
     /// The build-assignment loop, every `assignment_interval`.
     Assignment,
@@ -48,10 +52,63 @@ pub struct ServerOut {
     pub records: Vec<Record>,
     /// Calls the plugin made to the Kubernetes API, by call id, for the world to deliver.
     pub kube_calls: Vec<(CallId, KubeRequest)>,
-    /// `(delay_ms, timer)` in the current process epoch.
+    /// `(at_ms, timer)`: timers of the current process epoch, due at the absolute time
+    /// `at_ms` on the simulated clock.
     pub timers: Vec<(u64, ServerTimer)>,
     /// Replies to get-work requests the server held ([`ServerReply::Held`]), by hold id.
     pub released: Vec<(u64, ServerReply)>,
+    /// The reply to the agent request of this step ([`ServerInput::Agent`]); `None` for every
+    /// other input.
+    pub reply: Option<ServerReply>,
+}
+
+/// Everything that happens to the server, handed to [`Component::handle`].
+#[derive(Debug)]
+pub enum ServerInput {
+    /// The process starts (first boot or restart) as process `process_id` (pod names embed
+    /// it): agents loaded from the database are Missing until they ping; scheduling memory,
+    /// keys and the plugin start empty.
+    Start {
+        /// The new process's id, drawn by the world.
+        process_id: u64,
+    },
+    /// The process dies: everything in memory is gone; the database stays.
+    Crash,
+    /// A timer of the current process fired.
+    Timer(ServerTimer),
+    /// The answer to one of the allocator's Kubernetes calls.
+    Kube {
+        /// The call, as the plugin numbered it.
+        call: CallId,
+        /// What the API server answered.
+        result: KubeResult,
+    },
+    /// An agent's HTTP request arrives (only while the server is up); the reply comes back in
+    /// [`ServerOut::reply`].
+    Agent(AgentRequest),
+    /// A pipeline triggers a job (a new logical job, or a reschedule of `logical`).
+    ScheduleJob {
+        /// The logical job this one reschedules, if any.
+        logical: Option<u64>,
+        /// The job's elastic profile.
+        profile: String,
+        /// The job's environment, if any.
+        environment: Option<String>,
+        /// How long the build runs once assigned.
+        runtime_ms: u64,
+    },
+    /// A user cancels jobs (`job_cancel` fault); ignored while the server is down.
+    CancelJobs(Vec<u64>),
+    /// An elastic profile is edited (`profile_edit` fault): scenario keys and their values.
+    EditProfile {
+        /// The profile's name.
+        profile: String,
+        /// The keys set, as the scenario names them (`image`, `cpu`, `memory`, …).
+        set: BTreeMap<String, String>,
+    },
+    /// The cluster profile is replaced (`cluster_profile_edit` fault): every later request
+    /// carries the new properties.
+    SetClusterProfile(ClusterProfile),
 }
 
 /// In-process state: lost when the server process dies.
@@ -97,6 +154,11 @@ pub struct Server {
     /// server only through `Registry`, which never dispatches), so the guard never trips; a
     /// crash clears it with the rest of the process.
     dispatching: bool,
+    /// The timers asked for that have not fired yet, by due time, for `next_deadline`. Each
+    /// timer kind is armed at most once at a time (every firing re-arms its own kind), so
+    /// this holds at most four entries; a crash clears it (the world drops the timers of a
+    /// dead process, so they never fire).
+    armed: BTreeSet<(u64, ServerTimer)>,
 }
 
 impl Server {
@@ -110,6 +172,7 @@ impl Server {
             profiles,
             cluster_properties,
             dispatching: false,
+            armed: BTreeSet::new(),
         }
     }
 
@@ -125,9 +188,8 @@ impl Server {
             .expect("scenario validation rejects unknown profiles")
     }
 
-    /// The process starts (first boot or restart): agents loaded from the database are
-    /// Missing until they ping; scheduling memory, keys and the plugin start empty.
-    pub fn start(&mut self, now_ms: u64, process_id: u64, out: &mut ServerOut) {
+    /// [`ServerInput::Start`].
+    fn start(&mut self, now_ms: u64, process_id: u64, out: &mut ServerOut) {
         assert!(self.memory.is_none(), "start of a running server");
         self.memory = Some(Memory {
             allocator: allocator::new_allocator_ablated(
@@ -158,18 +220,19 @@ impl Server {
                 });
             }
         });
-        out.timers.push((FIRST_TICK_MS, ServerTimer::Assignment));
-        out.timers.push((FIRST_TICK_MS, ServerTimer::Ping));
+        out.timers
+            .push((now_ms + FIRST_TICK_MS, ServerTimer::Assignment));
+        out.timers.push((now_ms + FIRST_TICK_MS, ServerTimer::Ping));
         out.timers.push((
-            self.settings.hung_job_check_interval_ms,
+            now_ms + self.settings.hung_job_check_interval_ms,
             ServerTimer::HungCheck,
         ));
         out.timers
-            .push((AGENT_REFRESH_MS, ServerTimer::AgentRefresh));
+            .push((now_ms + AGENT_REFRESH_MS, ServerTimer::AgentRefresh));
     }
 
-    /// The process dies: everything in memory is gone; the database stays.
-    pub fn crash(&mut self, out: &mut ServerOut) {
+    /// [`ServerInput::Crash`].
+    fn crash(&mut self, out: &mut ServerOut) {
         let memory = self.memory.take().expect("crash of a stopped server");
         // Held get-work requests lose their connection.
         for pending in memory.pending.into_values() {
@@ -178,6 +241,7 @@ impl Server {
             }
         }
         self.dispatching = false;
+        self.armed.clear();
         out.records.push(Record::ServerStopped);
     }
 
@@ -192,8 +256,8 @@ impl Server {
         crate::trace::config_identity(self.profile(profile), environment)
     }
 
-    /// Edit an elastic profile; returns its new identity.
-    pub fn edit_profile(&mut self, profile: &str, set: &BTreeMap<String, String>) {
+    /// [`ServerInput::EditProfile`].
+    fn edit_profile(&mut self, profile: &str, set: &BTreeMap<String, String>) {
         let properties = self
             .profiles
             .get_mut(profile)
@@ -203,36 +267,83 @@ impl Server {
         }
     }
 
-    /// Replace the cluster profile: every later request carries the new properties.
-    pub fn set_cluster_profile(&mut self, profile: ClusterProfile) {
+    /// [`ServerInput::SetClusterProfile`].
+    fn set_cluster_profile(&mut self, profile: ClusterProfile) {
         self.cluster_properties = profile.to_properties();
         self.settings.cluster_profile = profile;
     }
 
-    /// A timer of the current process fired.
-    pub fn handle_timer(&mut self, now_ms: u64, timer: ServerTimer, out: &mut ServerOut) {
+    /// [`ServerInput::Timer`]: the timer no longer counts towards `next_deadline`; its work
+    /// runs and it is armed again one period later.
+    fn handle_timer(&mut self, now_ms: u64, timer: ServerTimer, out: &mut ServerOut) {
         assert!(self.memory.is_some(), "timer of a stopped server");
-        match timer {
+        let was_armed = self.armed.remove(&(now_ms, timer));
+        debug_assert!(
+            was_armed,
+            "{timer:?} fired at {now_ms} but was not due then"
+        );
+        let period_ms = match timer {
             ServerTimer::Assignment => {
                 self.assignment_tick(now_ms, out);
-                out.timers
-                    .push((self.settings.assignment_interval_ms, timer));
+                self.settings.assignment_interval_ms
             }
             ServerTimer::Ping => {
                 self.server_ping(now_ms, out);
-                out.timers
-                    .push((self.settings.server_ping_interval_ms, timer));
+                self.settings.server_ping_interval_ms
             }
             ServerTimer::HungCheck => {
                 self.reschedule_hung_jobs(now_ms, out);
-                out.timers
-                    .push((self.settings.hung_job_check_interval_ms, timer));
+                self.settings.hung_job_check_interval_ms
             }
             ServerTimer::AgentRefresh => {
                 self.refresh_agents(now_ms, out);
-                out.timers.push((AGENT_REFRESH_MS, timer));
+                AGENT_REFRESH_MS
             }
+        };
+        out.timers.push((now_ms + period_ms, timer));
+    }
+}
+
+impl Component for Server {
+    type Input = ServerInput;
+    type Output = ServerOut;
+
+    /// The single entry point. The server draws nothing: `random` is unused (the world draws
+    /// a new process's id and hands it in with [`ServerInput::Start`]).
+    fn handle(
+        &mut self,
+        now_ms: u64,
+        input: ServerInput,
+        _random: &mut dyn Random,
+        out: &mut ServerOut,
+    ) {
+        let asked_before = out.timers.len();
+        match input {
+            ServerInput::Start { process_id } => self.start(now_ms, process_id, out),
+            ServerInput::Crash => self.crash(out),
+            ServerInput::Timer(timer) => self.handle_timer(now_ms, timer, out),
+            ServerInput::Kube { call, result } => self.handle_kube(now_ms, call, result, out),
+            ServerInput::Agent(request) => {
+                out.reply = Some(self.handle_agent(now_ms, request, out));
+            }
+            ServerInput::ScheduleJob {
+                logical,
+                profile,
+                environment,
+                runtime_ms,
+            } => self.schedule_job(now_ms, logical, profile, environment, runtime_ms, out),
+            ServerInput::CancelJobs(jobs) => self.cancel_jobs(now_ms, &jobs, out),
+            ServerInput::EditProfile { profile, set } => self.edit_profile(&profile, &set),
+            ServerInput::SetClusterProfile(profile) => self.set_cluster_profile(profile),
         }
+        for &(at_ms, timer) in &out.timers[asked_before..] {
+            debug_assert!(at_ms >= now_ms, "{timer:?} asked for in the past");
+            self.armed.insert((at_ms, timer));
+        }
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        self.armed.first().map(|&(at_ms, _)| at_ms)
     }
 }
 

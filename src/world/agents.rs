@@ -8,7 +8,7 @@ use crate::allocator::pod_spec::keys;
 use crate::component::Random;
 use crate::engine::SimTime;
 use crate::gocd::{
-    AgentAction, AgentRequest, AgentTimer, GoAgent, RequestKind, ServerOut, ServerReply,
+    AgentAction, AgentRequest, AgentTimer, GoAgent, RequestKind, ServerInput, ServerReply,
 };
 
 /// One-way latency between an agent and the server.
@@ -159,10 +159,8 @@ impl World {
     ) {
         let kind = request.kind();
         let reply = if self.server.is_up() {
-            let mut out = ServerOut::default();
-            let reply = self.server.handle_agent(now.as_ms(), request, &mut out);
-            self.apply_server(now, out, sink);
-            reply
+            self.server_step(now, ServerInput::Agent(request), sink)
+                .expect("the server answers every agent request")
         } else {
             ServerReply::Failed
         };

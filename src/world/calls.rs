@@ -14,7 +14,7 @@ use super::run::node;
 use crate::allocator::CallId;
 use crate::component::Random;
 use crate::engine::{Epoch, GroupMask, SimTime};
-use crate::gocd::ServerOut;
+use crate::gocd::ServerInput;
 use crate::kube::KubeEffects;
 use crate::resources::{KubeError, KubeRequest};
 use crate::scenario::OutageMode;
@@ -248,10 +248,11 @@ impl World {
                     };
                     self.emit(sink, node::GOCD, record);
                 }
-                let mut out = ServerOut::default();
-                self.server
-                    .handle_kube(now.as_ms(), local, result, &mut out);
-                self.apply_server(now, out, sink);
+                let input = ServerInput::Kube {
+                    call: local,
+                    result,
+                };
+                self.server_step(now, input, sink);
             }
         }
     }

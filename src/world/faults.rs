@@ -8,7 +8,7 @@ use super::run::node;
 use crate::component::Random;
 use crate::engine::{GroupMask, SimTime};
 use crate::gocd::JobState;
-use crate::gocd::ServerOut;
+use crate::gocd::ServerInput;
 use crate::kube::KubeEffects;
 use crate::resources::PodPhase;
 use crate::scenario::{FaultKind, JobTarget, PodTarget};
@@ -67,10 +67,10 @@ impl World {
                 if !self.server.is_up() {
                     return Started::Skipped;
                 }
-                let mut out = ServerOut::default();
-                self.server.crash(&mut out);
+                // The node's epoch moves on first: what the crash releases is applied
+                // after it, as before.
                 self.nodes.crash(self.gocd);
-                self.apply_server(now, out, sink);
+                self.server_step(now, ServerInput::Crash, sink);
                 self.queue
                     .push(now.plus_ms(*downtime_ms), Event::ServerRestart);
                 ("gocd".to_owned(), Some(*downtime_ms))
@@ -94,7 +94,11 @@ impl World {
                 (mode.to_owned(), Some(*for_ms))
             }
             FaultKind::ProfileEdit { profile, set } => {
-                self.server.edit_profile(profile, set);
+                let input = ServerInput::EditProfile {
+                    profile: profile.clone(),
+                    set: set.clone(),
+                };
+                self.server_step(now, input, sink);
                 let environment = self.profile_environment(profile);
                 let config = self.server.config_identity(profile, environment.as_deref());
                 let record = Record::ProfileEdited {
@@ -104,7 +108,9 @@ impl World {
                 self.emit(sink, node::GOCD, record);
                 (profile.clone(), None)
             }
-            FaultKind::ClusterProfileEdit { set } => (self.edit_cluster_profile(set, sink), None),
+            FaultKind::ClusterProfileEdit { set } => {
+                (self.edit_cluster_profile(now, set, sink), None)
+            }
             FaultKind::NodeLoss {
                 count,
                 replace_after_ms,
@@ -124,10 +130,8 @@ impl World {
                 (lost.join(","), None)
             }
             FaultKind::JobCancel { target, count } => {
-                let mut out = ServerOut::default();
                 let jobs = self.pick_jobs(*target, *count);
-                self.server.cancel_jobs(now.as_ms(), &jobs, &mut out);
-                self.apply_server(now, out, sink);
+                self.server_step(now, ServerInput::CancelJobs(jobs.clone()), sink);
                 let jobs: Vec<String> = jobs.iter().map(|job| format!("job:{job}")).collect();
                 (jobs.join(","), None)
             }
@@ -513,6 +517,7 @@ impl World {
     /// `cluster_profile_edited` record says which settings later requests carry.
     fn edit_cluster_profile(
         &mut self,
+        now: SimTime,
         set: &crate::scenario::ClusterProfileChanges,
         sink: &mut dyn Sink,
     ) -> String {
@@ -525,7 +530,7 @@ impl World {
             idle_timeout_ms: edited.idle_timeout_ms,
             max_pods: edited.max_pods,
         };
-        self.server.set_cluster_profile(edited);
+        self.server_step(now, ServerInput::SetClusterProfile(edited), sink);
         self.emit(sink, node::GOCD, record);
         CLUSTER_PROFILE_ID.to_owned()
     }

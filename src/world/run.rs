@@ -3,9 +3,10 @@
 use super::Sink;
 use super::build::{World, WorldError};
 use super::events::Event;
+use crate::component::Component;
 use crate::component::Random;
 use crate::engine::SimTime;
-use crate::gocd::ServerOut;
+use crate::gocd::{ServerInput, ServerOut, ServerReply};
 use crate::kube::KubeEffects;
 use crate::trace::Record;
 
@@ -26,10 +27,8 @@ impl World {
     }
 
     pub(super) fn start(&mut self, sink: &mut dyn Sink) {
-        let mut out = ServerOut::default();
         let process_id = self.random_server.next_u64();
-        self.server.start(0, process_id, &mut out);
-        self.apply_server(SimTime::ZERO, out, sink);
+        self.server_step(SimTime::ZERO, ServerInput::Start { process_id }, sink);
         // Arrivals are in time order: only the next one waits in the queue, under the
         // sequence number it would have had if all were queued now (same order, small heap).
         self.arrival_sequence = self
@@ -66,9 +65,7 @@ impl World {
             Event::SingleArrival { index } => self.arrive(now, index, sink),
             Event::Server { epoch, timer } => {
                 if self.nodes.is_current(self.gocd, epoch) {
-                    let mut out = ServerOut::default();
-                    self.server.handle_timer(now.as_ms(), timer, &mut out);
-                    self.apply_server(now, out, sink);
+                    self.server_step(now, ServerInput::Timer(timer), sink);
                 }
             }
             Event::ServerRestart => self.restart_server(now, sink),
@@ -160,16 +157,29 @@ impl World {
         }
         let arrival = self.arrivals[index].clone();
         let environment = self.profile_environment(&arrival.profile);
-        let mut out = ServerOut::default();
-        self.server.schedule_job(
-            now.as_ms(),
-            None,
-            &arrival.profile,
+        let input = ServerInput::ScheduleJob {
+            logical: None,
+            profile: String::clone(&arrival.profile),
             environment,
-            arrival.runtime_ms,
-            &mut out,
-        );
+            runtime_ms: arrival.runtime_ms,
+        };
+        self.server_step(now, input, sink);
+    }
+
+    /// Hand `input` to the server at `now` (its one entry point) and apply what it asks for;
+    /// returns the reply to an agent request ([`ServerInput::Agent`]), `None` for the rest.
+    pub(super) fn server_step(
+        &mut self,
+        now: SimTime,
+        input: ServerInput,
+        sink: &mut dyn Sink,
+    ) -> Option<ServerReply> {
+        let mut out = ServerOut::default();
+        self.server
+            .handle(now.as_ms(), input, &mut self.random_server, &mut out);
+        let reply = out.reply.take();
         self.apply_server(now, out, sink);
+        reply
     }
 
     /// Apply what the server asked for: records, Kubernetes calls, timers.
@@ -183,9 +193,9 @@ impl World {
             }
         }
         let epoch = self.nodes.epoch(self.gocd);
-        for (delay_ms, timer) in out.timers {
+        for (at_ms, timer) in out.timers {
             self.queue
-                .push(now.plus_ms(delay_ms), Event::Server { epoch, timer });
+                .push(SimTime::from_ms(at_ms), Event::Server { epoch, timer });
         }
         for (local, request) in out.kube_calls {
             self.send_plugin_call(now, epoch, local, request);
@@ -215,9 +225,7 @@ impl World {
         }
         self.nodes.restart(self.gocd);
         let process_id = self.random_server.next_u64();
-        let mut out = ServerOut::default();
-        self.server.start(now.as_ms(), process_id, &mut out);
-        self.apply_server(now, out, sink);
+        self.server_step(now, ServerInput::Start { process_id }, sink);
         self.end_server_crash_faults(now, sink);
         for index in std::mem::take(&mut self.deferred) {
             self.queue.push(now, Event::SingleArrival { index });

@@ -12,7 +12,7 @@ use crate::trace::{AgentRuntime, Record};
 
 impl Server {
     /// An agent's HTTP request arrives. The caller only delivers it while the server is up.
-    pub fn handle_agent(
+    pub(super) fn handle_agent(
         &mut self,
         now_ms: u64,
         request: AgentRequest,

@@ -116,7 +116,7 @@ impl Server {
     }
 
     /// The answer to one of the allocator's Kubernetes calls.
-    pub fn handle_kube(
+    pub(super) fn handle_kube(
         &mut self,
         now_ms: u64,
         call: CallId,

@@ -18,29 +18,29 @@ pub(super) struct Queued {
 
 impl Server {
     /// A pipeline triggers a job (a new logical job, or a reschedule of `logical`).
-    pub fn schedule_job(
+    pub(super) fn schedule_job(
         &mut self,
         now_ms: u64,
         logical: Option<u64>,
-        profile: &str,
+        profile: String,
         environment: Option<String>,
         runtime_ms: u64,
         out: &mut ServerOut,
-    ) -> u64 {
+    ) {
         let id = self.db.next_job_id();
         let logical = logical.unwrap_or_else(|| self.db.next_logical());
-        let config = self.config_identity(profile, environment.as_deref());
+        let config = self.config_identity(&profile, environment.as_deref());
         out.records.push(Record::JobScheduled {
             job: id,
             logical,
-            profile: profile.to_owned(),
+            profile: profile.clone(),
             environment: environment.clone(),
             config,
         });
         let job = Job {
             id,
             logical,
-            profile: profile.to_owned(),
+            profile,
             environment,
             runtime_ms,
             state: JobState::Scheduled,
@@ -48,7 +48,6 @@ impl Server {
             scheduled_ms: now_ms,
         };
         self.db.jobs.insert(id, job);
-        id
     }
 
     pub(super) fn job_identifier(job: &Job) -> JobIdentifier {
@@ -201,7 +200,7 @@ impl Server {
     /// building one completes (Cancelled): the server sends job-completion at once, while the
     /// agent keeps reporting Building (build state Cancelled) until it has killed the build,
     /// which it learns from its next ping reply.
-    pub fn cancel_jobs(&mut self, now_ms: u64, jobs: &[u64], out: &mut ServerOut) {
+    pub(super) fn cancel_jobs(&mut self, now_ms: u64, jobs: &[u64], out: &mut ServerOut) {
         if self.memory.is_none() {
             // Down, or between a crash and its restart: there is no job to cancel.
             return;

@@ -1,12 +1,29 @@
 //! The server's plugin host: server-ping queueing and held get-work requests.
 
-use super::{Server, ServerOut, ServerSettings, ServerTimer};
+use super::{Server, ServerInput, ServerOut, ServerSettings, ServerTimer};
 use crate::allocator::{ClusterProfile, Policy};
+use crate::component::{Component, Random};
 use crate::resources::{KubeReply, PodList};
 use crate::trace::Record;
 use std::collections::BTreeMap;
 
 const INTERVAL_MS: u64 = 60_000;
+
+/// The server draws nothing: a draw fails the test.
+struct NoDraws;
+
+impl Random for NoDraws {
+    fn next_u64(&mut self) -> u64 {
+        panic!("the server drew a random number")
+    }
+}
+
+/// Hand `input` to `server` at `now_ms`; what it asked for.
+fn step(server: &mut Server, now_ms: u64, input: ServerInput) -> ServerOut {
+    let mut out = ServerOut::default();
+    server.handle(now_ms, input, &mut NoDraws, &mut out);
+    out
+}
 
 fn server() -> Server {
     let settings = ServerSettings {
@@ -23,7 +40,7 @@ fn server() -> Server {
         ablations: crate::ablation::Ablations::none(),
     };
     let mut server = Server::new(settings, BTreeMap::new());
-    server.start(0, 2, &mut ServerOut::default());
+    step(&mut server, 0, ServerInput::Start { process_id: 2 });
     server
 }
 
@@ -36,24 +53,17 @@ fn pings(out: &ServerOut) -> usize {
 /// fired again at 70 s meanwhile. Returns how many pings started at the answer.
 fn second_ping_started_at(answered_ms: u64) -> usize {
     let mut server = server();
-    let mut out = ServerOut::default();
-    server.handle_timer(10_000, ServerTimer::Ping, &mut out);
+    let mut out = step(&mut server, 10_000, ServerInput::Timer(ServerTimer::Ping));
     assert_eq!(pings(&out), 1);
     let (call, _) = out.kube_calls.pop().expect("the ping lists pods");
-    let mut out = ServerOut::default();
-    server.handle_timer(70_000, ServerTimer::Ping, &mut out);
+    let out = step(&mut server, 70_000, ServerInput::Timer(ServerTimer::Ping));
     assert_eq!(
         pings(&out),
         0,
         "the ping thread is busy: the message waits in the queue"
     );
-    let mut out = ServerOut::default();
-    server.handle_kube(
-        answered_ms,
-        call,
-        Ok(KubeReply::Pods(PodList::default())),
-        &mut out,
-    );
+    let result = Ok(KubeReply::Pods(PodList::default()));
+    let out = step(&mut server, answered_ms, ServerInput::Kube { call, result });
     pings(&out)
 }
 
