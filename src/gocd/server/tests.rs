@@ -1,11 +1,12 @@
-//! The server's plugin host: server-ping queueing and held get-work requests.
+//! The server: server-ping queueing and held get-work requests in its plugin host, and its
+//! next deadline.
 
 use super::{Server, ServerInput, ServerOut, ServerSettings, ServerTimer};
 use crate::allocator::{ClusterProfile, Policy};
 use crate::component::{Component, Random};
 use crate::resources::{KubeReply, PodList};
 use crate::trace::Record;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 const INTERVAL_MS: u64 = 60_000;
 
@@ -25,7 +26,8 @@ fn step(server: &mut Server, now_ms: u64, input: ServerInput) -> ServerOut {
     out
 }
 
-fn server() -> Server {
+/// A server that is down (not started yet).
+fn stopped_server() -> Server {
     let settings = ServerSettings {
         job_starvation_timeout_ms: 120_000,
         server_ping_interval_ms: INTERVAL_MS,
@@ -39,7 +41,13 @@ fn server() -> Server {
         cancel_kill_ms: 10_000,
         ablations: crate::ablation::Ablations::none(),
     };
-    let mut server = Server::new(settings, BTreeMap::new());
+    let profiles = BTreeMap::from([("p".to_owned(), BTreeMap::new())]);
+    Server::new(settings, profiles)
+}
+
+/// A server started at 0 as process 2.
+fn server() -> Server {
+    let mut server = stopped_server();
     step(&mut server, 0, ServerInput::Start { process_id: 2 });
     server
 }
@@ -78,4 +86,67 @@ fn a_queued_ping_older_than_the_heartbeat_minus_ten_seconds_expires() {
     // Taken at 120 s it would be exactly 50 s old: still live; at 120.001 s it has expired.
     assert_eq!(second_ping_started_at(120_000), 1);
     assert_eq!(second_ping_started_at(120_001), 0);
+}
+
+/// Take `out`'s timers into `unfired`, the timers asked for that have not fired yet.
+fn arm(unfired: &mut BTreeSet<(u64, ServerTimer)>, out: &ServerOut) {
+    unfired.extend(out.timers.iter().copied());
+}
+
+#[test]
+fn next_deadline_is_the_earliest_timer_asked_for_that_has_not_fired() {
+    let mut server = stopped_server();
+    assert_eq!(
+        server.next_deadline(),
+        None,
+        "a stopped server waits for nothing"
+    );
+    let mut unfired = BTreeSet::new();
+    let out = step(&mut server, 0, ServerInput::Start { process_id: 2 });
+    arm(&mut unfired, &out);
+    assert_eq!(unfired.len(), 4, "one timer of each kind");
+    assert_eq!(
+        server.next_deadline(),
+        Some(5_000),
+        "the agent refresh comes first"
+    );
+    let mut fired = 0;
+    // Fire the timers in due order, as the world's queue does, with jobs arriving between.
+    while let Some((at_ms, timer)) = unfired.pop_first().filter(|(at, _)| *at <= 300_000) {
+        if fired % 7 == 0 {
+            let job = ServerInput::ScheduleJob {
+                logical: None,
+                profile: "p".to_owned(),
+                environment: None,
+                runtime_ms: 60_000,
+            };
+            assert!(step(&mut server, at_ms, job).timers.is_empty());
+        }
+        let out = step(&mut server, at_ms, ServerInput::Timer(timer));
+        arm(&mut unfired, &out);
+        fired += 1;
+        let earliest = unfired.first().map(|&(at, _)| at);
+        assert_eq!(
+            server.next_deadline(),
+            earliest,
+            "after {timer:?} at {at_ms}"
+        );
+    }
+    assert!(
+        fired > 60,
+        "every kind fired several times ({fired} firings)"
+    );
+    // A crashed process's timers never fire: the world drops them with its epoch.
+    step(&mut server, 300_500, ServerInput::Crash);
+    assert_eq!(
+        server.next_deadline(),
+        None,
+        "a crashed server waits for nothing"
+    );
+    step(&mut server, 400_000, ServerInput::Start { process_id: 3 });
+    assert_eq!(
+        server.next_deadline(),
+        Some(405_000),
+        "the restart arms its timers anew"
+    );
 }
