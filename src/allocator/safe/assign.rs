@@ -174,51 +174,81 @@ impl Safe {
         let previous = self.completions.insert(id, name.clone());
         assert!(previous.is_none(), "request ids are unique");
         if reusable {
-            self.view.pods.update(&name, |record| {
-                record.idle_since_overlay = Some(now_ms);
-            });
-            let set = StringMap::from([(annotation::IDLE_SINCE_MS.to_owned(), now_ms.to_string())]);
-            let remove = [annotation::CLAIM_JOB_ID, annotation::CLAIM_DEADLINE_MS];
-            let call = KubeRequest::AnnotatePod {
-                name: name.clone(),
-                set,
-                remove: remove.iter().map(|key| (*key).to_owned()).collect(),
-                resource_version: None,
-            };
-            let text = format!("job {job_id} completed on pod {name}: idle since t={now_ms}");
-            out.decide(Some(job_id), Some(&name), DecisionCode::CompleteIdle, text);
-            self.issue(
-                call,
-                Pending::CompletionAnnotate {
-                    request: id,
-                    pod: name,
-                },
-                out,
-            );
+            self.complete_idle(now_ms, id, job_id, name, out);
         } else {
-            // Without reuse (or for a pod that cannot be reused) the pod served its one job.
-            self.view.pods.update(&name, |record| {
-                record.retired = true;
-                record.delete_in_flight = true;
-            });
-            server.disable_agents(std::slice::from_ref(&name));
-            let text = format!("job {job_id} completed on pod {name}: disabling and deleting it");
-            out.decide(
-                Some(job_id),
-                Some(&name),
-                DecisionCode::CompleteDelete,
-                text,
-            );
-            let call = KubeRequest::DeletePod { name: name.clone() };
-            self.issue(
-                call,
-                Pending::CompletionDelete {
-                    request: id,
-                    pod: name,
-                },
-                out,
-            );
+            self.complete_delete(id, job_id, name, server, out);
         }
+    }
+
+    /// A pod that served its job and may serve another becomes idle, in the view at once and
+    /// on the pod's annotations (its claim removed).
+    fn complete_idle(
+        &mut self,
+        now_ms: u64,
+        id: RequestId,
+        job_id: u64,
+        name: String,
+        out: &mut Outbox,
+    ) {
+        self.view.pods.update(&name, |record| {
+            debug_assert!(
+                record.running_job.is_none() && record.claim_overlay.is_none() && !record.retired,
+                "only a free, unretired pod becomes idle"
+            );
+            record.idle_since_overlay = Some(now_ms);
+        });
+        let set = StringMap::from([(annotation::IDLE_SINCE_MS.to_owned(), now_ms.to_string())]);
+        let remove = [annotation::CLAIM_JOB_ID, annotation::CLAIM_DEADLINE_MS];
+        let call = KubeRequest::AnnotatePod {
+            name: name.clone(),
+            set,
+            remove: remove.iter().map(|key| (*key).to_owned()).collect(),
+            resource_version: None,
+        };
+        let text = format!("job {job_id} completed on pod {name}: idle since t={now_ms}");
+        out.decide(Some(job_id), Some(&name), DecisionCode::CompleteIdle, text);
+        self.issue(
+            call,
+            Pending::CompletionAnnotate {
+                request: id,
+                pod: name,
+            },
+            out,
+        );
+    }
+
+    /// A pod that may not serve another job (reuse off, restarted, terminated, retired) is
+    /// disabled and deleted.
+    fn complete_delete(
+        &mut self,
+        id: RequestId,
+        job_id: u64,
+        name: String,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        // Without reuse (or for a pod that cannot be reused) the pod served its one job.
+        self.view.pods.update(&name, |record| {
+            record.retired = true;
+            record.delete_in_flight = true;
+        });
+        server.disable_agents(std::slice::from_ref(&name));
+        let text = format!("job {job_id} completed on pod {name}: disabling and deleting it");
+        out.decide(
+            Some(job_id),
+            Some(&name),
+            DecisionCode::CompleteDelete,
+            text,
+        );
+        let call = KubeRequest::DeletePod { name: name.clone() };
+        self.issue(
+            call,
+            Pending::CompletionDelete {
+                request: id,
+                pod: name,
+            },
+            out,
+        );
     }
 
     pub(super) fn on_completion_annotate(

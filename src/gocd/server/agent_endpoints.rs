@@ -158,14 +158,8 @@ impl Server {
         if !agent.enabled {
             return Some(ServerReply::Denied);
         }
-        if let Some(job) = agent.job
-            && self
-                .db
-                .jobs
-                .get(&job)
-                .is_some_and(|j| j.state == JobState::Assigned)
-        {
-            self.reschedule(now_ms, job, "abandoned: its agent asked for new work", out);
+        if let Some(job) = agent.job {
+            self.abandon(now_ms, job, out);
         }
         let environment = self
             .db
@@ -193,26 +187,7 @@ impl Server {
                     return None;
                 }
             }
-            let job = &self.db.jobs[&job_id];
-            let (request, profile) = request.get_or_insert_with(|| {
-                let request = ShouldAssignWorkRequest {
-                    agent: metadata(id, self.db.agents.get(id).expect("checked above")),
-                    environment: None,
-                    elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
-                    cluster_profile_properties: self.cluster_properties.clone(),
-                    job_identifier: Self::job_identifier(job),
-                };
-                (request, job.profile.clone())
-            });
-            if *profile != job.profile {
-                let properties = &self.profiles[&job.profile];
-                request
-                    .elastic_agent_profile_properties
-                    .clone_from(properties);
-                profile.clone_from(&job.profile);
-            }
-            request.environment.clone_from(&job.environment);
-            request.job_identifier = Self::job_identifier(job);
+            let request = self.rewrite_request(&mut request, id, job_id);
             let answer = self.call_plugin(out, |allocator, api, outbox| {
                 allocator.should_assign_work(now_ms, request, api, outbox)
             });
@@ -222,21 +197,65 @@ impl Server {
                 answer,
             });
             // The plugin may have disabled or deleted this agent while answering.
-            let Some(agent) = self
+            let still_assignable = self
                 .db
                 .agents
                 .get(id)
-                .filter(|a| a.uuid == uuid && a.enabled)
-            else {
+                .is_some_and(|a| a.uuid == uuid && a.enabled);
+            if !still_assignable {
                 return Some(ServerReply::NoWork);
-            };
+            }
             if answer {
-                let _ = agent;
                 return Some(self.assign(job_id, id, out));
             }
         }
         self.dispatch_creates(now_ms, out);
         Some(ServerReply::NoWork)
+    }
+
+    /// The agent asks for new work while its job is still assigned to it: that job was
+    /// abandoned (the agent restarted) and is rescheduled.
+    fn abandon(&mut self, now_ms: u64, job: u64, out: &mut ServerOut) {
+        if self
+            .db
+            .jobs
+            .get(&job)
+            .is_some_and(|j| j.state == JobState::Assigned)
+        {
+            self.reschedule(now_ms, job, "abandoned: its agent asked for new work", out);
+        }
+    }
+
+    /// The should-assign-work request for `job_id` by agent `id`, rewritten in `slot` from the
+    /// previous job's: the agent's metadata and the cluster profile stay, the elastic
+    /// profile's properties are copied only when the profile changes.
+    fn rewrite_request<'r>(
+        &self,
+        slot: &'r mut Option<(ShouldAssignWorkRequest, String)>,
+        id: &NameKey,
+        job_id: u64,
+    ) -> &'r mut ShouldAssignWorkRequest {
+        let job = &self.db.jobs[&job_id];
+        let (request, profile) = slot.get_or_insert_with(|| {
+            let request = ShouldAssignWorkRequest {
+                agent: metadata(id, self.db.agents.get(id).expect("checked above")),
+                environment: None,
+                elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
+                cluster_profile_properties: self.cluster_properties.clone(),
+                job_identifier: Self::job_identifier(job),
+            };
+            (request, job.profile.clone())
+        });
+        if *profile != job.profile {
+            let properties = &self.profiles[&job.profile];
+            request
+                .elastic_agent_profile_properties
+                .clone_from(properties);
+            profile.clone_from(&job.profile);
+        }
+        request.environment.clone_from(&job.environment);
+        request.job_identifier = Self::job_identifier(job);
+        request
     }
 
     fn assign(&mut self, job_id: u64, agent_id: &NameKey, out: &mut ServerOut) -> ServerReply {
