@@ -1,5 +1,6 @@
 //! The API server's store and request handling.
 
+use super::kubelet::ArmedTimers;
 use super::listings::{Listings, naive_list};
 use super::{KubeEffects, KubeSettings};
 use crate::engine::{SimTime, Stream};
@@ -40,6 +41,8 @@ pub struct KubeApi {
     pub(super) nodes: Vec<Node>,
     /// Pods waiting for a free slot, oldest first.
     pub(super) unscheduled: VecDeque<String>,
+    /// The kubelet timers asked for and not fired, for `Kubelets::next_deadline`.
+    pub(super) kubelet_timers: ArmedTimers,
     /// Every selector's listing, kept in step with `pods` by [`KubeApi::publish`].
     listings: Listings,
     leases: BTreeMap<String, Lease>,
@@ -63,6 +66,7 @@ impl KubeApi {
             uid_to_name: BTreeMap::new(),
             nodes,
             unscheduled: VecDeque::new(),
+            kubelet_timers: ArmedTimers::default(),
             listings: Listings::default(),
             leases: BTreeMap::new(),
             resource_version: 0,

@@ -3,14 +3,149 @@
 
 use super::api::{KubeApi, Node, PodState};
 use super::{KubeEffects, KubeTimer};
-use crate::component::Random;
-use crate::engine::{SimTime, Stream};
+use crate::component::{Component, Random};
+use crate::engine::SimTime;
 use crate::resources::PodPhase;
 use crate::trace::{Actor, Record};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The kubelet's restart back-off cap (Kubernetes: five minutes).
 const BACKOFF_MS_MAX: u64 = 5 * 60_000;
+
+/// Everything that happens to the kubelets: their own timers firing and the faults that hit
+/// a container, a pod or a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KubeletInput {
+    /// A kubelet timer the kubelets asked for is due.
+    Timer(KubeTimer),
+    /// The agent container of a running pod dies (OOM kill, `container_restart` fault); the
+    /// kubelet restarts it after its back-off (10 s, doubling up to 5 min). Counts in
+    /// [`KubeEffects::hits`] if the container was running.
+    KillContainer {
+        /// The pod's name.
+        pod: String,
+    },
+    /// The pod fails for good (eviction, image error): phase Failed, container stopped, no
+    /// restart; the pod object stays until someone deletes it. Counts in
+    /// [`KubeEffects::hits`] unless the pod is missing or Failed already.
+    FailPod {
+        /// The pod's name.
+        pod: String,
+    },
+    /// The pod is deleted as `kubectl delete pod` would (a fault): the API's delete by
+    /// [`Actor::External`]. Counts in [`KubeEffects::hits`] if the pod exists.
+    DeletePod {
+        /// The pod's name.
+        pod: String,
+    },
+    /// A node, drawn among the live ones, becomes unreachable: its containers are gone, its
+    /// pods stay listed, not ready, until they are evicted after `node_eviction`. With
+    /// `replace_after_ms`, a new empty node of the same size joins then. The node lost goes
+    /// to [`KubeEffects::lost_nodes`] (nothing when no live node is left).
+    LoseNode {
+        /// When a replacement node joins, after the loss.
+        replace_after_ms: Option<u64>,
+    },
+}
+
+/// The kubelet timers asked for and not fired yet, by due time: each `(due ms, timer)` with
+/// the number of times it is armed (one node loss may ask for two `NodeJoins` at one time).
+/// Arming and firing are O(log n) in the timers pending, never a walk over the pods.
+#[derive(Debug, Default)]
+pub(super) struct ArmedTimers(BTreeMap<(u64, KubeTimer), u32>);
+
+impl ArmedTimers {
+    fn arm(&mut self, at_ms: u64, timer: KubeTimer) {
+        *self.0.entry((at_ms, timer)).or_insert(0) += 1;
+    }
+
+    /// `timer` fired at `now_ms`, the time it was set for.
+    fn fired(&mut self, now_ms: u64, timer: KubeTimer) {
+        let key = (now_ms, timer);
+        match self.0.get_mut(&key) {
+            Some(1) => {
+                self.0.remove(&key);
+            }
+            Some(count) => *count -= 1,
+            None => debug_assert!(false, "kubelet timer {timer:?} fired at {now_ms} unasked"),
+        }
+    }
+
+    fn first(&self) -> Option<u64> {
+        self.0.first_key_value().map(|(&(at_ms, _), _)| at_ms)
+    }
+}
+
+/// The kubelets of the cluster as one component, borrowed from the [`KubeApi`] whose store
+/// they share (they write pod status through it, as real kubelets do through the API
+/// server): `kube.kubelets().handle(…)`. Their timers are absolute simulated times, returned
+/// in [`KubeEffects::timers`]; the ones an API write sets (a created pod's start-up, a
+/// deleted pod's grace period) are theirs too and count in `next_deadline`.
+pub struct Kubelets<'a> {
+    cluster: &'a mut KubeApi,
+}
+
+impl KubeApi {
+    /// The kubelets, as a [`Component`].
+    pub fn kubelets(&mut self) -> Kubelets<'_> {
+        Kubelets { cluster: self }
+    }
+
+    /// Ask for kubelet timer `timer` at `at`.
+    fn set_timer(&mut self, at: SimTime, timer: KubeTimer, fx: &mut KubeEffects) {
+        self.kubelet_timers.arm(at.as_ms(), timer);
+        fx.timers.push((at, timer));
+    }
+
+    fn kubelet_input(
+        &mut self,
+        now: SimTime,
+        input: KubeletInput,
+        random: &mut dyn Random,
+        fx: &mut KubeEffects,
+    ) {
+        let hit = match input {
+            KubeletInput::Timer(timer) => {
+                self.kubelet_timers.fired(now.as_ms(), timer);
+                self.handle_timer(now, timer, random, fx);
+                false
+            }
+            KubeletInput::KillContainer { pod } => self.kill_container(now, &pod, fx),
+            KubeletInput::FailPod { pod } => self.fail_pod(&pod, fx),
+            KubeletInput::DeletePod { pod } => {
+                self.delete_pod(now, &pod, Actor::External, random, fx)
+            }
+            KubeletInput::LoseNode { replace_after_ms } => {
+                if let Some(node) = self.lose_node(now, random, replace_after_ms, fx) {
+                    fx.lost_nodes.push(node);
+                }
+                false
+            }
+        };
+        fx.hits += u32::from(hit);
+    }
+}
+
+impl Component for Kubelets<'_> {
+    type Input = KubeletInput;
+    type Output = KubeEffects;
+
+    fn handle(
+        &mut self,
+        now_ms: u64,
+        input: KubeletInput,
+        random: &mut dyn Random,
+        out: &mut KubeEffects,
+    ) {
+        self.cluster
+            .kubelet_input(SimTime::from_ms(now_ms), input, random, out);
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        self.cluster.kubelet_timers.first()
+    }
+}
 
 impl KubeApi {
     /// Place waiting pods on nodes with a free slot, oldest first. A pod that finds none is
@@ -18,7 +153,7 @@ impl KubeApi {
     pub(super) fn schedule_pending(
         &mut self,
         now: SimTime,
-        random: &mut Stream,
+        random: &mut dyn Random,
         fx: &mut KubeEffects,
     ) {
         let mut still_waiting = std::collections::VecDeque::new();
@@ -55,19 +190,18 @@ impl KubeApi {
             };
             let uid = state.pod.uid;
             self.publish(&name);
-            fx.timers
-                .push((now.plus_ms(startup_ms), KubeTimer::PodStarted { uid }));
+            self.set_timer(now.plus_ms(startup_ms), KubeTimer::PodStarted { uid }, fx);
             fx.records.push(Record::PodScheduled { pod: name, node });
         }
         self.unscheduled = still_waiting;
     }
 
     /// A kubelet timer fired.
-    pub fn handle_timer(
+    fn handle_timer(
         &mut self,
         now: SimTime,
         timer: KubeTimer,
-        random: &mut Stream,
+        random: &mut dyn Random,
         fx: &mut KubeEffects,
     ) {
         match timer {
@@ -134,9 +268,8 @@ impl KubeApi {
             .is_some_and(|node| self.nodes.iter().any(|n| n.name == node && !n.alive))
     }
 
-    /// The agent container of a running pod dies (OOM kill, `container_restart` fault); the
-    /// kubelet restarts it after its back-off (10 s, doubling up to 5 min).
-    pub fn kill_container(&mut self, now: SimTime, name: &str, fx: &mut KubeEffects) -> bool {
+    /// [`KubeletInput::KillContainer`]: true if the container was running.
+    fn kill_container(&mut self, now: SimTime, name: &str, fx: &mut KubeEffects) -> bool {
         let rv = self.bump();
         let base = self.settings.container_restart_backoff_ms;
         let Some(state) = self.pods.get_mut(name) else {
@@ -158,17 +291,14 @@ impl KubeApi {
             pod: name.to_owned(),
         });
         fx.agent_killed.push(uid);
-        fx.timers.push((
-            now.plus_ms(state.backoff_ms),
-            KubeTimer::ContainerRestart { uid },
-        ));
+        let at = now.plus_ms(state.backoff_ms);
+        self.set_timer(at, KubeTimer::ContainerRestart { uid }, fx);
         self.publish(name);
         true
     }
 
-    /// The pod fails for good (eviction, image error): phase Failed, container stopped, no
-    /// restart. The pod object stays until someone deletes it.
-    pub fn fail_pod(&mut self, name: &str, fx: &mut KubeEffects) -> bool {
+    /// [`KubeletInput::FailPod`]: true if the pod was there and not Failed yet.
+    fn fail_pod(&mut self, name: &str, fx: &mut KubeEffects) -> bool {
         let rv = self.bump();
         let Some(state) = self.pods.get_mut(name) else {
             return false;
@@ -200,7 +330,7 @@ impl KubeApi {
         now: SimTime,
         name: &str,
         actor: Actor,
-        random: &mut Stream,
+        random: &mut dyn Random,
         fx: &mut KubeEffects,
     ) -> bool {
         let grace_ms = self.settings.termination_grace_ms;
@@ -227,8 +357,7 @@ impl KubeApi {
         state.container_running = false;
         let uid = state.pod.uid;
         fx.agent_killed.push(uid);
-        fx.timers
-            .push((now.plus_ms(grace_ms), KubeTimer::PodGone { uid }));
+        self.set_timer(now.plus_ms(grace_ms), KubeTimer::PodGone { uid }, fx);
         self.publish(name);
         true
     }
@@ -238,7 +367,7 @@ impl KubeApi {
         &mut self,
         now: SimTime,
         name: &str,
-        random: &mut Stream,
+        random: &mut dyn Random,
         fx: &mut KubeEffects,
     ) {
         let Some(state) = self.pods.remove(name) else {
@@ -258,25 +387,14 @@ impl KubeApi {
         self.schedule_pending(now, random, fx);
     }
 
-    /// Delete a pod as `kubectl delete pod` would (a fault).
-    pub fn delete_pod_external(
-        &mut self,
-        now: SimTime,
-        name: &str,
-        random: &mut Stream,
-        fx: &mut KubeEffects,
-    ) -> bool {
-        self.delete_pod(now, name, Actor::External, random, fx)
-    }
-
     /// A node becomes unreachable: its containers are gone (their agents stop at once), its
     /// pods stay listed, not ready, phase unchanged, until they are evicted after
     /// `node_eviction`. With `replace_after_ms`, a new empty node of the same size joins then.
     /// Returns None if no live node is left to lose.
-    pub fn lose_node(
+    fn lose_node(
         &mut self,
         now: SimTime,
-        random: &mut Stream,
+        random: &mut dyn Random,
         replace_after_ms: Option<u64>,
         fx: &mut KubeEffects,
     ) -> Option<String> {
@@ -312,18 +430,23 @@ impl KubeApi {
             self.evict_node(now, node_index, random, fx);
         } else {
             let evicted = KubeTimer::NodeEvicted { node: node_index };
-            fx.timers.push((now.plus_ms(eviction_ms), evicted));
+            self.set_timer(now.plus_ms(eviction_ms), evicted, fx);
         }
         if let Some(after_ms) = replace_after_ms {
-            fx.timers
-                .push((now.plus_ms(after_ms), KubeTimer::NodeJoins));
+            self.set_timer(now.plus_ms(after_ms), KubeTimer::NodeJoins, fx);
         }
         Some(node)
     }
 
     /// The pods still listed on lost node `index` are evicted: deleted by the node
     /// lifecycle controller, and gone at once (no kubelet is left to wait for).
-    fn evict_node(&mut self, now: SimTime, index: u32, random: &mut Stream, fx: &mut KubeEffects) {
+    fn evict_node(
+        &mut self,
+        now: SimTime,
+        index: u32,
+        random: &mut dyn Random,
+        fx: &mut KubeEffects,
+    ) {
         let node = self.nodes[index as usize].name.clone();
         let victims: Vec<(String, bool)> = self
             .pods
@@ -345,7 +468,7 @@ impl KubeApi {
     }
 
     /// A new empty node with the cluster's pod slots joins; waiting pods are placed on it.
-    fn add_node(&mut self, now: SimTime, random: &mut Stream, fx: &mut KubeEffects) {
+    fn add_node(&mut self, now: SimTime, random: &mut dyn Random, fx: &mut KubeEffects) {
         let name = format!("node-{}", self.nodes.len());
         self.nodes.push(Node {
             name: name.clone(),

@@ -13,8 +13,11 @@
 mod api;
 mod kubelet;
 mod listings;
+#[cfg(test)]
+mod tests;
 
 pub use api::KubeApi;
+pub use kubelet::{KubeletInput, Kubelets};
 
 use crate::engine::SimTime;
 use crate::resources::Pod;
@@ -56,7 +59,7 @@ pub struct PodDescription {
 }
 
 /// A kubelet timer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum KubeTimer {
     /// Image pulled and container started: the pod goes Running.
     PodStarted {
@@ -95,4 +98,8 @@ pub struct KubeEffects {
     pub agent_killed: Vec<u64>,
     /// Trace records of what happened.
     pub records: Vec<Record>,
+    /// How many kill, fail and delete inputs found their pod to act on.
+    pub hits: u32,
+    /// The nodes lost (`LoseNode` inputs), in order.
+    pub lost_nodes: Vec<String>,
 }

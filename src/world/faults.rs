@@ -5,11 +5,11 @@ use super::Sink;
 use super::build::{World, burst, groups};
 use super::events::Event;
 use super::run::node;
-use crate::component::Random;
+use crate::component::{Component, Random};
 use crate::engine::{GroupMask, SimTime};
 use crate::gocd::JobState;
 use crate::gocd::ServerInput;
-use crate::kube::KubeEffects;
+use crate::kube::{KubeEffects, KubeletInput};
 use crate::resources::PodPhase;
 use crate::scenario::{FaultKind, JobTarget, PodTarget};
 use crate::trace::{AgentRuntime, Record};
@@ -116,16 +116,16 @@ impl World {
                 replace_after_ms,
             } => {
                 let mut fx = KubeEffects::default();
-                let mut lost = Vec::new();
                 for _ in 0..*count {
                     let random = &mut self.random_faults;
-                    if let Some(node) =
-                        self.kube
-                            .lose_node(now, random, Some(*replace_after_ms), &mut fx)
-                    {
-                        lost.push(node);
-                    }
+                    let input = KubeletInput::LoseNode {
+                        replace_after_ms: Some(*replace_after_ms),
+                    };
+                    self.kube
+                        .kubelets()
+                        .handle(now.as_ms(), input, random, &mut fx);
                 }
+                let lost = std::mem::take(&mut fx.lost_nodes);
                 self.apply_kube(now, fx, sink);
                 (lost.join(","), None)
             }
@@ -148,8 +148,8 @@ impl World {
             FaultKind::PodDelete { target, count } => {
                 let pods = self.pick_pods(*target, *count);
                 for pod in &pods {
-                    self.kube
-                        .delete_pod_external(now, pod, &mut self.random_kubelet, &mut fx);
+                    let input = KubeletInput::DeletePod { pod: pod.clone() };
+                    self.kubelet_input(now, input, &mut fx);
                 }
                 pods
             }
@@ -161,14 +161,16 @@ impl World {
                     .collect();
                 let pods = self.choose(pods, *count);
                 for pod in &pods {
-                    self.kube.kill_container(now, pod, &mut fx);
+                    let input = KubeletInput::KillContainer { pod: pod.clone() };
+                    self.kubelet_input(now, input, &mut fx);
                 }
                 pods
             }
             FaultKind::PodFail { target, count } => {
                 let pods = self.pick_pods(*target, *count);
                 for pod in &pods {
-                    self.kube.fail_pod(pod, &mut fx);
+                    let input = KubeletInput::FailPod { pod: pod.clone() };
+                    self.kubelet_input(now, input, &mut fx);
                 }
                 pods
             }

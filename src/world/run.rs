@@ -3,11 +3,10 @@
 use super::Sink;
 use super::build::{World, WorldError};
 use super::events::Event;
-use crate::component::Component;
-use crate::component::Random;
+use crate::component::{Component, Random};
 use crate::engine::SimTime;
 use crate::gocd::{ServerInput, ServerOut, ServerReply};
-use crate::kube::KubeEffects;
+use crate::kube::{KubeEffects, KubeletInput};
 use crate::trace::Record;
 
 /// Node names used in the trace.
@@ -75,8 +74,7 @@ impl World {
             Event::KubeDeadPeer { call } => self.kube_dead_peer(now, call, sink),
             Event::Kubelet(timer) => {
                 let mut fx = KubeEffects::default();
-                self.kube
-                    .handle_timer(now, timer, &mut self.random_kubelet, &mut fx);
+                self.kubelet_input(now, KubeletInput::Timer(timer), &mut fx);
                 self.apply_kube(now, fx, sink);
             }
             Event::AgentTimer {
@@ -201,6 +199,17 @@ impl World {
             self.send_plugin_call(now, epoch, local, request);
         }
         self.release_held(now, out.released);
+    }
+
+    /// Hand `input` to the kubelets; they draw from the kubelet stream.
+    pub(super) fn kubelet_input(
+        &mut self,
+        now: SimTime,
+        input: KubeletInput,
+        fx: &mut KubeEffects,
+    ) {
+        let random = &mut self.random_kubelet;
+        self.kube.kubelets().handle(now.as_ms(), input, random, fx);
     }
 
     /// Apply what the API server and kubelets asked for.

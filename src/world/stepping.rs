@@ -7,7 +7,7 @@ use super::Sink;
 use super::build::{World, WorldError};
 use super::run::node;
 use crate::engine::SimTime;
-use crate::kube::{KubeApi, KubeEffects};
+use crate::kube::{KubeApi, KubeEffects, KubeletInput};
 use crate::trace::Record;
 
 impl World {
@@ -83,9 +83,11 @@ impl World {
             },
         );
         let mut fx = KubeEffects::default();
-        let deleted = self
-            .kube
-            .delete_pod_external(now, name, &mut self.random_kubelet, &mut fx);
+        let input = KubeletInput::DeletePod {
+            pod: name.to_owned(),
+        };
+        self.kubelet_input(now, input, &mut fx);
+        let deleted = fx.hits > 0;
         self.apply_kube(now, fx, sink);
         self.emit(
             sink,
