@@ -3,7 +3,8 @@
 use super::kubelet::ArmedTimers;
 use super::listings::{Listings, naive_list};
 use super::{KubeEffects, KubeSettings};
-use crate::engine::{SimTime, Stream};
+use crate::component::{Component, Random};
+use crate::engine::SimTime;
 use crate::resources::{
     KubeError, KubeReply, KubeRequest, KubeResult, Lease, LeaseSpec, Pod, PodList, PodPhase,
     PodTemplate, StringMap,
@@ -11,6 +12,59 @@ use crate::resources::{
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+
+/// A request to the API server: the call and the client that makes it.
+#[derive(Clone, Debug)]
+pub struct ApiRequest {
+    /// Who calls (the trace names the writer of a pod or a Lease).
+    pub actor: Actor,
+    /// The call.
+    pub request: KubeRequest,
+}
+
+/// What one request produced: the reply and what the write set going in the cluster.
+#[derive(Debug, Default)]
+pub struct ApiOutput {
+    /// The reply to the request; `None` only before the request is handled.
+    pub reply: Option<KubeResult>,
+    /// The write's effects: the kubelets' reaction (a created pod scheduled and its start-up
+    /// timer, a deleted pod's grace timer, agents killed) and the trace records.
+    pub effects: KubeEffects,
+}
+
+/// The API server as one component, borrowed from the [`KubeApi`] whose store it keeps:
+/// `kube.api_server().handle(…)`. It answers each request at once (latency, errors,
+/// partitions and outages are the caller's) and has no timers of its own, so
+/// `next_deadline` is always `None`: the timers a write sets (a created pod's start-up, a
+/// deleted pod's grace period) belong to the kubelets, whose `next_deadline` counts them.
+pub struct ApiServer<'a> {
+    cluster: &'a mut KubeApi,
+}
+
+impl Component for ApiServer<'_> {
+    type Input = ApiRequest;
+    type Output = ApiOutput;
+
+    fn handle(
+        &mut self,
+        now_ms: u64,
+        input: ApiRequest,
+        random: &mut dyn Random,
+        out: &mut ApiOutput,
+    ) {
+        let now = SimTime::from_ms(now_ms);
+        let fx = &mut out.effects;
+        let reply = self
+            .cluster
+            .serve(now, input.actor, input.request, random, fx);
+        out.reply = Some(reply);
+    }
+
+    /// Always `None`: the API server has no timers.
+    fn next_deadline(&self) -> Option<u64> {
+        None
+    }
+}
 
 /// A Kubernetes node: a name and a number of pod slots.
 #[derive(Debug)]
@@ -118,13 +172,18 @@ impl KubeApi {
         self.leases.values()
     }
 
+    /// The API server, as a [`Component`].
+    pub fn api_server(&mut self) -> ApiServer<'_> {
+        ApiServer { cluster: self }
+    }
+
     /// Answer one API call from `actor`.
-    pub fn serve(
+    fn serve(
         &mut self,
         now: SimTime,
         actor: Actor,
         request: KubeRequest,
-        kubelet_random: &mut Stream,
+        kubelet_random: &mut dyn Random,
         fx: &mut KubeEffects,
     ) -> KubeResult {
         match request {
@@ -187,7 +246,7 @@ impl KubeApi {
         now: SimTime,
         actor: Actor,
         template: PodTemplate,
-        kubelet_random: &mut Stream,
+        kubelet_random: &mut dyn Random,
         fx: &mut KubeEffects,
     ) -> KubeResult {
         if self.pods.contains_key(&template.name) {

@@ -16,7 +16,7 @@ mod listings;
 #[cfg(test)]
 mod tests;
 
-pub use api::KubeApi;
+pub use api::{ApiOutput, ApiRequest, ApiServer, KubeApi};
 pub use kubelet::{KubeletInput, Kubelets};
 
 use crate::engine::SimTime;

@@ -1,7 +1,10 @@
 //! The kubelets' `next_deadline` against the timers they asked for, driven by random API
 //! calls, faults and timers firing in queue order.
 
-use super::{KubeApi, KubeEffects, KubeSettings, KubeTimer, KubeletInput, PodDescription};
+use super::{
+    ApiOutput, ApiRequest, KubeApi, KubeEffects, KubeSettings, KubeTimer, KubeletInput,
+    PodDescription,
+};
 use crate::component::{Component, Random};
 use crate::engine::{Stream, StreamId};
 use crate::resources::{KubeRequest, Pod, PodTemplate, StringMap};
@@ -48,12 +51,18 @@ impl Asked {
     }
 }
 
-/// An API call from the allocator.
+/// An API call from the allocator; the API server never has a deadline of its own.
 fn call(kube: &mut KubeApi, now_ms: u64, request: KubeRequest, random: &mut Stream) -> KubeEffects {
-    let mut fx = KubeEffects::default();
-    let now = crate::engine::SimTime::from_ms(now_ms);
-    let _ = kube.serve(now, Actor::Allocator, request, random, &mut fx);
-    fx
+    let mut out = ApiOutput::default();
+    let input = ApiRequest {
+        actor: Actor::Allocator,
+        request,
+    };
+    let mut api = kube.api_server();
+    api.handle(now_ms, input, random, &mut out);
+    assert!(out.reply.is_some(), "every request is answered");
+    assert_eq!(api.next_deadline(), None);
+    out.effects
 }
 
 fn create(name: String) -> KubeRequest {

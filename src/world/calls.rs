@@ -12,11 +12,11 @@ use super::build::{Client, PendingCall, World, groups};
 use super::events::Event;
 use super::run::node;
 use crate::allocator::CallId;
-use crate::component::Random;
+use crate::component::{Component, Random};
 use crate::engine::{Epoch, GroupMask, SimTime};
 use crate::gocd::ServerInput;
-use crate::kube::KubeEffects;
-use crate::resources::{KubeError, KubeRequest};
+use crate::kube::{ApiOutput, ApiRequest};
+use crate::resources::{KubeError, KubeRequest, KubeResult};
 use crate::scenario::OutageMode;
 use crate::trace::{Actor, Record};
 
@@ -128,12 +128,25 @@ impl World {
             self.answer(now, call, Err(KubeError::ServerError));
             return;
         }
-        let mut fx = KubeEffects::default();
-        let result = self
-            .kube
-            .serve(now, actor, request, &mut self.random_kubelet, &mut fx);
-        self.apply_kube(now, fx, sink);
+        let result = self.api_request(now, ApiRequest { actor, request }, sink);
         self.answer(now, call, result);
+    }
+
+    /// The API server handles `input` now (its writes' kubelet work draws from the kubelet
+    /// stream); the effects are applied and the reply returned.
+    pub(super) fn api_request(
+        &mut self,
+        now: SimTime,
+        input: ApiRequest,
+        sink: &mut dyn Sink,
+    ) -> KubeResult {
+        let mut out = ApiOutput::default();
+        let random = &mut self.random_kubelet;
+        self.kube
+            .api_server()
+            .handle(now.as_ms(), input, random, &mut out);
+        self.apply_kube(now, out.effects, sink);
+        out.reply.expect("the API server answers every request")
     }
 
     fn answer(&mut self, now: SimTime, call: u64, result: crate::resources::KubeResult) {

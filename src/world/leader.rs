@@ -439,22 +439,14 @@ impl World {
 
     /// `lease_delete`: a third party deletes the Lease.
     pub(super) fn delete_lease(&mut self, now: SimTime, sink: &mut dyn Sink) -> bool {
-        let mut fx = crate::kube::KubeEffects::default();
         let request = KubeRequest::DeleteLease {
             name: LEASE_NAME.to_owned(),
         };
-        let deleted = self
-            .kube
-            .serve(
-                now,
-                Actor::External,
-                request,
-                &mut self.random_kubelet,
-                &mut fx,
-            )
-            .is_ok();
-        self.apply_kube(now, fx, sink);
-        deleted
+        let input = crate::kube::ApiRequest {
+            actor: Actor::External,
+            request,
+        };
+        self.api_request(now, input, sink).is_ok()
     }
 
     /// End of the safety phase: crashed replicas restart, paused ones resume, clocks run true.
