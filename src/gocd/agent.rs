@@ -4,8 +4,12 @@
 //! ×1.5 up to 10 s, reset to immediate after a job. Registration is retried every 10 s; a
 //! refused registration (a used or expired key, a duplicate elastic agent id) is retried
 //! forever, as the real agent does.
+//!
+//! [`GoAgent`] is a [`Component`]: an [`AgentInput`] in, [`AgentAction`]s out, its timers at
+//! absolute simulated times. It draws no randomness.
 
 use super::protocol::{AgentAction, AgentRequest, RequestKind, ServerReply};
+use crate::component::{Component, Random};
 use std::sync::Arc;
 
 const PING_INTERVAL_MS: u64 = 5_000;
@@ -29,6 +33,22 @@ pub enum AgentTimer {
     Report,
     /// The cancelled build is killed.
     Killed,
+}
+
+/// Everything that happens to a go-agent process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentInput {
+    /// The process starts: it registers at once.
+    Start,
+    /// A timer it asked for is due.
+    Timer(AgentTimer),
+    /// The answer to one of its requests, or its failure.
+    Reply {
+        /// Which request is answered.
+        kind: RequestKind,
+        /// The answer.
+        reply: ServerReply,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +79,11 @@ pub struct GoAgent {
     phase: Phase,
     poll_backoff_ms: u64,
     ping_running: bool,
+    /// The timers asked for and not fired, by due time (in asking order among equal times):
+    /// a handful at most (the ping and one of poll, build, kill, report or registration,
+    /// rarely a stale one besides), so a scan is cheaper than a tree. The vector lives as
+    /// long as the process: a timer costs no allocation.
+    timers: Vec<(u64, AgentTimer)>,
 }
 
 impl GoAgent {
@@ -78,6 +103,7 @@ impl GoAgent {
             phase: Phase::Registering,
             poll_backoff_ms: 0,
             ping_running: false,
+            timers: Vec::new(),
         }
     }
 
@@ -91,9 +117,25 @@ impl GoAgent {
         }
     }
 
-    /// Start: register at once.
-    pub fn start(&mut self, out: &mut Vec<AgentAction>) {
-        out.push(AgentAction::Send(self.register_request()));
+    /// Timer `timer`, due at `at_ms`, was asked for.
+    fn arm(&mut self, at_ms: u64, timer: AgentTimer) {
+        let index = self.timers.partition_point(|&(due, _)| due <= at_ms);
+        self.timers.insert(index, (at_ms, timer));
+    }
+
+    /// Timer `timer` fired at `now_ms`, the time it was asked for.
+    fn fired(&mut self, now_ms: u64, timer: AgentTimer) {
+        let index = self
+            .timers
+            .iter()
+            .position(|&armed| armed == (now_ms, timer));
+        debug_assert!(
+            index.is_some(),
+            "go-agent timer {timer:?} fired at {now_ms} unasked"
+        );
+        if let Some(index) = index {
+            self.timers.remove(index);
+        }
     }
 
     fn register_request(&self) -> AgentRequest {
@@ -105,8 +147,8 @@ impl GoAgent {
         }
     }
 
-    /// A timer fired. `runtime_ms` is unused except for `BuildDone` bookkeeping by the caller.
-    pub fn handle_timer(&mut self, timer: AgentTimer, out: &mut Vec<AgentAction>) {
+    /// A timer fired.
+    fn on_timer(&mut self, timer: AgentTimer, out: &mut Vec<AgentAction>) {
         match (timer, &self.phase) {
             (AgentTimer::Register, Phase::Registering) => {
                 out.push(AgentAction::Send(self.register_request()));
@@ -146,22 +188,23 @@ impl GoAgent {
         }
     }
 
-    /// The answer to a request of `kind`.
-    pub fn handle_reply(
+    /// The answer to a request of `kind`, at `now_ms`.
+    fn on_reply(
         &mut self,
+        now_ms: u64,
         kind: RequestKind,
         reply: ServerReply,
         out: &mut Vec<AgentAction>,
     ) {
         match kind {
-            RequestKind::Register => self.on_register(reply, out),
-            RequestKind::Ping => self.on_ping(reply, out),
-            RequestKind::GetWork => self.on_work(reply, out),
-            RequestKind::ReportCompleted => self.on_report(reply, out),
+            RequestKind::Register => self.on_register(now_ms, reply, out),
+            RequestKind::Ping => self.on_ping(now_ms, reply, out),
+            RequestKind::GetWork => self.on_work(now_ms, reply, out),
+            RequestKind::ReportCompleted => self.on_report(now_ms, reply, out),
         }
     }
 
-    fn on_register(&mut self, reply: ServerReply, out: &mut Vec<AgentAction>) {
+    fn on_register(&mut self, now_ms: u64, reply: ServerReply, out: &mut Vec<AgentAction>) {
         if self.phase != Phase::Registering {
             return;
         }
@@ -174,45 +217,30 @@ impl GoAgent {
             }));
             if !self.ping_running {
                 self.ping_running = true;
-                out.push(AgentAction::Timer {
-                    delay_ms: PING_INTERVAL_MS,
-                    timer: AgentTimer::Ping,
-                });
+                out.push(timer_at(now_ms, PING_INTERVAL_MS, AgentTimer::Ping));
             }
         } else {
-            out.push(AgentAction::Timer {
-                delay_ms: REGISTER_RETRY_MS,
-                timer: AgentTimer::Register,
-            });
+            out.push(timer_at(now_ms, REGISTER_RETRY_MS, AgentTimer::Register));
         }
     }
 
-    fn on_ping(&mut self, reply: ServerReply, out: &mut Vec<AgentAction>) {
+    fn on_ping(&mut self, now_ms: u64, reply: ServerReply, out: &mut Vec<AgentAction>) {
         if reply == ServerReply::NotRegistered && self.phase == Phase::Idle {
-            self.reregister(out);
+            self.reregister(now_ms, out);
         }
         if let (ServerReply::Cancel { kill_ms }, Phase::Building { job }) = (&reply, &self.phase) {
             self.phase = Phase::Cancelling { job: *job };
-            out.push(AgentAction::Timer {
-                delay_ms: *kill_ms,
-                timer: AgentTimer::Killed,
-            });
+            out.push(timer_at(now_ms, *kill_ms, AgentTimer::Killed));
         }
-        out.push(AgentAction::Timer {
-            delay_ms: PING_INTERVAL_MS,
-            timer: AgentTimer::Ping,
-        });
+        out.push(timer_at(now_ms, PING_INTERVAL_MS, AgentTimer::Ping));
     }
 
-    fn reregister(&mut self, out: &mut Vec<AgentAction>) {
+    fn reregister(&mut self, now_ms: u64, out: &mut Vec<AgentAction>) {
         self.phase = Phase::Registering;
-        out.push(AgentAction::Timer {
-            delay_ms: REGISTER_RETRY_MS,
-            timer: AgentTimer::Register,
-        });
+        out.push(timer_at(now_ms, REGISTER_RETRY_MS, AgentTimer::Register));
     }
 
-    fn on_work(&mut self, reply: ServerReply, out: &mut Vec<AgentAction>) {
+    fn on_work(&mut self, now_ms: u64, reply: ServerReply, out: &mut Vec<AgentAction>) {
         if self.phase != Phase::Idle {
             return;
         }
@@ -220,35 +248,26 @@ impl GoAgent {
             ServerReply::Work { job, runtime_ms } => {
                 self.phase = Phase::Building { job };
                 self.poll_backoff_ms = 0;
-                out.push(AgentAction::Timer {
-                    delay_ms: runtime_ms,
-                    timer: AgentTimer::BuildDone,
-                });
+                out.push(timer_at(now_ms, runtime_ms, AgentTimer::BuildDone));
             }
-            ServerReply::NotRegistered => self.reregister(out),
+            ServerReply::NotRegistered => self.reregister(now_ms, out),
             _ => {
                 self.poll_backoff_ms = if self.poll_backoff_ms == 0 {
                     POLL_BACKOFF_MS_MIN
                 } else {
                     (self.poll_backoff_ms * 3 / 2).min(POLL_BACKOFF_MS_MAX)
                 };
-                out.push(AgentAction::Timer {
-                    delay_ms: self.poll_backoff_ms,
-                    timer: AgentTimer::Poll,
-                });
+                out.push(timer_at(now_ms, self.poll_backoff_ms, AgentTimer::Poll));
             }
         }
     }
 
-    fn on_report(&mut self, reply: ServerReply, out: &mut Vec<AgentAction>) {
+    fn on_report(&mut self, now_ms: u64, reply: ServerReply, out: &mut Vec<AgentAction>) {
         let Phase::Reporting { .. } = self.phase else {
             return;
         };
         if reply == ServerReply::Failed {
-            out.push(AgentAction::Timer {
-                delay_ms: REPORT_RETRY_MS,
-                timer: AgentTimer::Report,
-            });
+            out.push(timer_at(now_ms, REPORT_RETRY_MS, AgentTimer::Report));
             return;
         }
         self.phase = Phase::Idle;
@@ -260,63 +279,47 @@ impl GoAgent {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{AgentTimer, GoAgent, REGISTER_RETRY_MS};
-    use crate::gocd::protocol::{AgentAction, RequestKind, ServerReply};
-
-    fn sent(out: &[AgentAction]) -> Vec<RequestKind> {
-        out.iter()
-            .filter_map(|a| match a {
-                AgentAction::Send(r) => Some(r.kind()),
-                AgentAction::Timer { .. } => None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_refused_registration_is_retried_forever() {
-        let mut agent = GoAgent::new("k8s-ea-1".into(), 9, "key".into(), None);
-        let mut out = Vec::new();
-        agent.start(&mut out);
-        assert_eq!(sent(&out), [RequestKind::Register]);
-        for _ in 0..3 {
-            out.clear();
-            agent.handle_reply(
-                RequestKind::Register,
-                ServerReply::Refused("used key".into()),
-                &mut out,
-            );
-            assert_eq!(
-                out,
-                [AgentAction::Timer {
-                    delay_ms: REGISTER_RETRY_MS,
-                    timer: AgentTimer::Register
-                }]
-            );
-            out.clear();
-            agent.handle_timer(AgentTimer::Register, &mut out);
-            assert_eq!(sent(&out), [RequestKind::Register]);
-        }
-    }
-
-    #[test]
-    fn get_work_backs_off_from_one_to_ten_seconds() {
-        let mut agent = GoAgent::new("k8s-ea-1".into(), 9, "key".into(), None);
-        let mut out = Vec::new();
-        agent.handle_reply(RequestKind::Register, ServerReply::Registered, &mut out);
-        let mut delays = Vec::new();
-        for _ in 0..8 {
-            out.clear();
-            agent.handle_reply(RequestKind::GetWork, ServerReply::NoWork, &mut out);
-            if let [AgentAction::Timer { delay_ms, .. }] = out.as_slice() {
-                delays.push(*delay_ms);
-            }
-            agent.handle_timer(AgentTimer::Poll, &mut Vec::new());
-        }
-        assert_eq!(
-            delays,
-            [1_000, 1_500, 2_250, 3_375, 5_062, 7_593, 10_000, 10_000]
-        );
+/// Timer `timer` at `delay_ms` after `now_ms`.
+fn timer_at(now_ms: u64, delay_ms: u64, timer: AgentTimer) -> AgentAction {
+    AgentAction::Timer {
+        at_ms: now_ms.saturating_add(delay_ms),
+        timer,
     }
 }
+
+impl Component for GoAgent {
+    type Input = AgentInput;
+    type Output = Vec<AgentAction>;
+
+    /// One input at `now_ms`; the actions are appended to `out`. The go-agent draws nothing
+    /// from `random`.
+    fn handle(
+        &mut self,
+        now_ms: u64,
+        input: AgentInput,
+        _random: &mut dyn Random,
+        out: &mut Vec<AgentAction>,
+    ) {
+        let asked_before = out.len();
+        match input {
+            AgentInput::Start => out.push(AgentAction::Send(self.register_request())),
+            AgentInput::Timer(timer) => {
+                self.fired(now_ms, timer);
+                self.on_timer(timer, out);
+            }
+            AgentInput::Reply { kind, reply } => self.on_reply(now_ms, kind, reply, out),
+        }
+        for action in &out[asked_before..] {
+            if let AgentAction::Timer { at_ms, timer } = action {
+                self.arm(*at_ms, *timer);
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        self.timers.first().map(|&(at_ms, _)| at_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests;

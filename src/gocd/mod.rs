@@ -16,7 +16,7 @@ mod registry;
 mod server;
 mod settings;
 
-pub use agent::{AgentTimer, GoAgent};
+pub use agent::{AgentInput, AgentTimer, GoAgent};
 pub use agent_table::AgentTable;
 pub use database::{AgentRecord, Database, Job, JobState};
 pub use protocol::{AgentAction, AgentRequest, RequestKind, ServerReply};

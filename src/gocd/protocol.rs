@@ -114,8 +114,8 @@ pub enum AgentAction {
     Send(AgentRequest),
     /// Set a timer on the agent's own process.
     Timer {
-        /// Simulated milliseconds from now.
-        delay_ms: u64,
+        /// The simulated time it fires at (absolute).
+        at_ms: u64,
         /// Which timer fires.
         timer: super::AgentTimer,
     },

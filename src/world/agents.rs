@@ -5,10 +5,10 @@ use super::Sink;
 use super::build::{World, groups};
 use super::events::Event;
 use crate::allocator::pod_spec::keys;
-use crate::component::Random;
+use crate::component::{Component, Random};
 use crate::engine::SimTime;
 use crate::gocd::{
-    AgentAction, AgentRequest, AgentTimer, GoAgent, RequestKind, ServerInput, ServerReply,
+    AgentAction, AgentInput, AgentRequest, GoAgent, RequestKind, ServerInput, ServerReply,
 };
 
 /// One-way latency between an agent and the server.
@@ -40,7 +40,8 @@ impl World {
         let uuid = self.random_agents.next_u64();
         let mut agent = GoAgent::new(elastic_agent_id, uuid, key, environment);
         let mut actions = std::mem::take(&mut self.agent_actions);
-        agent.start(&mut actions);
+        let random = &mut self.random_agents;
+        agent.handle(now.as_ms(), AgentInput::Start, random, &mut actions);
         let incarnation = self.agents.start(uid, agent);
         self.apply_agent(now, uid, incarnation, actions);
     }
@@ -50,34 +51,21 @@ impl World {
         self.agents.kill(uid);
     }
 
-    pub(super) fn agent_timer(
+    /// Hand `input` (a timer, a reply) to the go-agent of `uid`, if `incarnation` is still
+    /// the one running.
+    pub(super) fn agent_input(
         &mut self,
         now: SimTime,
         uid: u64,
         incarnation: u32,
-        timer: AgentTimer,
+        input: AgentInput,
     ) {
         let Some(agent) = self.agents.current_mut(uid, incarnation) else {
             return;
         };
         let mut actions = std::mem::take(&mut self.agent_actions);
-        agent.handle_timer(timer, &mut actions);
-        self.apply_agent(now, uid, incarnation, actions);
-    }
-
-    pub(super) fn agent_reply(
-        &mut self,
-        now: SimTime,
-        uid: u64,
-        incarnation: u32,
-        kind: RequestKind,
-        reply: ServerReply,
-    ) {
-        let Some(agent) = self.agents.current_mut(uid, incarnation) else {
-            return;
-        };
-        let mut actions = std::mem::take(&mut self.agent_actions);
-        agent.handle_reply(kind, reply, &mut actions);
+        let random = &mut self.random_agents;
+        agent.handle(now.as_ms(), input, random, &mut actions);
         self.apply_agent(now, uid, incarnation, actions);
     }
 
@@ -92,9 +80,9 @@ impl World {
     ) {
         for action in actions.drain(..) {
             match action {
-                AgentAction::Timer { delay_ms, timer } => {
+                AgentAction::Timer { at_ms, timer } => {
                     self.queue.push(
-                        now.plus_ms(delay_ms),
+                        SimTime::from_ms(at_ms),
                         Event::AgentTimer {
                             uid,
                             incarnation,

@@ -5,7 +5,7 @@ use super::build::{World, WorldError};
 use super::events::Event;
 use crate::component::{Component, Random};
 use crate::engine::SimTime;
-use crate::gocd::{ServerInput, ServerOut, ServerReply};
+use crate::gocd::{AgentInput, ServerInput, ServerOut, ServerReply};
 use crate::kube::{KubeEffects, KubeletInput};
 use crate::trace::Record;
 
@@ -82,7 +82,7 @@ impl World {
                 incarnation,
                 timer,
             } => {
-                self.agent_timer(now, uid, incarnation, timer);
+                self.agent_input(now, uid, incarnation, AgentInput::Timer(timer));
             }
             Event::AgentArrive {
                 uid,
@@ -97,7 +97,8 @@ impl World {
                 kind,
                 reply,
             } => {
-                self.agent_reply(now, uid, incarnation, kind, reply);
+                let input = AgentInput::Reply { kind, reply };
+                self.agent_input(now, uid, incarnation, input);
             }
             Event::ReplicaTimer { .. } | Event::ReplicaConfig { .. } => {
                 self.replica_event(now, event, sink)
