@@ -63,6 +63,13 @@ impl World {
         let Some(agent) = self.agents.current_mut(uid, incarnation) else {
             return;
         };
+        // Every timer of a running process is queued and none is dropped, so the one popping
+        // now is the earliest not fired: the process's next deadline.
+        debug_assert!(
+            !matches!(input, AgentInput::Timer(_)) || agent.next_deadline() == Some(now.as_ms()),
+            "go-agent {uid}: next deadline {:?} when {input:?} fires at {now}",
+            agent.next_deadline()
+        );
         let mut actions = std::mem::take(&mut self.agent_actions);
         let random = &mut self.random_agents;
         agent.handle(now.as_ms(), input, random, &mut actions);

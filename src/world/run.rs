@@ -73,6 +73,13 @@ impl World {
             Event::KubeTimeout { call } => self.kube_timeout(now, call, sink),
             Event::KubeDeadPeer { call } => self.kube_dead_peer(now, call, sink),
             Event::Kubelet(timer) => {
+                // Every kubelet timer asked for is queued and none is dropped, so the one
+                // popping now is the earliest not fired: the kubelets' next deadline.
+                debug_assert_eq!(
+                    self.kube.kubelets().next_deadline(),
+                    Some(now.as_ms()),
+                    "the kubelets' next deadline when {timer:?} fires"
+                );
                 let mut fx = KubeEffects::default();
                 self.kubelet_input(now, KubeletInput::Timer(timer), &mut fx);
                 self.apply_kube(now, fx, sink);
