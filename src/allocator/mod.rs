@@ -140,10 +140,41 @@ pub struct Decision {
     pub text: String,
 }
 
+/// Everything that can happen to an allocator: the one input of [`Allocator::handle`].
+#[derive(Clone, Debug)]
+pub enum AllocatorInput<'a> {
+    /// A create-agent, job-completion or server-ping request arrives on server thread `id`.
+    Request {
+        /// The server thread the request occupies until the allocator finishes it.
+        id: RequestId,
+        /// The request.
+        request: PluginRequest,
+    },
+    /// The answer to one of this allocator's Kubernetes calls.
+    Kube {
+        /// The call, as the allocator numbered it.
+        call: CallId,
+        /// What the API server answered.
+        result: KubeResult,
+    },
+    /// Inside an agent's get-work, before the first should-assign-work naming this cluster
+    /// profile: may it be answered now? The answer goes to [`Outbox::answer`].
+    ReadyToAssign {
+        /// The get-work, held under this id if the answer is no.
+        id: RequestId,
+        /// The cluster profile the should-assign-work will name.
+        cluster_profile_properties: &'a StringMap,
+    },
+    /// should-assign-work, answered synchronously in [`Outbox::answer`].
+    ShouldAssignWork(&'a ShouldAssignWorkRequest),
+}
+
 /// Everything an allocator asks of the world in one step. Drained by the caller after every
 /// call into the allocator.
 #[derive(Debug, Default)]
 pub struct Outbox {
+    /// The synchronous answer of a `ReadyToAssign` or `ShouldAssignWork` input.
+    pub answer: Option<bool>,
     /// Kubernetes calls to issue; answer each with `handle_kube`.
     pub calls: Vec<(CallId, KubeRequest)>,
     /// Requests that are done (their server thread is free again).
@@ -155,7 +186,10 @@ pub struct Outbox {
 impl Outbox {
     /// True when nothing is waiting to be drained.
     pub fn is_empty(&self) -> bool {
-        self.calls.is_empty() && self.finished.is_empty() && self.decisions.is_empty()
+        self.answer.is_none()
+            && self.calls.is_empty()
+            && self.finished.is_empty()
+            && self.decisions.is_empty()
     }
 
     /// Record a decision.
@@ -185,6 +219,39 @@ pub trait Allocator {
     /// What the policy declares about its decisions (`elasticsim review` reads it).
     fn declaration(&self) -> &'static Declaration {
         self.policy().declaration()
+    }
+
+    /// The one entry point, in the component shape every model has (`docs/architecture.md`,
+    /// "One component shape"): one input at `now_ms`, what the allocator asks for in `out`.
+    /// Unlike the other components it gets the server's processor API, `server`, because
+    /// that API is synchronous in GoCD: the plugin reads back what it just wrote within one
+    /// call (upstream's server-ping disables agents, then lists them to reap the disabled
+    /// ones). It has no timers of its own: it acts when asked.
+    fn handle(
+        &mut self,
+        now_ms: u64,
+        input: AllocatorInput<'_>,
+        server: &mut dyn ServerApi,
+        out: &mut Outbox,
+    ) {
+        match input {
+            AllocatorInput::Request { id, request } => {
+                self.handle_request(now_ms, id, request, server, out);
+            }
+            AllocatorInput::Kube { call, result } => {
+                self.handle_kube(now_ms, call, result, server, out);
+            }
+            AllocatorInput::ReadyToAssign {
+                id,
+                cluster_profile_properties,
+            } => {
+                out.answer =
+                    Some(self.ready_to_assign(now_ms, id, cluster_profile_properties, out));
+            }
+            AllocatorInput::ShouldAssignWork(request) => {
+                out.answer = Some(self.should_assign_work(now_ms, request, server, out));
+            }
+        }
     }
 
     /// A create-agent, job-completion or server-ping request arrives.

@@ -3,7 +3,7 @@
 //! LostContact.
 
 use super::{Server, ServerOut};
-use crate::allocator::ShouldAssignWorkRequest;
+use crate::allocator::{AllocatorInput, ShouldAssignWorkRequest};
 use crate::gocd::agent_table::metadata;
 use crate::gocd::database::{AgentRecord, JobState};
 use crate::gocd::protocol::{AgentRequest, ServerReply};
@@ -188,9 +188,10 @@ impl Server {
                 }
             }
             let request = self.rewrite_request(&mut request, id, job_id);
-            let answer = self.call_plugin(out, |allocator, api, outbox| {
-                allocator.should_assign_work(now_ms, request, api, outbox)
-            });
+            let input = AllocatorInput::ShouldAssignWork(request);
+            let answer = self
+                .call_plugin(now_ms, input, out)
+                .expect("should-assign-work is answered");
             out.records.push(Record::ShouldAssignWork {
                 agent: id.as_str().to_owned(),
                 job: job_id,

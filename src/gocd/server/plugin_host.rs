@@ -5,7 +5,8 @@
 
 use super::{Server, ServerOut};
 use crate::allocator::{
-    Allocator, CallId, JobCompletionRequest, Outbox, PluginRequest, RequestId, ServerPingRequest,
+    Allocator, AllocatorInput, CallId, JobCompletionRequest, Outbox, PluginRequest, RequestId,
+    ServerPingRequest,
 };
 use crate::gocd::database::Job;
 use crate::gocd::registry::Registry;
@@ -66,20 +67,21 @@ impl Server {
                 request: queued.request,
             });
             let request = PluginRequest::CreateAgent(queued.body);
-            self.call_plugin(out, |allocator, api, outbox| {
-                allocator.handle_request(now_ms, RequestId(queued.request), request, api, outbox);
-            });
+            let id = RequestId(queued.request);
+            self.call_plugin(now_ms, AllocatorInput::Request { id, request }, out);
         }
         self.dispatching = false;
     }
 
-    /// Run `f` against the allocator with the registry as its `ServerApi`, then apply the
+    /// Hand `input` to the allocator with the registry as its `ServerApi`, then apply the
     /// outbox: calls go out, decisions become records, finished requests free their thread.
-    pub(super) fn call_plugin<T>(
+    /// Returns the allocator's synchronous answer, if the input asks for one.
+    pub(super) fn call_plugin(
         &mut self,
+        now_ms: u64,
+        input: AllocatorInput<'_>,
         out: &mut ServerOut,
-        f: impl FnOnce(&mut dyn Allocator, &mut Registry<'_>, &mut Outbox) -> T,
-    ) -> T {
+    ) -> Option<bool> {
         let Server { db, memory, .. } = self;
         let memory = memory.as_mut().expect("plugin called on a stopped server");
         let mut outbox = Outbox::default();
@@ -87,7 +89,9 @@ impl Server {
             agents: &mut db.agents,
             records: &mut out.records,
         };
-        let result = f(memory.allocator.as_mut(), &mut registry, &mut outbox);
+        memory
+            .allocator
+            .handle(now_ms, input, &mut registry, &mut outbox);
         out.kube_calls.extend(outbox.calls);
         for decision in outbox.decisions {
             out.records.push(Record::Decision {
@@ -112,7 +116,7 @@ impl Server {
             }
             out.records.push(Record::PluginRequestDone { request: id });
         }
-        result
+        outbox.answer
     }
 
     /// The answer to one of the allocator's Kubernetes calls.
@@ -123,9 +127,7 @@ impl Server {
         result: KubeResult,
         out: &mut ServerOut,
     ) {
-        self.call_plugin(out, |allocator, api, outbox| {
-            allocator.handle_kube(now_ms, call, result, api, outbox);
-        });
+        self.call_plugin(now_ms, AllocatorInput::Kube { call, result }, out);
         self.resume_held(now_ms, out);
         self.start_queued_ping(now_ms, out);
         self.dispatch_creates(now_ms, out);
@@ -180,9 +182,11 @@ impl Server {
         let request = PluginRequest::ServerPing(ServerPingRequest {
             all_cluster_profile_properties: vec![self.cluster_properties.clone()],
         });
-        self.call_plugin(out, |allocator, api, outbox| {
-            allocator.handle_request(now_ms, RequestId(id), request, api, outbox);
-        });
+        let input = AllocatorInput::Request {
+            id: RequestId(id),
+            request,
+        };
+        self.call_plugin(now_ms, input, out);
         self.dispatch_creates(now_ms, out);
     }
 
@@ -199,9 +203,13 @@ impl Server {
         let memory = self.memory.as_mut().expect("checked by caller");
         let request = memory.next_request + 1;
         let properties = self.cluster_properties.clone();
-        let ready = self.call_plugin(out, |allocator, _api, outbox| {
-            allocator.ready_to_assign(now_ms, RequestId(request), &properties, outbox)
-        });
+        let input = AllocatorInput::ReadyToAssign {
+            id: RequestId(request),
+            cluster_profile_properties: &properties,
+        };
+        let ready = self
+            .call_plugin(now_ms, input, out)
+            .expect("ready-to-assign is answered");
         if !ready {
             let memory = self.memory.as_mut().expect("checked by caller");
             memory.next_request = request;
@@ -235,9 +243,11 @@ impl Server {
             elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
             cluster_profile_properties: self.cluster_properties.clone(),
         });
-        self.call_plugin(out, |allocator, api, outbox| {
-            allocator.handle_request(now_ms, RequestId(request_id), request, api, outbox);
-        });
+        let input = AllocatorInput::Request {
+            id: RequestId(request_id),
+            request,
+        };
+        self.call_plugin(now_ms, input, out);
         self.dispatch_creates(now_ms, out);
     }
 }
