@@ -23,6 +23,7 @@ impl World {
     /// auto-register environment and a fresh uuid.
     pub(super) fn start_agent(&mut self, now: SimTime, uid: u64, name: &str) {
         let pod = self
+            .elastic
             .kube
             .pod(name)
             .expect("a started container belongs to a pod");
@@ -37,18 +38,18 @@ impl World {
             .cloned()
             .unwrap_or_else(|| name.to_owned());
         let environment = pod.env.get(keys::ENV_AUTO_REGISTER_ENVIRONMENT).cloned();
-        let uuid = self.random_agents.next_u64();
+        let uuid = self.elastic.random_agents.next_u64();
         let mut agent = GoAgent::new(elastic_agent_id, uuid, key, environment);
-        let mut actions = std::mem::take(&mut self.agent_actions);
-        let random = &mut self.random_agents;
+        let mut actions = std::mem::take(&mut self.elastic.agent_actions);
+        let random = &mut self.elastic.random_agents;
         agent.handle(now.as_ms(), AgentInput::Start, random, &mut actions);
-        let incarnation = self.agents.start(uid, agent);
+        let incarnation = self.elastic.agents.start(uid, agent);
         self.apply_agent(now, uid, incarnation, actions);
     }
 
     /// The container died or the pod is gone: the process and everything addressed to it go.
     pub(super) fn kill_agent(&mut self, uid: u64) {
-        self.agents.kill(uid);
+        self.elastic.agents.kill(uid);
     }
 
     /// Hand `input` (a timer, a reply) to the go-agent of `uid`, if `incarnation` is still
@@ -60,7 +61,7 @@ impl World {
         incarnation: u32,
         input: AgentInput,
     ) {
-        let Some(agent) = self.agents.current_mut(uid, incarnation) else {
+        let Some(agent) = self.elastic.agents.current_mut(uid, incarnation) else {
             return;
         };
         // Every timer of a running process is queued and none is dropped, so the one popping
@@ -70,8 +71,8 @@ impl World {
             "go-agent {uid}: next deadline {:?} when {input:?} fires at {now}",
             agent.next_deadline()
         );
-        let mut actions = std::mem::take(&mut self.agent_actions);
-        let random = &mut self.random_agents;
+        let mut actions = std::mem::take(&mut self.elastic.agent_actions);
+        let random = &mut self.elastic.random_agents;
         agent.handle(now.as_ms(), input, random, &mut actions);
         self.apply_agent(now, uid, incarnation, actions);
     }
@@ -102,7 +103,7 @@ impl World {
                 }
             }
         }
-        self.agent_actions = actions;
+        self.elastic.agent_actions = actions;
     }
 
     fn send_agent_request(
@@ -113,7 +114,7 @@ impl World {
         request: AgentRequest,
     ) {
         let kind = request.kind();
-        if !self.server.is_up() {
+        if !self.elastic.server.is_up() {
             let event = Event::AgentReply {
                 uid,
                 incarnation,
@@ -153,14 +154,14 @@ impl World {
         sink: &mut dyn Sink,
     ) {
         let kind = request.kind();
-        let reply = if self.server.is_up() {
+        let reply = if self.elastic.server.is_up() {
             self.server_step(now, ServerInput::Agent(request), sink)
                 .expect("the server answers every agent request")
         } else {
             ServerReply::Failed
         };
         if let ServerReply::Held(hold) = reply {
-            let previous = self.held_get_work.insert(hold, (uid, incarnation));
+            let previous = self.elastic.held_get_work.insert(hold, (uid, incarnation));
             assert!(previous.is_none(), "hold ids are fresh within a process");
             return;
         }
@@ -194,6 +195,7 @@ impl World {
     pub(super) fn release_held(&mut self, now: SimTime, released: Vec<(u64, ServerReply)>) {
         for (hold, reply) in released {
             let (uid, incarnation) = self
+                .elastic
                 .held_get_work
                 .remove(&hold)
                 .expect("the server releases what it held");

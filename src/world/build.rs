@@ -1,11 +1,13 @@
 //! Building a world from a scenario and a seed.
 
-use super::agent_table::ProcessTable;
+use super::elastic::Elastic;
 use super::events::Event;
+use super::faults::FaultHarness;
+use super::leader::LeaderHarness;
 use crate::allocator::{ClusterProfile, Policy};
 use crate::component::Random;
 use crate::engine::{NodeId, Nodes, Partitions, Queue, SimTime, Stream, StreamId};
-use crate::gocd::{GoAgent, Server, ServerSettings};
+use crate::gocd::{Server, ServerSettings};
 use crate::kube::{KubeApi, KubeSettings};
 use crate::resources::{KubeRequest, KubeResult, StringMap};
 use crate::scenario::{JobSource, OutageMode, Range, Scenario};
@@ -120,48 +122,17 @@ pub struct World {
     pub(super) outage: Option<OutageMode>,
     /// Calls held by an API outage in `hang` mode, answered when it ends.
     pub(super) held: Vec<u64>,
-    pub(super) server: Server,
-    pub(super) kube: KubeApi,
-    pub(super) agents: ProcessTable<GoAgent>,
     pub(super) calls: BTreeMap<u64, PendingCall>,
     pub(super) next_call: u64,
-    pub(super) arrivals: Vec<Arrival>,
-    /// The sequence number reserved for `arrivals[0]`; planned arrival `i` has this plus `i`.
-    pub(super) arrival_sequence: u64,
-    /// How many of `arrivals` were planned before the run (job-burst faults append more).
-    pub(super) planned_arrival_count: usize,
-    /// A reused buffer for the actions of the go-agent handling the current event.
-    pub(super) agent_actions: Vec<crate::gocd::AgentAction>,
-    /// Arrivals that came while the server was down, scheduled at its restart.
-    pub(super) deferred: Vec<usize>,
-    /// get-work requests the server holds, by hold id: the agent's uid and incarnation.
-    pub(super) held_get_work: BTreeMap<u64, (u64, u32)>,
-    /// Active fault intervals by fault index, for `FaultEnded` at the end of the safety phase.
-    pub(super) active_faults: BTreeMap<usize, String>,
-    /// The replica a running crash or pause fault hit, by fault index.
-    pub(super) fault_targets: BTreeMap<usize, u32>,
-    pub(super) safety_over: bool,
-    /// What the swarm drew for this seed, one line each.
-    pub(super) swarm_drawn: Vec<String>,
-    pub(super) ended: bool,
-    /// `bounded-requests`: ends the run in a request storm.
-    pub(super) request_bound: super::requests::RequestBound,
     pub(super) random_network: Stream,
-    pub(super) random_kubelet: Stream,
-    pub(super) random_faults: Stream,
-    pub(super) random_server: Stream,
-    pub(super) random_agents: Stream,
     pub(super) random_api: Stream,
-    pub(super) random_leader: Stream,
-    pub(super) replicas: Vec<super::leader::ReplicaNode>,
-    pub(super) variant: crate::leader::Variant,
-    /// The configuration flags as of the latest `[[leader.config]]` entry, and every version.
-    pub(super) config_flags: BTreeMap<String, bool>,
-    pub(super) config_version: u64,
-    pub(super) config_history: BTreeMap<u64, BTreeMap<String, bool>>,
-    /// Faults injected from outside the run (`serve`'s pod deletes), numbered after the
-    /// scenario's own.
-    pub(super) injected_faults: usize,
+    pub(super) ended: bool,
+    /// The GoCD server, the Kubernetes model, the go-agents and the job arrivals.
+    pub(super) elastic: Elastic,
+    /// The leader-election replicas and their configuration.
+    pub(super) leader: LeaderHarness,
+    /// The faults under way and what the swarm drew.
+    pub(super) faults: FaultHarness,
 }
 
 /// The Kubernetes model's settings from `[cluster]`; `pod_startup_sample_ms` is a replayed
@@ -218,7 +189,6 @@ impl World {
         scenario.faults.extend(drawn_faults);
         let mut random_workload = Stream::new(seed, StreamId::Workload);
         let (arrivals, pod_startup_sample_ms) = plan_arrivals(&scenario, &mut random_workload)?;
-        let planned_arrival_count = arrivals.len();
         let mut nodes = Nodes::default();
         let gocd = nodes.add();
         let kube = KubeApi::new(kube_settings(&scenario, pod_startup_sample_ms));
@@ -228,43 +198,23 @@ impl World {
             .iter()
             .map(|p| (p.name.clone(), profile_properties(p)))
             .collect();
+        let server = Server::new(server_settings, profiles);
+        let requests_max = requests_per_job_max(&scenario);
         let mut world = World {
-            server: Server::new(server_settings, profiles),
-            kube,
             queue: Queue::default(),
             nodes,
             gocd,
             partitions: Partitions::default(),
             outage: None,
             held: Vec::new(),
-            agents: ProcessTable::default(),
             calls: BTreeMap::new(),
             next_call: 0,
-            arrivals,
-            arrival_sequence: 0,
-            planned_arrival_count,
-            agent_actions: Vec::new(),
-            deferred: Vec::new(),
-            held_get_work: BTreeMap::new(),
-            active_faults: BTreeMap::new(),
-            fault_targets: BTreeMap::new(),
-            safety_over: false,
-            swarm_drawn,
             ended: false,
-            request_bound: super::requests::RequestBound::new(requests_per_job_max(&scenario)),
             random_network: Stream::new(seed, StreamId::Network),
-            random_kubelet: Stream::new(seed, StreamId::Kubelet),
-            random_faults: Stream::new(seed, StreamId::Faults),
-            random_server: Stream::new(seed, StreamId::Server),
-            random_agents: Stream::new(seed, StreamId::Agents),
             random_api: Stream::new(seed, StreamId::KubeApi),
-            random_leader: Stream::new(seed, StreamId::Leader),
-            replicas: Vec::new(),
-            variant: super::leader::variant(settings.variant.as_deref()),
-            config_flags: BTreeMap::new(),
-            config_version: 0,
-            config_history: BTreeMap::new(),
-            injected_faults: 0,
+            elastic: Elastic::new(server, kube, arrivals, requests_max, seed),
+            leader: LeaderHarness::new(seed, settings.variant.as_deref()),
+            faults: FaultHarness::new(seed, swarm_drawn),
             scenario,
             settings,
         };
@@ -294,12 +244,13 @@ impl World {
 
     /// What the swarm drew for this seed (empty without swarm).
     pub fn swarm_drawn(&self) -> &[String] {
-        &self.swarm_drawn
+        &self.faults.swarm_drawn
     }
 
     /// Job arrivals planned from `[[jobs]]`: (at_ms, profile, runtime_ms).
     pub fn planned_arrivals(&self) -> Vec<(u64, String, u64)> {
-        self.arrivals
+        self.elastic
+            .arrivals
             .iter()
             .map(|a| (a.at_ms, a.profile.to_string(), a.runtime_ms))
             .collect()

@@ -141,8 +141,9 @@ impl World {
         sink: &mut dyn Sink,
     ) -> KubeResult {
         let mut out = ApiOutput::default();
-        let random = &mut self.random_kubelet;
-        self.kube
+        let random = &mut self.elastic.random_kubelet;
+        self.elastic
+            .kube
             .api_server()
             .handle(now.as_ms(), input, random, &mut out);
         self.apply_kube(now, out.effects, sink);
@@ -181,7 +182,7 @@ impl World {
             done: false,
             ..
         }) = self.calls.get(&call)
-            && let Some(until) = self.replicas[*index as usize].paused_until
+            && let Some(until) = self.leader.replicas[*index as usize].paused_until
         {
             self.queue.push(until, Event::KubeReturn { call });
             return;
@@ -194,7 +195,7 @@ impl World {
         }
         let result = pending.result.expect("answered before returning");
         if let Client::Replica { index, .. } = pending.client {
-            self.replicas[index as usize].last_answer = now;
+            self.leader.replicas[index as usize].last_answer = now;
         }
         self.deliver(now, pending.client, result, sink);
     }
@@ -208,7 +209,7 @@ impl World {
         }
         // A paused replica cannot notice its timeout until it resumes.
         if let Client::Replica { index, .. } = pending.client
-            && let Some(until) = self.replicas[index as usize].paused_until
+            && let Some(until) = self.leader.replicas[index as usize].paused_until
         {
             self.queue.push(until, Event::KubeTimeout { call });
             return;
@@ -236,7 +237,7 @@ impl World {
             Client::Replica { index, epoch, call } => {
                 if self
                     .nodes
-                    .is_current(self.replicas[index as usize].node, epoch)
+                    .is_current(self.leader.replicas[index as usize].node, epoch)
                 {
                     self.replica_input(now, index, crate::leader::Input::Kube(call, result), sink);
                 }
@@ -281,7 +282,7 @@ impl World {
             .as_ref()
             .expect("replica calls exist only with [leader]")
             .http2_dead_ms;
-        let slot = &self.replicas[index as usize];
+        let slot = &self.leader.replicas[index as usize];
         match slot.cut_since {
             None => now.plus_ms(dead_ms),
             Some(cut) => cut.max(slot.last_answer).plus_ms(dead_ms).max(now),
@@ -301,14 +302,14 @@ impl World {
             return;
         }
         let deadline = self.dead_peer_deadline(now, index);
-        if deadline > now || self.replicas[index as usize].cut_since.is_none() {
+        if deadline > now || self.leader.replicas[index as usize].cut_since.is_none() {
             let next = deadline.max(now.plus_ms(1));
             self.queue.push(next, Event::KubeDeadPeer { call });
             return;
         }
         // The transport closes the connection; the next request dials a new one, whose
         // dial and handshake the same deadline bounds (an approximation of the dial timeout).
-        self.replicas[index as usize].last_answer = now;
+        self.leader.replicas[index as usize].last_answer = now;
         self.kube_timeout(now, call, sink);
     }
 
@@ -316,11 +317,11 @@ impl World {
     /// the stalled calls of those that reach the API server again.
     pub(super) fn partitions_changed(&mut self, now: SimTime) {
         let mut healed = false;
-        for index in 0..self.replicas.len() as u32 {
+        for index in 0..self.leader.replicas.len() as u32 {
             let mask = groups::REPLICAS.union(groups::replica(index));
             let connected = self.partitions.connected(mask, groups::KUBE_API)
                 && self.partitions.connected(groups::KUBE_API, mask);
-            let slot = &mut self.replicas[index as usize];
+            let slot = &mut self.leader.replicas[index as usize];
             match (connected, slot.cut_since) {
                 (true, Some(_)) => {
                     slot.cut_since = None;
@@ -352,7 +353,7 @@ impl World {
             if let Client::Replica { index, epoch, .. } = client
                 && !self
                     .nodes
-                    .is_current(self.replicas[index as usize].node, epoch)
+                    .is_current(self.leader.replicas[index as usize].node, epoch)
             {
                 // The process that asked is gone, and its connection with it.
                 self.calls.remove(&call);

@@ -6,13 +6,14 @@ use super::build::{World, burst, groups};
 use super::events::Event;
 use super::run::node;
 use crate::component::{Component, Random};
-use crate::engine::{GroupMask, SimTime};
+use crate::engine::{GroupMask, SimTime, Stream, StreamId};
 use crate::gocd::JobState;
 use crate::gocd::ServerInput;
 use crate::kube::{KubeEffects, KubeletInput};
 use crate::resources::PodPhase;
 use crate::scenario::{FaultKind, JobTarget, PodTarget};
 use crate::trace::{AgentRuntime, Record};
+use std::collections::BTreeMap;
 
 /// The id of the run's one cluster profile, in records and fault targets.
 const CLUSTER_PROFILE_ID: &str = "cluster-profile";
@@ -30,11 +31,42 @@ enum Started {
     Skipped,
 }
 
+/// The fault side of a run: the faults under way, the replicas they hit, what the swarm drew,
+/// and the faults injected from outside.
+pub(super) struct FaultHarness {
+    /// Active fault intervals by fault index, for `FaultEnded` at the end of the safety phase.
+    pub(super) active_faults: BTreeMap<usize, String>,
+    /// The replica a running crash or pause fault hit, by fault index.
+    pub(super) fault_targets: BTreeMap<usize, u32>,
+    /// The safety phase is over: no new fault starts.
+    pub(super) safety_over: bool,
+    /// What the swarm drew for this seed, one line each.
+    pub(super) swarm_drawn: Vec<String>,
+    /// Faults injected from outside the run (`serve`'s pod deletes), numbered after the
+    /// scenario's own.
+    pub(super) injected_faults: usize,
+    pub(super) random_faults: Stream,
+}
+
+impl FaultHarness {
+    /// No fault under way yet; `swarm_drawn` says what the swarm drew.
+    pub(super) fn new(seed: u64, swarm_drawn: Vec<String>) -> FaultHarness {
+        FaultHarness {
+            active_faults: BTreeMap::new(),
+            fault_targets: BTreeMap::new(),
+            safety_over: false,
+            swarm_drawn,
+            injected_faults: 0,
+            random_faults: Stream::new(seed, StreamId::Faults),
+        }
+    }
+}
+
 impl World {
     /// A scheduled fault starts: act on its target, record it, and schedule its end if it
     /// lasts (one helper per family of fault kinds).
     pub(super) fn fault_start(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
-        if self.safety_over {
+        if self.faults.safety_over {
             return;
         }
         let kind = self.scenario.faults[index].kind.clone();
@@ -64,16 +96,10 @@ impl World {
     ) -> Started {
         let (target, lasting_ms) = match kind {
             FaultKind::ServerCrash { downtime_ms } => {
-                if !self.server.is_up() {
+                let Some(started) = self.crash_server(now, *downtime_ms, sink) else {
                     return Started::Skipped;
-                }
-                // The node's epoch moves on first: what the crash releases is applied
-                // after it, as before.
-                self.nodes.crash(self.gocd);
-                self.server_step(now, ServerInput::Crash, sink);
-                self.queue
-                    .push(now.plus_ms(*downtime_ms), Event::ServerRestart);
-                ("gocd".to_owned(), Some(*downtime_ms))
+                };
+                started
             }
             FaultKind::PodDelete { .. }
             | FaultKind::ContainerRestart { .. }
@@ -94,19 +120,7 @@ impl World {
                 (mode.to_owned(), Some(*for_ms))
             }
             FaultKind::ProfileEdit { profile, set } => {
-                let input = ServerInput::EditProfile {
-                    profile: profile.clone(),
-                    set: set.clone(),
-                };
-                self.server_step(now, input, sink);
-                let environment = self.profile_environment(profile);
-                let config = self.server.config_identity(profile, environment.as_deref());
-                let record = Record::ProfileEdited {
-                    profile: profile.clone(),
-                    config,
-                };
-                self.emit(sink, node::GOCD, record);
-                (profile.clone(), None)
+                (self.edit_profile(now, profile, set, sink), None)
             }
             FaultKind::ClusterProfileEdit { set } => {
                 (self.edit_cluster_profile(now, set, sink), None)
@@ -114,21 +128,7 @@ impl World {
             FaultKind::NodeLoss {
                 count,
                 replace_after_ms,
-            } => {
-                let mut fx = KubeEffects::default();
-                for _ in 0..*count {
-                    let random = &mut self.random_faults;
-                    let input = KubeletInput::LoseNode {
-                        replace_after_ms: Some(*replace_after_ms),
-                    };
-                    self.kube
-                        .kubelets()
-                        .handle(now.as_ms(), input, random, &mut fx);
-                }
-                let lost = std::mem::take(&mut fx.lost_nodes);
-                self.apply_kube(now, fx, sink);
-                (lost.join(","), None)
-            }
+            } => (self.lose_nodes(now, *count, *replace_after_ms, sink), None),
             FaultKind::JobCancel { target, count } => {
                 let jobs = self.pick_jobs(*target, *count);
                 self.server_step(now, ServerInput::CancelJobs(jobs.clone()), sink);
@@ -139,6 +139,78 @@ impl World {
             _ => unreachable!("leader faults start in start_leader_fault"),
         };
         Started::Acting { target, lasting_ms }
+    }
+
+    /// `server_crash`: the server process dies and restarts after `downtime_ms`; nothing (the
+    /// fault is skipped) while it is down already.
+    fn crash_server(
+        &mut self,
+        now: SimTime,
+        downtime_ms: u64,
+        sink: &mut dyn Sink,
+    ) -> Option<(String, Option<u64>)> {
+        if !self.elastic.server.is_up() {
+            return None;
+        }
+        // The node's epoch moves on first: what the crash releases is applied
+        // after it, as before.
+        self.nodes.crash(self.gocd);
+        self.server_step(now, ServerInput::Crash, sink);
+        self.queue
+            .push(now.plus_ms(downtime_ms), Event::ServerRestart);
+        Some(("gocd".to_owned(), Some(downtime_ms)))
+    }
+
+    /// `profile_edit`: the server's elastic profile changes, and the trace gets the profile's
+    /// new config identity. Returns the profile's name.
+    fn edit_profile(
+        &mut self,
+        now: SimTime,
+        profile: &str,
+        set: &BTreeMap<String, String>,
+        sink: &mut dyn Sink,
+    ) -> String {
+        let input = ServerInput::EditProfile {
+            profile: profile.to_owned(),
+            set: set.clone(),
+        };
+        self.server_step(now, input, sink);
+        let environment = self.profile_environment(profile);
+        let config = self
+            .elastic
+            .server
+            .config_identity(profile, environment.as_deref());
+        let record = Record::ProfileEdited {
+            profile: profile.to_owned(),
+            config,
+        };
+        self.emit(sink, node::GOCD, record);
+        profile.to_owned()
+    }
+
+    /// `node_loss`: `count` nodes become unreachable, each replaced after `replace_after_ms`.
+    /// Returns the nodes lost, comma-separated.
+    fn lose_nodes(
+        &mut self,
+        now: SimTime,
+        count: u32,
+        replace_after_ms: u64,
+        sink: &mut dyn Sink,
+    ) -> String {
+        let mut fx = KubeEffects::default();
+        for _ in 0..count {
+            let random = &mut self.faults.random_faults;
+            let input = KubeletInput::LoseNode {
+                replace_after_ms: Some(replace_after_ms),
+            };
+            self.elastic
+                .kube
+                .kubelets()
+                .handle(now.as_ms(), input, random, &mut fx);
+        }
+        let lost = std::mem::take(&mut fx.lost_nodes);
+        self.apply_kube(now, fx, sink);
+        lost.join(",")
     }
 
     /// `pod_delete`, `container_restart`, `pod_fail`: the pods hit, comma-separated.
@@ -157,7 +229,7 @@ impl World {
                 let pods: Vec<String> = self
                     .pick_pods(*target, u32::MAX)
                     .into_iter()
-                    .filter(|p| self.kube.container_running(p))
+                    .filter(|p| self.elastic.kube.container_running(p))
                     .collect();
                 let pods = self.choose(pods, *count);
                 for pod in &pods {
@@ -194,7 +266,7 @@ impl World {
         let mut planned = Vec::new();
         burst(
             &mut planned,
-            &mut self.random_faults,
+            &mut self.faults.random_faults,
             now.as_ms(),
             *count,
             *spread_ms,
@@ -203,11 +275,11 @@ impl World {
         );
         for arrival in planned {
             let at = SimTime::from_ms(arrival.at_ms);
-            self.arrivals.push(arrival);
+            self.elastic.arrivals.push(arrival);
             self.queue.push(
                 at,
                 Event::SingleArrival {
-                    index: self.arrivals.len() - 1,
+                    index: self.elastic.arrivals.len() - 1,
                 },
             );
         }
@@ -268,7 +340,10 @@ impl World {
                 (format!("replica-{replica_index} rate={rate}"), Some(0))
             }
             FaultKind::CallbackDelay { delay_ms, .. } => {
-                let Some(process) = self.replicas[replica_index as usize].process.as_mut() else {
+                let Some(process) = self.leader.replicas[replica_index as usize]
+                    .process
+                    .as_mut()
+                else {
                     return Started::NoTarget;
                 };
                 process.delay_next_started_leading(*delay_ms);
@@ -278,7 +353,7 @@ impl World {
             }
             _ => unreachable!("only replica faults come here"),
         };
-        self.fault_targets.insert(index, replica_index);
+        self.faults.fault_targets.insert(index, replica_index);
         Started::Acting { target, lasting_ms }
     }
 
@@ -305,7 +380,7 @@ impl World {
         );
         match lasting_ms {
             Some(ms) => {
-                self.active_faults.insert(index, name.to_owned());
+                self.faults.active_faults.insert(index, name.to_owned());
                 let ends_itself = matches!(
                     kind,
                     FaultKind::ServerCrash { .. }
@@ -332,7 +407,7 @@ impl World {
     /// A lasting fault ends (also called for every active fault at the end of the safety
     /// phase, and when a crashed server restarts).
     pub(super) fn fault_end(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
-        let Some(name) = self.active_faults.remove(&index) else {
+        let Some(name) = self.faults.active_faults.remove(&index) else {
             return;
         };
         match &self.scenario.faults[index].kind {
@@ -395,7 +470,7 @@ impl World {
         replica: u32,
         sink: &mut dyn Sink,
     ) {
-        let pending = self.replicas[replica as usize]
+        let pending = self.leader.replicas[replica as usize]
             .process
             .as_ref()
             .is_some_and(|process| process.callback_delay_pending());
@@ -429,18 +504,19 @@ impl World {
         ends: impl Fn(&FaultKind, Option<u32>) -> bool,
     ) {
         let ended: Vec<usize> = self
+            .faults
             .active_faults
             .keys()
             .copied()
             .filter(|i| {
                 ends(
                     &self.scenario.faults[*i].kind,
-                    self.fault_targets.get(i).copied(),
+                    self.faults.fault_targets.get(i).copied(),
                 )
             })
             .collect();
         for index in ended {
-            self.fault_targets.remove(&index);
+            self.faults.fault_targets.remove(&index);
             self.fault_end(now, index, sink);
         }
     }
@@ -471,12 +547,13 @@ impl World {
     /// Pods matching `target`, sorted by name, `count` of them chosen at random.
     fn pick_pods(&mut self, target: PodTarget, count: u32) -> Vec<String> {
         let candidates: Vec<String> = self
+            .elastic
             .kube
             .pods()
             // A terminating pod is on its way out: deleting or failing it again does nothing.
             .filter(|pod| !pod.is_terminating())
             .filter(|pod| {
-                let agent = self.server.db.agents.get(pod.name.as_str());
+                let agent = self.elastic.server.db.agents.get(pod.name.as_str());
                 match target {
                     PodTarget::Any => true,
                     PodTarget::Pending => pod.phase == PodPhase::Pending,
@@ -491,7 +568,7 @@ impl World {
 
     /// Live jobs in `target`'s state, by id, `count` of them chosen at random.
     fn pick_jobs(&mut self, target: JobTarget, count: u32) -> Vec<u64> {
-        if !self.server.is_up() {
+        if !self.elastic.server.is_up() {
             return Vec::new();
         }
         let state = match target {
@@ -499,6 +576,7 @@ impl World {
             JobTarget::Scheduled => JobState::Scheduled,
         };
         let mut candidates: Vec<u64> = self
+            .elastic
             .server
             .db
             .jobs
@@ -508,7 +586,7 @@ impl World {
             .collect();
         let mut chosen = Vec::new();
         while chosen.len() < count as usize && !candidates.is_empty() {
-            let index = self.random_faults.below(candidates.len() as u64) as usize;
+            let index = self.faults.random_faults.below(candidates.len() as u64) as usize;
             chosen.push(candidates.swap_remove(index));
         }
         chosen.sort_unstable();
@@ -523,7 +601,7 @@ impl World {
         set: &crate::scenario::ClusterProfileChanges,
         sink: &mut dyn Sink,
     ) -> String {
-        let edited = edited_cluster_profile(&self.server.settings.cluster_profile, set);
+        let edited = edited_cluster_profile(&self.elastic.server.settings.cluster_profile, set);
         let record = Record::ClusterProfileEdited {
             cluster: CLUSTER_PROFILE_ID.to_owned(),
             pending_pods_count: edited.pending_pods_count,
@@ -540,7 +618,7 @@ impl World {
     fn choose(&mut self, mut candidates: Vec<String>, count: u32) -> Vec<String> {
         let mut chosen = Vec::new();
         while chosen.len() < count as usize && !candidates.is_empty() {
-            let index = self.random_faults.below(candidates.len() as u64) as usize;
+            let index = self.faults.random_faults.below(candidates.len() as u64) as usize;
             chosen.push(candidates.swap_remove(index));
         }
         chosen.sort();

@@ -12,10 +12,11 @@ use super::build::{Client, World, groups};
 use super::events::Event;
 use crate::component::Component;
 use crate::component::Random;
-use crate::engine::{GroupMask, NodeId, SimTime, Stream};
+use crate::engine::{GroupMask, NodeId, SimTime, Stream, StreamId};
 use crate::leader::{Input, LeaderSettings, ModuleSpec, Observation, Output, Replica, Variant};
 use crate::resources::KubeRequest;
 use crate::trace::{Actor, Record};
+use std::collections::BTreeMap;
 
 /// The Lease all replicas compete for (agentk: `agent-<agentId>-lock`).
 pub(super) const LEASE_NAME: &str = "agent-1-lock";
@@ -50,6 +51,33 @@ impl Clock {
     }
 }
 
+/// The leader-election side of a run: the replicas, the runner variant they run, and the
+/// configuration the `[[leader.config]]` entries have set so far.
+pub(super) struct LeaderHarness {
+    pub(super) replicas: Vec<ReplicaNode>,
+    pub(super) variant: Variant,
+    /// The configuration flags as of the latest `[[leader.config]]` entry, and every version.
+    pub(super) config_flags: BTreeMap<String, bool>,
+    pub(super) config_version: u64,
+    pub(super) config_history: BTreeMap<u64, BTreeMap<String, bool>>,
+    pub(super) random_leader: Stream,
+}
+
+impl LeaderHarness {
+    /// No replicas yet (`World::add_replicas` adds them), running `variant` (the scenario's
+    /// unless the run names another).
+    pub(super) fn new(seed: u64, variant_name: Option<&str>) -> LeaderHarness {
+        LeaderHarness {
+            replicas: Vec::new(),
+            variant: variant(variant_name),
+            config_flags: BTreeMap::new(),
+            config_version: 0,
+            config_history: BTreeMap::new(),
+            random_leader: Stream::new(seed, StreamId::Leader),
+        }
+    }
+}
+
 /// One replica process slot.
 pub(super) struct ReplicaNode {
     pub(super) node: NodeId,
@@ -81,7 +109,7 @@ impl World {
             lease_duration_ms: leader.lease_duration_ms,
             renew_deadline_ms: leader.renew_deadline_ms,
             retry_period_ms: leader.retry_period_ms,
-            variant: self.variant,
+            variant: self.leader.variant,
             modules: leader
                 .modules
                 .iter()
@@ -104,14 +132,14 @@ impl World {
         };
         for index in 0..leader.replicas {
             let node = self.nodes.add();
-            let mut random = self.random_leader.fork();
+            let mut random = self.leader.random_leader.fork();
             let offset_ms = 1_000_000_000 + random.below(3_600_000) + u64::from(index) * 86_400_000;
             let clock = Clock {
                 anchor_real_ms: 0,
                 anchor_local_ms: offset_ms,
                 rate: 1.0,
             };
-            self.replicas.push(ReplicaNode {
+            self.leader.replicas.push(ReplicaNode {
                 node,
                 process: None,
                 clock,
@@ -134,7 +162,7 @@ impl World {
             let at = SimTime::from_ms(leader.config[index].at_ms);
             self.queue.push(at, Event::ConfigChange { index });
         }
-        for index in 0..self.replicas.len() as u32 {
+        for index in 0..self.leader.replicas.len() as u32 {
             self.start_replica(index, sink);
         }
     }
@@ -143,7 +171,7 @@ impl World {
         let now = self.queue.now();
         let replica = Replica::new(self.leader_settings(index))
             .expect("scenario validation checked LD > RD > 1.2 RP");
-        let slot = &mut self.replicas[index as usize];
+        let slot = &mut self.leader.replicas[index as usize];
         slot.process = Some(replica);
         slot.restart_after_exit_ms = None;
         // A new process opens a new connection.
@@ -151,12 +179,12 @@ impl World {
         self.emit(sink, NODE, Record::ReplicaStarted { replica: index });
         self.replica_input(now, index, Input::Start, sink);
         // The configuration watcher delivers the current configuration shortly after start.
-        if self.config_version > 0 {
-            let delay = self.replicas[index as usize]
+        if self.leader.config_version > 0 {
+            let delay = self.leader.replicas[index as usize]
                 .random
                 .range_inclusive(50, 500);
-            let epoch = self.nodes.epoch(self.replicas[index as usize].node);
-            let version = self.config_version;
+            let epoch = self.nodes.epoch(self.leader.replicas[index as usize].node);
+            let version = self.leader.config_version;
             self.queue.push(
                 now.plus_ms(delay),
                 Event::ReplicaConfig {
@@ -176,14 +204,15 @@ impl World {
             .as_ref()
             .expect("config timeline needs [leader]");
         for (flag, value) in &leader.config[index].set {
-            self.config_flags.insert(flag.clone(), *value);
+            self.leader.config_flags.insert(flag.clone(), *value);
         }
-        self.config_version += 1;
-        self.config_history
-            .insert(self.config_version, self.config_flags.clone());
-        let version = self.config_version;
-        for replica in 0..self.replicas.len() as u32 {
-            let slot = &mut self.replicas[replica as usize];
+        self.leader.config_version += 1;
+        self.leader
+            .config_history
+            .insert(self.leader.config_version, self.leader.config_flags.clone());
+        let version = self.leader.config_version;
+        for replica in 0..self.leader.replicas.len() as u32 {
+            let slot = &mut self.leader.replicas[replica as usize];
             let delay = slot.random.range_inclusive(0, 300);
             let epoch = self.nodes.epoch(slot.node);
             self.queue.push(
@@ -199,7 +228,7 @@ impl World {
 
     /// True if the replica is paused: the event is put back until it resumes.
     fn deferred_by_pause(&mut self, index: u32, event: Event) -> Option<Event> {
-        match self.replicas[index as usize].paused_until {
+        match self.leader.replicas[index as usize].paused_until {
             Some(until) => {
                 self.queue.push(until, event);
                 None
@@ -216,7 +245,7 @@ impl World {
         };
         if !self
             .nodes
-            .is_current(self.replicas[index as usize].node, epoch)
+            .is_current(self.leader.replicas[index as usize].node, epoch)
         {
             return;
         }
@@ -226,7 +255,7 @@ impl World {
         // A clock that slowed down since the timer was set has not reached its local time
         // yet: the timer waits (a replica never sees a timer before it is due).
         if let Event::ReplicaTimer { at_local_ms, .. } = event {
-            let clock = self.replicas[index as usize].clock;
+            let clock = self.leader.replicas[index as usize].clock;
             if clock.local(now) < at_local_ms {
                 self.queue
                     .push(clock.real(at_local_ms).max(now.plus_ms(1)), event);
@@ -238,6 +267,7 @@ impl World {
             Event::ReplicaConfig { version, .. } => Input::Config {
                 version,
                 flags: self
+                    .leader
                     .config_history
                     .get(&version)
                     .cloned()
@@ -256,7 +286,7 @@ impl World {
         input: Input,
         sink: &mut dyn Sink,
     ) {
-        let slot = &mut self.replicas[index as usize];
+        let slot = &mut self.leader.replicas[index as usize];
         let Some(process) = slot.process.as_mut() else {
             return;
         };
@@ -309,7 +339,7 @@ impl World {
         downtime_ms: u64,
         sink: &mut dyn Sink,
     ) -> bool {
-        let slot = &mut self.replicas[index as usize];
+        let slot = &mut self.leader.replicas[index as usize];
         if slot.process.is_none()
             || slot.paused_until.is_some()
             || slot.restart_after_exit_ms.is_some()
@@ -323,7 +353,7 @@ impl World {
 
     /// A process whose graceful shutdown finished exits.
     fn exit_if_stopped(&mut self, now: SimTime, index: u32, sink: &mut dyn Sink) {
-        let slot = &mut self.replicas[index as usize];
+        let slot = &mut self.leader.replicas[index as usize];
         let exited = slot.process.as_ref().is_some_and(Replica::has_exited);
         let Some(downtime_ms) = slot.restart_after_exit_ms.filter(|_| exited) else {
             return;
@@ -342,6 +372,7 @@ impl World {
     /// The replica currently leading (holder of the Lease, else the one believing it leads).
     pub(super) fn leading_replica(&self) -> Option<u32> {
         let holder = self
+            .elastic
             .kube
             .lease(LEASE_NAME)
             .map(|l| l.spec.holder_identity.clone());
@@ -351,8 +382,8 @@ impl World {
         }) {
             return Some(index);
         }
-        (0..self.replicas.len() as u32).find(|i| {
-            self.replicas[*i as usize]
+        (0..self.leader.replicas.len() as u32).find(|i| {
+            self.leader.replicas[*i as usize]
                 .process
                 .as_ref()
                 .is_some_and(|p| p.believed_term().is_some())
@@ -362,7 +393,7 @@ impl World {
     pub(super) fn replica_index(&self, replica: crate::scenario::ReplicaRef) -> Option<u32> {
         match replica {
             crate::scenario::ReplicaRef::Index(index) => {
-                (index < self.replicas.len() as u32).then_some(index)
+                (index < self.leader.replicas.len() as u32).then_some(index)
             }
             crate::scenario::ReplicaRef::Leader => self.leading_replica(),
         }
@@ -376,7 +407,7 @@ impl World {
         downtime_ms: u64,
         sink: &mut dyn Sink,
     ) -> bool {
-        let slot = &mut self.replicas[index as usize];
+        let slot = &mut self.leader.replicas[index as usize];
         if slot.process.is_none() {
             return false;
         }
@@ -395,7 +426,7 @@ impl World {
     }
 
     pub(super) fn restart_replica(&mut self, index: u32, sink: &mut dyn Sink) {
-        let slot = &self.replicas[index as usize];
+        let slot = &self.leader.replicas[index as usize];
         if slot.process.is_some() {
             return;
         }
@@ -412,7 +443,7 @@ impl World {
         for_ms: u64,
         sink: &mut dyn Sink,
     ) -> bool {
-        let slot = &mut self.replicas[index as usize];
+        let slot = &mut self.leader.replicas[index as usize];
         if slot.process.is_none() || slot.paused_until.is_some() {
             return false;
         }
@@ -425,7 +456,7 @@ impl World {
     }
 
     pub(super) fn resume_replica(&mut self, now: SimTime, index: u32, sink: &mut dyn Sink) {
-        let slot = &mut self.replicas[index as usize];
+        let slot = &mut self.leader.replicas[index as usize];
         if slot.paused_until.is_none_or(|until| until > now) {
             return;
         }
@@ -434,7 +465,9 @@ impl World {
     }
 
     pub(super) fn drift_replica(&mut self, now: SimTime, index: u32, rate: f64) {
-        self.replicas[index as usize].clock.set_rate(now, rate);
+        self.leader.replicas[index as usize]
+            .clock
+            .set_rate(now, rate);
     }
 
     /// `lease_delete`: a third party deletes the Lease.
@@ -451,14 +484,14 @@ impl World {
 
     /// End of the safety phase: crashed replicas restart, paused ones resume, clocks run true.
     pub(super) fn heal_replicas(&mut self, now: SimTime, sink: &mut dyn Sink) {
-        for index in 0..self.replicas.len() as u32 {
-            if self.replicas[index as usize].paused_until.is_some() {
-                self.replicas[index as usize].paused_until = Some(now);
+        for index in 0..self.leader.replicas.len() as u32 {
+            if self.leader.replicas[index as usize].paused_until.is_some() {
+                self.leader.replicas[index as usize].paused_until = Some(now);
                 self.resume_replica(now, index, sink);
             }
             self.drift_replica(now, index, 1.0);
             self.restart_replica(index, sink);
-            if let Some(process) = self.replicas[index as usize].process.as_mut() {
+            if let Some(process) = self.leader.replicas[index as usize].process.as_mut() {
                 process.disarm_callback_delay();
             }
             self.end_delivered_callback_delays(now, index, sink);

@@ -9,6 +9,7 @@ mod agent_table;
 mod agents;
 mod build;
 mod calls;
+mod elastic;
 mod events;
 mod faults;
 mod leader;

@@ -6,7 +6,7 @@ use super::events::Event;
 use crate::component::{Component, Random};
 use crate::engine::SimTime;
 use crate::gocd::{AgentInput, ServerInput, ServerOut, ServerReply};
-use crate::kube::{KubeEffects, KubeletInput};
+use crate::kube::{KubeEffects, KubeTimer, KubeletInput};
 use crate::trace::Record;
 
 /// Node names used in the trace.
@@ -26,13 +26,13 @@ impl World {
     }
 
     pub(super) fn start(&mut self, sink: &mut dyn Sink) {
-        let process_id = self.random_server.next_u64();
+        let process_id = self.elastic.random_server.next_u64();
         self.server_step(SimTime::ZERO, ServerInput::Start { process_id }, sink);
         // Arrivals are in time order: only the next one waits in the queue, under the
         // sequence number it would have had if all were queued now (same order, small heap).
-        self.arrival_sequence = self
+        self.elastic.arrival_sequence = self
             .queue
-            .reserve_sequences(self.planned_arrival_count as u64);
+            .reserve_sequences(self.elastic.planned_arrival_count as u64);
         self.queue_arrival(0);
         for index in 0..self.scenario.faults.len() {
             let at_ms = self.scenario.faults[index].at_ms;
@@ -72,18 +72,7 @@ impl World {
             Event::KubeReturn { call } => self.kube_return(now, call, sink),
             Event::KubeTimeout { call } => self.kube_timeout(now, call, sink),
             Event::KubeDeadPeer { call } => self.kube_dead_peer(now, call, sink),
-            Event::Kubelet(timer) => {
-                // Every kubelet timer asked for is queued and none is dropped, so the one
-                // popping now is the earliest not fired: the kubelets' next deadline.
-                debug_assert_eq!(
-                    self.kube.kubelets().next_deadline(),
-                    Some(now.as_ms()),
-                    "the kubelets' next deadline when {timer:?} fires"
-                );
-                let mut fx = KubeEffects::default();
-                self.kubelet_input(now, KubeletInput::Timer(timer), &mut fx);
-                self.apply_kube(now, fx, sink);
-            }
+            Event::Kubelet(timer) => self.kubelet_timer(now, timer, sink),
             Event::AgentTimer {
                 uid,
                 incarnation,
@@ -111,7 +100,8 @@ impl World {
                 self.replica_event(now, event, sink)
             }
             Event::ReplicaRestart { replica } => {
-                if !self.safety_over {
+                // After the safety phase every replica is already running again.
+                if !self.faults.safety_over {
                     self.restart_replica(replica, sink);
                     self.end_replica_faults(now, replica, sink);
                 }
@@ -123,14 +113,31 @@ impl World {
             Event::ConfigChange { index } => self.config_change(now, index),
             Event::FaultStart { index } => self.fault_start(now, index, sink),
             Event::FaultEnd { index } => self.fault_end(now, index, sink),
-            Event::Sample => {
-                self.emit(sink, node::HARNESS, Record::Sample);
-                self.queue
-                    .push_after(self.settings.sample_interval_ms, Event::Sample);
-            }
+            Event::Sample => self.sample(sink),
             Event::SafetyEnd => self.end_safety_phase(now, sink),
             Event::End => self.end_run(sink),
         }
+    }
+
+    /// A kubelet timer fired.
+    fn kubelet_timer(&mut self, now: SimTime, timer: KubeTimer, sink: &mut dyn Sink) {
+        // Every kubelet timer asked for is queued and none is dropped, so the one popping
+        // now is the earliest not fired: the kubelets' next deadline.
+        debug_assert_eq!(
+            self.elastic.kube.kubelets().next_deadline(),
+            Some(now.as_ms()),
+            "the kubelets' next deadline when {timer:?} fires"
+        );
+        let mut fx = KubeEffects::default();
+        self.kubelet_input(now, KubeletInput::Timer(timer), &mut fx);
+        self.apply_kube(now, fx, sink);
+    }
+
+    /// A sample record for the report's timeline, and the next sample.
+    fn sample(&mut self, sink: &mut dyn Sink) {
+        self.emit(sink, node::HARNESS, Record::Sample);
+        self.queue
+            .push_after(self.settings.sample_interval_ms, Event::Sample);
     }
 
     /// The run is over: nothing after this record happens.
@@ -147,9 +154,9 @@ impl World {
 
     /// Queue planned arrival `index`, if there is one, under its reserved sequence number.
     fn queue_arrival(&mut self, index: usize) {
-        if index < self.planned_arrival_count {
-            let arrival = &self.arrivals[index];
-            let sequence = self.arrival_sequence + index as u64;
+        if index < self.elastic.planned_arrival_count {
+            let arrival = &self.elastic.arrivals[index];
+            let sequence = self.elastic.arrival_sequence + index as u64;
             let event = Event::Arrival { index };
             self.queue
                 .push_reserved(SimTime::from_ms(arrival.at_ms), sequence, event);
@@ -157,11 +164,11 @@ impl World {
     }
 
     fn arrive(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
-        if !self.server.is_up() {
-            self.deferred.push(index);
+        if !self.elastic.server.is_up() {
+            self.elastic.deferred.push(index);
             return;
         }
-        let arrival = self.arrivals[index].clone();
+        let arrival = self.elastic.arrivals[index].clone();
         let environment = self.profile_environment(&arrival.profile);
         let input = ServerInput::ScheduleJob {
             logical: None,
@@ -180,9 +187,21 @@ impl World {
         input: ServerInput,
         sink: &mut dyn Sink,
     ) -> Option<ServerReply> {
+        // Every timer of a running server is queued and none is dropped, so the one popping
+        // now is the earliest not fired: the server's next deadline.
+        debug_assert!(
+            !matches!(input, ServerInput::Timer(_))
+                || self.elastic.server.next_deadline() == Some(now.as_ms()),
+            "the server's next deadline {:?} when {input:?} fires at {now}",
+            self.elastic.server.next_deadline()
+        );
         let mut out = ServerOut::default();
-        self.server
-            .handle(now.as_ms(), input, &mut self.random_server, &mut out);
+        self.elastic.server.handle(
+            now.as_ms(),
+            input,
+            &mut self.elastic.random_server,
+            &mut out,
+        );
         let reply = out.reply.take();
         self.apply_server(now, out, sink);
         reply
@@ -191,7 +210,7 @@ impl World {
     /// Apply what the server asked for: records, Kubernetes calls, timers.
     pub(super) fn apply_server(&mut self, now: SimTime, out: ServerOut, sink: &mut dyn Sink) {
         for record in out.records {
-            let stop = self.request_bound.observe(&record);
+            let stop = self.elastic.request_bound.observe(&record);
             self.emit(sink, node::GOCD, record);
             if let Some(stop) = stop {
                 self.stop_for(stop, sink);
@@ -216,8 +235,11 @@ impl World {
         input: KubeletInput,
         fx: &mut KubeEffects,
     ) {
-        let random = &mut self.random_kubelet;
-        self.kube.kubelets().handle(now.as_ms(), input, random, fx);
+        let random = &mut self.elastic.random_kubelet;
+        self.elastic
+            .kube
+            .kubelets()
+            .handle(now.as_ms(), input, random, fx);
     }
 
     /// Apply what the API server and kubelets asked for.
@@ -237,14 +259,14 @@ impl World {
     }
 
     fn restart_server(&mut self, now: SimTime, sink: &mut dyn Sink) {
-        if self.server.is_up() {
+        if self.elastic.server.is_up() {
             return;
         }
         self.nodes.restart(self.gocd);
-        let process_id = self.random_server.next_u64();
+        let process_id = self.elastic.random_server.next_u64();
         self.server_step(now, ServerInput::Start { process_id }, sink);
         self.end_server_crash_faults(now, sink);
-        for index in std::mem::take(&mut self.deferred) {
+        for index in std::mem::take(&mut self.elastic.deferred) {
             self.queue.push(now, Event::SingleArrival { index });
         }
     }
@@ -252,10 +274,11 @@ impl World {
     /// `duration` reached: faults end (partitions heal, outages end, crashed processes come
     /// back) and no new jobs or faults start; the liveness phase begins.
     fn end_safety_phase(&mut self, now: SimTime, sink: &mut dyn Sink) {
-        self.safety_over = true;
+        self.faults.safety_over = true;
         // A late callback already on its way ends its fault when it arrives (heal_replicas
         // disarms the others).
         let active: Vec<usize> = self
+            .faults
             .active_faults
             .keys()
             .copied()

@@ -60,19 +60,19 @@ impl World {
 
     /// The simulated API server, read-only (pods, Leases).
     pub fn kube(&self) -> &KubeApi {
-        &self.kube
+        &self.elastic.kube
     }
 
     /// `kubectl delete pod NAME` from outside the run (serve mode), now: recorded as a
     /// `pod_delete` fault whose index follows the scenario's faults. Returns false (and records
     /// nothing) if no such pod exists.
     pub fn inject_pod_delete(&mut self, name: &str, sink: &mut dyn Sink) -> bool {
-        if self.ended || self.kube.pod(name).is_none() {
+        if self.ended || self.elastic.kube.pod(name).is_none() {
             return false;
         }
         let now = self.queue.now();
-        let index = (self.scenario.faults.len() + self.injected_faults) as u32;
-        self.injected_faults += 1;
+        let index = (self.scenario.faults.len() + self.faults.injected_faults) as u32;
+        self.faults.injected_faults += 1;
         self.emit(
             sink,
             node::HARNESS,
