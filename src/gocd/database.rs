@@ -36,6 +36,30 @@ pub struct Job {
     pub scheduled_ms: u64,
 }
 
+impl Job {
+    /// A new instance `id` of logical job `logical`, scheduled at `now_ms`, waiting for an
+    /// agent.
+    pub fn scheduled(
+        id: u64,
+        logical: u64,
+        profile: String,
+        environment: Option<String>,
+        runtime_ms: u64,
+        now_ms: u64,
+    ) -> Job {
+        Job {
+            id,
+            logical,
+            profile,
+            environment,
+            runtime_ms,
+            state: JobState::Scheduled,
+            agent: None,
+            scheduled_ms: now_ms,
+        }
+    }
+}
+
 /// One registered agent (keyed by elastic agent id = pod name; the key's name is shared with
 /// every listing of the agent).
 #[derive(Clone, Debug)]

@@ -29,25 +29,22 @@ impl Server {
     ) {
         let id = self.db.next_job_id();
         let logical = logical.unwrap_or_else(|| self.db.next_logical());
-        let config = self.config_identity(&profile, environment.as_deref());
+        let job = Job::scheduled(id, logical, profile, environment, runtime_ms, now_ms);
+        self.add_scheduled(job, out);
+    }
+
+    /// A job instance enters the queue: its `JobScheduled` record, with the config identity
+    /// its profile has now.
+    fn add_scheduled(&mut self, job: Job, out: &mut ServerOut) {
+        let config = self.config_identity(&job.profile, job.environment.as_deref());
         out.records.push(Record::JobScheduled {
-            job: id,
-            logical,
-            profile: profile.clone(),
-            environment: environment.clone(),
+            job: job.id,
+            logical: job.logical,
+            profile: job.profile.clone(),
+            environment: job.environment.clone(),
             config,
         });
-        let job = Job {
-            id,
-            logical,
-            profile,
-            environment,
-            runtime_ms,
-            state: JobState::Scheduled,
-            agent: None,
-            scheduled_ms: now_ms,
-        };
-        self.db.jobs.insert(id, job);
+        self.db.jobs.insert(job.id, job);
     }
 
     pub(super) fn job_identifier(job: &Job) -> JobIdentifier {
@@ -175,25 +172,8 @@ impl Server {
             new_job,
             reason: reason.to_owned(),
         });
-        let config = self.config_identity(&profile, environment.as_deref());
-        out.records.push(Record::JobScheduled {
-            job: new_job,
-            logical,
-            profile: profile.clone(),
-            environment: environment.clone(),
-            config,
-        });
-        let new = Job {
-            id: new_job,
-            logical,
-            profile,
-            environment,
-            runtime_ms,
-            state: JobState::Scheduled,
-            agent: None,
-            scheduled_ms: now_ms,
-        };
-        self.db.jobs.insert(new_job, new);
+        let new = Job::scheduled(new_job, logical, profile, environment, runtime_ms, now_ms);
+        self.add_scheduled(new, out);
     }
 
     /// A user cancels jobs (`job_cancel` fault). A scheduled job just leaves the queue. A
