@@ -241,6 +241,10 @@ impl KubeApi {
             return;
         }
         if let KubeTimer::ContainerRestart { .. } = timer {
+            debug_assert!(
+                state.started,
+                "{name}: a container restarts only after a first start"
+            );
             Arc::make_mut(&mut state.pod).restart_count += 1;
             let restart_count = state.pod.restart_count;
             fx.records.push(Record::ContainerRestarted {
@@ -248,6 +252,11 @@ impl KubeApi {
                 restart_count,
             });
         } else {
+            debug_assert!(
+                state.pod.phase == PodPhase::Pending && !state.started,
+                "{name}: a pod goes Running once, from Pending ({:?})",
+                state.pod.phase
+            );
             Arc::make_mut(&mut state.pod).phase = PodPhase::Running;
             state.started = true;
             fx.records.push(Record::PodRunning { pod: name.clone() });

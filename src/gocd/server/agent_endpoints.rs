@@ -261,6 +261,10 @@ impl Server {
 
     fn assign(&mut self, job_id: u64, agent_id: &NameKey, out: &mut ServerOut) -> ServerReply {
         let job = self.db.jobs.get_mut(&job_id).expect("candidate job exists");
+        debug_assert!(
+            job.state == JobState::Scheduled && job.agent.is_none(),
+            "job {job_id} is assigned once, from Scheduled"
+        );
         job.state = JobState::Assigned;
         job.agent = Some(agent_id.as_str().to_owned());
         let (profile, environment, runtime_ms) =
