@@ -79,10 +79,9 @@ pub struct GoAgent {
     phase: Phase,
     poll_backoff_ms: u64,
     ping_running: bool,
-    /// The timers asked for and not fired, by due time (in asking order among equal times):
-    /// a handful at most (the ping and one of poll, build, kill, report or registration,
-    /// rarely a stale one besides), so a scan is cheaper than a tree. The vector lives as
-    /// long as the process: a timer costs no allocation.
+    /// The timers asked for and not fired, unordered: a handful at most, so arming is a push,
+    /// firing a short search and a `swap_remove`, and `next_deadline` (asked by checks only)
+    /// the least due time.
     timers: Vec<(u64, AgentTimer)>,
 }
 
@@ -119,8 +118,7 @@ impl GoAgent {
 
     /// Timer `timer`, due at `at_ms`, was asked for.
     fn arm(&mut self, at_ms: u64, timer: AgentTimer) {
-        let index = self.timers.partition_point(|&(due, _)| due <= at_ms);
-        self.timers.insert(index, (at_ms, timer));
+        self.timers.push((at_ms, timer));
     }
 
     /// Timer `timer` fired at `now_ms`, the time it was asked for.
@@ -134,7 +132,7 @@ impl GoAgent {
             "go-agent timer {timer:?} fired at {now_ms} unasked"
         );
         if let Some(index) = index {
-            self.timers.remove(index);
+            self.timers.swap_remove(index);
         }
     }
 
@@ -317,7 +315,7 @@ impl Component for GoAgent {
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        self.timers.first().map(|&(at_ms, _)| at_ms)
+        self.timers.iter().map(|&(at_ms, _)| at_ms).min()
     }
 }
 

@@ -8,7 +8,7 @@ use super::module::{ModuleProcess, ModuleTimer};
 use super::{Context, Input, LeaderSettings, Observation, Output, Random, SettingsError};
 use super::{TimerToken, Variant};
 use crate::component::Component;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// A configuration as one module wrapper sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,11 +104,10 @@ pub struct Replica {
     config: Option<(u64, BTreeMap<String, bool>)>,
     /// A graceful shutdown began: configurations are no longer delivered.
     shutting_down: bool,
-    /// The timers asked for that have not fired yet, by token (stale ones included: they
-    /// still fire, and are ignored then).
-    armed: BTreeMap<TimerToken, u64>,
-    /// The same timers by due time, for `next_deadline`.
-    deadlines: BTreeSet<(u64, TimerToken)>,
+    /// The timers asked for that have not fired yet (stale ones included: they still fire,
+    /// and are ignored then), unordered: a handful, so arming is a push and firing a short
+    /// search; `next_deadline` (asked by checks only) takes the least due time.
+    armed: Vec<(u64, TimerToken)>,
 }
 
 impl Replica {
@@ -151,8 +150,7 @@ impl Replica {
             started: false,
             config: None,
             shutting_down: false,
-            armed: BTreeMap::new(),
-            deadlines: BTreeSet::new(),
+            armed: Vec::new(),
         })
     }
 
@@ -250,14 +248,14 @@ impl Replica {
 
     /// Timer `token` fired: it no longer counts towards `next_deadline`.
     fn disarm(&mut self, now_local_ms: u64, token: TimerToken) {
-        let at = self.armed.remove(&token);
+        let index = self.armed.iter().position(|&(_, armed)| armed == token);
         debug_assert!(
-            at.is_some(),
+            index.is_some(),
             "a timer fired that the replica never asked for"
         );
-        if let Some(at) = at {
+        if let Some(index) = index {
+            let (at, _) = self.armed.swap_remove(index);
             debug_assert!(at <= now_local_ms, "a timer fired before it was due");
-            self.deadlines.remove(&(at, token));
         }
     }
 
@@ -299,14 +297,13 @@ impl Component for Replica {
             deliver_elector_events(&mut self.core, self.runner.as_mut(), &mut cx);
         }
         self.next_id = next_id;
-        for timer in &out.timers[asked_before..] {
-            self.armed.insert(timer.token, timer.at_local_ms);
-            self.deadlines.insert((timer.at_local_ms, timer.token));
-        }
+        let asked = out.timers[asked_before..].iter();
+        self.armed
+            .extend(asked.map(|timer| (timer.at_local_ms, timer.token)));
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        self.deadlines.first().map(|&(at, _)| at)
+        self.armed.iter().map(|&(at, _)| at).min()
     }
 }
 
