@@ -80,9 +80,67 @@ pub trait Component {
     fn next_deadline(&self) -> Option<u64>;
 }
 
+/// The timers a component asked for and that have not fired yet: what `next_deadline` reads.
+/// Unordered, for components that hold a handful at a time (a go-agent, the server, a leader
+/// replica): arming is a push, firing a short search and a `swap_remove`, and the deadline
+/// (asked by checks only) the least due time. A component with a timer per object (the
+/// kubelets, one per pod) needs an ordered structure instead.
+#[derive(Clone, Debug)]
+pub struct ArmedTimers<T> {
+    armed: Vec<(u64, T)>,
+}
+
+impl<T> Default for ArmedTimers<T> {
+    fn default() -> Self {
+        ArmedTimers { armed: Vec::new() }
+    }
+}
+
+impl<T: Copy + PartialEq> ArmedTimers<T> {
+    /// `timer` was asked for at `at_ms`.
+    pub fn arm(&mut self, at_ms: u64, timer: T) {
+        self.armed.push((at_ms, timer));
+    }
+
+    /// A timer fired: forget the first one armed that `is_it(due, timer)` picks, and return
+    /// its due time (`None` if none was armed).
+    pub fn fired(&mut self, is_it: impl Fn(u64, T) -> bool) -> Option<u64> {
+        let index = self
+            .armed
+            .iter()
+            .position(|&(at_ms, timer)| is_it(at_ms, timer))?;
+        Some(self.armed.swap_remove(index).0)
+    }
+
+    /// The earliest due time of the timers still armed.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.armed.iter().map(|&(at_ms, _)| at_ms).min()
+    }
+
+    /// Forget every timer (the process died: its timers never fire).
+    pub fn clear(&mut self) {
+        self.armed.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Random;
+    use super::{ArmedTimers, Random};
+
+    #[test]
+    fn armed_timers_fire_by_choice_and_the_deadline_is_the_least_left() {
+        let mut timers = ArmedTimers::default();
+        timers.arm(30, 'a');
+        timers.arm(10, 'b');
+        timers.arm(20, 'a');
+        assert_eq!(timers.next_deadline(), Some(10));
+        assert_eq!(timers.fired(|at, t| at == 20 && t == 'a'), Some(20));
+        assert_eq!(timers.fired(|_, t| t == 'b'), Some(10));
+        assert_eq!(timers.next_deadline(), Some(30));
+        assert_eq!(timers.fired(|_, t| t == 'b'), None);
+        timers.clear();
+        assert_eq!(timers.next_deadline(), None);
+    }
 
     /// A counter: raw draws 0, 2^62, 2^63, 3·2^62, … in turn.
     struct Quarters(u64);

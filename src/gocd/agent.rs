@@ -9,7 +9,7 @@
 //! absolute simulated times. It draws no randomness.
 
 use super::protocol::{AgentAction, AgentRequest, RequestKind, ServerReply};
-use crate::component::{Component, Random};
+use crate::component::{ArmedTimers, Component, Random};
 use std::sync::Arc;
 
 const PING_INTERVAL_MS: u64 = 5_000;
@@ -79,10 +79,9 @@ pub struct GoAgent {
     phase: Phase,
     poll_backoff_ms: u64,
     ping_running: bool,
-    /// The timers asked for and not fired, unordered: a handful at most, so arming is a push,
-    /// firing a short search and a `swap_remove`, and `next_deadline` (asked by checks only)
-    /// the least due time.
-    timers: Vec<(u64, AgentTimer)>,
+    /// The timers asked for and not fired: the ping and one of poll, build, kill, report or
+    /// registration, rarely a stale one besides.
+    timers: ArmedTimers<AgentTimer>,
 }
 
 impl GoAgent {
@@ -102,7 +101,7 @@ impl GoAgent {
             phase: Phase::Registering,
             poll_backoff_ms: 0,
             ping_running: false,
-            timers: Vec::new(),
+            timers: ArmedTimers::default(),
         }
     }
 
@@ -116,24 +115,15 @@ impl GoAgent {
         }
     }
 
-    /// Timer `timer`, due at `at_ms`, was asked for.
-    fn arm(&mut self, at_ms: u64, timer: AgentTimer) {
-        self.timers.push((at_ms, timer));
-    }
-
     /// Timer `timer` fired at `now_ms`, the time it was asked for.
     fn fired(&mut self, now_ms: u64, timer: AgentTimer) {
-        let index = self
+        let was_armed = self
             .timers
-            .iter()
-            .position(|&armed| armed == (now_ms, timer));
+            .fired(|at_ms, armed| at_ms == now_ms && armed == timer);
         debug_assert!(
-            index.is_some(),
+            was_armed.is_some(),
             "go-agent timer {timer:?} fired at {now_ms} unasked"
         );
-        if let Some(index) = index {
-            self.timers.swap_remove(index);
-        }
     }
 
     fn register_request(&self) -> AgentRequest {
@@ -309,13 +299,13 @@ impl Component for GoAgent {
         }
         for action in &out[asked_before..] {
             if let AgentAction::Timer { at_ms, timer } = action {
-                self.arm(*at_ms, *timer);
+                self.timers.arm(*at_ms, *timer);
             }
         }
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        self.timers.iter().map(|&(at_ms, _)| at_ms).min()
+        self.timers.next_deadline()
     }
 }
 

@@ -18,13 +18,13 @@ use super::protocol::{AgentRequest, ServerReply};
 use super::settings::ServerSettings;
 use crate::allocator::CallId;
 use crate::allocator::{self, Allocator, ClusterProfile};
-use crate::component::{Component, Random};
+use crate::component::{ArmedTimers, Component, Random};
 use crate::ids::NameKey;
 use crate::resources::{KubeRequest, KubeResult, StringMap};
 use crate::trace::{AgentRuntime, Record};
 use plugin_host::Pending;
 use scheduler::Queued;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Delay of the first assignment tick and the first server-ping after a start.
 const FIRST_TICK_MS: u64 = 10_000;
@@ -154,11 +154,11 @@ pub struct Server {
     /// server only through `Registry`, which never dispatches), so the guard never trips; a
     /// crash clears it with the rest of the process.
     dispatching: bool,
-    /// The timers asked for that have not fired yet, by due time, for `next_deadline`. Each
-    /// timer kind is armed at most once at a time (every firing re-arms its own kind), so
-    /// this holds at most four entries; a crash clears it (the world drops the timers of a
-    /// dead process, so they never fire).
-    armed: BTreeSet<(u64, ServerTimer)>,
+    /// The timers asked for that have not fired yet, for `next_deadline`. Each timer kind is
+    /// armed at most once at a time (every firing re-arms its own kind), so this holds at
+    /// most four entries; a crash clears it (the world drops the timers of a dead process,
+    /// so they never fire).
+    armed: ArmedTimers<ServerTimer>,
 }
 
 impl Server {
@@ -172,7 +172,7 @@ impl Server {
             profiles,
             cluster_properties,
             dispatching: false,
-            armed: BTreeSet::new(),
+            armed: ArmedTimers::default(),
         }
     }
 
@@ -277,9 +277,11 @@ impl Server {
     /// runs and it is armed again one period later.
     fn handle_timer(&mut self, now_ms: u64, timer: ServerTimer, out: &mut ServerOut) {
         assert!(self.memory.is_some(), "timer of a stopped server");
-        let was_armed = self.armed.remove(&(now_ms, timer));
+        let was_armed = self
+            .armed
+            .fired(|at_ms, armed| at_ms == now_ms && armed == timer);
         debug_assert!(
-            was_armed,
+            was_armed.is_some(),
             "{timer:?} fired at {now_ms} but was not due then"
         );
         let period_ms = match timer {
@@ -338,12 +340,12 @@ impl Component for Server {
         }
         for &(at_ms, timer) in &out.timers[asked_before..] {
             debug_assert!(at_ms >= now_ms, "{timer:?} asked for in the past");
-            self.armed.insert((at_ms, timer));
+            self.armed.arm(at_ms, timer);
         }
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        self.armed.first().map(|&(at_ms, _)| at_ms)
+        self.armed.next_deadline()
     }
 }
 

@@ -1,6 +1,6 @@
 //! The API server's store and request handling.
 
-use super::kubelet::ArmedTimers;
+use super::kubelet::KubeletTimers;
 use super::listings::{Listings, naive_list};
 use super::{KubeEffects, KubeSettings};
 use crate::component::{Component, Random};
@@ -96,7 +96,7 @@ pub struct KubeApi {
     /// Pods waiting for a free slot, oldest first.
     pub(super) unscheduled: VecDeque<String>,
     /// The kubelet timers asked for and not fired, for `Kubelets::next_deadline`.
-    pub(super) kubelet_timers: ArmedTimers,
+    pub(super) kubelet_timers: KubeletTimers,
     /// Every selector's listing, kept in step with `pods` by [`KubeApi::publish`].
     listings: Listings,
     leases: BTreeMap<String, Lease>,
@@ -120,7 +120,7 @@ impl KubeApi {
             uid_to_name: BTreeMap::new(),
             nodes,
             unscheduled: VecDeque::new(),
-            kubelet_timers: ArmedTimers::default(),
+            kubelet_timers: KubeletTimers::default(),
             listings: Listings::default(),
             leases: BTreeMap::new(),
             resource_version: 0,

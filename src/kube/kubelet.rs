@@ -53,9 +53,9 @@ pub enum KubeletInput {
 /// the number of times it is armed (one node loss may ask for two `NodeJoins` at one time).
 /// Arming and firing are O(log n) in the timers pending, never a walk over the pods.
 #[derive(Debug, Default)]
-pub(super) struct ArmedTimers(BTreeMap<(u64, KubeTimer), u32>);
+pub(super) struct KubeletTimers(BTreeMap<(u64, KubeTimer), u32>);
 
-impl ArmedTimers {
+impl KubeletTimers {
     fn arm(&mut self, at_ms: u64, timer: KubeTimer) {
         *self.0.entry((at_ms, timer)).or_insert(0) += 1;
     }

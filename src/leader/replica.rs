@@ -7,7 +7,7 @@ use super::fixed::FixedRunner;
 use super::module::{ModuleProcess, ModuleTimer};
 use super::{Context, Input, LeaderSettings, Observation, Output, Random, SettingsError};
 use super::{TimerToken, Variant};
-use crate::component::Component;
+use crate::component::{ArmedTimers, Component};
 use std::collections::BTreeMap;
 
 /// A configuration as one module wrapper sees it.
@@ -105,9 +105,8 @@ pub struct Replica {
     /// A graceful shutdown began: configurations are no longer delivered.
     shutting_down: bool,
     /// The timers asked for that have not fired yet (stale ones included: they still fire,
-    /// and are ignored then), unordered: a handful, so arming is a push and firing a short
-    /// search; `next_deadline` (asked by checks only) takes the least due time.
-    armed: Vec<(u64, TimerToken)>,
+    /// and are ignored then).
+    armed: ArmedTimers<TimerToken>,
 }
 
 impl Replica {
@@ -150,7 +149,7 @@ impl Replica {
             started: false,
             config: None,
             shutting_down: false,
-            armed: Vec::new(),
+            armed: ArmedTimers::default(),
         })
     }
 
@@ -248,15 +247,11 @@ impl Replica {
 
     /// Timer `token` fired: it no longer counts towards `next_deadline`.
     fn disarm(&mut self, now_local_ms: u64, token: TimerToken) {
-        let index = self.armed.iter().position(|&(_, armed)| armed == token);
+        let at = self.armed.fired(|_, armed| armed == token);
         debug_assert!(
-            index.is_some(),
-            "a timer fired that the replica never asked for"
+            at.is_some_and(|at| at <= now_local_ms),
+            "a timer fired that the replica never asked for, or before it was due"
         );
-        if let Some(index) = index {
-            let (at, _) = self.armed.swap_remove(index);
-            debug_assert!(at <= now_local_ms, "a timer fired before it was due");
-        }
     }
 
     /// True while a `callback_delay` is armed or its late OnStartedLeading is on its way.
@@ -297,13 +292,13 @@ impl Component for Replica {
             deliver_elector_events(&mut self.core, self.runner.as_mut(), &mut cx);
         }
         self.next_id = next_id;
-        let asked = out.timers[asked_before..].iter();
-        self.armed
-            .extend(asked.map(|timer| (timer.at_local_ms, timer.token)));
+        for timer in &out.timers[asked_before..] {
+            self.armed.arm(timer.at_local_ms, timer.token);
+        }
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        self.armed.iter().map(|&(at, _)| at).min()
+        self.armed.next_deadline()
     }
 }
 
