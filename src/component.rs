@@ -82,44 +82,68 @@ pub trait Component {
 
 /// The timers a component asked for and that have not fired yet: what `next_deadline` reads.
 /// Unordered, for components that hold a handful at a time (a go-agent, the server, a leader
-/// replica): arming is a push, firing a short search and a `swap_remove`, and the deadline
-/// (asked by checks only) the least due time. A component with a timer per object (the
-/// kubelets, one per pod) needs an ordered structure instead.
+/// replica): arming fills a free place, firing is a short search, and the deadline (asked by
+/// checks only) the least due time. The first [`INLINE_TIMERS`] live inside the component, so
+/// firing one touches no other allocation (a large run holds thousands of go-agents, and a
+/// separate buffer per agent was a cache miss at nearly every agent event); more spill to a
+/// vector. A component with a timer per object (the kubelets, one per pod) needs an ordered
+/// structure instead.
 #[derive(Clone, Debug)]
 pub struct ArmedTimers<T> {
-    armed: Vec<(u64, T)>,
+    inline: [Option<(u64, T)>; INLINE_TIMERS],
+    spilled: Vec<(u64, T)>,
 }
+
+/// Timers held without an allocation: a go-agent holds its ping and one other, rarely a
+/// stale one besides.
+pub const INLINE_TIMERS: usize = 3;
 
 impl<T> Default for ArmedTimers<T> {
     fn default() -> Self {
-        ArmedTimers { armed: Vec::new() }
+        ArmedTimers {
+            inline: [None, None, None],
+            spilled: Vec::new(),
+        }
     }
 }
 
 impl<T: Copy + PartialEq> ArmedTimers<T> {
     /// `timer` was asked for at `at_ms`.
     pub fn arm(&mut self, at_ms: u64, timer: T) {
-        self.armed.push((at_ms, timer));
+        match self.inline.iter_mut().find(|place| place.is_none()) {
+            Some(place) => *place = Some((at_ms, timer)),
+            None => self.spilled.push((at_ms, timer)),
+        }
     }
 
-    /// A timer fired: forget the first one armed that `is_it(due, timer)` picks, and return
-    /// its due time (`None` if none was armed).
+    /// A timer fired: forget one armed timer that `is_it(due, timer)` picks, and return its
+    /// due time (`None` if none was armed). Callers pick exactly one, or timers alike in due
+    /// time and kind, so which of equals goes does not matter.
     pub fn fired(&mut self, is_it: impl Fn(u64, T) -> bool) -> Option<u64> {
+        let inline = self
+            .inline
+            .iter_mut()
+            .find(|place| place.is_some_and(|(at_ms, timer)| is_it(at_ms, timer)));
+        if let Some(place) = inline {
+            return place.take().map(|(at_ms, _)| at_ms);
+        }
         let index = self
-            .armed
+            .spilled
             .iter()
             .position(|&(at_ms, timer)| is_it(at_ms, timer))?;
-        Some(self.armed.swap_remove(index).0)
+        Some(self.spilled.swap_remove(index).0)
     }
 
     /// The earliest due time of the timers still armed.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.armed.iter().map(|&(at_ms, _)| at_ms).min()
+        let inline = self.inline.iter().flatten();
+        inline.chain(&self.spilled).map(|&(at_ms, _)| at_ms).min()
     }
 
     /// Forget every timer (the process died: its timers never fire).
     pub fn clear(&mut self) {
-        self.armed.clear();
+        self.inline = [None, None, None];
+        self.spilled.clear();
     }
 }
 
@@ -140,6 +164,25 @@ mod tests {
         assert_eq!(timers.fired(|_, t| t == 'b'), None);
         timers.clear();
         assert_eq!(timers.next_deadline(), None);
+    }
+
+    /// More timers than fit inline spill over, and fire and count as the inline ones do.
+    #[test]
+    fn armed_timers_past_the_inline_places_spill_and_fire_alike() {
+        let mut timers = ArmedTimers::default();
+        for at in [50, 40, 30, 20, 10] {
+            timers.arm(at, at / 10);
+        }
+        assert_eq!(timers.next_deadline(), Some(10));
+        assert_eq!(timers.fired(|_, t| t == 1), Some(10));
+        assert_eq!(timers.fired(|_, t| t == 5), Some(50));
+        assert_eq!(timers.next_deadline(), Some(20));
+        timers.arm(60, 6);
+        for (t, at) in [(2, 20), (3, 30), (4, 40), (6, 60)] {
+            assert_eq!(timers.fired(|_, armed| armed == t), Some(at));
+        }
+        assert_eq!(timers.next_deadline(), None);
+        assert_eq!(timers.fired(|_, _| true), None);
     }
 
     /// A counter: raw draws 0, 2^62, 2^63, 3·2^62, … in turn.
