@@ -7,23 +7,34 @@
 //! agent when its metadata changed, so `agent_listing` hands over a clone in O(1) and a
 //! client diffs it against its previous one by the chunks written since.
 //!
+//! The records live in slots found by name through a [`NameIndex`] (one probe, where an
+//! ordered map walked a tree: the server looks an agent up at every ping and, at every
+//! hung-job check, for every assigned job), and in id order through an ordered map of slots,
+//! for the walks that go over every agent.
+//!
 //! The naive reference is the metadata built from every record ([`AgentTable::list`]); debug
 //! builds compare the two at every listing, and the tests below drive both with random
-//! changes.
+//! changes (the index itself has its own equivalence test against an ordered map).
 
 use super::database::AgentRecord;
 use crate::allocator::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
-use crate::ids::NameKey;
+use crate::ids::{NameIndex, NameKey};
 use crate::trace::AgentRuntime;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Registered agents by elastic agent id (a `NameKey`: the server looks one up at every
-/// ping), and their metadata as a listing.
+/// Registered agents by elastic agent id, and their metadata as a listing.
 #[derive(Debug, Default)]
 pub struct AgentTable {
-    records: BTreeMap<NameKey, AgentRecord>,
+    /// Each registered agent's id and record; `None` for a free slot.
+    slots: Vec<Option<(NameKey, AgentRecord)>>,
+    /// Free slots, reused last-freed first.
+    free: Vec<u32>,
+    /// Slots by id, for lookups.
+    by_name: NameIndex,
+    /// Slots in id order, for walks.
+    in_order: BTreeMap<NameKey, u32>,
     listing: AgentList,
 }
 
@@ -68,38 +79,51 @@ fn relist(listing: &mut AgentList, key: &NameKey, record: &AgentRecord) {
     }
 }
 
+/// The id of the agent in `slot` (none for a free slot).
+fn slot_name(slots: &[Option<(NameKey, AgentRecord)>], slot: u32) -> &str {
+    slots[slot as usize]
+        .as_ref()
+        .map_or("", |(key, _)| key.as_str())
+}
+
 impl AgentTable {
+    /// The slot of agent `id`.
+    fn slot_of(&self, id: &str) -> Option<u32> {
+        let found = self.by_name.find(id, |slot| slot_name(&self.slots, slot));
+        debug_assert_eq!(found, self.in_order.get(id).copied(), "agent {id}");
+        found
+    }
+
+    fn entry(&self, slot: u32) -> (&NameKey, &AgentRecord) {
+        let (key, record) = self.slots[slot as usize]
+            .as_ref()
+            .expect("an indexed slot is full");
+        (key, record)
+    }
+
     /// The record of agent `id`.
-    pub fn get<Q: Ord + ?Sized>(&self, id: &Q) -> Option<&AgentRecord>
-    where
-        NameKey: Borrow<Q>,
-    {
-        self.records.get(id)
+    pub fn get(&self, id: &(impl Borrow<str> + ?Sized)) -> Option<&AgentRecord> {
+        let slot = self.slot_of(id.borrow())?;
+        Some(self.entry(slot).1)
     }
 
     /// True when agent `id` is registered.
-    pub fn contains_key<Q: Ord + ?Sized>(&self, id: &Q) -> bool
-    where
-        NameKey: Borrow<Q>,
-    {
-        self.records.contains_key(id)
+    pub fn contains_key(&self, id: &(impl Borrow<str> + ?Sized)) -> bool {
+        self.slot_of(id.borrow()).is_some()
     }
 
     /// Every agent, in id order.
     pub fn iter(&self) -> impl Iterator<Item = (&NameKey, &AgentRecord)> {
-        self.records.iter()
+        self.in_order.values().map(|&slot| self.entry(slot))
     }
 
     /// Change the record of agent `id`; the listing follows. `None` when it is not registered.
-    pub fn update<Q: Ord + ?Sized, R>(
+    pub fn update<R>(
         &mut self,
-        id: &Q,
+        id: &(impl Borrow<str> + ?Sized),
         change: impl FnOnce(&mut AgentRecord) -> R,
-    ) -> Option<R>
-    where
-        NameKey: Borrow<Q>,
-    {
-        self.update_if(id, |_| true, change)
+    ) -> Option<R> {
+        self.update_if(id.borrow(), |_| true, change)
     }
 
     /// Change the record of agent `id` if it is the registration `uuid` (a request from an
@@ -110,23 +134,25 @@ impl AgentTable {
         uuid: u64,
         change: impl FnOnce(&mut AgentRecord) -> R,
     ) -> Option<R> {
-        self.update_if(id, |agent| agent.uuid == uuid, change)
+        self.update_if(id.as_str(), |agent| agent.uuid == uuid, change)
     }
 
-    fn update_if<Q: Ord + ?Sized, R>(
+    fn update_if<R>(
         &mut self,
-        id: &Q,
+        id: &str,
         wanted: impl FnOnce(&AgentRecord) -> bool,
         change: impl FnOnce(&mut AgentRecord) -> R,
-    ) -> Option<R>
-    where
-        NameKey: Borrow<Q>,
-    {
-        let record = self.records.get_mut(id).filter(|record| wanted(record))?;
+    ) -> Option<R> {
+        let slot = self.slot_of(id)?;
+        let (key, record) = self.slots[slot as usize]
+            .as_mut()
+            .expect("an indexed slot is full");
+        if !wanted(record) {
+            return None;
+        }
         let before = listed_fields(record);
         let result = change(record);
         if listed_fields(record) != before {
-            let (key, record) = self.records.get_key_value(id).expect("changed just now");
             relist(&mut self.listing, key, record);
         }
         Some(result)
@@ -134,7 +160,10 @@ impl AgentTable {
 
     /// Change every record, in id order; the listing follows.
     pub fn update_all(&mut self, mut change: impl FnMut(&NameKey, &mut AgentRecord)) {
-        for (key, record) in &mut self.records {
+        for &slot in self.in_order.values() {
+            let (key, record) = self.slots[slot as usize]
+                .as_mut()
+                .expect("an indexed slot is full");
             let before = listed_fields(record);
             change(key, record);
             if listed_fields(record) != before {
@@ -146,13 +175,33 @@ impl AgentTable {
     /// Register an agent (replacing any record under the same id).
     pub fn insert(&mut self, key: NameKey, record: AgentRecord) {
         self.listing.put(Arc::new(metadata(&key, &record)));
-        self.records.insert(key, record);
+        if let Some(slot) = self.slot_of(key.as_str()) {
+            self.slots[slot as usize] = Some((key, record));
+            return;
+        }
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(None);
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 agents")
+            }
+        };
+        self.by_name.insert(key.as_str(), slot);
+        self.in_order.insert(key.clone(), slot);
+        self.slots[slot as usize] = Some((key, record));
     }
 
     /// Forget agent `id`; true when it was registered.
     pub fn remove(&mut self, id: &str) -> bool {
         self.listing.remove(id);
-        self.records.remove(id).is_some()
+        let slots = &self.slots;
+        let Some(slot) = self.by_name.remove(id, |slot| slot_name(slots, slot)) else {
+            return false;
+        };
+        self.in_order.remove(id);
+        self.slots[slot as usize] = None;
+        self.free.push(slot);
+        true
     }
 
     /// The agents' metadata as a shared listing (a clone costs O(1)).
@@ -170,10 +219,7 @@ impl AgentTable {
 
     /// The naive reference: every agent's metadata built from its record, in id order.
     pub fn list(&self) -> Vec<AgentMetadata> {
-        self.records
-            .iter()
-            .map(|(id, agent)| metadata(id, agent))
-            .collect()
+        self.iter().map(|(id, agent)| metadata(id, agent)).collect()
     }
 }
 

@@ -2,9 +2,11 @@
 //! names and name keys. Plain data structures below both the monitors (`check`) and the report.
 
 mod id_map;
+mod name_index;
 mod name_key;
 mod names;
 
 pub(crate) use id_map::IdMap;
+pub(crate) use name_index::NameIndex;
 pub(crate) use name_key::NameKey;
 pub(crate) use names::Names;
