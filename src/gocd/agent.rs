@@ -8,7 +8,7 @@
 //! [`GoAgent`] is a [`Component`]: an [`AgentInput`] in, [`AgentAction`]s out, its timers at
 //! absolute simulated times. It draws no randomness.
 
-use super::protocol::{AgentAction, AgentRequest, RequestKind, ServerReply};
+use super::protocol::{AgentAction, AgentRequest, Registration, RequestKind, ServerReply};
 use crate::component::{ArmedTimers, Component, Random};
 use std::sync::Arc;
 
@@ -74,8 +74,9 @@ pub struct GoAgent {
     pub elastic_agent_id: Arc<str>,
     /// The agent's uuid, fresh for each process start.
     pub uuid: u64,
-    key: String,
-    environment: Option<String>,
+    /// The key and environment it registers with (boxed: read once per registration, and a
+    /// large run keeps thousands of agents).
+    registration: Box<Registration>,
     phase: Phase,
     poll_backoff_ms: u64,
     ping_running: bool,
@@ -96,8 +97,7 @@ impl GoAgent {
         GoAgent {
             elastic_agent_id: Arc::from(elastic_agent_id),
             uuid,
-            key,
-            environment,
+            registration: Box::new(Registration { key, environment }),
             phase: Phase::Registering,
             poll_backoff_ms: 0,
             ping_running: false,
@@ -130,8 +130,7 @@ impl GoAgent {
         AgentRequest::Register {
             elastic_agent_id: Arc::clone(&self.elastic_agent_id),
             uuid: self.uuid,
-            key: self.key.clone(),
-            environment: self.environment.clone(),
+            registration: self.registration.clone(),
         }
     }
 

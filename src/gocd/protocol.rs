@@ -13,10 +13,9 @@ pub enum AgentRequest {
         elastic_agent_id: Arc<str>,
         /// The go-agent process's uuid.
         uuid: u64,
-        /// The auto-register key from the pod's environment.
-        key: String,
-        /// The environment from the pod's environment, if any.
-        environment: Option<String>,
+        /// The key and environment, boxed: a registration is rare, and inline they made
+        /// every queued event half as large again.
+        registration: Box<Registration>,
     },
     /// Liveness ping, every 5 s; reports the job being built, if any.
     Ping {
@@ -43,6 +42,15 @@ pub enum AgentRequest {
         /// The job instance that finished.
         job: u64,
     },
+}
+
+/// What an auto-registration carries besides the agent's identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registration {
+    /// The auto-register key from the pod's environment.
+    pub key: String,
+    /// The environment from the pod's environment, if any.
+    pub environment: Option<String>,
 }
 
 impl AgentRequest {

@@ -6,7 +6,7 @@ use super::{Server, ServerOut};
 use crate::allocator::{AllocatorInput, ShouldAssignWorkRequest};
 use crate::gocd::agent_table::metadata;
 use crate::gocd::database::{AgentRecord, JobState};
-use crate::gocd::protocol::{AgentRequest, ServerReply};
+use crate::gocd::protocol::{AgentRequest, Registration, ServerReply};
 use crate::ids::NameKey;
 use crate::trace::{AgentRuntime, Record};
 
@@ -23,16 +23,18 @@ impl Server {
             AgentRequest::Register {
                 elastic_agent_id,
                 uuid,
-                key,
-                environment,
-            } => self.register(
-                now_ms,
-                elastic_agent_id.to_string(),
-                uuid,
-                &key,
-                environment,
-                out,
-            ),
+                registration,
+            } => {
+                let Registration { key, environment } = *registration;
+                self.register(
+                    now_ms,
+                    elastic_agent_id.to_string(),
+                    uuid,
+                    &key,
+                    environment,
+                    out,
+                )
+            }
             AgentRequest::Ping {
                 elastic_agent_id,
                 uuid,
