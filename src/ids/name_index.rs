@@ -30,11 +30,16 @@ pub(crate) struct NameIndex {
 /// place) depend on every byte.
 fn hash(name: &str) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = name.len() as u64;
-    for chunk in name.as_bytes().chunks(8) {
+    let mix = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(K);
+    let words = name.as_bytes().chunks_exact(8);
+    let rest = words.remainder();
+    let mut h = words.fold(name.len() as u64, |h, word| {
+        mix(h, u64::from_le_bytes(word.try_into().expect("eight bytes")))
+    });
+    if !rest.is_empty() {
         let mut word = [0u8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        word[..rest.len()].copy_from_slice(rest);
+        h = mix(h, u64::from_le_bytes(word));
     }
     h ^= h >> 32;
     h.wrapping_mul(K) ^ (h >> 29)
