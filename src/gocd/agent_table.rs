@@ -18,7 +18,7 @@
 
 use super::database::AgentRecord;
 use crate::allocator::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
-use crate::ids::{NameIndex, NameKey};
+use crate::ids::{NameIndex, NameKey, Probe};
 use crate::trace::AgentRuntime;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -79,17 +79,20 @@ fn relist(listing: &mut AgentList, key: &NameKey, record: &AgentRecord) {
     }
 }
 
-/// The id of the agent in `slot` (none for a free slot).
-fn slot_name(slots: &[Option<(NameKey, AgentRecord)>], slot: u32) -> &str {
+/// True when `slot` holds the agent `probe` names.
+fn slot_is(slots: &[Option<(NameKey, AgentRecord)>], slot: u32, probe: &Probe<'_>) -> bool {
     slots[slot as usize]
         .as_ref()
-        .map_or("", |(key, _)| key.as_str())
+        .is_some_and(|(key, _)| key.is(probe))
 }
 
 impl AgentTable {
     /// The slot of agent `id`.
     fn slot_of(&self, id: &str) -> Option<u32> {
-        let found = self.by_name.find(id, |slot| slot_name(&self.slots, slot));
+        let probe = Probe::new(id);
+        let found = self
+            .by_name
+            .find(id, |slot| slot_is(&self.slots, slot, &probe));
         debug_assert_eq!(found, self.in_order.get(id).copied(), "agent {id}");
         found
     }
@@ -194,8 +197,8 @@ impl AgentTable {
     /// Forget agent `id`; true when it was registered.
     pub fn remove(&mut self, id: &str) -> bool {
         self.listing.remove(id);
-        let slots = &self.slots;
-        let Some(slot) = self.by_name.remove(id, |slot| slot_name(slots, slot)) else {
+        let (slots, probe) = (&self.slots, Probe::new(id));
+        let Some(slot) = self.by_name.remove(id, |slot| slot_is(slots, slot, &probe)) else {
             return false;
         };
         self.in_order.remove(id);

@@ -8,5 +8,5 @@ mod names;
 
 pub(crate) use id_map::IdMap;
 pub(crate) use name_index::NameIndex;
-pub(crate) use name_key::NameKey;
+pub(crate) use name_key::{NameKey, Probe};
 pub(crate) use names::Names;

@@ -28,15 +28,18 @@ pub struct NameKey {
 impl NameKey {
     /// The key of `name` (shares the allocation).
     pub fn new(name: Arc<str>) -> NameKey {
-        let mut padded = [0u8; HEAD_BYTES];
-        let bytes = name.as_bytes();
-        let kept = bytes.len().min(HEAD_BYTES);
-        padded[..kept].copy_from_slice(&bytes[..kept]);
-        let word = |at: usize| u64::from_be_bytes(padded[at..at + 8].try_into().expect("8"));
         NameKey {
-            head: [word(0), word(8), word(16)],
+            head: head_words(&name),
             name,
         }
+    }
+
+    /// True when this key is `probe`'s name. For a name that fits in the head (pod names
+    /// do) only the key's own words and the name's length are read, never the shared text:
+    /// in a large run that text is a cache miss away.
+    pub(crate) fn is(&self, probe: &Probe<'_>) -> bool {
+        let (a, b) = (self.name.as_bytes(), probe.name.as_bytes());
+        self.head == probe.head && a.len() == b.len() && (a.len() <= HEAD_BYTES || a == b)
     }
 
     /// The name.
@@ -47,6 +50,32 @@ impl NameKey {
     /// The shared name itself.
     pub fn shared(&self) -> &Arc<str> {
         &self.name
+    }
+}
+
+/// The first `HEAD_BYTES` bytes of `name`, zero-padded, as big-endian words.
+fn head_words(name: &str) -> [u64; 3] {
+    let mut padded = [0u8; HEAD_BYTES];
+    let bytes = name.as_bytes();
+    let kept = bytes.len().min(HEAD_BYTES);
+    padded[..kept].copy_from_slice(&bytes[..kept]);
+    let word = |at: usize| u64::from_be_bytes(padded[at..at + 8].try_into().expect("8"));
+    [word(0), word(8), word(16)]
+}
+
+/// A name looked for among keys ([`NameKey::is`]), its head words made once per lookup.
+pub(crate) struct Probe<'a> {
+    head: [u64; 3],
+    name: &'a str,
+}
+
+impl<'a> Probe<'a> {
+    /// The probe for `name`.
+    pub(crate) fn new(name: &'a str) -> Probe<'a> {
+        Probe {
+            head: head_words(name),
+            name,
+        }
     }
 }
 
@@ -108,7 +137,7 @@ impl Ord for NameKey {
 
 #[cfg(test)]
 mod tests {
-    use super::NameKey;
+    use super::{NameKey, Probe};
     use std::collections::{BTreeMap, BTreeSet};
 
     /// A small seeded generator (xorshift), so that `ids` needs nothing from the engine.
@@ -132,6 +161,31 @@ mod tests {
             text.push(['0', '1', '9', 'a', '-', 'é', '\u{7f}', '\0'][random.below(8) as usize]);
         }
         text
+    }
+
+    /// `NameKey::is` answers as text equality, on names of every length around the head:
+    /// against the same text, a random one, and the text with its last character dropped or
+    /// one more added (equal heads, different lengths or tails).
+    #[test]
+    fn a_probe_is_a_key_exactly_when_the_texts_are_equal() {
+        let mut random = Stream(0x2545_f491_4f6c_dd1d);
+        let mut equal = 0;
+        for _ in 0..50_000 {
+            let a = name(&mut random);
+            let b = match random.below(4) {
+                0 => a.clone(),
+                1 => name(&mut random),
+                2 => a
+                    .chars()
+                    .take(a.chars().count().saturating_sub(1))
+                    .collect(),
+                _ => format!("{a}\0"),
+            };
+            let key = NameKey::from(a.as_str());
+            assert_eq!(key.is(&Probe::new(&b)), a == b, "{a:?} {b:?}");
+            equal += usize::from(a == b);
+        }
+        assert!(equal > 10_000, "the names repeated");
     }
 
     #[test]
