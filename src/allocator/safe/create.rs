@@ -239,17 +239,25 @@ impl Safe {
     ) -> VecDeque<String> {
         // Ablated rule 6 reuses pods whatever the server says, settled ones included; ablated
         // rule 8 reuses restarted pods, which are not among the healthy idle ones.
-        let pods: Box<dyn Iterator<Item = (&String, &PodRecord)>> = if self.ablated("assignable") {
-            Box::new(self.view.pods.iter())
-        } else if self.ablated("container-restart") {
-            Box::new(self.view.unsettled_pods(agents))
-        } else {
-            Box::new(self.view.idle_pods_for(agents, needs))
-        };
-        let mut candidates: Vec<(u64, String)> = pods
-            .filter(|(name, record)| self.is_reuse_candidate(now_ms, name, record, needs, agents))
+        let ablated_walk = self.ablated("assignable") || self.ablated("container-restart");
+        let mut candidates: Vec<(u64, String)> = if ablated_walk {
+            let pods: Box<dyn Iterator<Item = (&String, &PodRecord)>> =
+                if self.ablated("assignable") {
+                    Box::new(self.view.pods.iter())
+                } else {
+                    Box::new(self.view.unsettled_pods(agents))
+                };
+            pods.filter(|(name, record)| {
+                self.is_reuse_candidate(now_ms, name, record, needs, agents)
+            })
             .map(|(name, record)| (record.idle_since_ms().unwrap_or(0), name.clone()))
-            .collect();
+            .collect()
+        } else {
+            (self.view.idle_pods_for(agents, needs))
+                .filter(|(name, record)| self.is_free_idle_pod(now_ms, name, record, needs, agents))
+                .map(|(name, record)| (record.idle_since_ms().unwrap_or(0), name.clone()))
+                .collect()
+        };
         candidates.sort();
         candidates.into_iter().map(|(_, name)| name).collect()
     }
@@ -280,6 +288,33 @@ impl Safe {
             && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
             && assignable()
             && (self.ablated("reservations") || self.view.live_claim(record, now_ms).is_none())
+    }
+
+    /// [`Safe::is_reuse_candidate`] for a pod the index files as idle for the job's config and
+    /// environment (`pod_table.rs`): the index already vouches that it is healthy (Running,
+    /// never restarted, not retired, no delete in flight), made for that config and
+    /// environment, and that its agent is assignable. Only the checks on what it is doing
+    /// now are left: no job of its own, its idle clock not running out, no live claim. In a
+    /// large cluster a create-agent looks at hundreds of idle pods, and the vouched-for checks
+    /// were two annotation lookups and an agent lookup by name each. Debug builds check the
+    /// answer against the full test.
+    fn is_free_idle_pod(
+        &self,
+        now_ms: u64,
+        name: &str,
+        record: &PodRecord,
+        needs: JobNeeds<'_>,
+        agents: &Agents,
+    ) -> bool {
+        let free = record.running_job.is_none()
+            && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
+            && (self.ablated("reservations") || self.view.live_claim(record, now_ms).is_none());
+        debug_assert_eq!(
+            free,
+            self.is_reuse_candidate(now_ms, name, record, needs, agents),
+            "pod {name}: the idle index and the full reuse test disagree"
+        );
+        free
     }
 
     /// The pod's idle clock runs out within `EXPIRY_MARGIN_MS`: it is left to the reaper.
