@@ -10,3 +10,19 @@ pub(crate) use id_map::IdMap;
 pub(crate) use name_index::NameIndex;
 pub(crate) use name_key::{NameKey, Probe};
 pub(crate) use names::Names;
+
+/// A small seeded generator (xorshift) for the tests here, so that `ids` needs nothing from
+/// the engine.
+#[cfg(test)]
+pub(crate) struct TestStream(pub(crate) u64);
+
+#[cfg(test)]
+impl TestStream {
+    /// A draw in `0..bound`.
+    pub(crate) fn below(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % bound
+    }
+}

@@ -141,17 +141,7 @@ mod tests {
     use super::NameIndex;
     use std::collections::BTreeMap;
 
-    /// A small seeded generator (xorshift), so that `ids` needs nothing from the engine.
-    struct Stream(u64);
-
-    impl Stream {
-        fn below(&mut self, bound: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % bound
-        }
-    }
+    use crate::ids::TestStream as Stream;
 
     /// The index against an ordered map of the same names, on random inserts, removals and
     /// lookups over a small name space (so names come back after removal, runs of probes

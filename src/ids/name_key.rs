@@ -140,17 +140,7 @@ mod tests {
     use super::{NameKey, Probe};
     use std::collections::{BTreeMap, BTreeSet};
 
-    /// A small seeded generator (xorshift), so that `ids` needs nothing from the engine.
-    struct Stream(u64);
-
-    impl Stream {
-        fn below(&mut self, bound: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % bound
-        }
-    }
+    use crate::ids::TestStream as Stream;
 
     /// A name from a small alphabet with a common prefix, so that most pairs share many
     /// bytes and differ anywhere, including in length only.

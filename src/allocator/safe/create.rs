@@ -282,11 +282,17 @@ impl Safe {
         };
         !record.retired
             && !record.delete_in_flight
-            && record.running_job.is_none()
             && record.pod.phase == PodPhase::Running
             && (self.ablated("container-restart") || !record.container_restarted())
-            && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
+            && self.is_free_now(now_ms, record, needs)
             && assignable()
+    }
+
+    /// The pod is free for a job now: no job of its own, its idle clock not about to run out,
+    /// no live claim on it.
+    fn is_free_now(&self, now_ms: u64, record: &PodRecord, needs: JobNeeds<'_>) -> bool {
+        record.running_job.is_none()
+            && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
             && (self.ablated("reservations") || self.view.live_claim(record, now_ms).is_none())
     }
 
@@ -306,9 +312,7 @@ impl Safe {
         needs: JobNeeds<'_>,
         agents: &Agents,
     ) -> bool {
-        let free = record.running_job.is_none()
-            && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
-            && (self.ablated("reservations") || self.view.live_claim(record, now_ms).is_none());
+        let free = self.is_free_now(now_ms, record, needs);
         debug_assert_eq!(
             free,
             self.is_reuse_candidate(now_ms, name, record, needs, agents),
