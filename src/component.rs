@@ -101,7 +101,7 @@ pub const INLINE_TIMERS: usize = 3;
 impl<T> Default for ArmedTimers<T> {
     fn default() -> Self {
         ArmedTimers {
-            inline: [None, None, None],
+            inline: std::array::from_fn(|_| None),
             spilled: Vec::new(),
         }
     }
@@ -142,7 +142,7 @@ impl<T: Copy + PartialEq> ArmedTimers<T> {
 
     /// Forget every timer (the process died: its timers never fire).
     pub fn clear(&mut self) {
-        self.inline = [None, None, None];
+        self.inline = [None; INLINE_TIMERS];
         self.spilled.clear();
     }
 }

@@ -38,8 +38,7 @@ impl NameKey {
     /// do) only the key's own words and the name's length are read, never the shared text:
     /// in a large run that text is a cache miss away.
     pub(crate) fn is(&self, probe: &Probe<'_>) -> bool {
-        let (a, b) = (self.name.as_bytes(), probe.name.as_bytes());
-        self.head == probe.head && a.len() == b.len() && (a.len() <= HEAD_BYTES || a == b)
+        same_name((&self.head, &self.name), (&probe.head, probe.name))
     }
 
     /// The name.
@@ -61,6 +60,12 @@ fn head_words(name: &str) -> [u64; 3] {
     padded[..kept].copy_from_slice(&bytes[..kept]);
     let word = |at: usize| u64::from_be_bytes(padded[at..at + 8].try_into().expect("8"));
     [word(0), word(8), word(16)]
+}
+
+/// Two names, each with its head words, are equal: equal heads and equal lengths within the
+/// head are equal names, so the text is read only past the head.
+fn same_name((head_a, a): (&[u64; 3], &str), (head_b, b): (&[u64; 3], &str)) -> bool {
+    head_a == head_b && a.len() == b.len() && (a.len() <= HEAD_BYTES || a == b)
 }
 
 /// A name looked for among keys ([`NameKey::is`]), its head words made once per lookup.
@@ -104,9 +109,7 @@ impl fmt::Debug for NameKey {
 
 impl PartialEq for NameKey {
     fn eq(&self, other: &Self) -> bool {
-        let (a, b) = (self.name.as_bytes(), other.name.as_bytes());
-        // Equal heads and equal lengths within the head are equal names.
-        self.head == other.head && a.len() == b.len() && (a.len() <= HEAD_BYTES || a == b)
+        same_name((&self.head, &self.name), (&other.head, &other.name))
     }
 }
 

@@ -239,25 +239,22 @@ impl Safe {
     ) -> VecDeque<String> {
         // Ablated rule 6 reuses pods whatever the server says, settled ones included; ablated
         // rule 8 reuses restarted pods, which are not among the healthy idle ones.
-        let ablated_walk = self.ablated("assignable") || self.ablated("container-restart");
-        let mut candidates: Vec<(u64, String)> = if ablated_walk {
-            let pods: Box<dyn Iterator<Item = (&String, &PodRecord)>> =
-                if self.ablated("assignable") {
-                    Box::new(self.view.pods.iter())
-                } else {
-                    Box::new(self.view.unsettled_pods(agents))
-                };
-            pods.filter(|(name, record)| {
-                self.is_reuse_candidate(now_ms, name, record, needs, agents)
-            })
-            .map(|(name, record)| (record.idle_since_ms().unwrap_or(0), name.clone()))
-            .collect()
-        } else {
-            (self.view.idle_pods_for(agents, needs))
-                .filter(|(name, record)| self.is_free_idle_pod(now_ms, name, record, needs, agents))
-                .map(|(name, record)| (record.idle_since_ms().unwrap_or(0), name.clone()))
-                .collect()
+        let full = |(name, record): &(&String, &PodRecord)| {
+            self.is_reuse_candidate(now_ms, name, record, needs, agents)
         };
+        let pods: Box<dyn Iterator<Item = (&String, &PodRecord)>> = if self.ablated("assignable") {
+            Box::new(self.view.pods.iter().filter(full))
+        } else if self.ablated("container-restart") {
+            Box::new(self.view.unsettled_pods(agents).filter(full))
+        } else {
+            let free = |(name, record): &(&String, &PodRecord)| {
+                self.is_free_idle_pod(now_ms, name, record, needs, agents)
+            };
+            Box::new(self.view.idle_pods_for(agents, needs).filter(free))
+        };
+        let mut candidates: Vec<(u64, String)> = pods
+            .map(|(name, record)| (record.idle_since_ms().unwrap_or(0), name.clone()))
+            .collect();
         candidates.sort();
         candidates.into_iter().map(|(_, name)| name).collect()
     }
