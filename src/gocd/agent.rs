@@ -8,9 +8,8 @@
 //! [`GoAgent`] is a [`Component`]: an [`AgentInput`] in, [`AgentAction`]s out, its timers at
 //! absolute simulated times. It draws no randomness.
 
-use super::protocol::{AgentAction, AgentRequest, Registration, RequestKind, ServerReply};
+use super::protocol::{AgentAction, AgentId, AgentRequest, Registration, RequestKind, ServerReply};
 use crate::component::{ArmedTimers, Component, Random};
-use std::sync::Arc;
 
 const PING_INTERVAL_MS: u64 = 5_000;
 const POLL_BACKOFF_MS_MIN: u64 = 1_000;
@@ -70,12 +69,12 @@ enum Phase {
 /// One go-agent process (one container incarnation).
 #[derive(Debug)]
 pub struct GoAgent {
-    /// The pod's name, which the agent registers as its elastic agent id.
-    pub elastic_agent_id: Arc<str>,
+    /// The pod's name, which the agent registers as its elastic agent id, as a number.
+    pub id: AgentId,
     /// The agent's uuid, fresh for each process start.
     pub uuid: u64,
-    /// The key and environment it registers with (boxed: read once per registration, and a
-    /// large run keeps thousands of agents).
+    /// The id's text, the key and the environment it registers with (boxed: read once per
+    /// registration, and a large run keeps thousands of agents).
     registration: Box<Registration>,
     phase: Phase,
     poll_backoff_ms: u64,
@@ -86,18 +85,14 @@ pub struct GoAgent {
 }
 
 impl GoAgent {
-    /// The process starts with the pod's `GO_EA_*` environment and a fresh uuid (the default
+    /// The process starts with the pod's `GO_EA_*` environment (`registration`: its elastic
+    /// agent id, numbered `id`, the key and the environment) and a fresh uuid (the default
     /// ephemeral container filesystem keeps no identity across restarts).
-    pub fn new(
-        elastic_agent_id: String,
-        uuid: u64,
-        key: String,
-        environment: Option<String>,
-    ) -> GoAgent {
+    pub fn new(id: AgentId, uuid: u64, registration: Registration) -> GoAgent {
         GoAgent {
-            elastic_agent_id: Arc::from(elastic_agent_id),
+            id,
             uuid,
-            registration: Box::new(Registration { key, environment }),
+            registration: Box::new(registration),
             phase: Phase::Registering,
             poll_backoff_ms: 0,
             ping_running: false,
@@ -128,7 +123,7 @@ impl GoAgent {
 
     fn register_request(&self) -> AgentRequest {
         AgentRequest::Register {
-            elastic_agent_id: Arc::clone(&self.elastic_agent_id),
+            agent: self.id,
             uuid: self.uuid,
             registration: self.registration.clone(),
         }
@@ -142,14 +137,14 @@ impl GoAgent {
             }
             (AgentTimer::Ping, _) if self.phase != Phase::Registering => {
                 out.push(AgentAction::Send(AgentRequest::Ping {
-                    elastic_agent_id: Arc::clone(&self.elastic_agent_id),
+                    agent: self.id,
                     uuid: self.uuid,
                     building: self.job(),
                 }));
             }
             (AgentTimer::Ping, _) => self.ping_running = false,
             (AgentTimer::Poll, Phase::Idle) => out.push(AgentAction::Send(AgentRequest::GetWork {
-                elastic_agent_id: Arc::clone(&self.elastic_agent_id),
+                agent: self.id,
                 uuid: self.uuid,
             })),
             (AgentTimer::Killed, Phase::Cancelling { .. }) => {
@@ -157,7 +152,7 @@ impl GoAgent {
                 self.phase = Phase::Idle;
                 self.poll_backoff_ms = 0;
                 out.push(AgentAction::Send(AgentRequest::GetWork {
-                    elastic_agent_id: Arc::clone(&self.elastic_agent_id),
+                    agent: self.id,
                     uuid: self.uuid,
                 }));
             }
@@ -166,7 +161,7 @@ impl GoAgent {
                 let job = *job;
                 self.phase = Phase::Reporting { job };
                 out.push(AgentAction::Send(AgentRequest::ReportCompleted {
-                    elastic_agent_id: Arc::clone(&self.elastic_agent_id),
+                    agent: self.id,
                     uuid: self.uuid,
                     job,
                 }));
@@ -199,7 +194,7 @@ impl GoAgent {
             self.phase = Phase::Idle;
             self.poll_backoff_ms = 0;
             out.push(AgentAction::Send(AgentRequest::GetWork {
-                elastic_agent_id: Arc::clone(&self.elastic_agent_id),
+                agent: self.id,
                 uuid: self.uuid,
             }));
             if !self.ping_running {
@@ -260,7 +255,7 @@ impl GoAgent {
         self.phase = Phase::Idle;
         self.poll_backoff_ms = 0;
         out.push(AgentAction::Send(AgentRequest::GetWork {
-            elastic_agent_id: Arc::clone(&self.elastic_agent_id),
+            agent: self.id,
             uuid: self.uuid,
         }));
     }

@@ -17,6 +17,7 @@
 //! changes (the index itself has its own equivalence test against an ordered map).
 
 use super::database::AgentRecord;
+use super::protocol::AgentId;
 use crate::allocator::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
 use crate::ids::{NameIndex, NameKey, Probe};
 use crate::trace::AgentRuntime;
@@ -33,10 +34,17 @@ pub struct AgentTable {
     free: Vec<u32>,
     /// Slots by id, for lookups.
     by_name: NameIndex,
+    /// Each slot's agent number (meaningless for a free slot).
+    numbers: Vec<AgentId>,
+    /// Slots by agent number, `NO_SLOT` for an agent not registered.
+    by_number: Vec<u32>,
     /// Slots in id order, for walks.
     in_order: BTreeMap<NameKey, u32>,
     listing: AgentList,
 }
+
+/// No slot: the agent number is not registered.
+const NO_SLOT: u32 = u32::MAX;
 
 /// The v5 agent metadata of the registered agent `id`.
 pub(super) fn metadata(id: &NameKey, agent: &AgentRecord) -> AgentMetadata {
@@ -97,6 +105,25 @@ impl AgentTable {
         found
     }
 
+    /// The slot of the agent numbered `agent`.
+    fn slot_of_number(&self, agent: AgentId) -> Option<u32> {
+        let slot = self
+            .by_number
+            .get(agent.0 as usize)
+            .copied()
+            .filter(|&slot| slot != NO_SLOT);
+        debug_assert!(
+            slot.is_none_or(|slot| self.numbers[slot as usize] == agent),
+            "{agent:?}"
+        );
+        slot
+    }
+
+    /// The id and record of the agent numbered `agent`.
+    pub fn get_by_number(&self, agent: AgentId) -> Option<(&NameKey, &AgentRecord)> {
+        Some(self.entry(self.slot_of_number(agent)?))
+    }
+
     fn entry(&self, slot: u32) -> (&NameKey, &AgentRecord) {
         let (key, record) = self.slots[slot as usize]
             .as_ref()
@@ -129,15 +156,17 @@ impl AgentTable {
         self.update_if(id.borrow(), |_| true, change)
     }
 
-    /// Change the record of agent `id` if it is the registration `uuid` (a request from an
-    /// older incarnation of the agent finds none); the listing follows.
+    /// Change the record of the agent numbered `agent` if it is the registration `uuid` (a
+    /// request from an older incarnation of the agent finds none); the listing follows.
+    /// `change` also sees the agent's id.
     pub fn update_registered<R>(
         &mut self,
-        id: &NameKey,
+        agent: AgentId,
         uuid: u64,
-        change: impl FnOnce(&mut AgentRecord) -> R,
+        change: impl FnOnce(&NameKey, &mut AgentRecord) -> R,
     ) -> Option<R> {
-        self.update_if(id.as_str(), |agent| agent.uuid == uuid, change)
+        let slot = self.slot_of_number(agent)?;
+        self.update_slot(slot, |agent| agent.uuid == uuid, change)
     }
 
     fn update_if<R>(
@@ -147,6 +176,15 @@ impl AgentTable {
         change: impl FnOnce(&mut AgentRecord) -> R,
     ) -> Option<R> {
         let slot = self.slot_of(id)?;
+        self.update_slot(slot, wanted, |_, record| change(record))
+    }
+
+    fn update_slot<R>(
+        &mut self,
+        slot: u32,
+        wanted: impl FnOnce(&AgentRecord) -> bool,
+        change: impl FnOnce(&NameKey, &mut AgentRecord) -> R,
+    ) -> Option<R> {
         let (key, record) = self.slots[slot as usize]
             .as_mut()
             .expect("an indexed slot is full");
@@ -154,7 +192,7 @@ impl AgentTable {
             return None;
         }
         let before = listed_fields(record);
-        let result = change(record);
+        let result = change(key, record);
         if listed_fields(record) != before {
             relist(&mut self.listing, key, record);
         }
@@ -175,23 +213,37 @@ impl AgentTable {
         }
     }
 
-    /// Register an agent (replacing any record under the same id).
-    pub fn insert(&mut self, key: NameKey, record: AgentRecord) {
+    /// Register agent `key`, numbered `agent` (replacing any record under the same id).
+    pub fn insert(&mut self, key: NameKey, agent: AgentId, record: AgentRecord) {
         self.listing.put(Arc::new(metadata(&key, &record)));
-        if let Some(slot) = self.slot_of(key.as_str()) {
-            self.slots[slot as usize] = Some((key, record));
-            return;
-        }
-        let slot = match self.free.pop() {
+        let slot = match self.slot_of(key.as_str()) {
             Some(slot) => slot,
             None => {
-                self.slots.push(None);
-                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 agents")
+                let slot = self.free.pop().unwrap_or_else(|| {
+                    self.slots.push(None);
+                    self.numbers.push(agent);
+                    u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 agents")
+                });
+                self.by_name.insert(key.as_str(), slot);
+                self.in_order.insert(key.clone(), slot);
+                slot
             }
         };
-        self.by_name.insert(key.as_str(), slot);
-        self.in_order.insert(key.clone(), slot);
         self.slots[slot as usize] = Some((key, record));
+        self.number_slot(slot, agent);
+    }
+
+    /// `slot` holds the agent numbered `agent`.
+    fn number_slot(&mut self, slot: u32, agent: AgentId) {
+        let at = agent.0 as usize;
+        if at >= self.by_number.len() {
+            self.by_number.resize(at + 1, NO_SLOT);
+        }
+        let previous = std::mem::replace(&mut self.numbers[slot as usize], agent);
+        if previous != agent && self.by_number.get(previous.0 as usize) == Some(&slot) {
+            self.by_number[previous.0 as usize] = NO_SLOT;
+        }
+        self.by_number[at] = slot;
     }
 
     /// Forget agent `id`; true when it was registered.
@@ -203,6 +255,7 @@ impl AgentTable {
         };
         self.in_order.remove(id);
         self.slots[slot as usize] = None;
+        self.by_number[self.numbers[slot as usize].0 as usize] = NO_SLOT;
         self.free.push(slot);
         true
     }
@@ -233,6 +286,7 @@ mod tests {
     use crate::component::Random;
     use crate::engine::{Stream, StreamId};
     use crate::gocd::database::AgentRecord;
+    use crate::gocd::protocol::AgentId;
     use crate::ids::NameKey;
     use crate::trace::AgentRuntime;
 
@@ -248,8 +302,14 @@ mod tests {
         }
     }
 
+    /// Agent `n` of the forty the tests use: its id and its number.
+    fn agent(n: u64) -> (String, AgentId) {
+        let number = AgentId(u32::try_from(n).expect("small"));
+        (format!("k8s-ea-0000-{n:03}"), number)
+    }
+
     fn step(random: &mut Stream, table: &mut AgentTable) {
-        let id = format!("k8s-ea-0000-{:03}", random.below(40));
+        let (id, number) = agent(random.below(40));
         let runtimes = [
             AgentRuntime::Idle,
             AgentRuntime::Building,
@@ -257,10 +317,11 @@ mod tests {
             AgentRuntime::LostContact,
         ];
         let runtime = runtimes[random.below(4) as usize];
-        match random.below(8) {
+        match random.below(9) {
             // The server registers an id only while it is free.
             0 if !table.contains_key(id.as_str()) => {
-                table.insert(NameKey::from(id.as_str()), record(random.below(9)));
+                let key = NameKey::from(id.as_str());
+                table.insert(key, number, record(random.below(9)));
             }
             0 | 1 => {
                 table.remove(&id);
@@ -284,7 +345,36 @@ mod tests {
                     agent.runtime = runtime;
                 }
             }),
+            // An agent's own request: by number, and only for its registration's uuid.
+            7 => {
+                let uuid = random.below(9);
+                let changed = table.update_registered(number, uuid, |key, agent| {
+                    assert_eq!(key.as_str(), id, "the number's agent");
+                    agent.runtime = runtime;
+                });
+                let registered = table.get(id.as_str()).map(|agent| agent.uuid);
+                assert_eq!(changed.is_some(), registered == Some(uuid), "{id}");
+            }
             _ => table.update_all(|_, agent| agent.job = Some(3)),
+        }
+    }
+
+    /// Every number finds what its agent's id finds: the lookup by number follows inserts,
+    /// removals and slots reused by other agents.
+    fn numbers_agree_with_names(table: &AgentTable) {
+        for n in 0..40 {
+            let (id, number) = agent(n);
+            let by_number = table.get_by_number(number);
+            let by_name = table.get(id.as_str());
+            let same_record = match (by_number, by_name) {
+                (Some((_, a)), Some(b)) => std::ptr::eq(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            };
+            assert!(
+                same_record,
+                "{id}: the number and the name find other records"
+            );
+            assert!(by_number.is_none_or(|(key, _)| key.as_str() == id), "{id}");
         }
     }
 
@@ -298,6 +388,7 @@ mod tests {
                 let before = table.listing.clone();
                 let naive_before = table.list();
                 step(&mut random, &mut table);
+                numbers_agree_with_names(&table);
                 let listed: Vec<AgentMetadata> = table
                     .listing
                     .iter()

@@ -19,6 +19,8 @@ mod settings;
 pub use agent::{AgentInput, AgentTimer, GoAgent};
 pub use agent_table::AgentTable;
 pub use database::{AgentRecord, Database, Job, JobState};
-pub use protocol::{AgentAction, AgentRequest, Registration, RequestKind, ServerReply};
+pub use protocol::{
+    AgentAction, AgentId, AgentIds, AgentRequest, Registration, RequestKind, ServerReply,
+};
 pub use server::{Server, ServerInput, ServerOut, ServerTimer, profile_key};
 pub use settings::ServerSettings;

@@ -1,26 +1,45 @@
 //! What go-agents and the server say to each other over HTTP.
 
+use crate::ids::Names;
 use std::sync::Arc;
 
-/// A go-agent's HTTP request to the server. The agent id is shared with the sending process
-/// (`Arc<str>`): every agent pings every 5 s, and a copy per request was a large part of
-/// a day's allocations.
+/// An elastic agent id as a number. The harness numbers each distinct id once, in first-seen
+/// order, the way the server's HTTP layer hands a request's identity to the endpoint: a
+/// request names its agent by this number, so that a ping (every agent, every 5 s) neither
+/// carries the id's text nor hashes it. The text travels once, with the registration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AgentId(pub u32);
+
+/// The harness's numbering of elastic agent ids: one [`AgentId`] per distinct id, for the
+/// whole run, and the id's text shared by everything that names the agent.
+#[derive(Clone, Debug, Default)]
+pub struct AgentIds(Names);
+
+impl AgentIds {
+    /// The number of `elastic_agent_id` and its shared text, numbering it on first sight.
+    pub fn number(&mut self, elastic_agent_id: &str) -> (AgentId, Arc<str>) {
+        let index = self.0.intern(elastic_agent_id);
+        (AgentId(index), self.0.shared(index))
+    }
+}
+
+/// A go-agent's HTTP request to the server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AgentRequest {
     /// Auto-register with the pod's one-time key.
     Register {
-        /// The pod's name, the agent's id towards the plugin.
-        elastic_agent_id: Arc<str>,
+        /// The agent's id, as a number.
+        agent: AgentId,
         /// The go-agent process's uuid.
         uuid: u64,
-        /// The key and environment, boxed: a registration is rare, and inline they made
-        /// every queued event half as large again.
+        /// The id's text, the key and the environment, boxed: a registration is rare, and
+        /// inline they made every queued event half as large again.
         registration: Box<Registration>,
     },
     /// Liveness ping, every 5 s; reports the job being built, if any.
     Ping {
-        /// The pod's name.
-        elastic_agent_id: Arc<str>,
+        /// The agent's id, as a number.
+        agent: AgentId,
         /// The go-agent process's uuid.
         uuid: u64,
         /// The job the agent is building, if any.
@@ -28,15 +47,15 @@ pub enum AgentRequest {
     },
     /// Ask for work.
     GetWork {
-        /// The pod's name.
-        elastic_agent_id: Arc<str>,
+        /// The agent's id, as a number.
+        agent: AgentId,
         /// The go-agent process's uuid.
         uuid: u64,
     },
     /// The job finished.
     ReportCompleted {
-        /// The pod's name.
-        elastic_agent_id: Arc<str>,
+        /// The agent's id, as a number.
+        agent: AgentId,
         /// The go-agent process's uuid.
         uuid: u64,
         /// The job instance that finished.
@@ -47,6 +66,8 @@ pub enum AgentRequest {
 /// What an auto-registration carries besides the agent's identity.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Registration {
+    /// The pod's name, the agent's id towards the plugin.
+    pub elastic_agent_id: Arc<str>,
     /// The auto-register key from the pod's environment.
     pub key: String,
     /// The environment from the pod's environment, if any.

@@ -8,7 +8,8 @@ use crate::allocator::pod_spec::keys;
 use crate::component::{Component, Random};
 use crate::engine::SimTime;
 use crate::gocd::{
-    AgentAction, AgentInput, AgentRequest, GoAgent, RequestKind, ServerInput, ServerReply,
+    AgentAction, AgentInput, AgentRequest, GoAgent, Registration, RequestKind, ServerInput,
+    ServerReply,
 };
 
 /// One-way latency between an agent and the server.
@@ -35,11 +36,16 @@ impl World {
         let elastic_agent_id = pod
             .env
             .get(keys::ENV_ELASTIC_AGENT_ID)
-            .cloned()
-            .unwrap_or_else(|| name.to_owned());
+            .map_or(name, String::as_str);
         let environment = pod.env.get(keys::ENV_AUTO_REGISTER_ENVIRONMENT).cloned();
+        let (id, elastic_agent_id) = self.elastic.agent_ids.number(elastic_agent_id);
+        let registration = Registration {
+            elastic_agent_id,
+            key,
+            environment,
+        };
         let uuid = self.elastic.random_agents.next_u64();
-        let mut agent = GoAgent::new(elastic_agent_id, uuid, key, environment);
+        let mut agent = GoAgent::new(id, uuid, registration);
         let mut actions = std::mem::take(&mut self.elastic.agent_actions);
         let random = &mut self.elastic.random_agents;
         agent.handle(now.as_ms(), AgentInput::Start, random, &mut actions);

@@ -5,7 +5,7 @@ use super::agent_table::ProcessTable;
 use super::build::Arrival;
 use super::requests::RequestBound;
 use crate::engine::{Stream, StreamId};
-use crate::gocd::{AgentAction, GoAgent, Server};
+use crate::gocd::{AgentAction, AgentIds, GoAgent, Server};
 use crate::kube::KubeApi;
 use std::collections::BTreeMap;
 
@@ -14,6 +14,8 @@ pub(super) struct Elastic {
     pub(super) server: Server,
     pub(super) kube: KubeApi,
     pub(super) agents: ProcessTable<GoAgent>,
+    /// Elastic agent ids, numbered in first-seen order.
+    pub(super) agent_ids: AgentIds,
     pub(super) arrivals: Vec<Arrival>,
     /// The sequence number reserved for `arrivals[0]`; planned arrival `i` has this plus `i`.
     pub(super) arrival_sequence: u64,
@@ -46,6 +48,7 @@ impl Elastic {
             server,
             kube,
             agents: ProcessTable::default(),
+            agent_ids: AgentIds::default(),
             planned_arrival_count: arrivals.len(),
             arrivals,
             arrival_sequence: 0,

@@ -1,7 +1,7 @@
 use super::{AgentInput, AgentTimer, GoAgent, REGISTER_RETRY_MS};
 use crate::component::{Component, Random};
 use crate::engine::{Stream, StreamId};
-use crate::gocd::protocol::{AgentAction, RequestKind, ServerReply};
+use crate::gocd::protocol::{AgentAction, AgentId, Registration, RequestKind, ServerReply};
 use std::collections::BTreeMap;
 
 /// The go-agent draws nothing.
@@ -11,6 +11,16 @@ impl Random for NoDraws {
     fn next_u64(&mut self) -> u64 {
         panic!("the go-agent drew a random number")
     }
+}
+
+/// Process uuid 9 of agent `k8s-ea-1` (id 0), with a key and no environment.
+fn agent_k8s_ea_1() -> GoAgent {
+    let registration = Registration {
+        elastic_agent_id: "k8s-ea-1".into(),
+        key: "key".into(),
+        environment: None,
+    };
+    GoAgent::new(AgentId(0), 9, registration)
 }
 
 fn drive(agent: &mut GoAgent, now_ms: u64, input: AgentInput) -> Vec<AgentAction> {
@@ -34,7 +44,7 @@ fn sent(out: &[AgentAction]) -> Vec<RequestKind> {
 
 #[test]
 fn a_refused_registration_is_retried_forever() {
-    let mut agent = GoAgent::new("k8s-ea-1".into(), 9, "key".into(), None);
+    let mut agent = agent_k8s_ea_1();
     let out = drive(&mut agent, 0, AgentInput::Start);
     assert_eq!(sent(&out), [RequestKind::Register]);
     let mut now = 0;
@@ -57,7 +67,7 @@ fn a_refused_registration_is_retried_forever() {
 
 #[test]
 fn get_work_backs_off_from_one_to_ten_seconds() {
-    let mut agent = GoAgent::new("k8s-ea-1".into(), 9, "key".into(), None);
+    let mut agent = agent_k8s_ea_1();
     drive(
         &mut agent,
         0,
@@ -133,7 +143,7 @@ impl Asked {
 fn next_deadline_is_the_earliest_timer_not_fired() {
     for seed in 0..8 {
         let mut choices = Stream::new(seed, StreamId::Agents);
-        let mut agent = GoAgent::new("k8s-ea-1".into(), 9, "key".into(), None);
+        let mut agent = agent_k8s_ea_1();
         let mut asked = Asked::default();
         let mut now = 0;
         asked.take(drive(&mut agent, now, AgentInput::Start));

@@ -6,7 +6,7 @@ use super::{Server, ServerOut};
 use crate::allocator::{AllocatorInput, ShouldAssignWorkRequest};
 use crate::gocd::agent_table::metadata;
 use crate::gocd::database::{AgentRecord, JobState};
-use crate::gocd::protocol::{AgentRequest, Registration, ServerReply};
+use crate::gocd::protocol::{AgentId, AgentRequest, Registration, ServerReply};
 use crate::ids::NameKey;
 use crate::trace::{AgentRuntime, Record};
 
@@ -21,39 +21,27 @@ impl Server {
         assert!(self.memory.is_some(), "agent request to a stopped server");
         match request {
             AgentRequest::Register {
-                elastic_agent_id,
+                agent,
                 uuid,
                 registration,
-            } => {
-                let Registration { key, environment } = *registration;
-                self.register(
-                    now_ms,
-                    elastic_agent_id.to_string(),
-                    uuid,
-                    &key,
-                    environment,
-                    out,
-                )
-            }
+            } => self.register(now_ms, agent, uuid, *registration, out),
             AgentRequest::Ping {
-                elastic_agent_id,
+                agent,
                 uuid,
                 building,
-            } => self.ping(now_ms, &NameKey::new(elastic_agent_id), uuid, building, out),
-            AgentRequest::GetWork {
-                elastic_agent_id,
-                uuid,
-            } => {
-                let id = NameKey::new(elastic_agent_id);
+            } => self.ping(now_ms, agent, uuid, building, out),
+            AgentRequest::GetWork { agent, uuid } => {
+                let Some((id, _)) = self.db.agents.get_by_number(agent) else {
+                    return ServerReply::NotRegistered;
+                };
+                let id = id.clone();
                 let reply = self.get_work(now_ms, &id, uuid, None, out);
                 let held = self.memory.as_ref().expect("checked").next_request;
                 reply.unwrap_or(ServerReply::Held(held))
             }
-            AgentRequest::ReportCompleted {
-                elastic_agent_id,
-                uuid,
-                job,
-            } => self.completed(now_ms, &NameKey::new(elastic_agent_id), uuid, job, out),
+            AgentRequest::ReportCompleted { agent, uuid, job } => {
+                self.completed(now_ms, agent, uuid, job, out)
+            }
         }
     }
 
@@ -62,27 +50,31 @@ impl Server {
     fn register(
         &mut self,
         now_ms: u64,
-        agent: String,
+        number: AgentId,
         uuid: u64,
-        key: &str,
-        environment: Option<String>,
+        registration: Registration,
         out: &mut ServerOut,
     ) -> ServerReply {
+        let Registration {
+            elastic_agent_id,
+            key,
+            environment,
+        } = registration;
         let memory = self.memory.as_mut().expect("checked by caller");
         let key_valid = memory
             .keys
-            .remove(key)
+            .remove(&key)
             .is_some_and(|expiry| now_ms <= expiry);
         let refusal = if !key_valid {
             Some("auto-register key is unknown, used or expired")
-        } else if self.db.agents.contains_key(agent.as_str()) {
+        } else if self.db.agents.contains_key(&*elastic_agent_id) {
             Some("an agent with this elastic agent id is already registered")
         } else {
             None
         };
         if let Some(reason) = refusal {
             out.records.push(Record::AgentRegistrationRefused {
-                agent,
+                agent: elastic_agent_id.to_string(),
                 uuid,
                 reason: reason.to_owned(),
             });
@@ -97,7 +89,9 @@ impl Server {
             job: None,
             cancelling: None,
         };
-        self.db.agents.insert(NameKey::from(agent.as_str()), record);
+        let agent = elastic_agent_id.to_string();
+        let key = NameKey::new(elastic_agent_id);
+        self.db.agents.insert(key, number, record);
         out.records.push(Record::AgentRegistered { agent, uuid });
         ServerReply::Registered
     }
@@ -105,12 +99,12 @@ impl Server {
     fn ping(
         &mut self,
         now_ms: u64,
-        id: &NameKey,
+        number: AgentId,
         uuid: u64,
         building: Option<u64>,
         out: &mut ServerOut,
     ) -> ServerReply {
-        let heard = self.db.agents.update_registered(id, uuid, |agent| {
+        let heard = self.db.agents.update_registered(number, uuid, |id, agent| {
             agent.last_heard_ms = now_ms;
             // The ping reply carries the cancel instruction (`AgentInstruction`) for a build
             // the agent still runs; a ping without it means the kill is over.
@@ -302,12 +296,12 @@ impl Server {
     fn completed(
         &mut self,
         now_ms: u64,
-        id: &NameKey,
+        number: AgentId,
         uuid: u64,
         job_id: u64,
         out: &mut ServerOut,
     ) -> ServerReply {
-        let heard = self.db.agents.update_registered(id, uuid, |agent| {
+        let heard = self.db.agents.update_registered(number, uuid, |id, agent| {
             agent.last_heard_ms = now_ms;
             if agent.job == Some(job_id) {
                 agent.job = None;
@@ -322,10 +316,11 @@ impl Server {
                     state: AgentRuntime::Idle,
                 });
             }
+            id.clone()
         });
-        if heard.is_none() {
+        let Some(id) = heard else {
             return ServerReply::NotRegistered;
-        }
+        };
         let Some(job) = self.db.jobs.get(&job_id) else {
             return ServerReply::Ack;
         };
