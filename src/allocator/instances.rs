@@ -153,10 +153,10 @@ mod tests {
         Pod {
             name: name.to_owned(),
             uid: 1,
-            labels,
+            labels: Arc::new(labels),
             annotations: StringMap::new(),
             image: "gocd/gocd-agent".to_owned(),
-            env: StringMap::new(),
+            env: Arc::default(),
             phase,
             node: None,
             created_ms: 5,

@@ -19,10 +19,10 @@ fn agent_pod(name: &str, version: u64, job: u64, ours: bool) -> Pod {
     Pod {
         name: name.to_owned(),
         uid: version,
-        labels,
+        labels: Arc::new(labels),
         annotations: StringMap::from([(keys::CONFIG_HASH.to_owned(), format!("h{job}"))]),
         image: "gocd/gocd-agent".to_owned(),
-        env: StringMap::new(),
+        env: Arc::default(),
         phase: PodPhase::Pending,
         node: None,
         created_ms: version,

@@ -258,10 +258,10 @@ impl KubeApi {
         let pod = Pod {
             name: template.name.clone(),
             uid,
-            labels: template.labels,
+            labels: Arc::new(template.labels),
             annotations: template.annotations,
             image: template.image,
-            env: template.env,
+            env: Arc::new(template.env),
             phase: PodPhase::Pending,
             node: None,
             created_ms: now.as_ms(),

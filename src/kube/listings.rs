@@ -76,10 +76,10 @@ mod tests {
         Arc::new(Pod {
             name: name.to_owned(),
             uid: version,
-            labels,
+            labels: Arc::new(labels),
             annotations: StringMap::new(),
             image: "gocd/gocd-agent".to_owned(),
-            env: StringMap::new(),
+            env: Arc::default(),
             phase: PodPhase::Running,
             node: None,
             created_ms: 0,

@@ -201,7 +201,9 @@ mod tests {
             labels: Default::default(),
             annotations: Default::default(),
             image: "i".to_owned(),
-            env: [("GO_EA_AUTO_REGISTER_KEY".to_owned(), "secret".to_owned())].into(),
+            env: std::sync::Arc::new(
+                [("GO_EA_AUTO_REGISTER_KEY".to_owned(), "secret".to_owned())].into(),
+            ),
             phase: crate::resources::PodPhase::Running,
             node: None,
             created_ms: 0,

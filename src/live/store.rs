@@ -133,7 +133,7 @@ impl Store {
         let object = pod_json(pod, self.resource_version + 1, self.epoch_ms);
         let stored = Stored {
             name: pod.name.clone(),
-            labels: pod.labels.clone(),
+            labels: StringMap::clone(&pod.labels),
             created_ms: pod.created_ms,
             object,
         };

@@ -67,14 +67,16 @@ pub struct Pod {
     pub name: String,
     /// Unique per pod object, even if a name is reused.
     pub uid: u64,
-    /// `metadata.labels`.
-    pub labels: StringMap,
+    /// `metadata.labels`, shared by every copy of the pod: no write changes them, and the API
+    /// server copies a pod at every write while clients hold the older copy.
+    pub labels: Arc<StringMap>,
     /// `metadata.annotations`.
     pub annotations: StringMap,
     /// Container image of the single agent container.
     pub image: String,
-    /// Environment of the agent container (the `GO_EA_*` registration settings).
-    pub env: StringMap,
+    /// Environment of the agent container (the `GO_EA_*` registration settings), shared by
+    /// every copy of the pod as the labels are.
+    pub env: Arc<StringMap>,
     /// `status.phase`.
     pub phase: PodPhase,
     /// `spec.nodeName` once scheduled.

@@ -35,10 +35,10 @@ fn pod(index: u64, phase: PodPhase, node: Option<&str>, agent: bool) -> Pod {
     Pod {
         name: format!("k8s-ea-{index}"),
         uid: index,
-        labels,
+        labels: Arc::new(labels),
         annotations: StringMap::from([("Image".to_owned(), "gocd/gocd-agent".to_owned())]),
         image: "gocd/gocd-agent".to_owned(),
-        env: StringMap::new(),
+        env: Arc::default(),
         phase,
         node: node.map(str::to_owned),
         created_ms: index * 1000,

@@ -43,10 +43,10 @@ pub(super) fn fresh(name: &str, uid: u64) -> Pod {
     Pod {
         name: name.to_owned(),
         uid,
-        labels: StringMap::new(),
+        labels: Arc::default(),
         annotations: StringMap::new(),
         image: "gocd/gocd-agent".to_owned(),
-        env: StringMap::new(),
+        env: Arc::default(),
         phase: PodPhase::Pending,
         node: None,
         created_ms: 0,

@@ -29,7 +29,7 @@ fn copy(random: &mut Stream, name: &str, version: u64) -> Arc<crate::resources::
     let hash = ["hash-a", "hash-b"][random.below(2) as usize];
     (pod.annotations).insert(pod_keys::CONFIG_HASH.to_owned(), hash.to_owned());
     if random.below(2) == 0 {
-        (pod.labels).insert(pod_keys::ENVIRONMENT.to_owned(), "prod".to_owned());
+        Arc::make_mut(&mut pod.labels).insert(pod_keys::ENVIRONMENT.to_owned(), "prod".to_owned());
     }
     Arc::new(pod)
 }

@@ -11,10 +11,10 @@ fn pod(name: String, version: u64) -> Arc<Pod> {
     Arc::new(Pod {
         name,
         uid: version,
-        labels: StringMap::new(),
+        labels: Arc::default(),
         annotations: StringMap::new(),
         image: "gocd/gocd-agent".to_owned(),
-        env: StringMap::new(),
+        env: Arc::default(),
         phase: PodPhase::Pending,
         node: None,
         created_ms: 0,
