@@ -97,19 +97,21 @@ fn replace_after_ms(scenario: &Scenario) -> u64 {
 struct Observers<'a> {
     fingerprint: Fingerprint,
     checker: Checker,
+    after: AfterMonitors<'a>,
+    records: u64,
+}
+
+/// The observers that see every record after the monitors.
+struct AfterMonitors<'a> {
     collector: Collector,
     trace: Option<JsonlWriter>,
     trace_error: Option<std::io::Error>,
-    records: u64,
-    /// Sees every record after the monitors (`review` keeps the decisions).
+    /// `review` keeps the decisions.
     tap: Option<&'a mut dyn Sink>,
 }
 
-impl Sink for Observers<'_> {
-    fn record(&mut self, t_ms: u64, node: &str, record: &Record) {
-        self.records += 1;
-        self.fingerprint.add(t_ms, node, record);
-        self.checker.observe(t_ms, record);
+impl AfterMonitors<'_> {
+    fn see(&mut self, t_ms: u64, node: &str, record: &Record) {
         self.collector.observe(t_ms, record);
         if let Some(tap) = &mut self.tap {
             tap.record(t_ms, node, record);
@@ -119,6 +121,26 @@ impl Sink for Observers<'_> {
         {
             self.trace_error.get_or_insert(error);
         }
+    }
+}
+
+impl Sink for Observers<'_> {
+    fn record(&mut self, t_ms: u64, node: &str, record: &Record) {
+        self.records += 1;
+        self.fingerprint.add(t_ms, node, record);
+        self.checker.observe(t_ms, record);
+        self.after.see(t_ms, node, record);
+    }
+
+    /// The monitors' context ring keeps the record itself: no copy per record.
+    fn record_owned(&mut self, t_ms: u64, node: &str, record: Record) {
+        if matches!(record, Record::Sample) {
+            return self.record(t_ms, node, &record);
+        }
+        self.records += 1;
+        self.fingerprint.add(t_ms, node, &record);
+        let record = self.checker.observe_owned(t_ms, record);
+        self.after.see(t_ms, node, record);
     }
 }
 
@@ -149,7 +171,8 @@ pub fn run_scenario_tapped(
     world.run(&mut observers)?;
     let end_ms = world.now().as_ms();
     let all = observers.checker.finish(end_ms);
-    finish_trace(observers.trace.take(), observers.trace_error.take())?;
+    let after = &mut observers.after;
+    finish_trace(after.trace.take(), after.trace_error.take())?;
     // An ablated run is a different program: its fingerprint says so. A plain run folds in
     // nothing, so its fingerprint is the one it always had.
     if !scenario.ablations.is_empty() {
@@ -186,7 +209,7 @@ pub fn run_scenario_tapped(
     };
     Ok(RunOutcome {
         info,
-        collector: observers.collector,
+        collector: observers.after.collector,
     })
 }
 
@@ -210,11 +233,13 @@ fn observers_for<'a>(
     Ok(Observers {
         fingerprint: Fingerprint::default(),
         checker: Checker::new(&bounds, &scenario.invariants.disable, extra),
-        collector: Collector::new(),
-        trace,
-        trace_error: None,
+        after: AfterMonitors {
+            collector: Collector::new(),
+            trace,
+            trace_error: None,
+            tap,
+        },
         records: 0,
-        tap,
     })
 }
 

@@ -122,13 +122,7 @@ impl Checker {
 
     /// Feed one record at `t_ms`. Times never decrease.
     pub fn observe(&mut self, t_ms: u64, record: &Record) {
-        assert!(!self.finished, "observe after finish");
-        assert!(
-            t_ms >= self.last_ms,
-            "records arrive in time order: {t_ms} < {}",
-            self.last_ms
-        );
-        self.last_ms = t_ms;
+        self.advance(t_ms);
         self.capacity.observe(t_ms, record);
         self.ring.push(t_ms, record);
         for monitor in &mut self.monitors {
@@ -137,6 +131,34 @@ impl Checker {
         if !self.fresh.is_empty() {
             self.accept_fresh();
         }
+    }
+
+    /// [`Checker::observe`] for a record that is not a `Sample`, given to keep: the context
+    /// ring keeps it instead of a copy. It is lent back for the observers after this one.
+    pub fn observe_owned(&mut self, t_ms: u64, record: Record) -> &Record {
+        self.advance(t_ms);
+        self.capacity.observe(t_ms, &record);
+        let record = self.ring.keep(t_ms, record);
+        for monitor in &mut self.monitors {
+            monitor.observe(t_ms, record, &mut self.fresh);
+        }
+        if !self.fresh.is_empty() {
+            self.accept_fresh();
+        }
+        self.ring
+            .last()
+            .expect("the ring keeps the record just observed")
+    }
+
+    /// The next record is at `t_ms`.
+    fn advance(&mut self, t_ms: u64) {
+        assert!(!self.finished, "observe after finish");
+        assert!(
+            t_ms >= self.last_ms,
+            "records arrive in time order: {t_ms} < {}",
+            self.last_ms
+        );
+        self.last_ms = t_ms;
     }
 
     /// End of the settle phase at `t_ms`: judge the eventually and sometimes invariants and

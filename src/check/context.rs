@@ -222,15 +222,26 @@ pub struct Ring {
 }
 
 impl Ring {
-    /// Remember `record`, forgetting the oldest one when full.
+    /// Remember a copy of `record` (not a `Sample`), forgetting the oldest one when full.
     pub fn push(&mut self, t_ms: u64, record: &Record) {
-        if matches!(record, Record::Sample) {
-            return;
+        if !matches!(record, Record::Sample) {
+            self.keep(t_ms, record.clone());
         }
+    }
+
+    /// Remember `record` itself, forgetting the oldest one when full, and lend it back.
+    pub fn keep(&mut self, t_ms: u64, record: Record) -> &Record {
+        debug_assert!(!matches!(record, Record::Sample), "samples are not context");
         if self.records.len() == RING_RECORDS_MAX {
             self.records.pop_front();
         }
-        self.records.push_back((t_ms, record.clone()));
+        self.records.push_back((t_ms, record));
+        &self.records.back().expect("just remembered").1
+    }
+
+    /// The record remembered last.
+    pub fn last(&self) -> Option<&Record> {
+        self.records.back().map(|(_, record)| record)
     }
 
     /// The last [`CONTEXT_LINES_MAX`] remembered records at or before `until_ms` that touch

@@ -27,4 +27,10 @@ pub use swarm::seed_selection;
 pub trait Sink {
     /// Take record `record` emitted at simulated time `t_ms` by node `node`.
     fn record(&mut self, t_ms: u64, node: &str, record: &crate::trace::Record);
+
+    /// [`Sink::record`], given the record to keep: a sink that stores records (the monitors'
+    /// context ring) keeps this one instead of a copy. The world emits every record so.
+    fn record_owned(&mut self, t_ms: u64, node: &str, record: crate::trace::Record) {
+        self.record(t_ms, node, &record);
+    }
 }

@@ -52,7 +52,7 @@ impl World {
     }
 
     pub(super) fn emit(&mut self, sink: &mut dyn Sink, node: &str, record: Record) {
-        sink.record(self.queue.now().as_ms(), node, &record);
+        sink.record_owned(self.queue.now().as_ms(), node, record);
     }
 
     pub(super) fn dispatch(&mut self, now: SimTime, event: Event, sink: &mut dyn Sink) {

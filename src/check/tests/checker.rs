@@ -2,7 +2,9 @@ use super::{
     assigned, bounds, clean_life, completed, created, decision, deleted, of, reuse_bounds, run,
     scheduled,
 };
-use crate::check::{CONTEXT_LINES_MAX, Checker, Kind, Monitor, Violation, format_line};
+use crate::check::{
+    CONTEXT_LINES_MAX, Checker, Kind, Monitor, RING_RECORDS_MAX, Violation, format_line,
+};
 use crate::trace::{Actor, Record};
 
 /// A stand-in for a leader-election monitor: flags every `ServerPing`, always with the same
@@ -119,6 +121,57 @@ fn context_lines_are_the_last_records_touching_the_objects_up_to_the_violation()
         "t=1.011s decision code=skip-limit job=7 pod=pod-a text=\"try 11\""
     );
     assert!(context[0].contains("try 4"), "oldest first: {context:?}");
+}
+
+/// The records the context test uses, and enough besides to push its first ones out of the
+/// ring, with a violation found before and one after that.
+fn records_past_the_ring() -> Vec<(u64, Record)> {
+    let mut records = vec![(0, scheduled(7, 7, "H"))];
+    for index in 0..(RING_RECORDS_MAX as u64 + 50) {
+        let t_ms = 1_000 + index;
+        records.push((t_ms, decision(7, "skip-limit", &format!("try {index}"))));
+        records.push((t_ms, scheduled(100 + index, 100 + index, "H")));
+        if index % 1_000 == 0 {
+            records.push((t_ms, Record::Sample));
+        }
+    }
+    records.push((90_000, Record::Sample));
+    records.extend(
+        broken_everywhere()
+            .into_iter()
+            .map(|(t, r)| (t + 90_000, r)),
+    );
+    records
+}
+
+/// Records given to keep (`observe_owned`, which the runs use) and records lent
+/// (`observe`) make the same violations with the same context lines.
+#[test]
+fn a_kept_record_gives_the_context_a_copy_gives() {
+    let records = records_past_the_ring();
+    let mut lent = Checker::new(&bounds(), &[], Vec::new());
+    let mut kept = Checker::new(&bounds(), &[], Vec::new());
+    for (t_ms, record) in &records {
+        lent.observe(*t_ms, record);
+        if matches!(record, Record::Sample) {
+            kept.observe(*t_ms, record);
+        } else {
+            assert_eq!(kept.observe_owned(*t_ms, record.clone()), record);
+        }
+    }
+    let lent = lent.finish(400_000);
+    let kept = kept.finish(400_000);
+    assert!(lent.len() >= 4, "the records break invariants: {lent:?}");
+    let quoted = lent.iter().filter(|v| !v.context.is_empty()).count();
+    assert!(quoted >= 2, "violations quote context: {lent:?}");
+    let pairs: Vec<_> = lent.iter().zip(&kept).collect();
+    assert_eq!(lent.len(), kept.len());
+    for (a, b) in pairs {
+        assert_eq!(
+            (a.id, &a.objects, &a.context),
+            (b.id, &b.objects, &b.context)
+        );
+    }
 }
 
 #[test]
