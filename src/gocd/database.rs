@@ -2,8 +2,8 @@
 //! server crash; everything else (plugin state, keys, scheduling memory) does not.
 
 use super::agent_table::AgentTable;
+use super::job_table::JobTable;
 use crate::trace::AgentRuntime;
-use std::collections::BTreeMap;
 
 /// A live job instance's state (`JobState.java`, with Assigned..Completing folded into
 /// Assigned). Completed and rescheduled instances leave the database: the trace keeps them.
@@ -84,8 +84,8 @@ pub struct AgentRecord {
 /// The server's database.
 #[derive(Debug, Default)]
 pub struct Database {
-    /// Live jobs: scheduled or assigned.
-    pub jobs: BTreeMap<u64, Job>,
+    /// Live jobs: scheduled or assigned (`job_table.rs`).
+    pub jobs: JobTable,
     /// Registered agents by elastic agent id, with their listing (`agent_table.rs`).
     pub agents: AgentTable,
     next_job_id: u64,

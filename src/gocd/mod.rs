@@ -11,6 +11,7 @@
 mod agent;
 mod agent_table;
 mod database;
+mod job_table;
 mod protocol;
 mod registry;
 mod server;

@@ -256,13 +256,7 @@ impl Server {
     }
 
     fn assign(&mut self, job_id: u64, agent_id: &NameKey, out: &mut ServerOut) -> ServerReply {
-        let job = self.db.jobs.get_mut(&job_id).expect("candidate job exists");
-        debug_assert!(
-            job.state == JobState::Scheduled && job.agent.is_none(),
-            "job {job_id} is assigned once, from Scheduled"
-        );
-        job.state = JobState::Assigned;
-        job.agent = Some(agent_id.as_str().to_owned());
+        let job = self.db.jobs.assign(job_id, agent_id.as_str());
         let (profile, environment, runtime_ms) =
             (job.profile.clone(), job.environment.clone(), job.runtime_ms);
         let memory = self.memory.as_mut().expect("checked");

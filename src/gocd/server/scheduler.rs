@@ -44,7 +44,7 @@ impl Server {
             environment: job.environment.clone(),
             config,
         });
-        self.db.jobs.insert(job.id, job);
+        self.db.jobs.insert(job);
     }
 
     pub(super) fn job_identifier(job: &Job) -> JobIdentifier {
@@ -61,13 +61,7 @@ impl Server {
 
     /// `BuildAssignmentService.onTimer` → `createAgentsFor(old, new)`.
     pub(super) fn assignment_tick(&mut self, now_ms: u64, out: &mut ServerOut) {
-        let mut plan: Vec<&Job> = self
-            .db
-            .jobs
-            .values()
-            .filter(|j| j.state == JobState::Scheduled)
-            .collect();
-        plan.sort_by_key(|j| (j.scheduled_ms, j.id));
+        let plan: Vec<&Job> = self.db.jobs.plan().collect();
         let new_plan: Vec<u64> = plan.iter().map(|j| j.id).collect();
         let memory = self.memory.as_mut().expect("checked by caller");
         let old: BTreeSet<u64> = memory.job_plans.iter().copied().collect();
