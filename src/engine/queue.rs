@@ -19,13 +19,13 @@ const WORD_BITS: u64 = u64::BITS as u64;
 /// No slot: the end of a bucket's list.
 const NONE: u32 = u32::MAX;
 
-/// A parked event and its place in a bucket's list.
-struct Parked<E> {
+/// Where a parked event is due and its place in a bucket's list. Kept apart from the events
+/// themselves: linking and unlinking read only these, a third of a slot's bytes.
+struct Parked {
     time: SimTime,
     sequence: u64,
     /// The next slot in the same bucket, or `NONE`.
     next: u32,
-    event: Option<E>,
 }
 
 /// A far event in the heap: its time, its tie-breaking sequence number and its slot.
@@ -78,8 +78,10 @@ pub struct Queue<E> {
     occupied: Vec<u64>,
     /// Events due at `now + WHEEL_MS` or later.
     far: BinaryHeap<Key>,
-    /// Every pending event; free slots are listed in `free`.
-    slots: Vec<Parked<E>>,
+    /// Every pending event's due time and list place; free slots are listed in `free`.
+    slots: Vec<Parked>,
+    /// The pending events, in the same slots.
+    events: Vec<Option<E>>,
     free: Vec<u32>,
     sequence: u64,
     now: SimTime,
@@ -93,6 +95,7 @@ impl<E> Default for Queue<E> {
             occupied: vec![0; (WHEEL_MS / WORD_BITS) as usize],
             far: BinaryHeap::new(),
             slots: Vec::new(),
+            events: Vec::new(),
             free: Vec::new(),
             sequence: 0,
             now: SimTime::ZERO,
@@ -168,10 +171,11 @@ impl<E> Queue<E> {
             // The wheel is empty: the next event is far; jump to it.
             None => self.far.pop()?.slot,
         };
-        let parked = &mut self.slots[slot as usize];
-        assert!(parked.time >= self.now, "queue order broken");
-        let time = parked.time;
-        let event = parked.event.take().expect("a queued slot holds its event");
+        let time = self.slots[slot as usize].time;
+        assert!(time >= self.now, "queue order broken");
+        let event = self.events[slot as usize]
+            .take()
+            .expect("a queued slot holds its event");
         self.free.push(slot);
         self.popped_count += 1;
         self.now = time;
@@ -189,11 +193,11 @@ impl<E> Queue<E> {
             time,
             sequence,
             next: NONE,
-            event: Some(event),
         };
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = parked;
+                self.events[slot as usize] = Some(event);
                 slot
             }
             None => {
@@ -202,6 +206,7 @@ impl<E> Queue<E> {
                     .filter(|slot| *slot != NONE)
                     .expect("fewer than 2^32 - 1 pending events");
                 self.slots.push(parked);
+                self.events.push(Some(event));
                 slot
             }
         };
