@@ -119,6 +119,11 @@ impl AgentTable {
         slot
     }
 
+    /// The number of registered agent `id`.
+    pub fn number_of(&self, id: &str) -> Option<AgentId> {
+        Some(self.numbers[self.slot_of(id)? as usize])
+    }
+
     /// The id and record of the agent numbered `agent`.
     pub fn get_by_number(&self, agent: AgentId) -> Option<(&NameKey, &AgentRecord)> {
         Some(self.entry(self.slot_of_number(agent)?))

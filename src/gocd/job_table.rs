@@ -1,15 +1,19 @@
-//! The server's live jobs, with the scheduled ones kept in plan order.
+//! The server's live jobs, with the scheduled ones kept in plan order and the assigned ones
+//! with their agent's number.
 //!
 //! Every assignment tick (`BuildAssignmentService.onTimer`) the server lines up the jobs still
-//! waiting for an agent, oldest first. Filtering and sorting every live job for that cost
-//! O(live jobs) per tick, and in a busy cluster nearly every live job is building. [`JobTable`]
-//! keeps the scheduled jobs in plan order beside the jobs themselves, in step with the only
-//! three changes a job sees (scheduled, assigned, gone), so a tick walks the scheduled ones.
+//! waiting for an agent, oldest first; every hung-job check looks up the agent of every
+//! assigned job. Filtering every live job for those, and finding each agent by its name, cost
+//! O(live jobs) reads of cold jobs and names per tick. [`JobTable`] keeps the scheduled jobs in
+//! plan order and the assigned ones with their agent's [`AgentId`] beside the jobs themselves,
+//! in step with the only three changes a job sees (scheduled, assigned, gone).
 //!
-//! The naive reference is the filter and sort over every job ([`JobTable::plan_naive`]); debug
-//! builds compare the two at every plan, and the tests below drive both with random changes.
+//! The naive references are the filters over every job ([`JobTable::plan_naive`],
+//! [`JobTable::assigned_naive`]); debug builds compare them at every walk, and the tests below
+//! drive both with random changes.
 
 use super::database::{Job, JobState};
+use super::protocol::AgentId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Index;
 
@@ -19,6 +23,8 @@ pub struct JobTable {
     jobs: BTreeMap<u64, Job>,
     /// The scheduled jobs as `(scheduled_ms, id)`: the order the assignment tick plans in.
     plan: BTreeSet<(u64, u64)>,
+    /// The assigned jobs, and the number of the agent each is assigned to.
+    assigned: BTreeMap<u64, AgentId>,
 }
 
 impl JobTable {
@@ -32,12 +38,11 @@ impl JobTable {
         self.jobs.values()
     }
 
-    /// A new live job (replacing any job under the same id).
+    /// A new live job, waiting for an agent (replacing any job under the same id).
     pub fn insert(&mut self, job: Job) {
+        assert_eq!(job.state, JobState::Scheduled, "a job enters scheduled");
         self.remove(&job.id);
-        if job.state == JobState::Scheduled {
-            self.plan.insert((job.scheduled_ms, job.id));
-        }
+        self.plan.insert((job.scheduled_ms, job.id));
         self.jobs.insert(job.id, job);
     }
 
@@ -45,11 +50,12 @@ impl JobTable {
     pub fn remove(&mut self, id: &u64) -> Option<Job> {
         let job = self.jobs.remove(id)?;
         self.plan.remove(&(job.scheduled_ms, job.id));
+        self.assigned.remove(id);
         Some(job)
     }
 
-    /// Scheduled job `id` is assigned to agent `agent`.
-    pub fn assign(&mut self, id: u64, agent: &str) -> &Job {
+    /// Scheduled job `id` is assigned to agent `agent`, numbered `number`.
+    pub fn assign(&mut self, id: u64, agent: &str, number: AgentId) -> &Job {
         let job = self.jobs.get_mut(&id).expect("an assigned job is live");
         debug_assert!(
             job.state == JobState::Scheduled && job.agent.is_none(),
@@ -58,7 +64,25 @@ impl JobTable {
         job.state = JobState::Assigned;
         job.agent = Some(agent.to_owned());
         self.plan.remove(&(job.scheduled_ms, id));
+        self.assigned.insert(id, number);
         job
+    }
+
+    /// The assigned jobs in id order, each with its agent's number.
+    pub fn assigned(&self) -> impl Iterator<Item = (u64, AgentId)> {
+        #[cfg(debug_assertions)]
+        assert!(
+            self.assigned.keys().copied().eq(self.assigned_naive()),
+            "the assigned index differs from the assigned jobs"
+        );
+        self.assigned.iter().map(|(&id, &number)| (id, number))
+    }
+
+    /// The naive reference: the ids of the assigned jobs, filtered from every job.
+    #[cfg(any(test, debug_assertions))]
+    fn assigned_naive(&self) -> Vec<u64> {
+        let assigned = self.jobs.values().filter(|j| j.state == JobState::Assigned);
+        assigned.map(|job| job.id).collect()
     }
 
     /// The scheduled jobs, oldest first (by scheduled time, then id).
@@ -98,9 +122,11 @@ mod tests {
     use crate::component::Random;
     use crate::engine::{Stream, StreamId};
     use crate::gocd::database::{Job, JobState};
+    use crate::gocd::protocol::AgentId;
 
     /// Random schedules (several at the same time, so ids break ties), assignments and
-    /// removals of scheduled and assigned jobs: the plan is always the naive filter and sort.
+    /// removals of scheduled and assigned jobs: the plan is always the naive filter and sort,
+    /// and the assigned jobs the naive filter, each with the number it was assigned with.
     #[test]
     fn the_plan_is_the_scheduled_jobs_oldest_first_through_random_changes() {
         let mut random = Stream::new(11, StreamId::Workload);
@@ -119,7 +145,7 @@ mod tests {
                 2 if !live.is_empty() => {
                     let id = pick(&mut random);
                     if table[&id].state == JobState::Scheduled {
-                        let job = table.assign(id, "agent");
+                        let job = table.assign(id, "agent", AgentId(id as u32));
                         assert_eq!(
                             (job.state, job.agent.as_deref()),
                             (JobState::Assigned, Some("agent"))
@@ -135,6 +161,17 @@ mod tests {
             }
             let plan: Vec<u64> = table.plan().map(|job| job.id).collect();
             assert_eq!(plan, table.plan_naive());
+            let assigned: Vec<(u64, AgentId)> = table.assigned().collect();
+            let naive = table.assigned_naive();
+            assert_eq!(
+                assigned.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+                naive
+            );
+            assert!(
+                assigned
+                    .iter()
+                    .all(|(id, number)| *number == AgentId(*id as u32))
+            );
             planned += plan.len();
         }
         assert!(

@@ -256,7 +256,9 @@ impl Server {
     }
 
     fn assign(&mut self, job_id: u64, agent_id: &NameKey, out: &mut ServerOut) -> ServerReply {
-        let job = self.db.jobs.assign(job_id, agent_id.as_str());
+        let number = (self.db.agents.number_of(agent_id.as_str()))
+            .expect("an agent given work is registered");
+        let job = self.db.jobs.assign(job_id, agent_id.as_str(), number);
         let (profile, environment, runtime_ms) =
             (job.profile.clone(), job.environment.clone(), job.runtime_ms);
         let memory = self.memory.as_mut().expect("checked");

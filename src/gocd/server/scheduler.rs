@@ -122,16 +122,21 @@ impl Server {
         {
             return;
         }
-        let hung: Vec<u64> = self
-            .db
-            .jobs
-            .values()
-            .filter(|j| j.state == JobState::Assigned)
-            .filter(|j| {
-                let agent = j.agent.as_deref().and_then(|a| self.db.agents.get(a));
+        let agents = &self.db.agents;
+        let hung: Vec<u64> = (self.db.jobs.assigned())
+            .filter(|&(job, number)| {
+                let agent = agents.get_by_number(number).map(|(_, record)| record);
+                let named = || self.db.jobs[&job].agent.as_deref();
+                debug_assert!(
+                    agent.map(std::ptr::from_ref)
+                        == named()
+                            .and_then(|name| agents.get(name))
+                            .map(std::ptr::from_ref),
+                    "job {job}: its agent's number and name find other agents"
+                );
                 !agent.is_some_and(Self::is_live)
             })
-            .map(|j| j.id)
+            .map(|(job, _)| job)
             .collect();
         for job in hung {
             self.reschedule(now_ms, job, "hung: its agent is gone or lost contact", out);
