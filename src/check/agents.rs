@@ -1,50 +1,11 @@
 //! Agent monitors: `no-cross-config-reuse`, `one-job-per-agent`, `no-work-to-disabled`,
 //! `no-kill-while-building`.
 
+use super::assignments::SharedAssignments;
 use super::{Kind, Monitor, Violation};
 use crate::ids::Names;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Which agent builds which job: an agent builds from `JobAssigned` until the job's
-/// `JobCompleted`, `JobRescheduled` or `JobCancelled`.
-#[derive(Debug, Default)]
-pub(crate) struct Assignments {
-    job_of_agent: BTreeMap<String, u64>,
-    agent_of_job: BTreeMap<u64, String>,
-}
-
-impl Assignments {
-    /// The job `agent` is building, if any.
-    pub(crate) fn job_of(&self, agent: &str) -> Option<u64> {
-        self.job_of_agent.get(agent).copied()
-    }
-
-    /// The agent building `job`, if any.
-    pub(crate) fn agent_of(&self, job: u64) -> Option<&str> {
-        self.agent_of_job.get(&job).map(String::as_str)
-    }
-
-    /// Follow one record.
-    pub(crate) fn observe(&mut self, record: &Record) {
-        match record {
-            Record::JobAssigned { job, agent, .. } => {
-                self.job_of_agent.insert(agent.clone(), *job);
-                self.agent_of_job.insert(*job, agent.clone());
-            }
-            Record::JobCompleted { job, .. }
-            | Record::JobRescheduled { job, .. }
-            | Record::JobCancelled { job } => {
-                if let Some(agent) = self.agent_of_job.remove(job)
-                    && self.job_of_agent.get(&agent) == Some(job)
-                {
-                    self.job_of_agent.remove(&agent);
-                }
-            }
-            _ => {}
-        }
-    }
-}
 
 /// `no-cross-config-reuse`: every `JobAssigned.config` equals the config its agent's pod was
 /// created with. Reported once per agent.
@@ -98,9 +59,19 @@ impl Monitor for NoCrossConfigReuse {
 /// two agents. Reported once per agent and once per job.
 #[derive(Debug, Default)]
 pub struct OneJobPerAgent {
-    assignments: Assignments,
+    assignments: SharedAssignments,
     reported_agents: BTreeSet<String>,
     reported_jobs: BTreeSet<u64>,
+}
+
+impl OneJobPerAgent {
+    /// The monitor, reading the assignments from `assignments`' store.
+    pub(crate) fn sharing(assignments: &SharedAssignments) -> OneJobPerAgent {
+        OneJobPerAgent {
+            assignments: SharedAssignments::sharing(assignments),
+            ..OneJobPerAgent::default()
+        }
+    }
 }
 
 impl Monitor for OneJobPerAgent {
@@ -110,7 +81,8 @@ impl Monitor for OneJobPerAgent {
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         if let Record::JobAssigned { job, agent, .. } = record {
-            if let Some(building) = self.assignments.job_of(agent)
+            let building = self.assignments.before().job_of(agent);
+            if let Some(building) = building
                 && building != *job
                 && self.reported_agents.insert(agent.clone())
             {
@@ -129,8 +101,10 @@ impl Monitor for OneJobPerAgent {
                     message,
                 ));
             }
-            if let Some(other) = self.assignments.agent_of(*job)
-                && other != agent
+            let other = (self.assignments.before().agent_of(*job))
+                .filter(|other| other != agent)
+                .map(str::to_owned);
+            if let Some(other) = other
                 && self.reported_jobs.insert(*job)
             {
                 let message =
@@ -149,7 +123,7 @@ impl Monitor for OneJobPerAgent {
                 ));
             }
         }
-        self.assignments.observe(record);
+        self.assignments.after(record);
     }
 
     fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
@@ -209,12 +183,22 @@ impl Monitor for NoWorkToDisabled {
 /// the server reschedules it, and deleting the pod (rules 7 and 8 of `safe`) kills nothing.
 #[derive(Debug, Default)]
 pub struct NoKillWhileBuilding {
-    assignments: Assignments,
+    assignments: SharedAssignments,
     /// Pods whose container died (or whose phase turned Failed or Succeeded, or whose node
     /// was lost) since their last assignment.
     dead_builds: BTreeSet<String>,
     /// The node of every scheduled pod.
     node_of_pod: BTreeMap<String, String>,
+}
+
+impl NoKillWhileBuilding {
+    /// The monitor, reading the assignments from `assignments`' store.
+    pub(crate) fn sharing(assignments: &SharedAssignments) -> NoKillWhileBuilding {
+        NoKillWhileBuilding {
+            assignments: SharedAssignments::sharing(assignments),
+            ..NoKillWhileBuilding::default()
+        }
+    }
 }
 
 impl Monitor for NoKillWhileBuilding {
@@ -227,7 +211,7 @@ impl Monitor for NoKillWhileBuilding {
             pod,
             by: Actor::Allocator,
         } = record
-            && let Some(job) = self.assignments.job_of(pod)
+            && let Some(job) = self.assignments.before().job_of(pod)
             && !self.dead_builds.contains(pod)
         {
             let message =
@@ -262,7 +246,7 @@ impl Monitor for NoKillWhileBuilding {
             }
             _ => {}
         }
-        self.assignments.observe(record);
+        self.assignments.after(record);
     }
 
     fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}

@@ -7,7 +7,7 @@
 //! it answers should-assign-work yes (`assign-yes`), reserves the pod for the job (`claim`), or
 //! creates no pod for the job because this one is reusable (`skip-reuse`).
 
-use super::agents::Assignments;
+use super::assignments::SharedAssignments;
 use super::{Kind, Monitor, Violation};
 use crate::trace::{AgentRuntime, Record};
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,7 +18,7 @@ const HANDING_CODES: [&str; 3] = ["assign-yes", "claim", "skip-reuse"];
 /// `no-assign-while-cancelling` (safety, always). Reported once per pod.
 #[derive(Debug, Default)]
 pub struct NoAssignWhileCancelling {
-    assignments: Assignments,
+    assignments: SharedAssignments,
     /// Pods killing a cancelled build, with the cancelled job, until the server sees the
     /// agent Idle again (or the agent, its container or its pod is gone).
     cancelling: BTreeMap<String, u64>,
@@ -52,6 +52,16 @@ impl NoAssignWhileCancelling {
     }
 }
 
+impl NoAssignWhileCancelling {
+    /// The monitor, reading the assignments from `assignments`' store.
+    pub(crate) fn sharing(assignments: &SharedAssignments) -> NoAssignWhileCancelling {
+        NoAssignWhileCancelling {
+            assignments: SharedAssignments::sharing(assignments),
+            ..NoAssignWhileCancelling::default()
+        }
+    }
+}
+
 impl Monitor for NoAssignWhileCancelling {
     fn id(&self) -> &'static str {
         "no-assign-while-cancelling"
@@ -60,8 +70,9 @@ impl Monitor for NoAssignWhileCancelling {
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         match record {
             Record::JobCancelled { job } => {
-                if let Some(agent) = self.assignments.agent_of(*job) {
-                    self.cancelling.insert(agent.to_owned(), *job);
+                let agent = self.assignments.before().agent_of(*job).map(str::to_owned);
+                if let Some(agent) = agent {
+                    self.cancelling.insert(agent, *job);
                 }
             }
             Record::AgentState {
@@ -87,7 +98,7 @@ impl Monitor for NoAssignWhileCancelling {
             }
             _ => {}
         }
-        self.assignments.observe(record);
+        self.assignments.after(record);
     }
 
     fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}

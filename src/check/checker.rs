@@ -2,6 +2,7 @@
 //! gives each one its context lines.
 
 use super::agents::{NoCrossConfigReuse, NoKillWhileBuilding, NoWorkToDisabled, OneJobPerAgent};
+use super::assignments::SharedAssignments;
 use super::bounds::Bounds;
 use super::cancel::NoAssignWhileCancelling;
 use super::capacity::CapacityBudget;
@@ -59,13 +60,15 @@ impl Checker {
     /// `reuse-happens` on and `one-pod-per-job` off), plus `extra` monitors (leader election),
     /// minus every monitor whose id is in `disabled`.
     pub fn new(bounds: &Bounds, disabled: &[String], extra: Vec<Box<dyn Monitor>>) -> Checker {
+        // The three monitors that ask who builds what follow the assignments once.
+        let assignments = SharedAssignments::default();
         let mut monitors: Vec<Box<dyn Monitor>> = vec![
             Box::new(JobWaitBound::new(bounds.max_job_wait_ms)),
             Box::new(NoCrossConfigReuse::default()),
-            Box::new(OneJobPerAgent::default()),
+            Box::new(OneJobPerAgent::sharing(&assignments)),
             Box::new(NoWorkToDisabled::default()),
             Box::new(PendingLimit::new(bounds.pending_pods_count)),
-            Box::new(NoKillWhileBuilding::default()),
+            Box::new(NoKillWhileBuilding::sharing(&assignments)),
             Box::new(NoOrphanPods::new(
                 bounds.registration_deadline_ms(),
                 bounds.server_ping_interval_ms,
@@ -73,7 +76,7 @@ impl Checker {
             Box::new(AllJobsComplete::default()),
             Box::new(NoLostJob::default()),
             Box::new(RestartRecovers::default()),
-            Box::new(NoAssignWhileCancelling::default()),
+            Box::new(NoAssignWhileCancelling::sharing(&assignments)),
             Box::new(BoundedRequests),
         ];
         if bounds.reuse_enabled {

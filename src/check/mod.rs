@@ -76,6 +76,7 @@ impl Violation {
 }
 
 mod agents;
+mod assignments;
 mod bounds;
 mod cancel;
 mod capacity;
