@@ -8,9 +8,11 @@
 //! client diffs it against its previous one by the chunks written since.
 //!
 //! The records live in slots found by name through a [`NameIndex`] (one probe, where an
-//! ordered map walked a tree: the server looks an agent up at every ping and, at every
-//! hung-job check, for every assigned job), and in id order through an ordered map of slots,
-//! for the walks that go over every agent.
+//! ordered map walked a tree: get-work, assignments and the plugin's calls look agents up by
+//! name), by [`AgentId`] through a vector of slots (an agent's own requests, every agent
+//! pinging every 5 s, and the hung-job check), and in id order through an ordered map of
+//! slots, for the walks that go over every agent. Debug builds check every lookup by number
+//! against the slot's own number.
 //!
 //! The naive reference is the metadata built from every record ([`AgentTable::list`]); debug
 //! builds compare the two at every listing, and the tests below drive both with random
