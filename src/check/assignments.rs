@@ -112,31 +112,33 @@ impl SharedAssignments {
 
     /// The assignments before the record this monitor is at.
     pub(crate) fn before(&self) -> Ref<'_, Assignments> {
-        {
-            let mut store = self.store.borrow_mut();
-            debug_assert!(
-                store.applied <= self.seen && self.seen <= store.offered,
-                "monitors sharing assignments read the same records in step"
-            );
-            if store.applied < self.seen {
-                if let Some(change) = store.pending.take() {
-                    store.assignments.apply(change);
-                }
-                store.applied = self.seen;
-            }
-        }
+        self.catch_up(&mut self.store.borrow_mut());
         Ref::map(self.store.borrow(), |store| &store.assignments)
     }
 
     /// This monitor is done with `record`.
     pub(crate) fn after(&mut self, record: &Record) {
-        drop(self.before());
         let mut store = self.store.borrow_mut();
+        self.catch_up(&mut store);
         if store.offered == self.seen {
             store.pending = Change::of(record);
             store.offered += 1;
         }
         self.seen += 1;
+    }
+
+    /// Apply the change of the record before this monitor's, if no sharer has yet.
+    fn catch_up(&self, store: &mut Store) {
+        debug_assert!(
+            store.applied <= self.seen && self.seen <= store.offered,
+            "monitors sharing assignments read the same records in step"
+        );
+        if store.applied < self.seen {
+            if let Some(change) = store.pending.take() {
+                store.assignments.apply(change);
+            }
+            store.applied = self.seen;
+        }
     }
 }
 
