@@ -8,7 +8,7 @@ mod names;
 
 pub(crate) use id_map::IdMap;
 pub(crate) use name_index::NameIndex;
-pub(crate) use name_key::{NameKey, Probe};
+pub(crate) use name_key::{NameHead, NameKey, Probe};
 pub(crate) use names::Names;
 
 /// A small seeded generator (xorshift) for the tests here, so that `ids` needs nothing from

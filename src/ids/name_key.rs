@@ -68,6 +68,59 @@ fn same_name((head_a, a): (&[u64; 3], &str), (head_b, b): (&[u64; 3], &str)) -> 
     head_a == head_b && a.len() == b.len() && (a.len() <= HEAD_BYTES || a == b)
 }
 
+/// A name's head words and length, kept beside a name that lives elsewhere (a listing keeps
+/// one per entry, in its chunk): two heads order as their names do, and the names' text is
+/// read only when both are longer than the head and tie on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NameHead {
+    words: [u64; 3],
+    len: usize,
+}
+
+impl NameHead {
+    /// The head of `name`.
+    pub(crate) fn of(name: &str) -> NameHead {
+        NameHead {
+            words: head_words(name),
+            len: name.len(),
+        }
+    }
+
+    /// How the name this head is of orders against `other`'s; `texts` gives the two names
+    /// and is called only when the heads cannot tell.
+    pub(crate) fn order<'a>(
+        &self,
+        other: &NameHead,
+        texts: impl FnOnce() -> (&'a str, &'a str),
+    ) -> Ordering {
+        order_by_head((&self.words, self.len), (&other.words, other.len), || {
+            let (a, b) = texts();
+            (a.as_bytes(), b.as_bytes())
+        })
+    }
+}
+
+/// Byte order (`<[u8]>::cmp`) of two names given their head words and lengths: zero padding
+/// keeps the words' order the bytes' order up to the shorter name's end; equal heads leave
+/// the bytes after the head (read through `texts`, only when a name is longer than the
+/// head), then the lengths (two names that differ only by trailing zero bytes have equal
+/// heads).
+fn order_by_head<'a>(
+    (head_a, len_a): (&[u64; 3], usize),
+    (head_b, len_b): (&[u64; 3], usize),
+    texts: impl FnOnce() -> (&'a [u8], &'a [u8]),
+) -> Ordering {
+    head_a.cmp(head_b).then_with(|| {
+        if len_a <= HEAD_BYTES && len_b <= HEAD_BYTES {
+            // Both names fit in their heads (pod names do): equal heads leave the lengths,
+            // with no library call to compare two empty tails.
+            return len_a.cmp(&len_b);
+        }
+        let (a, b) = texts();
+        tail(a).cmp(tail(b)).then(len_a.cmp(&len_b))
+    })
+}
+
 /// A name looked for among keys ([`NameKey::is`]), its head words made once per lookup.
 pub(crate) struct Probe<'a> {
     head: [u64; 3],
@@ -122,25 +175,19 @@ impl PartialOrd for NameKey {
 }
 
 impl Ord for NameKey {
-    /// Byte order (`<[u8]>::cmp`): zero padding keeps the words' order the bytes' order up to
-    /// the shorter name's end; equal heads leave the bytes after the head, then the lengths
-    /// (two names that differ only by trailing zero bytes have equal heads).
+    /// Byte order (`<[u8]>::cmp`), from the heads where they tell ([`order_by_head`]).
     fn cmp(&self, other: &Self) -> Ordering {
-        self.head.cmp(&other.head).then_with(|| {
-            let (a, b) = (self.name.as_bytes(), other.name.as_bytes());
-            if a.len() <= HEAD_BYTES && b.len() <= HEAD_BYTES {
-                // Both names fit in their heads (pod names do): equal heads leave the lengths,
-                // with no library call to compare two empty tails.
-                return a.len().cmp(&b.len());
-            }
-            tail(a).cmp(tail(b)).then(a.len().cmp(&b.len()))
-        })
+        order_by_head(
+            (&self.head, self.name.len()),
+            (&other.head, other.name.len()),
+            || (self.name.as_bytes(), other.name.as_bytes()),
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{NameKey, Probe};
+    use super::{NameHead, NameKey, Probe};
     use std::collections::{BTreeMap, BTreeSet};
 
     use crate::ids::TestStream as Stream;
@@ -192,6 +239,38 @@ mod tests {
             assert_eq!(x == y, a == b);
             assert_eq!(want, a.cmp(&b), "byte order is str's order");
         }
+    }
+
+    /// Heads order as their names, and read the names only when a name is longer than the
+    /// head: pod names never are, so a listing's search never leaves its chunk.
+    #[test]
+    fn heads_order_as_their_text_and_read_it_only_past_the_head() {
+        let mut random = Stream(0x6a09_e667_f3bc_c908);
+        let (mut read_texts, mut short_pairs) = (0, 0);
+        for _ in 0..50_000 {
+            let a = name(&mut random);
+            // Equal texts, texts one byte longer, and unrelated ones.
+            let b = match random.below(3) {
+                0 => a.clone(),
+                1 => format!("{a}0"),
+                _ => name(&mut random),
+            };
+            let read = std::cell::Cell::new(false);
+            let order = NameHead::of(&a).order(&NameHead::of(&b), || {
+                read.set(true);
+                (a.as_str(), b.as_str())
+            });
+            assert_eq!(order, a.as_bytes().cmp(b.as_bytes()), "{a:?} vs {b:?}");
+            if a.len() <= 24 && b.len() <= 24 {
+                assert!(!read.get(), "{a:?} and {b:?} fit their heads");
+                short_pairs += 1;
+            }
+            read_texts += usize::from(read.get());
+        }
+        assert!(
+            short_pairs > 5_000 && read_texts > 1_000,
+            "both cases came up"
+        );
     }
 
     #[test]

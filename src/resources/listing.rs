@@ -14,6 +14,7 @@
 //! [`Listing::from_pods`]); the tests below check the two agree.
 
 use super::Pod;
+use crate::ids::NameHead;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -23,6 +24,77 @@ const CHUNK: usize = 32;
 
 /// A run of consecutive entries, in name order, shared between listings until written.
 type Chunk<T> = Vec<Arc<T>>;
+
+/// Where `name` is in `chunk`, or would go.
+fn search<T: Listed>(chunk: &Chunk<T>, name: &str) -> Result<usize, usize> {
+    chunk.binary_search_by(|listed| listed.name().cmp(name))
+}
+
+/// Binary search over `len` places in name order, `order_at(at)` ordering place `at` against
+/// the name looked for: `Ok` where it is, `Err` where it would go.
+fn bisect(len: usize, order_at: impl Fn(usize) -> Ordering) -> Result<usize, usize> {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let middle = low + (high - low) / 2;
+        match order_at(middle) {
+            Ordering::Less => low = middle + 1,
+            Ordering::Greater => high = middle,
+            Ordering::Equal => return Ok(middle),
+        }
+    }
+    Err(low)
+}
+
+/// The chunks of one snapshot, with each chunk's last head beside it, so finding a name's
+/// chunk reads this spine only.
+struct Spine<T> {
+    lasts: Vec<NameHead>,
+    chunks: Vec<Arc<Chunk<T>>>,
+}
+
+impl<T> Clone for Spine<T> {
+    fn clone(&self) -> Self {
+        Spine {
+            lasts: self.lasts.clone(),
+            chunks: self.chunks.clone(),
+        }
+    }
+}
+
+impl<T> Default for Spine<T> {
+    fn default() -> Self {
+        Spine {
+            lasts: Vec::new(),
+            chunks: Vec::new(),
+        }
+    }
+}
+
+impl<T: Listed> Spine<T> {
+    /// The chunk a name belongs in: the first whose last name is not below it (else the last
+    /// chunk). Each comparison reads the spine only, unless two names longer than a head tie
+    /// on it.
+    fn chunk_of(&self, name: &str) -> usize {
+        let head = NameHead::of(name);
+        let found = bisect(self.lasts.len(), |at| {
+            self.lasts[at].order(&head, || {
+                let last = self.chunks[at].last();
+                (last.expect("a listed chunk is never empty").name(), name)
+            })
+        });
+        found
+            .unwrap_or_else(|after| after)
+            .min(self.chunks.len().saturating_sub(1))
+    }
+
+    /// Keep the last head of the chunk at `index` in step after a write to it.
+    fn mend_last(&mut self, index: usize) {
+        let last = self.chunks[index]
+            .last()
+            .expect("a listed chunk is never empty");
+        self.lasts[index] = NameHead::of(last.name());
+    }
+}
 
 /// What a listing holds: entries known by a unique name.
 pub trait Listed {
@@ -40,17 +112,16 @@ impl Listed for Pod {
 pub type PodList = Listing<Pod>;
 
 /// Entries by name: a sorted sequence of shared chunks. Cloning copies one pointer; a write
-/// copies the chunk it lands in (and, once per snapshot, the chunk pointers), never the
-/// entries.
+/// copies the chunk it lands in (and, once per snapshot, the spine), never the entries.
 pub struct Listing<T> {
-    chunks: Arc<Vec<Arc<Chunk<T>>>>,
+    spine: Arc<Spine<T>>,
     len: usize,
 }
 
 impl<T> Clone for Listing<T> {
     fn clone(&self) -> Self {
         Listing {
-            chunks: Arc::clone(&self.chunks),
+            spine: Arc::clone(&self.spine),
             len: self.len,
         }
     }
@@ -59,7 +130,7 @@ impl<T> Clone for Listing<T> {
 impl<T> Default for Listing<T> {
     fn default() -> Self {
         Listing {
-            chunks: Arc::default(),
+            spine: Arc::default(),
             len: 0,
         }
     }
@@ -77,7 +148,7 @@ impl<T: Listed> Listing<T> {
 
     /// True when both are the same snapshot (clones of one another, nothing written since).
     pub fn is_same(&self, other: &Listing<T>) -> bool {
-        Arc::ptr_eq(&self.chunks, &other.chunks) && self.len == other.len
+        Arc::ptr_eq(&self.spine, &other.spine) && self.len == other.len
     }
 
     /// How many entries are listed.
@@ -92,15 +163,13 @@ impl<T: Listed> Listing<T> {
 
     /// The listed entries, in name order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<T>> {
-        self.chunks.iter().flat_map(|chunk| chunk.iter())
+        self.spine.chunks.iter().flat_map(|chunk| chunk.iter())
     }
 
     /// The listed copy of one entry.
     pub fn get(&self, name: &str) -> Option<&Arc<T>> {
-        let chunk = self.chunks.get(chunk_of(&self.chunks, name))?;
-        let at = chunk
-            .binary_search_by(|listed| listed.name().cmp(name))
-            .ok()?;
+        let chunk = self.spine.chunks.get(self.spine.chunk_of(name))?;
+        let at = search(chunk, name).ok()?;
         Some(&chunk[at])
     }
 
@@ -111,21 +180,27 @@ impl<T: Listed> Listing<T> {
 
     /// List this copy of an entry (replacing any copy of the same name).
     pub fn put(&mut self, entry: Arc<T>) {
-        let chunks = Arc::make_mut(&mut self.chunks);
-        if chunks.is_empty() {
-            chunks.push(Arc::new(Vec::new()));
+        let spine = Arc::make_mut(&mut self.spine);
+        if spine.chunks.is_empty() {
+            spine.lasts.push(NameHead::of(entry.name()));
+            spine.chunks.push(Arc::new(vec![entry]));
+            self.len += 1;
+            return;
         }
-        let index = chunk_of(chunks, entry.name());
-        let chunk = Arc::make_mut(&mut chunks[index]);
-        match chunk.binary_search_by(|listed| listed.name().cmp(entry.name())) {
+        let index = spine.chunk_of(entry.name());
+        let chunk = Arc::make_mut(&mut spine.chunks[index]);
+        match search(chunk, entry.name()) {
             Ok(at) => chunk[at] = entry,
             Err(at) => {
                 chunk.insert(at, entry);
                 self.len += 1;
                 if chunk.len() > 2 * CHUNK {
                     let upper = chunk.split_off(CHUNK);
-                    chunks.insert(index + 1, Arc::new(upper));
+                    spine.lasts.insert(index + 1, NameHead::of(""));
+                    spine.chunks.insert(index + 1, Arc::new(upper));
+                    spine.mend_last(index + 1);
                 }
+                spine.mend_last(index);
             }
         }
     }
@@ -135,66 +210,63 @@ impl<T: Listed> Listing<T> {
         if self.get(name).is_none() {
             return;
         }
-        let index = chunk_of(&self.chunks, name);
-        let chunks = Arc::make_mut(&mut self.chunks);
-        let chunk = Arc::make_mut(&mut chunks[index]);
-        if let Ok(at) = chunk.binary_search_by(|listed| listed.name().cmp(name)) {
+        let spine = Arc::make_mut(&mut self.spine);
+        let index = spine.chunk_of(name);
+        let chunk = Arc::make_mut(&mut spine.chunks[index]);
+        if let Ok(at) = search(chunk, name) {
             chunk.remove(at);
             self.len -= 1;
             if chunk.is_empty() {
-                chunks.remove(index);
+                spine.lasts.remove(index);
+                spine.chunks.remove(index);
+            } else {
+                spine.mend_last(index);
             }
         }
     }
 
     /// The names whose listed copy differs between `earlier` and `self` — added, removed or
     /// replaced by another copy — in name order. Chunks the two listings share are skipped
-    /// whole, so the cost follows the chunks written since, not the size of the listings.
+    /// whole, so the cost follows the chunks written since, not the size of the listings;
+    /// inside a written chunk, an entry both sides share is passed without reading its name.
     pub fn changed_names<'a>(&'a self, earlier: &'a Listing<T>) -> Vec<&'a str> {
         let mut changed = Vec::new();
-        let (mut old, mut new) = (Cursor::new(&earlier.chunks), Cursor::new(&self.chunks));
+        let (mut old, mut new) = (Cursor::new(&earlier.spine), Cursor::new(&self.spine));
         loop {
             while old.at_chunk_start() && new.at_chunk_start() && old.same_chunk(&new) {
                 old.skip_chunk();
                 new.skip_chunk();
             }
-            match (old.peek(), new.peek()) {
+            let order = match (old.peek(), new.peek()) {
                 (None, None) => return changed,
-                (Some(gone), None) => {
-                    changed.push(gone.name());
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                // The same copy: the same name, unchanged.
+                (Some(a), Some(b)) if Arc::ptr_eq(a, b) => Ordering::Equal,
+                (Some(a), Some(b)) => {
+                    let order = a.name().cmp(b.name());
+                    if order == Ordering::Equal {
+                        changed.push(a.name());
+                    }
+                    order
+                }
+            };
+            match order {
+                Ordering::Less => {
+                    changed.extend(old.peek().map(|gone| gone.name()));
                     old.step();
                 }
-                (None, Some(added)) => {
-                    changed.push(added.name());
+                Ordering::Greater => {
+                    changed.extend(new.peek().map(|added| added.name()));
                     new.step();
                 }
-                (Some(copy_a), Some(copy_b)) => match copy_a.name().cmp(copy_b.name()) {
-                    Ordering::Less => {
-                        changed.push(copy_a.name());
-                        old.step();
-                    }
-                    Ordering::Greater => {
-                        changed.push(copy_b.name());
-                        new.step();
-                    }
-                    Ordering::Equal => {
-                        if !Arc::ptr_eq(copy_a, copy_b) {
-                            changed.push(copy_a.name());
-                        }
-                        old.step();
-                        new.step();
-                    }
-                },
+                Ordering::Equal => {
+                    old.step();
+                    new.step();
+                }
             }
         }
     }
-}
-
-/// The chunk a name belongs in: the first whose last name is not below it (else the last
-/// chunk).
-fn chunk_of<T: Listed>(chunks: &[Arc<Chunk<T>>], name: &str) -> usize {
-    let after = chunks.partition_point(|chunk| chunk.last().is_some_and(|last| last.name() < name));
-    after.min(chunks.len().saturating_sub(1))
 }
 
 /// A position in a listing's chunks.
@@ -205,9 +277,9 @@ struct Cursor<'a, T> {
 }
 
 impl<'a, T> Cursor<'a, T> {
-    fn new(chunks: &'a [Arc<Chunk<T>>]) -> Cursor<'a, T> {
+    fn new(spine: &'a Spine<T>) -> Cursor<'a, T> {
         Cursor {
-            chunks,
+            chunks: &spine.chunks,
             chunk: 0,
             entry: 0,
         }
