@@ -8,6 +8,7 @@
 //! own would hold. The reference is a private [`Assignments`] per monitor; the test below feeds
 //! both the same random records and compares every answer.
 
+use crate::ids::NameMap;
 use crate::trace::Record;
 use std::cell::{Ref, RefCell};
 use std::collections::BTreeMap;
@@ -17,7 +18,7 @@ use std::rc::Rc;
 /// `JobCompleted`, `JobRescheduled` or `JobCancelled`.
 #[derive(Debug, Default)]
 pub(crate) struct Assignments {
-    job_of_agent: BTreeMap<String, u64>,
+    job_of_agent: NameMap<u64>,
     agent_of_job: BTreeMap<u64, String>,
 }
 
@@ -43,7 +44,7 @@ impl Assignments {
     fn apply(&mut self, change: Change) {
         match change {
             Change::Assigned { job, agent } => {
-                self.job_of_agent.insert(agent.clone(), job);
+                self.job_of_agent.insert(&agent, job);
                 self.agent_of_job.insert(job, agent);
             }
             Change::Ended { job } => {

@@ -4,8 +4,7 @@
 use super::deadlines::{ApiCut, Deadlines, ServerOutage};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
-use crate::ids::IdMap;
-use crate::ids::Names;
+use crate::ids::{IdMap, NameMap, Names};
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -52,7 +51,7 @@ pub struct IdleTimeout {
     /// Every job's profile: a pod may be created for a job long after it finished.
     profile_of_job: IdMap<u32>,
     config_of_profile: BTreeMap<u32, String>,
-    pods: BTreeMap<String, IdlePod>,
+    pods: NameMap<IdlePod>,
     deadlines: Deadlines<String>,
     outage: ServerOutage,
     api_cut: ApiCut,
@@ -70,7 +69,7 @@ impl IdleTimeout {
             profiles: Names::default(),
             profile_of_job: IdMap::default(),
             config_of_profile: BTreeMap::new(),
-            pods: BTreeMap::new(),
+            pods: NameMap::default(),
             deadlines: Deadlines::default(),
             outage: ServerOutage::default(),
             api_cut: ApiCut::new(notice_ms),
@@ -166,17 +165,15 @@ impl IdleTimeout {
             idle_since_ms: None,
             least_idle_timeout_ms: self.idle_timeout_ms,
         };
-        self.pods.insert(pod.to_owned(), state);
+        self.pods.insert(pod, state);
     }
 
     fn profile_edited(&mut self, profile: &str, config: &str) {
         let profile = self.profiles.intern(profile);
         self.config_of_profile.insert(profile, config.to_owned());
-        let stale: Vec<String> = self
-            .pods
-            .iter()
+        let stale: Vec<String> = (self.pods.sorted().into_iter())
             .filter(|(_, p)| p.profile == Some(profile) && p.config != config)
-            .map(|(pod, _)| pod.clone())
+            .map(|(pod, _)| pod.to_owned())
             .collect();
         for pod in stale {
             self.never_reusable(&pod);
@@ -325,7 +322,7 @@ impl Monitor for ReuseHappens {
 #[derive(Debug, Default)]
 pub struct RestartRecovers {
     /// How many `ServerStopped` records came before each live pod's creation.
-    stops_before_pod: BTreeMap<String, u32>,
+    stops_before_pod: NameMap<u32>,
     stops_count: u32,
     server_down: bool,
     happened: bool,
@@ -344,7 +341,7 @@ impl Monitor for RestartRecovers {
             }
             Record::ServerStarted => self.server_down = false,
             Record::PodCreated { pod, .. } => {
-                self.stops_before_pod.insert(pod.clone(), self.stops_count);
+                self.stops_before_pod.insert(pod, self.stops_count);
             }
             Record::PodDeleted { pod, .. } => {
                 self.stops_before_pod.remove(pod);

@@ -6,8 +6,9 @@
 //! when no other agent is live therefore stays assigned until some agent registers, which in
 //! a run's quiet end may be never: no plugin can change that (it hears nothing of the job).
 
+use crate::ids::NameMap;
 use crate::trace::{AgentRuntime, Record};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The server's hung-job check period (`cruise.reschedule.hung.builds.interval`, default).
 const HUNG_JOB_CHECK_MS: u64 = 30_000;
@@ -16,9 +17,9 @@ const HUNG_JOB_CHECK_MS: u64 = 30_000;
 /// being live while it ran it, when that happened.
 #[derive(Debug, Default)]
 pub(crate) struct Stranded {
-    live: BTreeSet<String>,
+    live: NameMap<()>,
     /// The job each agent was last given (an agent runs one job at a time).
-    job_on_agent: BTreeMap<String, u64>,
+    job_on_agent: NameMap<u64>,
     /// Jobs whose agent stopped being live while running them → when.
     agent_lost_ms: BTreeMap<u64, u64>,
     /// The last time any agent was live.
@@ -36,13 +37,13 @@ impl Stranded {
                 self.stopped(t_ms, agent);
             }
             Record::AgentRegistered { agent, .. } | Record::AgentState { agent, .. }
-                if !self.live.contains(agent) =>
+                if !self.live.contains_key(agent) =>
             {
-                self.live.insert(agent.clone());
+                self.live.insert(agent, ());
             }
             Record::AgentDeleted { agent } => self.stopped(t_ms, agent),
             Record::JobAssigned { job, agent, .. } => {
-                self.job_on_agent.insert(agent.clone(), *job);
+                self.job_on_agent.insert(agent, *job);
             }
             Record::JobCompleted { job, agent } => {
                 self.job_on_agent.remove(agent);

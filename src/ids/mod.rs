@@ -4,11 +4,13 @@
 mod id_map;
 mod name_index;
 mod name_key;
+mod name_map;
 mod names;
 
 pub(crate) use id_map::IdMap;
 pub(crate) use name_index::NameIndex;
 pub(crate) use name_key::{NameHead, NameKey, Probe};
+pub(crate) use name_map::NameMap;
 pub(crate) use names::Names;
 
 /// A small seeded generator (xorshift) for the tests here, so that `ids` needs nothing from

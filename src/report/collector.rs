@@ -11,10 +11,9 @@ use super::job_table::JobTable;
 use super::lanes::{LaneSpan, LaneTracker};
 use super::leader::LeaderTracker;
 use super::rows::{AgentActivity, FaultRow, JobOutcome, JobRow, PodPhase, PodRow, TimelineRow};
-use crate::ids::Names;
+use crate::ids::{NameMap, Names};
 use crate::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 /// Faults that act at one instant: without a `FaultEnded` they end when they start.
 const INSTANTANEOUS_FAULTS: [&str; 6] = [
@@ -84,11 +83,11 @@ fn shift<S: Copy + PartialEq>(
 }
 
 /// Pod rows in creation order, found by name: the large rows sit in a `Vec` and the map
-/// holds only their position, so its nodes stay small.
+/// (by hash, [`NameMap`]) holds only their position.
 #[derive(Clone, Debug, Default)]
 struct PodTable {
     rows: Vec<PodRow>,
-    position_of: BTreeMap<Arc<str>, usize>,
+    position_of: NameMap<usize>,
 }
 
 impl PodTable {
@@ -102,15 +101,14 @@ impl PodTable {
         if let Some(at) = self.position_of.get(&row.pod) {
             return Some(std::mem::replace(&mut self.rows[*at], row));
         }
-        self.position_of
-            .insert(Arc::clone(&row.pod), self.rows.len());
+        self.position_of.insert(&row.pod, self.rows.len());
         self.rows.push(row);
         None
     }
 
     /// Rows in name order.
     fn iter(&self) -> impl Iterator<Item = &PodRow> {
-        self.position_of.values().map(|at| &self.rows[*at])
+        (self.position_of.sorted().into_iter()).map(|(_, at)| &self.rows[*at])
     }
 }
 
