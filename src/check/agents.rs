@@ -3,7 +3,7 @@
 
 use super::assignments::SharedAssignments;
 use super::{Kind, Monitor, Violation};
-use crate::ids::{NameMap, Names};
+use crate::ids::Names;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct NoCrossConfigReuse {
     /// Config hashes, so each pod keeps a small index.
     configs: Names,
-    pod_config: NameMap<u32>,
+    pod_config: BTreeMap<String, u32>,
     reported: BTreeSet<String>,
 }
 
@@ -26,7 +26,7 @@ impl Monitor for NoCrossConfigReuse {
         match record {
             Record::PodCreated { pod, config, .. } => {
                 let config = self.configs.intern(config);
-                self.pod_config.insert(pod, config);
+                self.pod_config.insert(pod.clone(), config);
             }
             Record::JobAssigned { job, agent, config } => {
                 let Some(pod_config) = self.pod_config.get(agent) else {

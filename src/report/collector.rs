@@ -11,9 +11,10 @@ use super::job_table::JobTable;
 use super::lanes::{LaneSpan, LaneTracker};
 use super::leader::LeaderTracker;
 use super::rows::{AgentActivity, FaultRow, JobOutcome, JobRow, PodPhase, PodRow, TimelineRow};
-use crate::ids::{NameMap, Names};
+use crate::ids::Names;
 use crate::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Faults that act at one instant: without a `FaultEnded` they end when they start.
 const INSTANTANEOUS_FAULTS: [&str; 6] = [
@@ -83,11 +84,11 @@ fn shift<S: Copy + PartialEq>(
 }
 
 /// Pod rows in creation order, found by name: the large rows sit in a `Vec` and the map
-/// (by hash, [`NameMap`]) holds only their position.
+/// holds only their position, so its nodes stay small.
 #[derive(Clone, Debug, Default)]
 struct PodTable {
     rows: Vec<PodRow>,
-    position_of: NameMap<usize>,
+    position_of: BTreeMap<Arc<str>, usize>,
 }
 
 impl PodTable {
@@ -101,14 +102,15 @@ impl PodTable {
         if let Some(at) = self.position_of.get(&row.pod) {
             return Some(std::mem::replace(&mut self.rows[*at], row));
         }
-        self.position_of.insert(&row.pod, self.rows.len());
+        self.position_of
+            .insert(Arc::clone(&row.pod), self.rows.len());
         self.rows.push(row);
         None
     }
 
     /// Rows in name order.
     fn iter(&self) -> impl Iterator<Item = &PodRow> {
-        (self.position_of.sorted().into_iter()).map(|(_, at)| &self.rows[*at])
+        self.position_of.values().map(|at| &self.rows[*at])
     }
 }
 
