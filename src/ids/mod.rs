@@ -1,5 +1,7 @@
 //! Compact tables for the ids and names a run repeats thousands of times: job-id maps, interned
-//! names and name keys. Plain data structures below both the monitors (`check`) and the report.
+//! names, name keys and maps by name. Plain data structures with no dependency of their own,
+//! below the listings (`resources`), the allocator, the GoCD server, the monitors (`check`) and
+//! the report.
 
 mod id_map;
 mod name_index;

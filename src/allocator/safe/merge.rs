@@ -36,7 +36,7 @@ impl View {
     pub(crate) fn merge_list(&mut self, list: PodList) {
         #[cfg(debug_assertions)]
         let expected = {
-            let mut naive = self.pods.records().clone();
+            let mut naive = self.pods.records();
             merge_naive(&mut naive, &self.deleted, list.to_vec());
             naive
         };
@@ -52,7 +52,7 @@ impl View {
         self.merged.list = list;
         #[cfg(debug_assertions)]
         assert!(
-            *self.pods.records() == expected,
+            self.pods.records() == expected,
             "the incremental merge left the view unlike the naive merge"
         );
     }
@@ -60,7 +60,7 @@ impl View {
     /// The naive merge, for tests that compare the two.
     #[cfg(test)]
     pub(crate) fn merge_list_naive(&mut self, list: PodList) {
-        let mut records = self.pods.records().clone();
+        let mut records = self.pods.records();
         merge_naive(&mut records, &self.deleted, list.to_vec());
         self.pods.replace_all(records);
         self.merged = MergeBase {

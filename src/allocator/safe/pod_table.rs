@@ -21,12 +21,18 @@
 //! Reuse looks up the idle pods made for the job's config hash and environment, filed by
 //! config beside them.
 //!
+//! The records themselves are found by hash ([`NameMap`]): a create-agent looks up every
+//! pod its list changed, and a server-ping every agent, so an ordered map's walk down its
+//! tree (reading a key's text at each level) cost a cache miss per level in a large cluster.
+//! The names are kept in order beside them for the walks over every pod.
+//!
 //! The naive reference is the filter over every record by class ([`PodTable::naive`]);
 //! debug builds compare the two at every walk, and `pod_table_tests.rs` drives both with
 //! random changes.
 
 use super::view::{PodRecord, agent_is_assignable, agent_may_be_building};
 use crate::allocator::{AgentList, AgentMetadata};
+use crate::ids::NameMap;
 use crate::resources::{Pod, PodPhase};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -35,7 +41,10 @@ use std::sync::Arc;
 /// pods by class.
 #[derive(Debug, Default)]
 pub(crate) struct PodTable {
-    records: BTreeMap<String, PodRecord>,
+    /// The records, found by hash: a decision looks pods up by name many times per call.
+    records: NameMap<PodRecord>,
+    /// The same names in order, for the walks over every pod.
+    names: BTreeSet<String>,
     /// The agent listing the index was computed with (the decision's `Agents`).
     agents: AgentList,
     index: ClassIndex,
@@ -147,6 +156,13 @@ impl PodTable {
         self.records.get(name)
     }
 
+    /// The record of a pod the view has (a name from one of its walks).
+    fn record(&self, name: &str) -> &PodRecord {
+        self.records
+            .get(name)
+            .expect("a walk names pods the view has")
+    }
+
     /// True when the view has this pod.
     pub(crate) fn contains_key(&self, name: &str) -> bool {
         self.records.contains_key(name)
@@ -165,13 +181,15 @@ impl PodTable {
 
     /// Every pod, in name order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &PodRecord)> {
-        self.records.iter()
+        self.names.iter().map(|name| (name, self.record(name)))
     }
 
     /// Every record by name (for comparing two views).
     #[cfg(any(test, debug_assertions))]
-    pub(crate) fn records(&self) -> &BTreeMap<String, PodRecord> {
-        &self.records
+    pub(crate) fn records(&self) -> BTreeMap<String, PodRecord> {
+        (self.iter())
+            .map(|(name, record)| (name.clone(), record.clone()))
+            .collect()
     }
 
     /// The pods that are not settled, in name order: every pod a decision made with
@@ -190,7 +208,7 @@ impl PodTable {
             (Some(_), Some(_)) | (None, _) => other.next(),
             (Some(_), None) => idle.next(),
         })
-        .map(|name| (name, &self.records[name]))
+        .map(|name| (name, self.record(name)))
     }
 
     /// The unsettled pods that are not idle and healthy, in name order: every pod the reaper
@@ -200,7 +218,7 @@ impl PodTable {
         agents: &AgentList,
     ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
         self.check(agents);
-        (self.index.other.iter()).map(|name| (name, &self.records[name]))
+        (self.index.other.iter()).map(|name| (name, self.record(name)))
     }
 
     /// The idle pods made for this config hash and environment, in name order: every pod
@@ -223,7 +241,7 @@ impl PodTable {
                 "the idle pods by config differ from a walk"
             );
         }
-        names.map(|name| (name, &self.records[name]))
+        names.map(|name| (name, self.record(name)))
     }
 
     /// Debug builds: the index was computed with `agents` and equals the naive walk.
@@ -251,8 +269,7 @@ impl PodTable {
     /// The naive reference: the names of the records of one class.
     #[cfg(any(test, debug_assertions))]
     pub(crate) fn naive(&self, wanted: Class) -> BTreeSet<String> {
-        self.records
-            .iter()
+        self.iter()
             .filter(|(name, record)| class(record, self.agent(name)) == wanted)
             .map(|(name, _)| name.clone())
             .collect()
@@ -262,7 +279,7 @@ impl PodTable {
     pub(crate) fn not_running_count(&self) -> usize {
         #[cfg(debug_assertions)]
         assert!(self.index.other == self.naive(Class::Other));
-        let not_running = |name: &String| self.records[name].pod.phase != PodPhase::Running;
+        let not_running = |name: &String| self.record(name).pod.phase != PodPhase::Running;
         (self.index.other.iter())
             .filter(|name| not_running(name))
             .count()
@@ -274,12 +291,15 @@ impl PodTable {
         let changed: Vec<String> = agents
             .changed_names(&self.agents)
             .into_iter()
-            .filter(|name| self.records.contains_key(*name))
+            .filter(|name| self.records.contains_key(name))
             .map(str::to_owned)
             .collect();
         self.agents = agents;
         for name in changed {
-            let record = &self.records[&name];
+            let record = self
+                .records
+                .get(&name)
+                .expect("changed names are the view's");
             let class = class(record, self.agents.get(&name).map(Arc::as_ref));
             self.index.file(&name, class, record);
         }
@@ -313,23 +333,25 @@ impl PodTable {
     pub(crate) fn insert(&mut self, name: String, record: PodRecord) {
         let class = class(&record, self.agent(&name));
         self.index.file(&name, class, &record);
-        self.records.insert(name, record);
+        self.records.insert(&name, record);
+        self.names.insert(name);
     }
 
     /// Drop a record.
     pub(crate) fn remove(&mut self, name: &str) {
-        self.records.remove(name);
+        if self.records.remove(name).is_some() {
+            self.names.remove(name);
+        }
         self.index.forget(name);
     }
 
     /// Replace every record at once (the naive merge); the index is rebuilt.
     #[cfg(test)]
     pub(crate) fn replace_all(&mut self, records: BTreeMap<String, PodRecord>) {
-        self.records = records;
+        (self.records, self.names) = (NameMap::default(), BTreeSet::new());
         self.index = ClassIndex::default();
-        for (name, record) in &self.records {
-            let class = class(record, self.agents.get(name).map(Arc::as_ref));
-            self.index.file(name, class, record);
+        for (name, record) in records {
+            self.insert(name, record);
         }
     }
 
