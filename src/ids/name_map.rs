@@ -36,12 +36,7 @@ impl<V> Default for NameMap<V> {
 impl<V> NameMap<V> {
     fn slot_of(&self, name: &str) -> Option<u32> {
         let probe = Probe::new(name);
-        let is_it = |slot: u32| {
-            self.slots[slot as usize]
-                .as_ref()
-                .is_some_and(|(key, _)| key.is(&probe))
-        };
-        self.index.find(name, is_it)
+        (self.index).find(name, |slot| slot_is(&self.slots, slot, &probe))
     }
 
     /// The value of `name`.
@@ -85,12 +80,7 @@ impl<V> NameMap<V> {
     pub(crate) fn remove(&mut self, name: &str) -> Option<V> {
         let probe = Probe::new(name);
         let slots = &self.slots;
-        let is_it = |slot: u32| {
-            slots[slot as usize]
-                .as_ref()
-                .is_some_and(|(key, _)| key.is(&probe))
-        };
-        let slot = self.index.remove(name, is_it)?;
+        let slot = (self.index).remove(name, |slot| slot_is(slots, slot, &probe))?;
         self.free.push(slot);
         self.slots[slot as usize].take().map(|(_, value)| value)
     }
@@ -119,6 +109,13 @@ impl<V> NameMap<V> {
         entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
         entries
     }
+}
+
+/// True when `slot` holds the name `probe` looks for.
+fn slot_is<V>(slots: &[Option<(NameKey, V)>], slot: u32, probe: &Probe<'_>) -> bool {
+    slots[slot as usize]
+        .as_ref()
+        .is_some_and(|(key, _)| key.is(probe))
 }
 
 #[cfg(test)]
