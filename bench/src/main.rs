@@ -19,6 +19,12 @@ mod turmoil_burst;
 mod turmoil_messages;
 
 use anyhow::{Context, bail};
+
+/// The allocator the `elasticsim` binary runs with (its `main.rs` says why): the figures are
+/// the model's speed and memory as users run it.
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use figures::{Bench, Plan};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
