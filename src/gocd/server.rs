@@ -11,6 +11,7 @@
 
 mod agent_endpoints;
 mod plugin_host;
+mod register_keys;
 mod scheduler;
 
 use super::database::Database;
@@ -23,6 +24,7 @@ use crate::ids::NameKey;
 use crate::resources::{KubeRequest, KubeResult, StringMap};
 use crate::trace::{AgentRuntime, Record};
 use plugin_host::Pending;
+use register_keys::RegisterKeys;
 use scheduler::Queued;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -119,7 +121,7 @@ struct Memory {
     /// Last create-agent per job (`jobCreationTimeMap`).
     last_try_ms: BTreeMap<u64, u64>,
     /// Ephemeral auto-register keys and their expiry.
-    keys: BTreeMap<String, u64>,
+    keys: RegisterKeys,
     queue: VecDeque<Queued>,
     threads_busy: u32,
     pending: BTreeMap<u64, Pending>,
@@ -199,7 +201,7 @@ impl Server {
             ),
             job_plans: Vec::new(),
             last_try_ms: BTreeMap::new(),
-            keys: BTreeMap::new(),
+            keys: RegisterKeys::default(),
             queue: VecDeque::new(),
             threads_busy: 0,
             pending: BTreeMap::new(),

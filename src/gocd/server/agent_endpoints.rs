@@ -63,7 +63,7 @@ impl Server {
         let memory = self.memory.as_mut().expect("checked by caller");
         let key_valid = memory
             .keys
-            .remove(&key)
+            .revoke(&key)
             .is_some_and(|expiry| now_ms <= expiry);
         let refusal = if !key_valid {
             Some("auto-register key is unknown, used or expired")

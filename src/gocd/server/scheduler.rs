@@ -67,7 +67,7 @@ impl Server {
         let old: BTreeSet<u64> = memory.job_plans.iter().copied().collect();
         // An expired key is refused like an unknown one: forgetting it changes no answer, and
         // keys of requests that made no pod would otherwise pile up for the whole run.
-        memory.keys.retain(|_, expiry_ms| *expiry_ms >= now_ms);
+        memory.keys.forget_expired(now_ms);
         let starvation = self.settings.job_starvation_timeout_ms;
         for job in plan {
             let starving = memory
@@ -83,7 +83,7 @@ impl Server {
             let key = format!("key-{:08x}-{request}", memory.process_id & 0xffff_ffff);
             memory
                 .keys
-                .insert(key.clone(), now_ms + self.settings.auto_register_key_ttl_ms);
+                .issue(key.clone(), now_ms + self.settings.auto_register_key_ttl_ms);
             let body = CreateAgentRequest {
                 auto_register_key: key,
                 elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
