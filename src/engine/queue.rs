@@ -164,7 +164,9 @@ impl<E> Queue<E> {
         }
     }
 
-    /// Pop the earliest event and advance `now` to its time.
+    /// Pop the earliest event and advance `now` to its time. (Inlined into the world's one
+    /// call site: the event loop.)
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let slot = match self.first_bucket() {
             Some(bucket) => self.unlink_head(bucket),

@@ -14,9 +14,15 @@
 //! slots, for the walks that go over every agent. Debug builds check every lookup by number
 //! against the slot's own number.
 //!
+//! The liveness refresh (every 5 s) looks for the agents gone silent. Walking every record in
+//! id order for that read two cold cache lines per agent; the table keeps each slot's
+//! last-heard time beside the records instead (`heard`), so the refresh reads one dense vector
+//! and touches only the records it changes ([`AgentTable::update_silent`]).
+//!
 //! The naive reference is the metadata built from every record ([`AgentTable::list`]); debug
-//! builds compare the two at every listing, and the tests below drive both with random
-//! changes (the index itself has its own equivalence test against an ordered map).
+//! builds compare the two at every listing, and the silent agents with the walk at every
+//! refresh; the tests below drive both with random changes (the index itself has its own
+//! equivalence test against an ordered map).
 
 use super::database::AgentRecord;
 use super::protocol::AgentId;
@@ -42,7 +48,19 @@ pub struct AgentTable {
     by_number: Vec<u32>,
     /// Slots in id order, for walks.
     in_order: BTreeMap<NameKey, u32>,
+    /// Each slot's `last_heard_ms` while its agent can go silent; `u64::MAX` for an agent
+    /// already LostContact and for a free slot (`heard_key`).
+    heard: Vec<u64>,
     listing: AgentList,
+}
+
+/// What `heard` holds for a record: an agent already LostContact cannot go silent again.
+fn heard_key(record: &AgentRecord) -> u64 {
+    if record.runtime == AgentRuntime::LostContact {
+        u64::MAX
+    } else {
+        record.last_heard_ms
+    }
 }
 
 /// No slot: the agent number is not registered.
@@ -203,6 +221,7 @@ impl AgentTable {
         if listed_fields(record) != before {
             relist(&mut self.listing, key, record);
         }
+        self.heard[slot as usize] = heard_key(record);
         Some(result)
     }
 
@@ -217,6 +236,33 @@ impl AgentTable {
             if listed_fields(record) != before {
                 relist(&mut self.listing, key, record);
             }
+            self.heard[slot as usize] = heard_key(record);
+        }
+    }
+
+    /// Change every agent last heard from before `heard_before_ms` and not LostContact, in id
+    /// order; the listing follows. Reads `heard`, not the records.
+    pub fn update_silent(
+        &mut self,
+        heard_before_ms: u64,
+        mut change: impl FnMut(&NameKey, &mut AgentRecord),
+    ) {
+        let mut silent: Vec<u32> = (self.heard.iter().enumerate())
+            .filter(|&(_, &heard_ms)| heard_ms < heard_before_ms)
+            .map(|(slot, _)| u32::try_from(slot).expect("fewer than 2^32 agents"))
+            .collect();
+        silent.sort_unstable_by(|&a, &b| self.entry(a).0.cmp(self.entry(b).0));
+        #[cfg(debug_assertions)]
+        assert!(
+            silent.iter().map(|&slot| self.entry(slot).0).eq(self
+                .iter()
+                .filter(|(_, agent)| agent.runtime != AgentRuntime::LostContact
+                    && agent.last_heard_ms < heard_before_ms)
+                .map(|(key, _)| key)),
+            "the silent agents differ from a walk over every record"
+        );
+        for slot in silent {
+            self.update_slot(slot, |_| true, |key, record| change(key, record));
         }
     }
 
@@ -229,6 +275,7 @@ impl AgentTable {
                 let slot = self.free.pop().unwrap_or_else(|| {
                     self.slots.push(None);
                     self.numbers.push(agent);
+                    self.heard.push(u64::MAX);
                     u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 agents")
                 });
                 self.by_name.insert(key.as_str(), slot);
@@ -236,6 +283,7 @@ impl AgentTable {
                 slot
             }
         };
+        self.heard[slot as usize] = heard_key(&record);
         self.slots[slot as usize] = Some((key, record));
         self.number_slot(slot, agent);
     }
@@ -262,6 +310,7 @@ impl AgentTable {
         };
         self.in_order.remove(id);
         self.slots[slot as usize] = None;
+        self.heard[slot as usize] = u64::MAX;
         self.by_number[self.numbers[slot as usize].0 as usize] = NO_SLOT;
         self.free.push(slot);
         true
@@ -324,7 +373,7 @@ mod tests {
             AgentRuntime::LostContact,
         ];
         let runtime = runtimes[random.below(4) as usize];
-        match random.below(9) {
+        match random.below(10) {
             // The server registers an id only while it is free.
             0 if !table.contains_key(id.as_str()) => {
                 let key = NameKey::from(id.as_str());
@@ -345,7 +394,8 @@ mod tests {
             }
             5 => {
                 // A change outside the metadata: the listing must keep the same copy.
-                table.update(id.as_str(), |agent| agent.last_heard_ms += 1);
+                let heard_ms = random.below(50);
+                table.update(id.as_str(), |agent| agent.last_heard_ms = heard_ms);
             }
             6 => table.update_all(|_, agent| {
                 if agent.runtime != AgentRuntime::Building {
@@ -362,7 +412,24 @@ mod tests {
                 let registered = table.get(id.as_str()).map(|agent| agent.uuid);
                 assert_eq!(changed.is_some(), registered == Some(uuid), "{id}");
             }
-            _ => table.update_all(|_, agent| agent.job = Some(3)),
+            8 => table.update_all(|_, agent| agent.job = Some(3)),
+            // The liveness refresh: exactly the agents a walk finds silent, in id order.
+            _ => {
+                let heard_before_ms = random.below(60);
+                let expected: Vec<String> = (table.iter())
+                    .filter(|(_, agent)| {
+                        agent.runtime != AgentRuntime::LostContact
+                            && agent.last_heard_ms < heard_before_ms
+                    })
+                    .map(|(key, _)| key.as_str().to_owned())
+                    .collect();
+                let mut changed = Vec::new();
+                table.update_silent(heard_before_ms, |key, agent| {
+                    changed.push(key.as_str().to_owned());
+                    agent.runtime = AgentRuntime::LostContact;
+                });
+                assert_eq!(changed, expected, "silent before {heard_before_ms}");
+            }
         }
     }
 

@@ -334,16 +334,17 @@ impl Server {
     }
 
     pub(super) fn refresh_agents(&mut self, now_ms: u64, out: &mut ServerOut) {
+        // Silent: not heard from for longer than the timeout (`now - last_heard > timeout`).
         let timeout = self.settings.agent_connection_timeout_ms;
-        self.db.agents.update_all(|id, agent| {
-            if agent.runtime != AgentRuntime::LostContact && now_ms - agent.last_heard_ms > timeout
-            {
-                agent.runtime = AgentRuntime::LostContact;
-                out.records.push(Record::AgentState {
-                    agent: id.as_str().to_owned(),
-                    state: AgentRuntime::LostContact,
-                });
-            }
+        let Some(heard_before_ms) = now_ms.checked_sub(timeout) else {
+            return;
+        };
+        self.db.agents.update_silent(heard_before_ms, |id, agent| {
+            agent.runtime = AgentRuntime::LostContact;
+            out.records.push(Record::AgentState {
+                agent: id.as_str().to_owned(),
+                state: AgentRuntime::LostContact,
+            });
         });
     }
 }
