@@ -19,15 +19,15 @@ mod turmoil_burst;
 mod turmoil_messages;
 
 use anyhow::{Context, bail};
+use figures::{Bench, Plan};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 /// The allocator the `elasticsim` binary runs with (its `main.rs` says why): the figures are
 /// the model's speed and memory as users run it.
 #[cfg(unix)]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-use figures::{Bench, Plan};
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// The repository root, where `scenarios/` and `reports/` live.
 fn workspace_root() -> PathBuf {

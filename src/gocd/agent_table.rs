@@ -27,7 +27,7 @@
 use super::database::AgentRecord;
 use super::protocol::AgentId;
 use crate::allocator::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
-use crate::ids::{NameIndex, NameKey, Probe};
+use crate::ids::{NameIndex, NameKey, Probe, slot_is};
 use crate::trace::AgentRuntime;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -105,13 +105,6 @@ fn relist(listing: &mut AgentList, key: &NameKey, record: &AgentRecord) {
     {
         listing.put(Arc::new(fresh));
     }
-}
-
-/// True when `slot` holds the agent `probe` names.
-fn slot_is(slots: &[Option<(NameKey, AgentRecord)>], slot: u32, probe: &Probe<'_>) -> bool {
-    slots[slot as usize]
-        .as_ref()
-        .is_some_and(|(key, _)| key.is(probe))
 }
 
 impl AgentTable {

@@ -111,8 +111,9 @@ impl<V> NameMap<V> {
     }
 }
 
-/// True when `slot` holds the name `probe` looks for.
-fn slot_is<V>(slots: &[Option<(NameKey, V)>], slot: u32, probe: &Probe<'_>) -> bool {
+/// True when `slot` holds the name `probe` looks for: the test a [`NameIndex`] probe asks of
+/// a table of `(NameKey, V)` slots (`NameMap`, the GoCD server's agent table).
+pub(crate) fn slot_is<V>(slots: &[Option<(NameKey, V)>], slot: u32, probe: &Probe<'_>) -> bool {
     slots[slot as usize]
         .as_ref()
         .is_some_and(|(key, _)| key.is(probe))
