@@ -88,9 +88,17 @@ pub trait Component {
 /// separate buffer per agent was a cache miss at nearly every agent event); more spill to a
 /// vector. A component with a timer per object (the kubelets, one per pod) needs an ordered
 /// structure instead.
+///
+/// The inline places are kept as due times and kinds side by side, first in the layout and
+/// the spill last, so that an owner with `repr(C)` can keep them in the cache line it reads at
+/// every event and the rarely used spill outside it (`GoAgent`).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct ArmedTimers<T> {
-    inline: [Option<(u64, T)>; INLINE_TIMERS],
+    /// Each inline place's due time, meaningful where `kinds` holds a timer.
+    due: [u64; INLINE_TIMERS],
+    /// Each inline place's timer; `None` for a free place.
+    kinds: [Option<T>; INLINE_TIMERS],
     spilled: Vec<(u64, T)>,
 }
 
@@ -101,17 +109,26 @@ pub const INLINE_TIMERS: usize = 3;
 impl<T> Default for ArmedTimers<T> {
     fn default() -> Self {
         ArmedTimers {
-            inline: std::array::from_fn(|_| None),
+            due: [0; INLINE_TIMERS],
+            kinds: std::array::from_fn(|_| None),
             spilled: Vec::new(),
         }
     }
 }
 
+impl<T> ArmedTimers<T> {
+    /// Where the spill starts: the inline places take the bytes before it.
+    pub const INLINE_END: usize = std::mem::offset_of!(Self, spilled);
+}
+
 impl<T: Copy + PartialEq> ArmedTimers<T> {
     /// `timer` was asked for at `at_ms`.
     pub fn arm(&mut self, at_ms: u64, timer: T) {
-        match self.inline.iter_mut().find(|place| place.is_none()) {
-            Some(place) => *place = Some((at_ms, timer)),
+        match self.kinds.iter().position(Option::is_none) {
+            Some(place) => {
+                self.due[place] = at_ms;
+                self.kinds[place] = Some(timer);
+            }
             None => self.spilled.push((at_ms, timer)),
         }
     }
@@ -120,12 +137,11 @@ impl<T: Copy + PartialEq> ArmedTimers<T> {
     /// due time (`None` if none was armed). Callers pick exactly one, or timers alike in due
     /// time and kind, so which of equals goes does not matter.
     pub fn fired(&mut self, is_it: impl Fn(u64, T) -> bool) -> Option<u64> {
-        let inline = self
-            .inline
-            .iter_mut()
-            .find(|place| place.is_some_and(|(at_ms, timer)| is_it(at_ms, timer)));
+        let inline = (0..INLINE_TIMERS)
+            .find(|&place| self.kinds[place].is_some_and(|timer| is_it(self.due[place], timer)));
         if let Some(place) = inline {
-            return place.take().map(|(at_ms, _)| at_ms);
+            self.kinds[place] = None;
+            return Some(self.due[place]);
         }
         let index = self
             .spilled
@@ -136,13 +152,17 @@ impl<T: Copy + PartialEq> ArmedTimers<T> {
 
     /// The earliest due time of the timers still armed.
     pub fn next_deadline(&self) -> Option<u64> {
-        let inline = self.inline.iter().flatten();
-        inline.chain(&self.spilled).map(|&(at_ms, _)| at_ms).min()
+        let inline = (self.due.iter().zip(&self.kinds))
+            .filter(|(_, timer)| timer.is_some())
+            .map(|(&at_ms, _)| at_ms);
+        inline
+            .chain(self.spilled.iter().map(|&(at_ms, _)| at_ms))
+            .min()
     }
 
     /// Forget every timer (the process died: its timers never fire).
     pub fn clear(&mut self) {
-        self.inline = [None; INLINE_TIMERS];
+        self.kinds = [None; INLINE_TIMERS];
         self.spilled.clear();
     }
 }

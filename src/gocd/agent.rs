@@ -12,8 +12,8 @@ use super::protocol::{AgentAction, AgentId, AgentRequest, Registration, RequestK
 use crate::component::{ArmedTimers, Component, Random};
 
 const PING_INTERVAL_MS: u64 = 5_000;
-const POLL_BACKOFF_MS_MIN: u64 = 1_000;
-const POLL_BACKOFF_MS_MAX: u64 = 10_000;
+const POLL_BACKOFF_MS_MIN: u32 = 1_000;
+const POLL_BACKOFF_MS_MAX: u32 = 10_000;
 const REGISTER_RETRY_MS: u64 = 10_000;
 const REPORT_RETRY_MS: u64 = 5_000;
 
@@ -67,22 +67,37 @@ enum Phase {
 }
 
 /// One go-agent process (one container incarnation).
+///
+/// Laid out by hand (`repr(C)`, one 128-byte block aligned to a cache line): what every ping,
+/// poll and reply reads — the phase, the ids, the back-off and the inline timers — fills the
+/// first 64 bytes, and the rarely read rest (spilled timers, the ping flag, the registration)
+/// the second. A large run keeps thousands of agents, and the layout the compiler chose spread
+/// the hot fields over both lines of an agent.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct GoAgent {
-    /// The pod's name, which the agent registers as its elastic agent id, as a number.
-    pub id: AgentId,
+    phase: Phase,
     /// The agent's uuid, fresh for each process start.
     pub uuid: u64,
-    /// The id's text, the key and the environment it registers with (boxed: read once per
-    /// registration, and a large run keeps thousands of agents).
-    registration: Box<Registration>,
-    phase: Phase,
-    poll_backoff_ms: u64,
-    ping_running: bool,
+    /// The pod's name, which the agent registers as its elastic agent id, as a number.
+    pub id: AgentId,
+    /// The get-work back-off (at most `POLL_BACKOFF_MS_MAX`).
+    poll_backoff_ms: u32,
     /// The timers asked for and not fired: the ping and one of poll, build, kill, report or
     /// registration, rarely a stale one besides.
     timers: ArmedTimers<AgentTimer>,
+    ping_running: bool,
+    /// The id's text, the key and the environment it registers with (boxed: read once per
+    /// registration).
+    registration: Box<Registration>,
 }
+
+/// The first cache line of a [`GoAgent`] ends after its inline timers.
+const _: () = {
+    let timers = std::mem::offset_of!(GoAgent, timers);
+    assert!(timers + ArmedTimers::<AgentTimer>::INLINE_END == 64);
+    assert!(std::mem::size_of::<GoAgent>() == 128);
+};
 
 impl GoAgent {
     /// The process starts with the pod's `GO_EA_*` environment (`registration`: its elastic
@@ -239,7 +254,11 @@ impl GoAgent {
                 } else {
                     (self.poll_backoff_ms * 3 / 2).min(POLL_BACKOFF_MS_MAX)
                 };
-                out.push(timer_at(now_ms, self.poll_backoff_ms, AgentTimer::Poll));
+                out.push(timer_at(
+                    now_ms,
+                    u64::from(self.poll_backoff_ms),
+                    AgentTimer::Poll,
+                ));
             }
         }
     }
