@@ -27,7 +27,7 @@
 use super::database::AgentRecord;
 use super::protocol::AgentId;
 use crate::allocator::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
-use crate::ids::{NameIndex, NameKey, Probe, slot_is};
+use crate::ids::{NameIndex, NameKey, Named, Probe, slot_is};
 use crate::trace::AgentRuntime;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -36,8 +36,8 @@ use std::sync::Arc;
 /// Registered agents by elastic agent id, and their metadata as a listing.
 #[derive(Debug, Default)]
 pub struct AgentTable {
-    /// Each registered agent's id and record; `None` for a free slot.
-    slots: Vec<Option<(NameKey, AgentRecord)>>,
+    /// Each registered agent's record and id; `None` for a free slot.
+    slots: Vec<Option<Entry>>,
     /// Free slots, reused last-freed first.
     free: Vec<u32>,
     /// Slots by id, for lookups.
@@ -53,6 +53,26 @@ pub struct AgentTable {
     heard: Vec<u64>,
     listing: AgentList,
 }
+
+/// A registered agent's slot: its record and its id, aligned to a cache line with the record
+/// first, so that an agent's ping, get-work or report reads and writes one line of the table
+/// (`AgentRecord` keeps its hot fields first) where the 120-byte slots packed end to end
+/// straddled two or three.
+#[derive(Debug)]
+#[repr(C, align(64))]
+struct Entry {
+    record: AgentRecord,
+    key: NameKey,
+}
+
+impl Named for Entry {
+    fn name_key(&self) -> &NameKey {
+        &self.key
+    }
+}
+
+/// The first cache line of an [`Entry`] holds the record's fields but its environment.
+const _: () = assert!(std::mem::offset_of!(AgentRecord, environment) <= 56);
 
 /// What `heard` holds for a record: an agent already LostContact cannot go silent again.
 fn heard_key(record: &AgentRecord) -> u64 {
@@ -143,10 +163,10 @@ impl AgentTable {
     }
 
     fn entry(&self, slot: u32) -> (&NameKey, &AgentRecord) {
-        let (key, record) = self.slots[slot as usize]
+        let entry = self.slots[slot as usize]
             .as_ref()
             .expect("an indexed slot is full");
-        (key, record)
+        (&entry.key, &entry.record)
     }
 
     /// The record of agent `id`.
@@ -203,7 +223,7 @@ impl AgentTable {
         wanted: impl FnOnce(&AgentRecord) -> bool,
         change: impl FnOnce(&NameKey, &mut AgentRecord) -> R,
     ) -> Option<R> {
-        let (key, record) = self.slots[slot as usize]
+        let Entry { record, key } = self.slots[slot as usize]
             .as_mut()
             .expect("an indexed slot is full");
         if !wanted(record) {
@@ -221,7 +241,7 @@ impl AgentTable {
     /// Change every record, in id order; the listing follows.
     pub fn update_all(&mut self, mut change: impl FnMut(&NameKey, &mut AgentRecord)) {
         for &slot in self.in_order.values() {
-            let (key, record) = self.slots[slot as usize]
+            let Entry { record, key } = self.slots[slot as usize]
                 .as_mut()
                 .expect("an indexed slot is full");
             let before = listed_fields(record);
@@ -277,7 +297,7 @@ impl AgentTable {
             }
         };
         self.heard[slot as usize] = heard_key(&record);
-        self.slots[slot as usize] = Some((key, record));
+        self.slots[slot as usize] = Some(Entry { record, key });
         self.number_slot(slot, agent);
     }
 

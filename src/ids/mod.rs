@@ -12,7 +12,7 @@ mod names;
 pub(crate) use id_map::IdMap;
 pub(crate) use name_index::NameIndex;
 pub(crate) use name_key::{NameHead, NameKey, Probe};
-pub(crate) use name_map::{NameMap, slot_is};
+pub(crate) use name_map::{NameMap, Named, slot_is};
 pub(crate) use names::Names;
 
 /// A small seeded generator (xorshift) for the tests here, so that `ids` needs nothing from

@@ -111,12 +111,23 @@ impl<V> NameMap<V> {
     }
 }
 
+/// A table slot's name: what a [`NameIndex`] probe compares.
+pub(crate) trait Named {
+    fn name_key(&self) -> &NameKey;
+}
+
+impl<V> Named for (NameKey, V) {
+    fn name_key(&self) -> &NameKey {
+        &self.0
+    }
+}
+
 /// True when `slot` holds the name `probe` looks for: the test a [`NameIndex`] probe asks of
-/// a table of `(NameKey, V)` slots (`NameMap`, the GoCD server's agent table).
-pub(crate) fn slot_is<V>(slots: &[Option<(NameKey, V)>], slot: u32, probe: &Probe<'_>) -> bool {
+/// a table of named slots (`NameMap`, the GoCD server's agent table).
+pub(crate) fn slot_is<S: Named>(slots: &[Option<S>], slot: u32, probe: &Probe<'_>) -> bool {
     slots[slot as usize]
         .as_ref()
-        .is_some_and(|(key, _)| key.is(probe))
+        .is_some_and(|named| named.name_key().is(probe))
 }
 
 #[cfg(test)]
