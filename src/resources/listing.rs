@@ -19,8 +19,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-/// Entries per chunk after a split; a chunk splits when it grows past twice this.
-const CHUNK: usize = 32;
+/// Entries per chunk after a split; a chunk splits when it grows past twice this. Writing to
+/// a chunk another snapshot shares copies it, touching every entry's reference count, and
+/// copying the spine touches every chunk's: 16 costs the fewest cache misses on the x10 day
+/// (32 missed 7 % more, 8 missed 1 % more and ran 0.3 % more instructions).
+const CHUNK: usize = 16;
 
 /// A run of consecutive entries, in name order, shared between listings until written.
 type Chunk<T> = Vec<Arc<T>>;
