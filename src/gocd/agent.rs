@@ -92,7 +92,9 @@ pub struct GoAgent {
     registration: Box<Registration>,
 }
 
-/// The first cache line of a [`GoAgent`] ends after its inline timers.
+/// The first cache line of a [`GoAgent`] ends after its inline timers (the sizes are those of
+/// a 64-bit target).
+#[cfg(target_pointer_width = "64")]
 const _: () = {
     let timers = std::mem::offset_of!(GoAgent, timers);
     assert!(timers + ArmedTimers::<AgentTimer>::INLINE_END == 64);
