@@ -240,16 +240,9 @@ impl AgentTable {
 
     /// Change every record, in id order; the listing follows.
     pub fn update_all(&mut self, mut change: impl FnMut(&NameKey, &mut AgentRecord)) {
-        for &slot in self.in_order.values() {
-            let Entry { record, key } = self.slots[slot as usize]
-                .as_mut()
-                .expect("an indexed slot is full");
-            let before = listed_fields(record);
-            change(key, record);
-            if listed_fields(record) != before {
-                relist(&mut self.listing, key, record);
-            }
-            self.heard[slot as usize] = heard_key(record);
+        let in_order: Vec<u32> = self.in_order.values().copied().collect();
+        for slot in in_order {
+            self.update_slot(slot, |_| true, &mut change);
         }
     }
 
@@ -275,7 +268,7 @@ impl AgentTable {
             "the silent agents differ from a walk over every record"
         );
         for slot in silent {
-            self.update_slot(slot, |_| true, |key, record| change(key, record));
+            self.update_slot(slot, |_| true, &mut change);
         }
     }
 

@@ -23,6 +23,7 @@ use crate::component::{ArmedTimers, Component, Random};
 use crate::ids::NameKey;
 use crate::resources::{KubeRequest, KubeResult, StringMap};
 use crate::trace::{AgentRuntime, Record};
+use agent_endpoints::agent_state;
 use plugin_host::Pending;
 use register_keys::RegisterKeys;
 use scheduler::Queued;
@@ -216,10 +217,7 @@ impl Server {
             agent.last_heard_ms = now_ms;
             if agent.runtime != AgentRuntime::Missing {
                 agent.runtime = AgentRuntime::Missing;
-                out.records.push(Record::AgentState {
-                    agent: id.as_str().to_owned(),
-                    state: AgentRuntime::Missing,
-                });
+                out.records.push(agent_state(id, AgentRuntime::Missing));
             }
         });
         out.timers

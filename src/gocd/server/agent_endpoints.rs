@@ -343,7 +343,7 @@ impl Server {
 /// line of the agent's slot (`agent_table.rs`), which a ping otherwise never touches.
 #[cold]
 #[inline(never)]
-fn agent_state(id: &NameKey, state: AgentRuntime) -> Record {
+pub(super) fn agent_state(id: &NameKey, state: AgentRuntime) -> Record {
     Record::AgentState {
         agent: id.as_str().to_owned(),
         state,
