@@ -16,6 +16,7 @@ mod create;
 mod declared;
 mod merge;
 mod ping;
+mod ping_index;
 mod pod_table;
 mod turns;
 mod view;

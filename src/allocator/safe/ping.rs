@@ -102,12 +102,9 @@ impl Safe {
                 _ => None,
             })
             .collect();
-        let unwritten: Vec<(String, u64)> = self
-            .view
-            .pods
-            .iter()
+        let unwritten: Vec<(String, u64)> = (self.view.pods.unwritten_idle_since())
             .filter(|(name, _)| !in_flight.contains(name.as_str()))
-            .filter_map(|(name, record)| Some((name.clone(), record.unwritten_idle_since_ms()?)))
+            .map(|(name, idle_since_ms)| (name.clone(), idle_since_ms))
             .collect();
         for (name, idle_since_ms) in unwritten {
             self.write_idle_since(&name, idle_since_ms, out);
@@ -355,11 +352,7 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
-        let missing: Vec<String> = agents
-            .ids()
-            .filter(|name| !self.view.pods.contains_key(name))
-            .map(str::to_owned)
-            .collect();
+        let missing: Vec<String> = (self.view.agents_without_pods(agents)).cloned().collect();
         if missing.is_empty() {
             return;
         }

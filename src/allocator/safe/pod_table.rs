@@ -30,6 +30,9 @@
 //! debug builds compare the two at every walk, and `pod_table_tests.rs` drives both with
 //! random changes.
 
+use super::ping_index::PingIndex;
+#[cfg(any(test, debug_assertions))]
+use super::ping_index::without_pod_naive;
 use super::view::{PodRecord, agent_is_assignable, agent_may_be_building};
 use crate::allocator::{AgentList, AgentMetadata};
 use crate::ids::NameMap;
@@ -48,6 +51,8 @@ pub(crate) struct PodTable {
     /// The agent listing the index was computed with (the decision's `Agents`).
     agents: AgentList,
     index: ClassIndex,
+    /// What server-ping's cleanups look for (`ping_index.rs`).
+    ping: PingIndex,
 }
 
 /// The config hash and environment a pod was made for.
@@ -285,23 +290,55 @@ impl PodTable {
             .count()
     }
 
+    /// The agents `agents` lists that no pod record is named for, in name order (the
+    /// agents of pods that are gone). `agents` is the listing last given to
+    /// [`PodTable::set_agents`].
+    pub(crate) fn agents_without_pods<'a>(
+        &'a self,
+        agents: &AgentList,
+    ) -> impl Iterator<Item = &'a String> {
+        debug_assert!(self.agents.is_same(agents), "another agent listing");
+        #[cfg(debug_assertions)]
+        assert!(
+            (self.ping.without_pod())
+                .eq(&without_pod_naive(agents, |name| self.contains_key(name))),
+            "the agents without pods differ from a walk over every agent"
+        );
+        self.ping.without_pod()
+    }
+
+    /// The pods whose idle-since this process set but the pod does not carry
+    /// ([`PodRecord::unwritten_idle_since_ms`]), with that time, in name order.
+    pub(crate) fn unwritten_idle_since(&self) -> impl Iterator<Item = (&String, u64)> {
+        #[cfg(debug_assertions)]
+        assert!(
+            (self.ping.unwritten()).eq(self
+                .iter()
+                .filter(|(_, record)| record.unwritten_idle_since_ms().is_some())
+                .map(|(name, _)| name)),
+            "the unwritten idle-since times differ from a walk over every pod"
+        );
+        self.ping.unwritten().map(|name| {
+            let record = self.record(name);
+            let time = record.unwritten_idle_since_ms();
+            (name, time.expect("the index holds unwritten times only"))
+        })
+    }
+
     /// Take in the server's agents as listed now; only the agents that changed since the
     /// last listing are looked at again.
     pub(crate) fn set_agents(&mut self, agents: AgentList) {
-        let changed: Vec<String> = agents
-            .changed_names(&self.agents)
-            .into_iter()
-            .filter(|name| self.records.contains_key(name))
+        let changed: Vec<String> = (agents.changed_names(&self.agents).into_iter())
             .map(str::to_owned)
             .collect();
         self.agents = agents;
         for name in changed {
-            let record = self
-                .records
-                .get(&name)
-                .expect("changed names are the view's");
-            let class = class(record, self.agents.get(&name).map(Arc::as_ref));
-            self.index.file(&name, class, record);
+            let agent = self.agents.get(&name).map(Arc::as_ref);
+            let record = self.records.get(&name);
+            (self.ping).agent_changed(&name, agent.is_some(), record.is_some());
+            if let Some(record) = record {
+                self.index.file(&name, class(record, agent), record);
+            }
         }
     }
 
@@ -315,6 +352,7 @@ impl PodTable {
         let result = change(record);
         let class = class(record, self.agents.get(name).map(Arc::as_ref));
         self.index.file(name, class, record);
+        self.ping.record_changed(name, record);
         Some(result)
     }
 
@@ -333,6 +371,7 @@ impl PodTable {
     pub(crate) fn insert(&mut self, name: String, record: PodRecord) {
         let class = class(&record, self.agent(&name));
         self.index.file(&name, class, &record);
+        self.ping.record_changed(&name, &record);
         self.records.insert(&name, record);
         self.names.insert(name);
     }
@@ -341,6 +380,8 @@ impl PodTable {
     pub(crate) fn remove(&mut self, name: &str) {
         if self.records.remove(name).is_some() {
             self.names.remove(name);
+            self.ping
+                .record_dropped(name, self.agents.get(name).is_some());
         }
         self.index.forget(name);
     }
@@ -350,6 +391,10 @@ impl PodTable {
     pub(crate) fn replace_all(&mut self, records: BTreeMap<String, PodRecord>) {
         (self.records, self.names) = (NameMap::default(), BTreeSet::new());
         self.index = ClassIndex::default();
+        self.ping = PingIndex::default();
+        for agent in self.agents.iter() {
+            (self.ping).agent_changed(&agent.agent_id, true, false);
+        }
         for (name, record) in records {
             self.insert(name, record);
         }

@@ -8,6 +8,7 @@ use super::super::pod_spec::keys as pod_keys;
 use super::merge_tests::fresh;
 use super::pod_table::{Class, PodTable, class};
 use super::view::PodRecord;
+use super::view::annotation::IDLE_SINCE_MS;
 use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::resources::PodPhase;
@@ -28,6 +29,12 @@ fn copy(random: &mut Stream, name: &str, version: u64) -> Arc<crate::resources::
     // Two configs, with and without an environment: what reuse's buckets are keyed on.
     let hash = ["hash-a", "hash-b"][random.below(2) as usize];
     (pod.annotations).insert(pod_keys::CONFIG_HASH.to_owned(), hash.to_owned());
+    if random.below(3) == 0 {
+        // Sometimes carrying an idle-since already (written, or written by an earlier
+        // process), so an overlay is unwritten or not.
+        let written = ["100", "200"][random.below(2) as usize];
+        (pod.annotations).insert(IDLE_SINCE_MS.to_owned(), written.to_owned());
+    }
     if random.below(2) == 0 {
         Arc::make_mut(&mut pod.labels).insert(pod_keys::ENVIRONMENT.to_owned(), "prod".to_owned());
     }
@@ -62,7 +69,7 @@ fn agent(random: &mut Stream, name: &str) -> Arc<AgentMetadata> {
 fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, version: &mut u64) {
     let name = format!("k8s-ea-{:03}", random.below(60));
     *version += 1;
-    match random.below(12) {
+    match random.below(13) {
         0 | 1 => table.insert(name.clone(), PodRecord::new(copy(random, &name, *version))),
         2 => {
             let pod = copy(random, &name, *version);
@@ -91,6 +98,10 @@ fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, versi
         }
         8 | 9 => agents.put(agent(random, &name)),
         10 => agents.remove(&name),
+        11 => {
+            let since = [None, Some(100), Some(300)][random.below(3) as usize];
+            table.update(&name, |record| record.idle_since_overlay = since);
+        }
         _ => table.set_agents(agents.clone()),
     }
 }
@@ -98,6 +109,7 @@ fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, versi
 #[test]
 fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
     let (mut settled_seen, mut idle_seen, mut filed_seen) = (0, 0, 0);
+    let (mut without_seen, mut unwritten_seen) = (0, 0);
     for seed in 1..=12 {
         let mut random = Stream::new(seed, StreamId::Workload);
         let (mut table, mut agents) = (PodTable::default(), AgentList::default());
@@ -144,6 +156,9 @@ fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
                     filed_seen += filed.len();
                 }
                 settled_seen += table.len() - indexed.len();
+                let (without, unwritten) = ping_walks(&table, &agents);
+                (without_seen, unwritten_seen) =
+                    (without_seen + without, unwritten_seen + unwritten);
             }
         }
     }
@@ -154,6 +169,32 @@ fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
         filed_seen > 500,
         "only {filed_seen} pods found in reuse's buckets"
     );
+    assert!(
+        without_seen > 500,
+        "only {without_seen} agents without pods"
+    );
+    assert!(
+        unwritten_seen > 500,
+        "only {unwritten_seen} unwritten times"
+    );
+}
+
+/// Server-ping's two walks (`ping_index.rs`) against the index: the listed agents no record
+/// is named for, and the records with an unwritten idle-since and that time. Returns how
+/// many of each were found.
+fn ping_walks(table: &PodTable, agents: &AgentList) -> (usize, usize) {
+    let without: Vec<&String> = table.agents_without_pods(agents).collect();
+    let naive: Vec<String> = (agents.iter())
+        .map(|agent| agent.agent_id.to_string())
+        .filter(|name| table.get(name).is_none())
+        .collect();
+    assert!(without.iter().copied().eq(&naive), "agents without pods");
+    let unwritten: Vec<(&String, u64)> = table.unwritten_idle_since().collect();
+    let naive: Vec<(&String, u64)> = (table.iter())
+        .filter_map(|(name, record)| Some((name, record.unwritten_idle_since_ms()?)))
+        .collect();
+    assert_eq!(unwritten, naive, "unwritten idle-since times");
+    (without.len(), unwritten.len())
 }
 
 #[test]

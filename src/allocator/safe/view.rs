@@ -189,6 +189,14 @@ impl View {
         self.pods.unsettled(&agents.listing)
     }
 
+    /// The agents `agents` lists whose pod the view does not have, in name order.
+    pub(crate) fn agents_without_pods<'a>(
+        &'a self,
+        agents: &Agents,
+    ) -> impl Iterator<Item = &'a String> {
+        self.pods.agents_without_pods(&agents.listing)
+    }
+
     /// The unsettled pods except the healthy ones whose agent is idle (`pod_table.rs`), in
     /// name order: every pod the reaper can reap, or that can be being deleted or not Running.
     pub(crate) fn troubled_pods<'a>(
@@ -252,6 +260,7 @@ impl Agents {
     }
 
     /// Every agent id, in order.
+    #[cfg(test)]
     pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
         self.listing.iter().map(|agent| &*agent.agent_id)
     }
