@@ -194,7 +194,8 @@ impl Safe {
         settings: &ClusterProfile,
         agents: &Agents,
     ) -> Option<(String, Claim)> {
-        self.view.unsettled_pods(agents).find_map(|(name, record)| {
+        let mut claiming = self.view.pods_claiming(agents, needs.job_id);
+        claiming.find_map(|(name, record)| {
             let claim = self.view.live_claim(record, now_ms)?;
             let serves = claim.job_id == needs.job_id
                 && self.can_serve(now_ms, name, record, needs, settings, agents);

@@ -16,10 +16,10 @@ mod create;
 mod declared;
 mod merge;
 mod ping;
-mod ping_index;
 mod pod_table;
 mod turns;
 mod view;
+mod walk_index;
 
 #[cfg(test)]
 mod ablation_tests;

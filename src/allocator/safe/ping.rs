@@ -3,7 +3,7 @@
 
 use super::view::registration_deadline_ms;
 use super::view::{Agents, agent_is_assignable, agent_may_be_building, annotation};
-use super::{Pending, Safe, error_name, unexpected_reply, view};
+use super::{Pending, Safe, error_name, unexpected_reply, view, walk_index};
 use crate::allocator::{
     AgentState, ClusterProfile, ConfigState, DecisionCode, Outbox, RequestId, ServerApi,
     ServerPingRequest, pod_spec,
@@ -303,9 +303,7 @@ impl Safe {
 
     /// The pod's agent is idle and enabled at the server, with no job of ours.
     fn is_idle(&self, name: &str, record: &view::PodRecord, agents: &Agents) -> bool {
-        !record.retired
-            && record.running_job.is_none()
-            && agents.get(name).is_some_and(agent_is_assignable)
+        walk_index::is_idle(record, agents.get(name))
     }
 
     /// Start the idle clock of idle pods that have none yet, at every list (create-agent
@@ -313,14 +311,7 @@ impl Safe {
     fn mark_idle_pods(&mut self, now_ms: u64, agents: &Agents, out: &mut Outbox) {
         // Marking one pod changes no other pod's record, so the pods to mark are found in one
         // pass, the pure check of the record's own idle-since first.
-        let unmarked: Vec<String> = self
-            .view
-            .unsettled_pods(agents)
-            .filter(|(name, record)| {
-                record.idle_since_ms().is_none() && self.is_idle(name, record, agents)
-            })
-            .map(|(name, _)| name.clone())
-            .collect();
+        let unmarked: Vec<String> = self.view.unmarked_idle_pods(agents).cloned().collect();
         for name in unmarked {
             self.mark_idle(now_ms, &name, out);
         }

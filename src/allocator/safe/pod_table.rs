@@ -30,10 +30,12 @@
 //! debug builds compare the two at every walk, and `pod_table_tests.rs` drives both with
 //! random changes.
 
-use super::ping_index::PingIndex;
-#[cfg(any(test, debug_assertions))]
-use super::ping_index::without_pod_naive;
 use super::view::{PodRecord, agent_is_assignable, agent_may_be_building};
+use super::walk_index::WalkIndex;
+#[cfg(debug_assertions)]
+use super::walk_index::is_idle;
+#[cfg(any(test, debug_assertions))]
+use super::walk_index::without_pod_naive;
 use crate::allocator::{AgentList, AgentMetadata};
 use crate::ids::NameMap;
 use crate::resources::{Pod, PodPhase};
@@ -51,8 +53,8 @@ pub(crate) struct PodTable {
     /// The agent listing the index was computed with (the decision's `Agents`).
     agents: AgentList,
     index: ClassIndex,
-    /// What server-ping's cleanups look for (`ping_index.rs`).
-    ping: PingIndex,
+    /// What four walks look for (`walk_index.rs`).
+    walks: WalkIndex,
 }
 
 /// The config hash and environment a pod was made for.
@@ -300,11 +302,11 @@ impl PodTable {
         debug_assert!(self.agents.is_same(agents), "another agent listing");
         #[cfg(debug_assertions)]
         assert!(
-            (self.ping.without_pod())
+            (self.walks.without_pod())
                 .eq(&without_pod_naive(agents, |name| self.contains_key(name))),
             "the agents without pods differ from a walk over every agent"
         );
-        self.ping.without_pod()
+        self.walks.without_pod()
     }
 
     /// The pods whose idle-since this process set but the pod does not carry
@@ -312,16 +314,64 @@ impl PodTable {
     pub(crate) fn unwritten_idle_since(&self) -> impl Iterator<Item = (&String, u64)> {
         #[cfg(debug_assertions)]
         assert!(
-            (self.ping.unwritten()).eq(self
+            (self.walks.unwritten()).eq(self
                 .iter()
                 .filter(|(_, record)| record.unwritten_idle_since_ms().is_some())
                 .map(|(name, _)| name)),
             "the unwritten idle-since times differ from a walk over every pod"
         );
-        self.ping.unwritten().map(|name| {
+        self.walks.unwritten().map(|name| {
             let record = self.record(name);
             let time = record.unwritten_idle_since_ms();
             (name, time.expect("the index holds unwritten times only"))
+        })
+    }
+
+    /// The idle pods ([`is_idle`]) with no idle-since, in name order (none is settled: a
+    /// settled pod's agent may be building, so it is not idle).
+    pub(crate) fn unmarked_idle<'a>(
+        &'a self,
+        agents: &AgentList,
+    ) -> impl Iterator<Item = &'a String> {
+        debug_assert!(self.agents.is_same(agents), "another agent listing");
+        #[cfg(debug_assertions)]
+        assert!(
+            (self.walks.unmarked()).eq(self
+                .iter()
+                .filter(|(name, record)| {
+                    record.idle_since_ms().is_none() && is_idle(record, self.agent(name))
+                })
+                .map(|(name, _)| name)),
+            "the idle pods without idle-since differ from a walk over every pod"
+        );
+        self.walks.unmarked()
+    }
+
+    /// The pods not settled whose claim (live or not) names `job`, in name order: every pod
+    /// a search for the job's reserved pod can find.
+    pub(crate) fn claiming<'a>(
+        &'a self,
+        agents: &AgentList,
+        job: u64,
+    ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
+        self.check(agents);
+        let unsettled = |name: &&String| {
+            self.index.idle.contains_key(name.as_str()) || self.index.other.contains(name.as_str())
+        };
+        let claims_job =
+            move |record: &PodRecord| record.claim().is_some_and(|claim| claim.job_id == job);
+        #[cfg(debug_assertions)]
+        assert!(
+            (self.walks.claiming(job).filter(unsettled)).eq(self
+                .unsettled(agents)
+                .filter(|(_, record)| claims_job(record))
+                .map(|(name, _)| name)),
+            "the pods claiming job {job} differ from a walk over the unsettled pods"
+        );
+        (self.walks.claiming(job).filter(unsettled)).map(move |name| {
+            let record = self.record(name);
+            debug_assert!(claims_job(record));
+            (name, record)
         })
     }
 
@@ -334,10 +384,12 @@ impl PodTable {
         self.agents = agents;
         for name in changed {
             let agent = self.agents.get(&name).map(Arc::as_ref);
-            let record = self.records.get(&name);
-            (self.ping).agent_changed(&name, agent.is_some(), record.is_some());
-            if let Some(record) = record {
-                self.index.file(&name, class(record, agent), record);
+            match self.records.get(&name) {
+                Some(record) => {
+                    self.index.file(&name, class(record, agent), record);
+                    self.walks.record_changed(&name, record, agent);
+                }
+                None => self.walks.agent_changed(&name, agent.is_some()),
             }
         }
     }
@@ -350,9 +402,9 @@ impl PodTable {
     ) -> Option<R> {
         let record = self.records.get_mut(name)?;
         let result = change(record);
-        let class = class(record, self.agents.get(name).map(Arc::as_ref));
-        self.index.file(name, class, record);
-        self.ping.record_changed(name, record);
+        let agent = self.agents.get(name).map(Arc::as_ref);
+        self.index.file(name, class(record, agent), record);
+        self.walks.record_changed(name, record, agent);
         Some(result)
     }
 
@@ -369,9 +421,9 @@ impl PodTable {
 
     /// Add or replace a record.
     pub(crate) fn insert(&mut self, name: String, record: PodRecord) {
-        let class = class(&record, self.agent(&name));
-        self.index.file(&name, class, &record);
-        self.ping.record_changed(&name, &record);
+        let agent = self.agents.get(&name).map(Arc::as_ref);
+        self.index.file(&name, class(&record, agent), &record);
+        self.walks.record_changed(&name, &record, agent);
         self.records.insert(&name, record);
         self.names.insert(name);
     }
@@ -380,8 +432,7 @@ impl PodTable {
     pub(crate) fn remove(&mut self, name: &str) {
         if self.records.remove(name).is_some() {
             self.names.remove(name);
-            self.ping
-                .record_dropped(name, self.agents.get(name).is_some());
+            (self.walks).record_dropped(name, self.agents.get(name).is_some());
         }
         self.index.forget(name);
     }
@@ -391,15 +442,16 @@ impl PodTable {
     pub(crate) fn replace_all(&mut self, records: BTreeMap<String, PodRecord>) {
         (self.records, self.names) = (NameMap::default(), BTreeSet::new());
         self.index = ClassIndex::default();
-        self.ping = PingIndex::default();
+        self.walks = WalkIndex::default();
         for agent in self.agents.iter() {
-            (self.ping).agent_changed(&agent.agent_id, true, false);
+            (self.walks).agent_changed(&agent.agent_id, true);
         }
         for (name, record) in records {
             self.insert(name, record);
         }
     }
 
+    #[cfg(any(test, debug_assertions))]
     fn agent(&self, name: &str) -> Option<&AgentMetadata> {
         self.agents.get(name).map(Arc::as_ref)
     }

@@ -7,8 +7,10 @@ use super::super::messages::{AgentList, AgentMetadata, AgentState, BuildState, C
 use super::super::pod_spec::keys as pod_keys;
 use super::merge_tests::fresh;
 use super::pod_table::{Class, PodTable, class};
+use super::view::Claim;
 use super::view::PodRecord;
-use super::view::annotation::IDLE_SINCE_MS;
+use super::view::annotation::{CLAIM_DEADLINE_MS, CLAIM_JOB_ID, IDLE_SINCE_MS};
+use super::walk_index::is_idle;
 use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::resources::PodPhase;
@@ -34,6 +36,12 @@ fn copy(random: &mut Stream, name: &str, version: u64) -> Arc<crate::resources::
         // process), so an overlay is unwritten or not.
         let written = ["100", "200"][random.below(2) as usize];
         (pod.annotations).insert(IDLE_SINCE_MS.to_owned(), written.to_owned());
+    }
+    if random.below(3) == 0 {
+        // Reserved for one of three jobs.
+        let job = (1 + random.below(3)).to_string();
+        (pod.annotations).insert(CLAIM_JOB_ID.to_owned(), job);
+        (pod.annotations).insert(CLAIM_DEADLINE_MS.to_owned(), "500".to_owned());
     }
     if random.below(2) == 0 {
         Arc::make_mut(&mut pod.labels).insert(pod_keys::ENVIRONMENT.to_owned(), "prod".to_owned());
@@ -69,7 +77,7 @@ fn agent(random: &mut Stream, name: &str) -> Arc<AgentMetadata> {
 fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, version: &mut u64) {
     let name = format!("k8s-ea-{:03}", random.below(60));
     *version += 1;
-    match random.below(13) {
+    match random.below(14) {
         0 | 1 => table.insert(name.clone(), PodRecord::new(copy(random, &name, *version))),
         2 => {
             let pod = copy(random, &name, *version);
@@ -98,6 +106,13 @@ fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, versi
         }
         8 | 9 => agents.put(agent(random, &name)),
         10 => agents.remove(&name),
+        12 => {
+            let claim = (random.below(2) == 0).then(|| Claim {
+                job_id: 1 + random.below(3),
+                deadline_ms: 700,
+            });
+            table.update(&name, |record| record.claim_overlay = claim);
+        }
         11 => {
             let since = [None, Some(100), Some(300)][random.below(3) as usize];
             table.update(&name, |record| record.idle_since_overlay = since);
@@ -109,7 +124,8 @@ fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, versi
 #[test]
 fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
     let (mut settled_seen, mut idle_seen, mut filed_seen) = (0, 0, 0);
-    let (mut without_seen, mut unwritten_seen) = (0, 0);
+    // Agents without pods, unwritten idle-since times, unmarked idle pods, claiming pods.
+    let mut totals = [0; 4];
     for seed in 1..=12 {
         let mut random = Stream::new(seed, StreamId::Workload);
         let (mut table, mut agents) = (PodTable::default(), AgentList::default());
@@ -156,9 +172,10 @@ fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
                     filed_seen += filed.len();
                 }
                 settled_seen += table.len() - indexed.len();
-                let (without, unwritten) = ping_walks(&table, &agents);
-                (without_seen, unwritten_seen) =
-                    (without_seen + without, unwritten_seen + unwritten);
+                let seen = walks(&table, &agents);
+                for (total, found) in totals.iter_mut().zip(seen) {
+                    *total += found;
+                }
             }
         }
     }
@@ -170,19 +187,15 @@ fn the_unsettled_index_lists_exactly_the_pods_a_full_walk_finds_unsettled() {
         "only {filed_seen} pods found in reuse's buckets"
     );
     assert!(
-        without_seen > 500,
-        "only {without_seen} agents without pods"
-    );
-    assert!(
-        unwritten_seen > 500,
-        "only {unwritten_seen} unwritten times"
+        totals.iter().all(|&found| found > 500),
+        "the walks found too little: {totals:?}"
     );
 }
 
-/// Server-ping's two walks (`ping_index.rs`) against the index: the listed agents no record
-/// is named for, and the records with an unwritten idle-since and that time. Returns how
-/// many of each were found.
-fn ping_walks(table: &PodTable, agents: &AgentList) -> (usize, usize) {
+/// The four walks (`walk_index.rs`) against the index: the listed agents no record is named
+/// for, the records with an unwritten idle-since and that time, the idle pods without an
+/// idle-since, and the unsettled pods claiming each job. Returns how many of each were found.
+fn walks(table: &PodTable, agents: &AgentList) -> [usize; 4] {
     let without: Vec<&String> = table.agents_without_pods(agents).collect();
     let naive: Vec<String> = (agents.iter())
         .map(|agent| agent.agent_id.to_string())
@@ -194,7 +207,26 @@ fn ping_walks(table: &PodTable, agents: &AgentList) -> (usize, usize) {
         .filter_map(|(name, record)| Some((name, record.unwritten_idle_since_ms()?)))
         .collect();
     assert_eq!(unwritten, naive, "unwritten idle-since times");
-    (without.len(), unwritten.len())
+    let unmarked: Vec<&String> = table.unmarked_idle(agents).collect();
+    let naive: Vec<&String> = (table.iter())
+        .filter(|(name, record)| {
+            let agent = agents.get(name).map(Arc::as_ref);
+            record.idle_since_ms().is_none() && is_idle(record, agent)
+        })
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(unmarked, naive, "idle pods without an idle-since");
+    let mut claiming = 0;
+    for job in 1..=3 {
+        let found: Vec<&String> = table.claiming(agents, job).map(|(name, _)| name).collect();
+        let naive: Vec<&String> = (table.unsettled(agents))
+            .filter(|(_, record)| record.claim().is_some_and(|claim| claim.job_id == job))
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(found, naive, "pods claiming job {job}");
+        claiming += found.len();
+    }
+    [without.len(), unwritten.len(), unmarked.len(), claiming]
 }
 
 #[test]

@@ -189,6 +189,24 @@ impl View {
         self.pods.unsettled(&agents.listing)
     }
 
+    /// The idle pods with no idle-since yet, in name order (`walk_index.rs`).
+    pub(crate) fn unmarked_idle_pods<'a>(
+        &'a self,
+        agents: &Agents,
+    ) -> impl Iterator<Item = &'a String> {
+        self.pods.unmarked_idle(&agents.listing)
+    }
+
+    /// The pods not settled whose claim (live or not) names `job`, in name order: every
+    /// pod the search for the job's reserved pod can find.
+    pub(crate) fn pods_claiming<'a>(
+        &'a self,
+        agents: &Agents,
+        job: u64,
+    ) -> impl Iterator<Item = (&'a String, &'a PodRecord)> {
+        self.pods.claiming(&agents.listing, job)
+    }
+
     /// The agents `agents` lists whose pod the view does not have, in name order.
     pub(crate) fn agents_without_pods<'a>(
         &'a self,
