@@ -19,13 +19,17 @@ const WORD_BITS: u64 = u64::BITS as u64;
 /// No slot: the end of a bucket's list.
 const NONE: u32 = u32::MAX;
 
-/// Where a parked event is due and its place in a bucket's list. Kept apart from the events
-/// themselves: linking and unlinking read only these, a third of a slot's bytes.
-struct Parked {
-    time: SimTime,
+/// A parked event with its sequence number and its place in a bucket's list, in one cache
+/// line: popping reads the event seconds after it was pushed, from memory, so the list link
+/// and the event share the one line read. (The due time is the bucket's millisecond, or the
+/// far heap's key.)
+#[repr(C, align(64))]
+struct Parked<E> {
     sequence: u64,
     /// The next slot in the same bucket, or `NONE`.
     next: u32,
+    /// The event; `None` while the slot is free.
+    event: Option<E>,
 }
 
 /// A far event in the heap: its time, its tie-breaking sequence number and its slot.
@@ -78,10 +82,8 @@ pub struct Queue<E> {
     occupied: Vec<u64>,
     /// Events due at `now + WHEEL_MS` or later.
     far: BinaryHeap<Key>,
-    /// Every pending event's due time and list place; free slots are listed in `free`.
-    slots: Vec<Parked>,
-    /// The pending events, in the same slots.
-    events: Vec<Option<E>>,
+    /// Every pending event with its list place; free slots are listed in `free`.
+    slots: Vec<Parked<E>>,
     free: Vec<u32>,
     sequence: u64,
     now: SimTime,
@@ -95,7 +97,6 @@ impl<E> Default for Queue<E> {
             occupied: vec![0; (WHEEL_MS / WORD_BITS) as usize],
             far: BinaryHeap::new(),
             slots: Vec::new(),
-            events: Vec::new(),
             free: Vec::new(),
             sequence: 0,
             now: SimTime::ZERO,
@@ -159,7 +160,7 @@ impl<E> Queue<E> {
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
         match self.first_bucket() {
-            Some(bucket) => Some(self.slots[self.buckets[bucket].head as usize].time),
+            Some(bucket) => Some(self.bucket_time(bucket)),
             None => self.far.peek().map(|key| key.time),
         }
     }
@@ -168,14 +169,14 @@ impl<E> Queue<E> {
     /// call site: the event loop.)
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let slot = match self.first_bucket() {
-            Some(bucket) => self.unlink_head(bucket),
+        let (time, slot) = match self.first_bucket() {
+            Some(bucket) => (self.bucket_time(bucket), self.unlink_head(bucket)),
             // The wheel is empty: the next event is far; jump to it.
-            None => self.far.pop()?.slot,
+            None => self.far.pop().map(|key| (key.time, key.slot))?,
         };
-        let time = self.slots[slot as usize].time;
         assert!(time >= self.now, "queue order broken");
-        let event = self.events[slot as usize]
+        let event = self.slots[slot as usize]
+            .event
             .take()
             .expect("a queued slot holds its event");
         self.free.push(slot);
@@ -191,15 +192,12 @@ impl<E> Queue<E> {
             "event scheduled in the past: {time} < {}",
             self.now
         );
-        let parked = Parked {
-            time,
-            sequence,
-            next: NONE,
-        };
         let slot = match self.free.pop() {
             Some(slot) => {
-                self.slots[slot as usize] = parked;
-                self.events[slot as usize] = Some(event);
+                // Filled in place: the freed slot's event is already gone.
+                let parked = &mut self.slots[slot as usize];
+                (parked.sequence, parked.next) = (sequence, NONE);
+                parked.event = Some(event);
                 slot
             }
             None => {
@@ -207,13 +205,16 @@ impl<E> Queue<E> {
                     .ok()
                     .filter(|slot| *slot != NONE)
                     .expect("fewer than 2^32 - 1 pending events");
-                self.slots.push(parked);
-                self.events.push(Some(event));
+                self.slots.push(Parked {
+                    sequence,
+                    next: NONE,
+                    event: Some(event),
+                });
                 slot
             }
         };
         if time.as_ms() - self.now.as_ms() < WHEEL_MS {
-            self.link(slot);
+            self.link(slot, time);
         } else {
             self.far.push(Key {
                 time,
@@ -229,19 +230,16 @@ impl<E> Queue<E> {
         while let Some(key) = self.far.peek()
             && key.time.as_ms() - self.now.as_ms() < WHEEL_MS
         {
-            let slot = key.slot;
+            let (slot, time) = (key.slot, key.time);
             self.far.pop();
-            self.link(slot);
+            self.link(slot, time);
         }
     }
 
-    /// Put `slot` into its bucket's list, in sequence order (at the tail but for a reserved
-    /// sequence number, which may be older than events already there).
-    fn link(&mut self, slot: u32) {
-        let (time, sequence) = {
-            let parked = &self.slots[slot as usize];
-            (parked.time, parked.sequence)
-        };
+    /// Put `slot`, due at `time`, into its bucket's list, in sequence order (at the tail but
+    /// for a reserved sequence number, which may be older than events already there).
+    fn link(&mut self, slot: u32, time: SimTime) {
+        let sequence = self.slots[slot as usize].sequence;
         let index = (time.as_ms() % WHEEL_MS) as usize;
         let bucket = self.buckets[index];
         if bucket.head == NONE {
@@ -268,6 +266,13 @@ impl<E> Queue<E> {
         }
         self.slots[slot as usize].next = self.slots[before as usize].next;
         self.slots[before as usize].next = slot;
+    }
+
+    /// The millisecond a non-empty bucket holds: the one in `[now, now + WHEEL_MS)` that maps
+    /// to it.
+    fn bucket_time(&self, index: usize) -> SimTime {
+        let offset = (index as u64).wrapping_sub(self.now.as_ms()) % WHEEL_MS;
+        self.now.plus_ms(offset)
     }
 
     /// Take the first slot of a non-empty bucket.
