@@ -106,6 +106,10 @@ impl<E> Default for Queue<E> {
 }
 
 impl<E> Queue<E> {
+    /// True when a slot holding an `E` takes exactly one 64-byte cache line (the point of
+    /// `Parked`'s layout; the world asserts it for its events).
+    pub const SLOT_IS_ONE_LINE: bool = std::mem::size_of::<Parked<E>>() == 64;
+
     /// The time of the last popped event.
     pub fn now(&self) -> SimTime {
         self.now
