@@ -125,3 +125,49 @@ fn equal_contents_compare_equal_and_serialise_as_a_list() {
     let back: PodList = serde_json::from_str(&json).expect("and reads back");
     assert_eq!(back, a);
 }
+
+/// Filling a listing far past one group of chunks and emptying it again, a block of names at
+/// a time (so whole chunks and whole groups empty and go), keeps it equal to the naive map;
+/// each snapshot diffs against the one before it like the naive maps do.
+#[test]
+fn groups_split_as_the_listing_grows_and_go_when_emptied() {
+    let names: Vec<String> = (0..3000)
+        .map(|number| format!("k8s-ea-{number:05}"))
+        .collect();
+    let (mut list, mut naive) = (PodList::default(), BTreeMap::new());
+    let mut before = (list.clone(), naive.clone());
+    // Grow in a scattered order, then shrink from the middle outwards.
+    let grow = (0..names.len()).map(|i| (i * 7) % names.len());
+    let shrink = (0..names.len()).map(|i| (names.len() / 2 + i) % names.len());
+    for (step, (index, adds)) in grow
+        .map(|i| (i, true))
+        .chain(shrink.map(|i| (i, false)))
+        .enumerate()
+    {
+        let name = &names[index];
+        if adds {
+            let copy = pod(name.clone(), step as u64);
+            list.put(Arc::clone(&copy));
+            naive.insert(name.clone(), copy);
+        } else {
+            list.remove(name);
+            naive.remove(name);
+        }
+        if step + 1 == names.len() {
+            let groups = list.spine.groups.len();
+            assert!(groups >= 3, "every name listed in {groups} groups");
+        }
+        if step % 250 == 0 {
+            let expected: Vec<Arc<Pod>> = naive.values().cloned().collect();
+            assert_eq!(list.to_vec(), expected, "step {step}");
+            let changed: Vec<String> = list
+                .changed_names(&before.0)
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+            assert_eq!(changed, naive_changes(&before.1, &naive), "step {step}");
+            before = (list.clone(), naive.clone());
+        }
+    }
+    assert!(list.is_empty() && list.to_vec().is_empty());
+}
