@@ -31,11 +31,7 @@
 //! random changes.
 
 use super::view::{PodRecord, agent_is_assignable, agent_may_be_building};
-use super::walk_index::WalkIndex;
-#[cfg(debug_assertions)]
-use super::walk_index::is_idle;
-#[cfg(any(test, debug_assertions))]
-use super::walk_index::without_pod_naive;
+use super::walk_index::{WalkIndex, is_idle, without_pod_naive};
 use crate::allocator::{AgentList, AgentMetadata};
 use crate::ids::NameMap;
 use crate::resources::{Pod, PodPhase};
@@ -299,14 +295,13 @@ impl PodTable {
         &'a self,
         agents: &AgentList,
     ) -> impl Iterator<Item = &'a String> {
-        debug_assert!(self.agents.is_same(agents), "another agent listing");
-        #[cfg(debug_assertions)]
-        assert!(
-            (self.walks.without_pod())
-                .eq(&without_pod_naive(agents, |name| self.contains_key(name))),
-            "the agents without pods differ from a walk over every agent"
-        );
-        self.walks.without_pod()
+        let naive = || without_pod_naive(agents, |name| self.contains_key(name));
+        self.vouch(
+            agents,
+            self.walks.without_pod(),
+            naive,
+            "the agents without pods",
+        )
     }
 
     /// The pods whose idle-since this process set but the pod does not carry
@@ -333,18 +328,33 @@ impl PodTable {
         &'a self,
         agents: &AgentList,
     ) -> impl Iterator<Item = &'a String> {
-        debug_assert!(self.agents.is_same(agents), "another agent listing");
-        #[cfg(debug_assertions)]
-        assert!(
-            (self.walks.unmarked()).eq(self
-                .iter()
+        let naive = || {
+            (self.iter())
                 .filter(|(name, record)| {
                     record.idle_since_ms().is_none() && is_idle(record, self.agent(name))
                 })
-                .map(|(name, _)| name)),
-            "the idle pods without idle-since differ from a walk over every pod"
-        );
-        self.walks.unmarked()
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        let what = "the idle pods without idle-since";
+        self.vouch(agents, self.walks.unmarked(), naive, what)
+    }
+
+    /// `found`, the index's answer to a question asked with `agents`, after checking in
+    /// debug builds that the index was computed with `agents` and that `found` names what
+    /// the walk it replaces (`naive`) does.
+    fn vouch<'a, I: Iterator<Item = &'a String> + Clone>(
+        &self,
+        agents: &AgentList,
+        found: I,
+        naive: impl FnOnce() -> Vec<String>,
+        what: &str,
+    ) -> I {
+        if cfg!(debug_assertions) {
+            assert!(self.agents.is_same(agents), "another agent listing");
+            assert!(found.clone().eq(&naive()), "{what} differ from a walk");
+        }
+        found
     }
 
     /// The pods not settled whose claim (live or not) names `job`, in name order: every pod
@@ -451,7 +461,6 @@ impl PodTable {
         }
     }
 
-    #[cfg(any(test, debug_assertions))]
     fn agent(&self, name: &str) -> Option<&AgentMetadata> {
         self.agents.get(name).map(Arc::as_ref)
     }

@@ -98,7 +98,7 @@ impl WalkIndex {
     }
 
     /// Listed agents without a pod, in name order.
-    pub(super) fn without_pod(&self) -> impl Iterator<Item = &String> {
+    pub(super) fn without_pod(&self) -> impl Iterator<Item = &String> + Clone {
         self.without_pod.iter()
     }
 
@@ -108,7 +108,7 @@ impl WalkIndex {
     }
 
     /// Idle pods without an idle-since, in name order.
-    pub(super) fn unmarked(&self) -> impl Iterator<Item = &String> {
+    pub(super) fn unmarked(&self) -> impl Iterator<Item = &String> + Clone {
         self.unmarked.iter()
     }
 
@@ -120,7 +120,6 @@ impl WalkIndex {
 
 /// The naive reference of [`WalkIndex::without_pod`]: every listed agent whose name has no
 /// record, in name order.
-#[cfg(any(test, debug_assertions))]
 pub(super) fn without_pod_naive(
     agents: &crate::allocator::AgentList,
     has_pod: impl Fn(&str) -> bool,
