@@ -295,27 +295,22 @@ impl PodTable {
         &'a self,
         agents: &AgentList,
     ) -> impl Iterator<Item = &'a String> {
+        self.check(agents);
         let naive = || without_pod_naive(agents, |name| self.contains_key(name));
-        self.vouch(
-            agents,
-            self.walks.without_pod(),
-            naive,
-            "the agents without pods",
-        )
+        self.vouch(self.walks.without_pod(), naive, "the agents without pods")
     }
 
     /// The pods whose idle-since this process set but the pod does not carry
     /// ([`PodRecord::unwritten_idle_since_ms`]), with that time, in name order.
     pub(crate) fn unwritten_idle_since(&self) -> impl Iterator<Item = (&String, u64)> {
-        #[cfg(debug_assertions)]
-        assert!(
-            (self.walks.unwritten()).eq(self
-                .iter()
+        let naive = || {
+            (self.iter())
                 .filter(|(_, record)| record.unwritten_idle_since_ms().is_some())
-                .map(|(name, _)| name)),
-            "the unwritten idle-since times differ from a walk over every pod"
-        );
-        self.walks.unwritten().map(|name| {
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        let found = self.vouch(self.walks.unwritten(), naive, "the unwritten idle-since");
+        found.map(|name| {
             let record = self.record(name);
             let time = record.unwritten_idle_since_ms();
             (name, time.expect("the index holds unwritten times only"))
@@ -336,22 +331,20 @@ impl PodTable {
                 .map(|(name, _)| name.clone())
                 .collect()
         };
+        self.check(agents);
         let what = "the idle pods without idle-since";
-        self.vouch(agents, self.walks.unmarked(), naive, what)
+        self.vouch(self.walks.unmarked(), naive, what)
     }
 
-    /// `found`, the index's answer to a question asked with `agents`, after checking in
-    /// debug builds that the index was computed with `agents` and that `found` names what
-    /// the walk it replaces (`naive`) does.
+    /// `found`, an index's answer, after checking in debug builds that it names what the
+    /// walk it replaces (`naive`) does.
     fn vouch<'a, I: Iterator<Item = &'a String> + Clone>(
         &self,
-        agents: &AgentList,
         found: I,
         naive: impl FnOnce() -> Vec<String>,
         what: &str,
     ) -> I {
         if cfg!(debug_assertions) {
-            assert!(self.agents.is_same(agents), "another agent listing");
             assert!(found.clone().eq(&naive()), "{what} differ from a walk");
         }
         found
@@ -368,21 +361,15 @@ impl PodTable {
         let unsettled = |name: &&String| {
             self.index.idle.contains_key(name.as_str()) || self.index.other.contains(name.as_str())
         };
-        let claims_job =
-            move |record: &PodRecord| record.claim().is_some_and(|claim| claim.job_id == job);
-        #[cfg(debug_assertions)]
-        assert!(
-            (self.walks.claiming(job).filter(unsettled)).eq(self
-                .unsettled(agents)
-                .filter(|(_, record)| claims_job(record))
-                .map(|(name, _)| name)),
-            "the pods claiming job {job} differ from a walk over the unsettled pods"
-        );
-        (self.walks.claiming(job).filter(unsettled)).map(move |name| {
-            let record = self.record(name);
-            debug_assert!(claims_job(record));
-            (name, record)
-        })
+        let naive = || {
+            (self.unsettled(agents))
+                .filter(|(_, record)| record.claim().is_some_and(|claim| claim.job_id == job))
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        let found = self.walks.claiming(job).filter(unsettled);
+        (self.vouch(found, naive, "the pods claiming the job"))
+            .map(|name| (name, self.record(name)))
     }
 
     /// Take in the server's agents as listed now; only the agents that changed since the
@@ -433,7 +420,7 @@ impl PodTable {
     pub(crate) fn insert(&mut self, name: String, record: PodRecord) {
         let agent = self.agents.get(&name).map(Arc::as_ref);
         self.index.file(&name, class(&record, agent), &record);
-        self.walks.record_changed(&name, &record, agent);
+        self.walks.record_added(&name, &record, agent);
         self.records.insert(&name, record);
         self.names.insert(name);
     }

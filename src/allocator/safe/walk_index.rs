@@ -49,14 +49,26 @@ fn keep(set: &mut BTreeSet<String>, name: &str, wanted: bool) {
 }
 
 impl WalkIndex {
-    /// The record of `name` was added or changed, or its agent (`agent`, as listed now).
-    pub(super) fn record_changed(
+    /// A record of `name` was added (or replaced one); `agent` is its agent as listed now.
+    pub(super) fn record_added(
         &mut self,
         name: &str,
         record: &PodRecord,
         agent: Option<&AgentMetadata>,
     ) {
         self.without_pod.remove(name);
+        self.record_changed(name, record, agent);
+    }
+
+    /// The record of `name` changed, or its agent (`agent`, as listed now). A name with a
+    /// record is never among the agents without a pod, so only [`WalkIndex::record_added`]
+    /// takes it out of them.
+    pub(super) fn record_changed(
+        &mut self,
+        name: &str,
+        record: &PodRecord,
+        agent: Option<&AgentMetadata>,
+    ) {
         let unwritten = record.unwritten_idle_since_ms().is_some();
         keep(&mut self.unwritten, name, unwritten);
         let unmarked = record.idle_since_ms().is_none() && is_idle(record, agent);
@@ -103,7 +115,7 @@ impl WalkIndex {
     }
 
     /// Pods with an unwritten idle-since, in name order.
-    pub(super) fn unwritten(&self) -> impl Iterator<Item = &String> {
+    pub(super) fn unwritten(&self) -> impl Iterator<Item = &String> + Clone {
         self.unwritten.iter()
     }
 
@@ -113,7 +125,7 @@ impl WalkIndex {
     }
 
     /// Pods whose claim names `job`, in name order.
-    pub(super) fn claiming(&self, job: u64) -> impl Iterator<Item = &String> {
+    pub(super) fn claiming(&self, job: u64) -> impl Iterator<Item = &String> + Clone {
         self.by_job.get(&job).into_iter().flatten()
     }
 }
