@@ -291,14 +291,17 @@ impl<T: Listed> Listing<T> {
 
     /// Stop listing an entry.
     pub fn remove(&mut self, name: &str) {
-        if self.get(name).is_none() {
+        // Found in the shared snapshot first, so an absent name copies nothing; a copy keeps
+        // every place.
+        let Some((g, c)) = self.spine.find(name) else {
             return;
-        }
+        };
+        let Ok(at) = search(&self.spine.groups[g].chunks[c], name) else {
+            return;
+        };
         let spine = Arc::make_mut(&mut self.spine);
-        let (g, c) = spine.find(name).expect("a listed name has a chunk");
         let group = Arc::make_mut(&mut spine.groups[g]);
         let chunk = Arc::make_mut(&mut group.chunks[c]);
-        let at = search(chunk, name).expect("the name is listed");
         chunk.remove(at);
         self.len -= 1;
         if chunk.is_empty() {
