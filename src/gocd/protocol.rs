@@ -75,6 +75,16 @@ pub struct Registration {
 }
 
 impl AgentRequest {
+    /// The agent that sent it.
+    pub fn agent(&self) -> AgentId {
+        match self {
+            AgentRequest::Register { agent, .. }
+            | AgentRequest::Ping { agent, .. }
+            | AgentRequest::GetWork { agent, .. }
+            | AgentRequest::ReportCompleted { agent, .. } => *agent,
+        }
+    }
+
     /// Which request this is, for matching its reply.
     pub fn kind(&self) -> RequestKind {
         match self {

@@ -53,6 +53,17 @@ impl<P> ProcessTable<P> {
         slot.process.as_deref_mut()
     }
 
+    /// Start loading the process of `uid`, if any (a hint: see `engine::prefetch`).
+    pub(super) fn prefetch(&self, uid: u64) {
+        if let Some(Slot {
+            process: Some(process),
+            ..
+        }) = self.slots.get(index(uid))
+        {
+            crate::engine::prefetch(&**process);
+        }
+    }
+
     fn slot_mut(&mut self, uid: u64) -> &mut Slot<P> {
         let at = index(uid);
         if at >= self.slots.len() {
