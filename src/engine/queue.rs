@@ -16,6 +16,8 @@ use std::collections::BinaryHeap;
 /// Milliseconds the wheel covers; a power of two.
 const WHEEL_MS: u64 = 1 << 13;
 const WORD_BITS: u64 = u64::BITS as u64;
+/// Words of the wheel's bitmap (a power of two, so going round it is a mask, not a division).
+const WORDS: usize = (WHEEL_MS / WORD_BITS) as usize;
 /// No slot: the end of a bucket's list.
 const NONE: u32 = u32::MAX;
 
@@ -94,7 +96,7 @@ impl<E> Default for Queue<E> {
     fn default() -> Self {
         Queue {
             buckets: vec![EMPTY; WHEEL_MS as usize],
-            occupied: vec![0; (WHEEL_MS / WORD_BITS) as usize],
+            occupied: vec![0; WORDS],
             far: BinaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
@@ -192,14 +194,13 @@ impl<E> Queue<E> {
         if head != tail {
             return None;
         }
-        let words = self.occupied.len();
         let next = first + 1;
-        let word = next / WORD_BITS as usize % words;
+        let word = next / WORD_BITS as usize % WORDS;
         let bits = self.occupied[word] >> (next as u64 % WORD_BITS);
         let index = if bits != 0 {
             (next + bits.trailing_zeros() as usize) % WHEEL_MS as usize
         } else {
-            let word = (word + 1) % words;
+            let word = (word + 1) % WORDS;
             let bits = self.occupied[word];
             if bits == 0 {
                 return None;
@@ -334,17 +335,16 @@ impl<E> Queue<E> {
     /// The non-empty bucket due first: the first set bit at or after `now`'s bucket, going
     /// round the wheel once.
     fn first_bucket(&self) -> Option<usize> {
-        let words = self.occupied.len();
         let start = (self.now.as_ms() % WHEEL_MS) as usize;
         let (start_word, start_bit) = (start / WORD_BITS as usize, start as u64 % WORD_BITS);
         let first = self.occupied[start_word] >> start_bit;
         if first != 0 {
             return Some(start + first.trailing_zeros() as usize);
         }
-        for step in 1..=words {
-            let word = (start_word + step) % words;
+        for step in 1..=WORDS {
+            let word = (start_word + step) % WORDS;
             let mut bits = self.occupied[word];
-            if step == words {
+            if step == WORDS {
                 // Back at the start word: only the bits before `now`'s bucket are left.
                 bits &= (1u64 << start_bit).wrapping_sub(1);
             }
