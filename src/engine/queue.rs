@@ -361,6 +361,16 @@ mod tests {
     use super::{Queue, WHEEL_MS};
     use crate::engine::SimTime;
 
+    /// A xorshift stream from `state` (the tests' own, so the engine's streams stay apart).
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     #[test]
     fn events_pop_in_time_order_and_ties_in_insertion_order() {
         let mut queue = Queue::default();
@@ -380,16 +390,10 @@ mod tests {
     #[test]
     fn the_lookahead_names_the_next_two_events_to_pop() {
         let mut queue = Queue::default();
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d_u64);
         let (mut label, mut seconds_named, mut peeks) = (0u64, 0, 0);
         for _ in 0..20_000 {
-            if next() % 2 == 0 || queue.len() < 2 {
+            if next().is_multiple_of(2) || queue.len() < 2 {
                 let delay = match next() % 4 {
                     0 => 0,
                     1 => next() % 300,
@@ -430,16 +434,10 @@ mod tests {
     fn interleaved_pushes_and_pops_match_a_sorted_reference_while_slots_are_reused() {
         let mut queue = Queue::default();
         let mut reference: Vec<(u64, u64)> = Vec::new();
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15_u64);
         let mut label = 0u64;
         for _ in 0..5_000 {
-            if next() % 3 != 0 || reference.is_empty() {
+            if !next().is_multiple_of(3) || reference.is_empty() {
                 let time = queue.now().as_ms() + next() % 50;
                 label += 1;
                 queue.push(SimTime::from_ms(time), label);
@@ -477,13 +475,7 @@ mod tests {
     fn far_events_and_reserved_sequences_keep_time_and_sequence_order() {
         let mut queue = Queue::default();
         let mut reference: Vec<(u64, u64)> = Vec::new();
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d_u64);
         // Sequence numbers reserved up front and used later, like the workload's arrivals.
         let mut reserved = Vec::new();
         for _ in 0..20_000 {
