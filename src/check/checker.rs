@@ -44,6 +44,8 @@ const BOUNDED_LIVENESS: [&str; 1] = ["job-wait-bound"];
 /// end of the settle phase. Each (id, objects) pair is reported at most once.
 pub struct Checker {
     monitors: Vec<Box<dyn Monitor>>,
+    /// The monitors (by index) that judge a record before any observes it.
+    reading_before: Vec<usize>,
     /// Labels the liveness violations that follow a long capacity shortage as expected.
     capacity: CapacityBudget,
     ring: Ring,
@@ -92,8 +94,12 @@ impl Checker {
         }
         monitors.extend(extra);
         monitors.retain(|monitor| !disabled.iter().any(|id| id == monitor.id()));
+        let reading_before = (0..monitors.len())
+            .filter(|&index| monitors[index].reads_before())
+            .collect();
         Checker {
             monitors,
+            reading_before,
             capacity: CapacityBudget::new(bounds.capacity),
             ring: Ring::default(),
             violations: Vec::new(),
@@ -128,6 +134,9 @@ impl Checker {
         self.advance(t_ms);
         self.capacity.observe(t_ms, record);
         self.ring.push(t_ms, record);
+        for &index in &self.reading_before {
+            self.monitors[index].before(t_ms, record);
+        }
         for monitor in &mut self.monitors {
             monitor.observe(t_ms, record, &mut self.fresh);
         }
@@ -142,6 +151,9 @@ impl Checker {
         self.advance(t_ms);
         self.capacity.observe(t_ms, &record);
         let record = self.ring.keep(t_ms, record);
+        for &index in &self.reading_before {
+            self.monitors[index].before(t_ms, record);
+        }
         for monitor in &mut self.monitors {
             monitor.observe(t_ms, record, &mut self.fresh);
         }

@@ -16,6 +16,7 @@
 mod demand;
 mod liveness;
 mod safety;
+mod shared_view;
 mod view;
 
 #[cfg(test)]
@@ -25,6 +26,7 @@ mod tests;
 
 use super::{Kind, Monitor, Violation};
 use crate::leader::Variant;
+use shared_view::SharedView;
 use view::LeaderView;
 
 /// The scenario's leader settings, as the monitors' bounds.
@@ -78,11 +80,20 @@ impl LeaderBounds {
     }
 }
 
-/// Every leader monitor, in the order of the table.
-/// The monitors share the records their violations quote (`view::SharedRecent`).
+/// Every leader monitor, in the order of the table. They share one view of the records
+/// (`shared_view::SharedView`), which the first of them to observe a record folds in: the
+/// monitors that judge a record on the state it arrives in do so in `Monitor::before`, which
+/// the checker calls on them all before any observes it.
 pub fn leader_monitors(bounds: LeaderBounds) -> Vec<Box<dyn Monitor>> {
-    let recent = view::SharedRecent::default();
-    let view = || LeaderView::sharing(&recent);
+    let shared = SharedView::new(LeaderView::sharing(&view::SharedRecent::default()));
+    monitors_on(bounds, || shared.handle())
+}
+
+/// The leader monitors in their order, each on the view `view` hands it.
+fn monitors_on(
+    bounds: LeaderBounds,
+    mut view: impl FnMut() -> SharedView,
+) -> Vec<Box<dyn Monitor>> {
     vec![
         Box::new(safety::LeaseCas::new(bounds, view())),
         Box::new(safety::SingleLeaderActing::new(bounds, view())),
@@ -95,6 +106,23 @@ pub fn leader_monitors(bounds: LeaderBounds) -> Vec<Box<dyn Monitor>> {
         Box::new(demand::RejoinAfterOutage::new(bounds, view())),
         Box::new(liveness::RunnerProgress::new(bounds, view())),
     ]
+}
+
+/// Feed one record to `monitors` as the checker does: `before` on those that read the state
+/// it arrives in, then `observe` on all, in order.
+#[cfg(test)]
+fn feed(
+    monitors: &mut [Box<dyn Monitor>],
+    t_ms: u64,
+    record: &crate::trace::Record,
+    out: &mut Vec<Violation>,
+) {
+    for monitor in monitors.iter_mut().filter(|monitor| monitor.reads_before()) {
+        monitor.before(t_ms, record);
+    }
+    for monitor in monitors.iter_mut() {
+        monitor.observe(t_ms, record, out);
+    }
 }
 
 /// Build a violation naming replicas and modules, quoting their recent records.

@@ -48,6 +48,15 @@ pub struct Violation {
 pub trait Monitor {
     /// The invariant id.
     fn id(&self) -> &'static str;
+    /// Judge the record on the state it arrives in, before any monitor observes it: monitors
+    /// that share what they rebuild from records (the leader monitors' one view) cannot read
+    /// that state in `observe`, since the first of them to observe a record folds it in. The
+    /// [`Checker`] calls it, then `observe`, on the monitors whose `reads_before` is true.
+    fn before(&mut self, _t_ms: u64, _record: &Record) {}
+    /// True if `before` must be called.
+    fn reads_before(&self) -> bool {
+        false
+    }
     /// Observe one record at `t_ms`; push violations to `out`.
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>);
     /// The run ended at `t_ms` (end of the settle phase): judge eventually/sometimes.

@@ -1,7 +1,7 @@
 //! The leader invariants about when a replica competes: `election-iff-demand` and
 //! `rejoin-after-outage`.
 
-use super::view::LeaderView;
+use super::shared_view::SharedView;
 use super::{LeaderBounds, violation};
 use crate::check::{Kind, Monitor, Violation};
 use crate::trace::Record;
@@ -14,17 +14,20 @@ use std::collections::BTreeMap;
 /// still names it, with the API reachable, did not release.
 pub(super) struct ElectionIffDemand {
     bounds: LeaderBounds,
-    view: LeaderView,
+    view: SharedView,
     /// Replicas already reported, with the (demand, election) change times of that episode.
     flagged: BTreeMap<u32, (u64, u64)>,
+    /// The replica `before` found still named by the Lease as it stopped competing.
+    pending: Option<u32>,
 }
 
 impl ElectionIffDemand {
-    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> ElectionIffDemand {
+    pub(super) fn new(bounds: LeaderBounds, view: SharedView) -> ElectionIffDemand {
         ElectionIffDemand {
             bounds,
             view,
             flagged: BTreeMap::new(),
+            pending: None,
         }
     }
 
@@ -45,18 +48,17 @@ impl ElectionIffDemand {
         let Record::ElectionStopped { replica } = record else {
             return None;
         };
-        let view = self.view.replicas.get(replica)?;
-        let identity = self.view.identities.get(replica)?;
-        let holds = self
-            .view
+        let shared = self.view.get();
+        let view = shared.replicas.get(replica)?;
+        let identity = shared.identities.get(replica)?;
+        let holds = shared
             .lease
             .as_ref()
             .is_some_and(|lease| lease.holder == *identity);
         let no_demand = view.demand.as_ref().is_some_and(|demand| demand.is_empty());
         let release_ms = self.bounds.renew_deadline_ms + self.bounds.round_trip_ms();
-        let reachable = !self.view.api_fault_active()
-            && self
-                .view
+        let reachable = !shared.api_fault_active()
+            && shared
                 .api_fault_ended_ms
                 .is_none_or(|ended_ms| t_ms >= ended_ms + release_ms);
         (holds && no_demand && reachable).then_some(*replica)
@@ -64,7 +66,7 @@ impl ElectionIffDemand {
 
     fn check(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
         let mut found = Vec::new();
-        for (replica, view) in &self.view.replicas {
+        for (replica, view) in &self.view.get().replicas {
             if !view.active() || view.demand.is_none() {
                 continue;
             }
@@ -103,7 +105,7 @@ impl ElectionIffDemand {
                 self.id(),
                 Kind::Always,
                 t_ms,
-                &self.view,
+                &self.view.get(),
                 &[replica],
                 &[],
                 message,
@@ -117,10 +119,17 @@ impl Monitor for ElectionIffDemand {
         "election-iff-demand"
     }
 
+    fn reads_before(&self) -> bool {
+        true
+    }
+
+    fn before(&mut self, t_ms: u64, record: &Record) {
+        self.pending = self.unreleased(t_ms, record);
+    }
+
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
-        let unreleased = self.unreleased(t_ms, record);
         self.view.apply(t_ms, record);
-        if let Some(replica) = unreleased {
+        if let Some(replica) = self.pending.take() {
             let message = format!(
                 "replica {replica} stopped competing for lack of demand but the Lease still \
                  names it"
@@ -129,7 +138,7 @@ impl Monitor for ElectionIffDemand {
                 self.id(),
                 Kind::Always,
                 t_ms,
-                &self.view,
+                &self.view.get(),
                 &[replica],
                 &[],
                 message,
@@ -149,17 +158,20 @@ impl Monitor for ElectionIffDemand {
 /// by RD, one jittered retry and two round trips.
 pub(super) struct RejoinAfterOutage {
     bounds: LeaderBounds,
-    view: LeaderView,
+    view: SharedView,
     /// Replicas that lost the lease during an outage: when.
     lost: BTreeMap<u32, u64>,
+    /// The replica `before` found losing its term in an outage.
+    pending: Option<u32>,
 }
 
 impl RejoinAfterOutage {
-    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> RejoinAfterOutage {
+    pub(super) fn new(bounds: LeaderBounds, view: SharedView) -> RejoinAfterOutage {
         RejoinAfterOutage {
             bounds,
             view,
             lost: BTreeMap::new(),
+            pending: None,
         }
     }
 
@@ -178,27 +190,27 @@ impl RejoinAfterOutage {
         else {
             return None;
         };
-        let held = self
-            .view
+        let shared = self.view.get();
+        let held = shared
             .replicas
             .get(replica)
             .is_some_and(|view| view.lease_term.is_some());
         let late_ms = self.bounds.renew_deadline_ms + self.bounds.round_trip_ms();
-        let recent_end = self
-            .view
+        let recent_end = shared
             .api_fault_ended_ms
             .is_some_and(|end_ms| t_ms <= end_ms + late_ms);
-        (held && (self.view.api_fault_active() || recent_end)).then_some(*replica)
+        (held && (shared.api_fault_active() || recent_end)).then_some(*replica)
     }
 
     fn check(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
-        if self.view.api_fault_active() {
+        if self.view.get().api_fault_active() {
             return;
         }
-        let ended_ms = self.view.api_fault_ended_ms.unwrap_or(0);
+        let ended_ms = self.view.get().api_fault_ended_ms.unwrap_or(0);
         let grace_ms = self.grace_ms();
         for (replica, lost_ms) in self.lost.clone() {
-            let Some(view) = self.view.replicas.get(&replica) else {
+            let shared = self.view.get();
+            let Some(view) = shared.replicas.get(&replica) else {
                 continue;
             };
             if view.stopped {
@@ -224,7 +236,7 @@ impl RejoinAfterOutage {
                     self.id(),
                     Kind::Eventually,
                     t_ms,
-                    &self.view,
+                    &self.view.get(),
                     &[replica],
                     &[],
                     message,
@@ -239,10 +251,17 @@ impl Monitor for RejoinAfterOutage {
         "rejoin-after-outage"
     }
 
+    fn reads_before(&self) -> bool {
+        true
+    }
+
+    fn before(&mut self, t_ms: u64, record: &Record) {
+        self.pending = self.loses_in_outage(t_ms, record);
+    }
+
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
-        let lost = self.loses_in_outage(t_ms, record);
         self.view.apply(t_ms, record);
-        if let Some(replica) = lost {
+        if let Some(replica) = self.pending.take() {
             self.lost.entry(replica).or_insert(t_ms);
         }
         self.check(t_ms, out);

@@ -1,6 +1,6 @@
 //! The `eventually` leader invariants with deadlines: `failover-bound` and `runner-progress`.
 
-use super::view::LeaderView;
+use super::shared_view::SharedView;
 use super::{LeaderBounds, violation};
 use crate::check::{Kind, Monitor, Violation};
 use crate::trace::{Actor, Record};
@@ -17,14 +17,14 @@ const SUSPENDING_FAULTS: [&str; 3] = ["api_outage", "partition", "callback_delay
 /// or a replica starts or resumes, and stands still while a suspending fault is in force.
 pub(super) struct FailoverBound {
     bounds: LeaderBounds,
-    view: LeaderView,
+    view: SharedView,
     since_ms: u64,
     bound_ms: u64,
     flagged: bool,
 }
 
 impl FailoverBound {
-    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> FailoverBound {
+    pub(super) fn new(bounds: LeaderBounds, view: SharedView) -> FailoverBound {
         let bound_ms = bounds.failover_ms();
         FailoverBound {
             bounds,
@@ -41,6 +41,7 @@ impl FailoverBound {
             Record::LeaseHeld { replica, .. } => {
                 let acting = self
                     .view
+                    .get()
                     .replicas
                     .get(replica)
                     .is_some_and(|view| !view.running.is_empty());
@@ -74,6 +75,7 @@ impl FailoverBound {
     fn check(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
         let acting = self
             .view
+            .get()
             .replicas
             .values()
             .any(|view| view.active() && !view.running.is_empty());
@@ -83,11 +85,13 @@ impl FailoverBound {
         }
         let suspended = self
             .view
+            .get()
             .faults
             .values()
             .any(|fault| SUSPENDING_FAULTS.contains(&fault.as_str()));
         let waiting = self
             .view
+            .get()
             .replicas
             .iter()
             .filter(|(_, view)| view.active() && view.wants_election())
@@ -109,7 +113,7 @@ impl FailoverBound {
             self.id(),
             Kind::Eventually,
             t_ms,
-            &self.view,
+            &self.view.get(),
             &waiting,
             &[],
             message,
@@ -151,7 +155,7 @@ enum Step {
 /// its module to return).
 pub(super) struct RunnerProgress {
     bounds: LeaderBounds,
-    view: LeaderView,
+    view: SharedView,
     /// (replica, module) to the step awaited and its deadline.
     awaited: BTreeMap<(u32, String), (Step, u64)>,
     /// The latest configuration version each replica received.
@@ -159,7 +163,7 @@ pub(super) struct RunnerProgress {
 }
 
 impl RunnerProgress {
-    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> RunnerProgress {
+    pub(super) fn new(bounds: LeaderBounds, view: SharedView) -> RunnerProgress {
         RunnerProgress {
             bounds,
             view,
@@ -182,7 +186,8 @@ impl RunnerProgress {
                 runnable_modules,
             } => {
                 self.latest_config.insert(*replica, *version);
-                let Some(view) = self.view.replicas.get(replica) else {
+                let shared = self.view.get();
+                let Some(view) = shared.replicas.get(replica) else {
                     return;
                 };
                 for module in &view.running {
@@ -216,7 +221,8 @@ impl RunnerProgress {
                 }
             }
             Record::LeadingStarted { replica, .. } => {
-                let Some(view) = self.view.replicas.get(replica) else {
+                let shared = self.view.get();
+                let Some(view) = shared.replicas.get(replica) else {
                     return;
                 };
                 let demand = view.demand.iter().flatten();
@@ -298,7 +304,7 @@ impl RunnerProgress {
                 self.id(),
                 Kind::Eventually,
                 t_ms,
-                &self.view,
+                &self.view.get(),
                 &[replica],
                 &[&module],
                 message,

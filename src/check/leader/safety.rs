@@ -1,6 +1,6 @@
 //! The `always` leader invariants about the Lease, who acts, and what modules receive.
 
-use super::view::LeaderView;
+use super::shared_view::SharedView;
 use super::{LeaderBounds, violation};
 use crate::check::{Kind, Monitor, Violation};
 use crate::trace::{Actor, Record};
@@ -11,12 +11,17 @@ use std::collections::BTreeSet;
 /// non-empty holder, and stays put otherwise. Third-party writes are unconditional by nature
 /// and only reset what the monitor knows.
 pub(super) struct LeaseCas {
-    view: LeaderView,
+    view: SharedView,
+    /// The broken rule `before` found in the record being observed.
+    pending: Option<(Option<u32>, String)>,
 }
 
 impl LeaseCas {
-    pub(super) fn new(_bounds: LeaderBounds, view: LeaderView) -> LeaseCas {
-        LeaseCas { view }
+    pub(super) fn new(_bounds: LeaderBounds, view: SharedView) -> LeaseCas {
+        LeaseCas {
+            view,
+            pending: None,
+        }
     }
 
     fn check_write(&self, record: &Record) -> Option<(Option<u32>, String)> {
@@ -58,7 +63,8 @@ impl LeaseCas {
                 format!("a {verb} sent rv {rv_sent:?} but the current rv was {rv_current:?}");
             return Some((writer, message));
         }
-        let previous = self.view.lease.as_ref()?;
+        let shared = self.view.get();
+        let previous = shared.lease.as_ref()?;
         let moved = !holder.is_empty() && *holder != previous.holder;
         let expected = previous.transitions + u32::from(moved);
         (*transitions != expected).then(|| {
@@ -77,16 +83,23 @@ impl Monitor for LeaseCas {
         "lease-cas"
     }
 
+    fn reads_before(&self) -> bool {
+        true
+    }
+
+    fn before(&mut self, _t_ms: u64, record: &Record) {
+        self.pending = self.check_write(record);
+    }
+
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
-        let broken = self.check_write(record);
         self.view.apply(t_ms, record);
-        if let Some((writer, message)) = broken {
+        if let Some((writer, message)) = self.pending.take() {
             let replicas = writer.into_iter().collect::<Vec<_>>();
             out.push(violation(
                 self.id(),
                 Kind::Always,
                 t_ms,
-                &self.view,
+                &self.view.get(),
                 &replicas,
                 &[],
                 message,
@@ -101,12 +114,12 @@ impl Monitor for LeaseCas {
 /// A violation outside the fault budget is reported as expected, with the reason.
 pub(super) struct SingleLeaderActing {
     bounds: LeaderBounds,
-    view: LeaderView,
+    view: SharedView,
     overlapping: bool,
 }
 
 impl SingleLeaderActing {
-    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> SingleLeaderActing {
+    pub(super) fn new(bounds: LeaderBounds, view: SharedView) -> SingleLeaderActing {
         SingleLeaderActing {
             bounds,
             view,
@@ -122,7 +135,7 @@ impl Monitor for SingleLeaderActing {
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         self.view.apply(t_ms, record);
-        let acting = self.view.acting();
+        let acting = self.view.get().acting();
         if acting.len() < 2 {
             self.overlapping = false;
             return;
@@ -131,7 +144,7 @@ impl Monitor for SingleLeaderActing {
             return;
         }
         self.overlapping = true;
-        let budget = self.view.outside_budget(t_ms, &acting, &self.bounds);
+        let budget = self.view.get().outside_budget(t_ms, &acting, &self.bounds);
         let mut message = format!("replicas {acting:?} run leader modules at the same time");
         if let Some(reason) = &budget {
             message.push_str(&format!(" (outside the fault budget: {reason})"));
@@ -140,7 +153,7 @@ impl Monitor for SingleLeaderActing {
             self.id(),
             Kind::Always,
             t_ms,
-            &self.view,
+            &self.view.get(),
             &acting,
             &[],
             message,
@@ -156,12 +169,12 @@ impl Monitor for SingleLeaderActing {
 /// successful Lease write (plus one API latency of slack).
 pub(super) struct LeaderGrounded {
     bounds: LeaderBounds,
-    view: LeaderView,
+    view: SharedView,
     flagged: BTreeSet<u32>,
 }
 
 impl LeaderGrounded {
-    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> LeaderGrounded {
+    pub(super) fn new(bounds: LeaderBounds, view: SharedView) -> LeaderGrounded {
         LeaderGrounded {
             bounds,
             view,
@@ -175,11 +188,11 @@ impl LeaderGrounded {
         let bounds = &self.bounds;
         let local_ms =
             bounds.retry_period_ms + bounds.renew_deadline_ms + bounds.module_stop_latency_max_ms;
-        self.view.on_own_clock_ms(replica, local_ms) + bounds.api_latency_max_ms
+        self.view.get().on_own_clock_ms(replica, local_ms) + bounds.api_latency_max_ms
     }
 
     fn check(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
-        for (replica, view) in &self.view.replicas {
+        for (replica, view) in &self.view.get().replicas {
             let bound_ms = self.bound_ms(*replica);
             if !view.active() || view.running.is_empty() {
                 self.flagged.remove(replica);
@@ -201,12 +214,15 @@ impl LeaderGrounded {
                     format!("replica {replica} runs leader modules without ever holding the lease")
                 }
             };
-            let budget = self.view.outside_budget(t_ms, &[*replica], &self.bounds);
+            let budget = self
+                .view
+                .get()
+                .outside_budget(t_ms, &[*replica], &self.bounds);
             let mut found = violation(
                 self.id(),
                 Kind::Always,
                 t_ms,
-                &self.view,
+                &self.view.get(),
                 &[*replica],
                 &[],
                 message,
@@ -240,16 +256,19 @@ impl Monitor for LeaderGrounded {
 /// no module runs longer than the stop latency after the runner stopped leading.
 pub(super) struct LeaderOnly {
     bounds: LeaderBounds,
-    view: LeaderView,
+    view: SharedView,
     flagged: BTreeSet<u32>,
+    /// The broken rule `before` found in the record being observed.
+    pending: Option<(u32, Option<String>, String)>,
 }
 
 impl LeaderOnly {
-    pub(super) fn new(bounds: LeaderBounds, view: LeaderView) -> LeaderOnly {
+    pub(super) fn new(bounds: LeaderBounds, view: SharedView) -> LeaderOnly {
         LeaderOnly {
             bounds,
             view,
             flagged: BTreeSet::new(),
+            pending: None,
         }
     }
 
@@ -259,6 +278,7 @@ impl LeaderOnly {
             Record::LeadingStarted { replica, term } => {
                 let lease_term = self
                     .view
+                    .get()
                     .replicas
                     .get(replica)
                     .and_then(|view| view.lease_term);
@@ -277,6 +297,7 @@ impl LeaderOnly {
             } => {
                 let believed = self
                     .view
+                    .get()
                     .replicas
                     .get(replica)
                     .and_then(|view| view.believed_term);
@@ -295,9 +316,10 @@ impl LeaderOnly {
     /// Modules still running past the stop latency after LeadingStopped (time the process
     /// spent paused since then does not count: a frozen process stops nothing).
     fn check_lingering(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
-        for (replica, view) in &self.view.replicas {
+        for (replica, view) in &self.view.get().replicas {
             let stop_ms = self
                 .view
+                .get()
                 .on_own_clock_ms(*replica, self.bounds.module_stop_latency_max_ms);
             let lingering = view.active()
                 && !view.running.is_empty()
@@ -319,7 +341,7 @@ impl LeaderOnly {
                     self.id(),
                     Kind::Always,
                     t_ms,
-                    &self.view,
+                    &self.view.get(),
                     &[*replica],
                     &[],
                     message,
@@ -334,16 +356,23 @@ impl Monitor for LeaderOnly {
         "leader-only"
     }
 
+    fn reads_before(&self) -> bool {
+        true
+    }
+
+    fn before(&mut self, _t_ms: u64, record: &Record) {
+        self.pending = self.check_record(record);
+    }
+
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
-        let broken = self.check_record(record);
         self.view.apply(t_ms, record);
-        if let Some((replica, module, message)) = broken {
+        if let Some((replica, module, message)) = self.pending.take() {
             let modules = module.as_deref().into_iter().collect::<Vec<_>>();
             out.push(violation(
                 self.id(),
                 Kind::Always,
                 t_ms,
-                &self.view,
+                &self.view.get(),
                 &[replica],
                 &modules,
                 message,
@@ -357,12 +386,17 @@ impl Monitor for LeaderOnly {
 
 /// `no-duplicate-module`: a module never starts on a replica where its `Run` is active.
 pub(super) struct NoDuplicateModule {
-    view: LeaderView,
+    view: SharedView,
+    /// The (replica, module) started again, found by `before` in the record being observed.
+    pending: Option<(u32, String)>,
 }
 
 impl NoDuplicateModule {
-    pub(super) fn new(_bounds: LeaderBounds, view: LeaderView) -> NoDuplicateModule {
-        NoDuplicateModule { view }
+    pub(super) fn new(_bounds: LeaderBounds, view: SharedView) -> NoDuplicateModule {
+        NoDuplicateModule {
+            view,
+            pending: None,
+        }
     }
 }
 
@@ -371,27 +405,35 @@ impl Monitor for NoDuplicateModule {
         "no-duplicate-module"
     }
 
-    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
-        let duplicate = match record {
+    fn reads_before(&self) -> bool {
+        true
+    }
+
+    fn before(&mut self, _t_ms: u64, record: &Record) {
+        self.pending = match record {
             Record::ModuleStarted {
                 replica, module, ..
             } => self
                 .view
+                .get()
                 .replicas
                 .get(replica)
                 .is_some_and(|view| view.running.contains(module))
                 .then_some((*replica, module.clone())),
             _ => None,
         };
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         self.view.apply(t_ms, record);
-        if let Some((replica, module)) = duplicate {
+        if let Some((replica, module)) = self.pending.take() {
             let message =
                 format!("module {module} started again on replica {replica} while running");
             out.push(violation(
                 self.id(),
                 Kind::Always,
                 t_ms,
-                &self.view,
+                &self.view.get(),
                 &[replica],
                 &[&module],
                 message,
@@ -405,12 +447,17 @@ impl Monitor for NoDuplicateModule {
 /// `config-fresh`: a module never receives a configuration older than one it already
 /// received (per replica process).
 pub(super) struct ConfigFresh {
-    view: LeaderView,
+    view: SharedView,
+    /// (replica, module, version, newest) of a stale configuration `before` found.
+    pending: Option<(u32, String, u64, u64)>,
 }
 
 impl ConfigFresh {
-    pub(super) fn new(_bounds: LeaderBounds, view: LeaderView) -> ConfigFresh {
-        ConfigFresh { view }
+    pub(super) fn new(_bounds: LeaderBounds, view: SharedView) -> ConfigFresh {
+        ConfigFresh {
+            view,
+            pending: None,
+        }
     }
 }
 
@@ -419,14 +466,19 @@ impl Monitor for ConfigFresh {
         "config-fresh"
     }
 
-    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
-        let stale = match record {
+    fn reads_before(&self) -> bool {
+        true
+    }
+
+    fn before(&mut self, _t_ms: u64, record: &Record) {
+        self.pending = match record {
             Record::ModuleConfig {
                 replica,
                 module,
                 version,
             } => self
                 .view
+                .get()
                 .replicas
                 .get(replica)
                 .and_then(|view| view.config_versions.get(module).copied())
@@ -434,8 +486,11 @@ impl Monitor for ConfigFresh {
                 .map(|newest| (*replica, module.clone(), *version, newest)),
             _ => None,
         };
+    }
+
+    fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         self.view.apply(t_ms, record);
-        if let Some((replica, module, version, newest)) = stale {
+        if let Some((replica, module, version, newest)) = self.pending.take() {
             let message = format!(
                 "module {module} on replica {replica} received config {version} after config \
                  {newest}"
@@ -444,7 +499,7 @@ impl Monitor for ConfigFresh {
                 self.id(),
                 Kind::Always,
                 t_ms,
-                &self.view,
+                &self.view.get(),
                 &[replica],
                 &[&module],
                 message,

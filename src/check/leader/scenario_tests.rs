@@ -97,9 +97,7 @@ fn judge(
     let mut monitors = leader_monitors(bounds);
     let mut out = Vec::new();
     for (t_ms, record) in &records {
-        for monitor in &mut monitors {
-            monitor.observe(*t_ms, record, &mut out);
-        }
+        super::feed(&mut monitors, *t_ms, record, &mut out);
     }
     for monitor in &mut monitors {
         monitor.finish(end_ms, &mut out);

@@ -28,7 +28,7 @@ fn run(id: &str, records: &[(u64, Record)], end_ms: u64) -> Vec<Violation> {
         .expect("every leader invariant has a monitor");
     let mut out = Vec::new();
     for (t_ms, record) in records {
-        monitor.observe(*t_ms, record, &mut out);
+        super::feed(std::slice::from_mut(&mut monitor), *t_ms, record, &mut out);
     }
     monitor.finish(end_ms, &mut out);
     for violation in &out {

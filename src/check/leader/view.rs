@@ -234,6 +234,11 @@ impl LeaderView {
         }
     }
 
+    /// How many records this view applied.
+    pub(super) fn seen(&self) -> u64 {
+        self.seen
+    }
+
     pub(super) fn replica(&mut self, replica: u32) -> &mut ReplicaView {
         self.replicas.entry(replica).or_default()
     }
