@@ -62,7 +62,8 @@ fn main() -> ExitCode {
         // A cold release build takes minutes: say so, and let cargo show its progress.
         eprintln!(
             "xtask: building the release binary `{binary}` ({reason}); from scratch this takes \
-             about 4-5 minutes on 2 cores, later runs start at once"
+             about 8-9 minutes on 2 cores (one optimisation unit, link-time optimised), later \
+             runs start at once"
         );
         let built = Command::new(&cargo)
             .args(["build", "--release", "--package", package, "--bin", binary])
