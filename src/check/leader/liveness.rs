@@ -89,6 +89,9 @@ impl FailoverBound {
             .faults
             .values()
             .any(|fault| SUSPENDING_FAULTS.contains(&fault.as_str()));
+        if self.flagged || suspended || t_ms <= self.since_ms + self.bound_ms {
+            return;
+        }
         let waiting = self
             .view
             .get()
@@ -97,8 +100,7 @@ impl FailoverBound {
             .filter(|(_, view)| view.active() && view.wants_election())
             .map(|(replica, _)| *replica)
             .collect::<Vec<_>>();
-        if self.flagged || suspended || waiting.is_empty() || t_ms <= self.since_ms + self.bound_ms
-        {
+        if waiting.is_empty() {
             return;
         }
         self.flagged = true;

@@ -135,8 +135,7 @@ impl Monitor for SingleLeaderActing {
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         self.view.apply(t_ms, record);
-        let acting = self.view.get().acting();
-        if acting.len() < 2 {
+        if !self.view.get().several_acting() {
             self.overlapping = false;
             return;
         }
@@ -144,6 +143,7 @@ impl Monitor for SingleLeaderActing {
             return;
         }
         self.overlapping = true;
+        let acting = self.view.get().acting();
         let budget = self.view.get().outside_budget(t_ms, &acting, &self.bounds);
         let mut message = format!("replicas {acting:?} run leader modules at the same time");
         if let Some(reason) = &budget {
@@ -193,11 +193,11 @@ impl LeaderGrounded {
 
     fn check(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
         for (replica, view) in &self.view.get().replicas {
-            let bound_ms = self.bound_ms(*replica);
             if !view.active() || view.running.is_empty() {
                 self.flagged.remove(replica);
                 continue;
             }
+            let bound_ms = self.bound_ms(*replica);
             let grounded = view
                 .last_held_ms
                 .is_some_and(|held_ms| t_ms <= held_ms + bound_ms);
@@ -317,20 +317,24 @@ impl LeaderOnly {
     /// spent paused since then does not count: a frozen process stops nothing).
     fn check_lingering(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
         for (replica, view) in &self.view.get().replicas {
-            let stop_ms = self
-                .view
-                .get()
-                .on_own_clock_ms(*replica, self.bounds.module_stop_latency_max_ms);
-            let lingering = view.active()
-                && !view.running.is_empty()
-                && view.believed_term.is_none()
-                && view.leading_stopped_ms.is_some_and(|stopped_ms| {
-                    t_ms > stopped_ms + stop_ms + view.paused_since_leading_stopped_ms
+            // The stop latency (a float on the replica's own clock) only for a stopping one.
+            let stopping =
+                view.active() && !view.running.is_empty() && view.believed_term.is_none();
+            let lingering_past_ms = stopping
+                .then(|| {
+                    self.view
+                        .get()
+                        .on_own_clock_ms(*replica, self.bounds.module_stop_latency_max_ms)
+                })
+                .filter(|stop_ms| {
+                    view.leading_stopped_ms.is_some_and(|stopped_ms| {
+                        t_ms > stopped_ms + stop_ms + view.paused_since_leading_stopped_ms
+                    })
                 });
-            if !lingering {
+            let Some(stop_ms) = lingering_past_ms else {
                 self.flagged.remove(replica);
                 continue;
-            }
+            };
             if self.flagged.insert(*replica) {
                 let message = format!(
                     "replica {replica} still runs {:?} more than {stop_ms} ms after its runner \

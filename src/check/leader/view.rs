@@ -251,11 +251,19 @@ impl LeaderView {
 
     /// The replicas whose modules run (frozen ones included: they resume acting).
     pub(super) fn acting(&self) -> Vec<u32> {
+        self.acting_replicas().collect()
+    }
+
+    /// Whether two replicas or more act (`acting` without collecting them).
+    pub(super) fn several_acting(&self) -> bool {
+        self.acting_replicas().nth(1).is_some()
+    }
+
+    fn acting_replicas(&self) -> impl Iterator<Item = u32> + '_ {
         let acting = self.replicas.iter();
         acting
             .filter(|(_, view)| !view.stopped && !view.running.is_empty())
             .map(|(r, _)| *r)
-            .collect()
     }
 
     /// The last records touching these replicas, oldest first, as `<t_ms> <record:?>` lines.
