@@ -81,13 +81,8 @@ mod tests {
 
     fn bounds(variant: Variant) -> LeaderBounds {
         LeaderBounds {
-            lease_duration_ms: 15_000,
-            renew_deadline_ms: 10_000,
-            retry_period_ms: 2_000,
-            api_latency_max_ms: 40,
-            module_stop_latency_max_ms: 2_000,
-            replicas: 3,
             variant,
+            ..super::super::tests::bounds()
         }
     }
 

@@ -8,7 +8,7 @@ use crate::leader::Variant;
 use crate::trace::{Actor, Record};
 
 /// LD 15 s, RD 10 s, RP 2 s, 40 ms each way, modules stop within 2 s.
-fn bounds() -> LeaderBounds {
+pub(super) fn bounds() -> LeaderBounds {
     LeaderBounds {
         lease_duration_ms: 15_000,
         renew_deadline_ms: 10_000,
