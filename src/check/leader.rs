@@ -85,7 +85,7 @@ impl LeaderBounds {
 /// monitors that judge a record on the state it arrives in do so in `Monitor::before`, which
 /// the checker calls on them all before any observes it.
 pub fn leader_monitors(bounds: LeaderBounds) -> Vec<Box<dyn Monitor>> {
-    let shared = SharedView::new(LeaderView::sharing(&view::SharedRecent::default()));
+    let shared = SharedView::new(LeaderView::default());
     monitors_on(bounds, || shared.handle())
 }
 

@@ -71,7 +71,7 @@ impl SharedView {
 
 #[cfg(test)]
 mod tests {
-    use super::super::view::{LeaderView, SharedRecent};
+    use super::super::view::LeaderView;
     use super::super::{LeaderBounds, feed, monitors_on};
     use super::SharedView;
     use crate::component::Random;
@@ -87,7 +87,7 @@ mod tests {
     }
 
     fn alone() -> SharedView {
-        SharedView::new(LeaderView::sharing(&SharedRecent::default()))
+        SharedView::new(LeaderView::default())
     }
 
     /// A random leader record among three replicas, two modules and four fault kinds: every

@@ -3,9 +3,7 @@
 
 use super::LeaderBounds;
 use crate::trace::{Actor, Record};
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::rc::Rc;
 
 /// How many recent records per replica a violation quotes.
 pub(super) const CONTEXT_LINES_MAX: usize = 8;
@@ -116,7 +114,7 @@ impl ReplicaView {
     }
 
     /// A process ended or began: nothing of the old one survives (its quoted records are
-    /// kept apart, in [`SharedRecent`]).
+    /// kept apart, in the view's `Recent`).
     fn restart(&mut self, stopped: bool) {
         *self = ReplicaView {
             stopped,
@@ -139,63 +137,38 @@ pub(super) struct LeaseView {
     pub(super) resource_version: u64,
 }
 
-/// The last records touching each replica, for violations to quote. The leader monitors of
-/// one run share one store: the first view to apply the n-th record stores it, and a view
-/// quotes only records it has applied itself, so each monitor quotes exactly what a copy of
-/// its own would hold (`NaiveRecent` in the tests is that reference, checked against this on
-/// random record sequences). The views sharing a store apply the same records in step, as the
-/// checker feeds them: a view is at most one record behind the first.
+/// The last [`CONTEXT_LINES_MAX`] records touching each replica, for violations to quote
+/// (`NaiveRecent` in the tests is the reference it is checked against on random records).
 #[derive(Clone, Debug, Default)]
-pub(super) struct SharedRecent(Rc<RefCell<RecentStore>>);
-
-#[derive(Debug, Default)]
-struct RecentStore {
-    /// How many records were offered (every record counts, quoted or not).
-    next: u64,
-    /// Per replica: (sequence number, time, record), oldest first; one more than a view
-    /// quotes, for a view one record behind.
-    by_replica: BTreeMap<u32, VecDeque<(u64, u64, Record)>>,
+struct Recent {
+    /// Per replica: (time, record), oldest first.
+    by_replica: BTreeMap<u32, VecDeque<(u64, Record)>>,
 }
 
-impl SharedRecent {
-    /// The record a view applies as its `seen`-th (from 0): stored if no view stored it yet.
-    fn offer(&self, seen: u64, t_ms: u64, record: &Record) {
-        let mut store = self.0.borrow_mut();
-        debug_assert!(
-            seen <= store.next && store.next <= seen + 1,
-            "views sharing recent records must apply the same records in step"
-        );
-        if seen < store.next {
-            return;
-        }
-        store.next += 1;
+impl Recent {
+    /// Keep `record` if it touches a replica.
+    fn keep(&mut self, t_ms: u64, record: &Record) {
         if let Some(replica) = record.replica() {
-            let ring = store.by_replica.entry(replica).or_default();
-            if ring.len() > CONTEXT_LINES_MAX {
+            let ring = self.by_replica.entry(replica).or_default();
+            if ring.len() == CONTEXT_LINES_MAX {
                 ring.pop_front();
             }
-            ring.push_back((seen, t_ms, record.clone()));
+            ring.push_back((t_ms, record.clone()));
         }
     }
 
-    /// The last [`CONTEXT_LINES_MAX`] records touching each of `replicas` among the first
-    /// `seen` records, oldest first, as `<t_ms> <record:?>` lines.
-    fn lines(&self, replicas: &[u32], seen: u64) -> Vec<String> {
-        let store = self.0.borrow();
-        let mut records = Vec::new();
-        for ring in replicas.iter().filter_map(|r| store.by_replica.get(r)) {
-            let applied: Vec<&(u64, u64, Record)> = ring
-                .iter()
-                .filter(|(sequence, ..)| *sequence < seen)
-                .collect();
-            let skip = applied.len().saturating_sub(CONTEXT_LINES_MAX);
-            records.extend(applied.into_iter().skip(skip));
-        }
+    /// The records kept for `replicas`, oldest first, as `<t_ms> <record:?>` lines.
+    fn lines(&self, replicas: &[u32]) -> Vec<String> {
+        let mut records: Vec<&(u64, Record)> = replicas
+            .iter()
+            .filter_map(|replica| self.by_replica.get(replica))
+            .flatten()
+            .collect();
         // A stable sort by time interleaves the replicas.
-        records.sort_by_key(|(_, t_ms, _)| *t_ms);
+        records.sort_by_key(|(t_ms, _)| *t_ms);
         records
             .into_iter()
-            .map(|(_, t_ms, record)| format!("{t_ms} {record:?}"))
+            .map(|(t_ms, record)| format!("{t_ms} {record:?}"))
             .collect()
     }
 }
@@ -221,19 +194,11 @@ pub(super) struct LeaderView {
     /// The slowest rate each replica's clock ran at since its last lease write.
     slowest_rates: BTreeMap<u32, f64>,
     /// The records violations quote, and how many records this view applied.
-    recent: SharedRecent,
+    recent: Recent,
     seen: u64,
 }
 
 impl LeaderView {
-    /// A view quoting records from `recent`, which other views of the same records share.
-    pub(super) fn sharing(recent: &SharedRecent) -> LeaderView {
-        LeaderView {
-            recent: recent.clone(),
-            ..LeaderView::default()
-        }
-    }
-
     /// How many records this view applied.
     pub(super) fn seen(&self) -> u64 {
         self.seen
@@ -268,7 +233,7 @@ impl LeaderView {
 
     /// The last records touching these replicas, oldest first, as `<t_ms> <record:?>` lines.
     pub(super) fn context(&self, replicas: &[u32]) -> Vec<String> {
-        self.recent.lines(replicas, self.seen)
+        self.recent.lines(replicas)
     }
 
     /// Why a violation at `t_ms` involving `replicas` is outside the fault budget, if it is:
@@ -368,7 +333,7 @@ impl LeaderView {
         if let Some(replica) = record.replica() {
             self.replica(replica);
         }
-        self.recent.offer(self.seen, t_ms, record);
+        self.recent.keep(t_ms, record);
         self.seen += 1;
         match record {
             Record::LeaseWritten {
