@@ -57,6 +57,30 @@ pub struct Checker {
     finished: bool,
 }
 
+/// The indices of the monitors whose `Monitor::before` must be called.
+pub(super) fn reading_before(monitors: &[Box<dyn Monitor>]) -> Vec<usize> {
+    (0..monitors.len())
+        .filter(|&index| monitors[index].reads_before())
+        .collect()
+}
+
+/// Feed one record to `monitors`: `before` on those at `reading_before` (the state the record
+/// arrives in), then `observe` on all, in order.
+pub(super) fn feed(
+    monitors: &mut [Box<dyn Monitor>],
+    reading_before: &[usize],
+    t_ms: u64,
+    record: &Record,
+    out: &mut Vec<Violation>,
+) {
+    for &index in reading_before {
+        monitors[index].before(t_ms, record);
+    }
+    for monitor in monitors {
+        monitor.observe(t_ms, record, out);
+    }
+}
+
 impl Checker {
     /// The elastic-agent monitors that apply under `bounds` (reuse turns `idle-timeout` and
     /// `reuse-happens` on and `one-pod-per-job` off), plus `extra` monitors (leader election),
@@ -94,9 +118,7 @@ impl Checker {
         }
         monitors.extend(extra);
         monitors.retain(|monitor| !disabled.iter().any(|id| id == monitor.id()));
-        let reading_before = (0..monitors.len())
-            .filter(|&index| monitors[index].reads_before())
-            .collect();
+        let reading_before = reading_before(&monitors);
         Checker {
             monitors,
             reading_before,
@@ -131,42 +153,38 @@ impl Checker {
 
     /// Feed one record at `t_ms`. Times never decrease.
     pub fn observe(&mut self, t_ms: u64, record: &Record) {
-        self.advance(t_ms);
-        self.capacity.observe(t_ms, record);
+        self.arrive(t_ms, record);
         self.ring.push(t_ms, record);
-        for &index in &self.reading_before {
-            self.monitors[index].before(t_ms, record);
-        }
-        for monitor in &mut self.monitors {
-            monitor.observe(t_ms, record, &mut self.fresh);
-        }
-        if !self.fresh.is_empty() {
-            self.accept_fresh();
-        }
+        feed(
+            &mut self.monitors,
+            &self.reading_before,
+            t_ms,
+            record,
+            &mut self.fresh,
+        );
+        self.accept_fresh();
     }
 
     /// [`Checker::observe`] for a record that is not a `Sample`, given to keep: the context
     /// ring keeps it instead of a copy. It is lent back for the observers after this one.
     pub fn observe_owned(&mut self, t_ms: u64, record: Record) -> &Record {
-        self.advance(t_ms);
-        self.capacity.observe(t_ms, &record);
+        self.arrive(t_ms, &record);
         let record = self.ring.keep(t_ms, record);
-        for &index in &self.reading_before {
-            self.monitors[index].before(t_ms, record);
-        }
-        for monitor in &mut self.monitors {
-            monitor.observe(t_ms, record, &mut self.fresh);
-        }
-        if !self.fresh.is_empty() {
-            self.accept_fresh();
-        }
+        feed(
+            &mut self.monitors,
+            &self.reading_before,
+            t_ms,
+            record,
+            &mut self.fresh,
+        );
+        self.accept_fresh();
         self.ring
             .last()
             .expect("the ring keeps the record just observed")
     }
 
-    /// The next record is at `t_ms`.
-    fn advance(&mut self, t_ms: u64) {
+    /// The next record is `record` at `t_ms`: the capacity budget follows it.
+    fn arrive(&mut self, t_ms: u64, record: &Record) {
         assert!(!self.finished, "observe after finish");
         assert!(
             t_ms >= self.last_ms,
@@ -174,6 +192,7 @@ impl Checker {
             self.last_ms
         );
         self.last_ms = t_ms;
+        self.capacity.observe(t_ms, record);
     }
 
     /// End of the settle phase at `t_ms`: judge the eventually and sometimes invariants and
@@ -198,6 +217,9 @@ impl Checker {
     }
 
     fn accept_fresh(&mut self) {
+        if self.fresh.is_empty() {
+            return;
+        }
         for mut violation in std::mem::take(&mut self.fresh) {
             let key = (violation.id, violation.objects.clone());
             if !self.reported.insert(key) {

@@ -108,8 +108,7 @@ fn monitors_on(
     ]
 }
 
-/// Feed one record to `monitors` as the checker does: `before` on those that read the state
-/// it arrives in, then `observe` on all, in order.
+/// Feed one record to `monitors` as the checker does.
 #[cfg(test)]
 fn feed(
     monitors: &mut [Box<dyn Monitor>],
@@ -117,12 +116,8 @@ fn feed(
     record: &crate::trace::Record,
     out: &mut Vec<Violation>,
 ) {
-    for monitor in monitors.iter_mut().filter(|monitor| monitor.reads_before()) {
-        monitor.before(t_ms, record);
-    }
-    for monitor in monitors.iter_mut() {
-        monitor.observe(t_ms, record, out);
-    }
+    let reading_before = super::checker::reading_before(monitors);
+    super::checker::feed(monitors, &reading_before, t_ms, record, out);
 }
 
 /// Build a violation naming replicas and modules, quoting their recent records.

@@ -316,21 +316,20 @@ impl LeaderOnly {
     /// Modules still running past the stop latency after LeadingStopped (time the process
     /// spent paused since then does not count: a frozen process stops nothing).
     fn check_lingering(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
-        for (replica, view) in &self.view.get().replicas {
-            // The stop latency (a float on the replica's own clock) only for a stopping one.
+        let shared = self.view.get();
+        for (replica, view) in &shared.replicas {
             let stopping =
                 view.active() && !view.running.is_empty() && view.believed_term.is_none();
-            let lingering_past_ms = stopping
-                .then(|| {
-                    self.view
-                        .get()
-                        .on_own_clock_ms(*replica, self.bounds.module_stop_latency_max_ms)
-                })
-                .filter(|stop_ms| {
-                    view.leading_stopped_ms.is_some_and(|stopped_ms| {
-                        t_ms > stopped_ms + stop_ms + view.paused_since_leading_stopped_ms
-                    })
-                });
+            // The stop latency (a float on the replica's own clock) only for a stopping one.
+            let lingering_past_ms = match view.leading_stopped_ms {
+                Some(stopped_ms) if stopping => {
+                    let stop_ms =
+                        shared.on_own_clock_ms(*replica, self.bounds.module_stop_latency_max_ms);
+                    let since_ms = stopped_ms + view.paused_since_leading_stopped_ms;
+                    (t_ms > since_ms + stop_ms).then_some(stop_ms)
+                }
+                _ => None,
+            };
             let Some(stop_ms) = lingering_past_ms else {
                 self.flagged.remove(replica);
                 continue;
@@ -345,7 +344,7 @@ impl LeaderOnly {
                     self.id(),
                     Kind::Always,
                     t_ms,
-                    &self.view.get(),
+                    &shared,
                     &[*replica],
                     &[],
                     message,

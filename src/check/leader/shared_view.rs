@@ -8,11 +8,11 @@ use std::rc::Rc;
 
 /// A monitor's handle on the view its run's leader monitors share. Each handle counts the
 /// records it applied; the first handle to apply a record folds it in, the others only count
-/// it. A monitor reads the view before applying a record (the state the record arrives in) or
-/// after (the state it leaves), exactly as with a view of its own, provided the monitors that
-/// read before applying come before any monitor that applied the record already:
-/// [`super::leader_monitors`] orders them so, and `get` asserts it on every read.
-#[derive(Debug, Default)]
+/// it. A monitor reads the state a record arrives in in `Monitor::before` (which the checker
+/// calls on every such monitor before any observes the record) and the state it leaves after
+/// applying it in `observe`, exactly as with a view of its own; `get` asserts on every read
+/// that no other handle is ahead.
+#[derive(Debug)]
 pub(super) struct SharedView {
     view: Rc<RefCell<LeaderView>>,
     /// How many records this handle applied.
@@ -41,14 +41,14 @@ impl SharedView {
     ///
     /// # Panics
     /// If another handle already applied a record this one has not (a monitor reading the
-    /// state a record arrives in after a monitor that folded it in).
+    /// state a record arrives in from `observe` instead of `before`).
     pub(super) fn get(&self) -> Ref<'_, LeaderView> {
         let view = self.view.borrow();
         assert_eq!(
             view.seen(),
             self.seen,
-            "a leader monitor read the shared view out of step: monitors that read it before \
-             applying a record must come first"
+            "a leader monitor read the shared view out of step: the state a record arrives in is \
+             read in `Monitor::before`"
         );
         view
     }
