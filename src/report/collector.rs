@@ -10,11 +10,11 @@
 use super::job_table::JobTable;
 use super::lanes::{LaneSpan, LaneTracker};
 use super::leader::LeaderTracker;
+use super::pod_table::PodTable;
 use super::rows::{AgentActivity, FaultRow, JobOutcome, JobRow, PodPhase, PodRow, TimelineRow};
 use crate::ids::Names;
 use crate::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 /// Faults that act at one instant: without a `FaultEnded` they end when they start.
 const INSTANTANEOUS_FAULTS: [&str; 6] = [
@@ -80,37 +80,6 @@ fn shift<S: Copy + PartialEq>(
     }
     if let Some(count) = pick(gauges, after) {
         *count += 1;
-    }
-}
-
-/// Pod rows in creation order, found by name: the large rows sit in a `Vec` and the map
-/// holds only their position, so its nodes stay small.
-#[derive(Clone, Debug, Default)]
-struct PodTable {
-    rows: Vec<PodRow>,
-    position_of: BTreeMap<Arc<str>, usize>,
-}
-
-impl PodTable {
-    fn get_mut(&mut self, pod: &str) -> Option<&mut PodRow> {
-        let at = *self.position_of.get(pod)?;
-        Some(&mut self.rows[at])
-    }
-
-    /// Adds `row`, or replaces the row of the same name and returns it.
-    fn insert(&mut self, row: PodRow) -> Option<PodRow> {
-        if let Some(at) = self.position_of.get(&row.pod) {
-            return Some(std::mem::replace(&mut self.rows[*at], row));
-        }
-        self.position_of
-            .insert(Arc::clone(&row.pod), self.rows.len());
-        self.rows.push(row);
-        None
-    }
-
-    /// Rows in name order.
-    fn iter(&self) -> impl Iterator<Item = &PodRow> {
-        self.position_of.values().map(|at| &self.rows[*at])
     }
 }
 

@@ -31,6 +31,7 @@ mod lanes;
 mod leader;
 mod metrics;
 pub mod plots;
+mod pod_table;
 mod rows;
 pub mod summary;
 pub mod tables;
