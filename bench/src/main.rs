@@ -96,7 +96,6 @@ fn run_bench(arguments: &Arguments) -> anyhow::Result<bool> {
         scratch: arguments.out.clone(),
         figures: Vec::new(),
         sweep_fingerprints_identical: None,
-        day_walls: Vec::new(),
     };
     let mode = if plan.quick { "quick" } else { "full" };
     println!("elasticsim bench ({mode}): each figure is the median of n repetitions\n");
