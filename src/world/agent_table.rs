@@ -31,18 +31,26 @@ impl<P> Default for ProcessTable<P> {
 impl<P> ProcessTable<P> {
     /// The container of `uid` started `process`: a new incarnation, which is returned.
     pub(super) fn start(&mut self, uid: u64, process: P) -> u32 {
-        let at = self.slot(uid);
-        self.incarnations[at] += 1;
-        self.processes[at] = Some(Box::new(process));
-        self.incarnations[at]
+        self.replace(uid, Some(Box::new(process)))
     }
 
     /// The container of `uid` died or its pod is gone: the process goes, and anything sent
     /// to its incarnation is stale from now on.
     pub(super) fn kill(&mut self, uid: u64) {
-        let at = self.slot(uid);
+        self.replace(uid, None);
+    }
+
+    /// Put `process` in the place of `uid`'s, under a new incarnation, which is returned.
+    /// The columns grow to hold `uid`.
+    fn replace(&mut self, uid: u64, process: Option<Box<P>>) -> u32 {
+        let at = index(uid);
+        if at >= self.processes.len() {
+            self.incarnations.resize(at + 1, 0);
+            self.processes.resize_with(at + 1, || None);
+        }
         self.incarnations[at] += 1;
-        self.processes[at] = None;
+        self.processes[at] = process;
+        self.incarnations[at]
     }
 
     /// The process of `uid`, if `incarnation` is the one running.
@@ -59,16 +67,6 @@ impl<P> ProcessTable<P> {
         if let Some(Some(process)) = self.processes.get(index(uid)) {
             crate::engine::prefetch(&**process);
         }
-    }
-
-    /// The place of `uid` in both columns, which grow to hold it.
-    fn slot(&mut self, uid: u64) -> usize {
-        let at = index(uid);
-        if at >= self.processes.len() {
-            self.incarnations.resize(at + 1, 0);
-            self.processes.resize_with(at + 1, || None);
-        }
-        at
     }
 }
 
