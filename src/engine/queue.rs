@@ -283,7 +283,11 @@ impl<E> Queue<E> {
             self.occupied[index / WORD_BITS as usize] |= 1 << (index as u64 % WORD_BITS);
             return;
         }
-        if self.slots[bucket.tail as usize].sequence < sequence {
+        // The newest number issued is above every other pending one (each number is used
+        // once), so a plain push goes to the tail without reading the tail's slot: a slot
+        // pushed seconds ago, often out of the cache by now. Reserved numbers and far events
+        // moving in compare with it.
+        if sequence == self.sequence || self.slots[bucket.tail as usize].sequence < sequence {
             self.slots[bucket.tail as usize].next = slot;
             self.buckets[index].tail = slot;
             return;
