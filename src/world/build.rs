@@ -122,7 +122,9 @@ pub struct World {
     pub(super) outage: Option<OutageMode>,
     /// Calls held by an API outage in `hang` mode, answered when it ends.
     pub(super) held: Vec<u64>,
-    pub(super) calls: BTreeMap<u64, PendingCall>,
+    /// Boxed: a call carries its request and answer (hundreds of bytes), and the map's
+    /// inserts and removals shift the values of a node.
+    pub(super) calls: BTreeMap<u64, Box<PendingCall>>,
     pub(super) next_call: u64,
     pub(super) random_network: Stream,
     pub(super) random_api: Stream,

@@ -71,14 +71,14 @@ impl World {
         let request = (reaches || stalled).then_some(request);
         self.calls.insert(
             call,
-            PendingCall {
+            Box::new(PendingCall {
                 client,
                 request,
                 result: None,
                 done: false,
                 untimed,
                 stalled,
-            },
+            }),
         );
         if let (true, Client::Replica { index, .. }) = (untimed, client) {
             let at = self.dead_peer_deadline(now, index);
@@ -181,7 +181,7 @@ impl World {
             client: Client::Replica { index, .. },
             done: false,
             ..
-        }) = self.calls.get(&call)
+        }) = self.calls.get(&call).map(|pending| &**pending)
             && let Some(until) = self.leader.replicas[*index as usize].paused_until
         {
             self.queue.push(until, Event::KubeReturn { call });
