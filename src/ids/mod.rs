@@ -1,5 +1,6 @@
 //! Compact tables for the ids and names a run repeats thousands of times: job-id maps, interned
-//! names, name keys and maps by name. Plain data structures with no dependency of their own,
+//! names, name keys and maps by name (one also listed in name order, for the API server's pod
+//! store). Plain data structures with no dependency of their own,
 //! below the listings (`resources`), the allocator, the GoCD server, the monitors (`check`) and
 //! the report.
 
@@ -8,12 +9,14 @@ mod name_index;
 mod name_key;
 mod name_map;
 mod names;
+mod sorted_name_map;
 
 pub(crate) use id_map::IdMap;
 pub(crate) use name_index::NameIndex;
 pub(crate) use name_key::{NameHead, NameKey, Probe};
 pub(crate) use name_map::{NameMap, Named, slot_is};
 pub(crate) use names::Names;
+pub(crate) use sorted_name_map::SortedNameMap;
 
 /// A small seeded generator (xorshift) for the tests here, so that `ids` needs nothing from
 /// the engine.

@@ -5,6 +5,7 @@ use super::listings::{Listings, naive_list};
 use super::{KubeEffects, KubeSettings};
 use crate::component::{Component, Random};
 use crate::engine::SimTime;
+use crate::ids::SortedNameMap;
 use crate::resources::{
     KubeError, KubeReply, KubeRequest, KubeResult, Lease, LeaseSpec, Pod, PodList, PodPhase,
     PodTemplate, StringMap,
@@ -90,7 +91,8 @@ pub(super) struct PodState {
 /// The simulated API server and kubelets.
 pub struct KubeApi {
     pub(super) settings: KubeSettings,
-    pub(super) pods: BTreeMap<String, PodState>,
+    /// Found by hash, listed in name order (`ids::SortedNameMap`).
+    pub(super) pods: SortedNameMap<PodState>,
     pub(super) uid_to_name: BTreeMap<u64, String>,
     pub(super) nodes: Vec<Node>,
     /// Pods waiting for a free slot, oldest first.
@@ -116,7 +118,7 @@ impl KubeApi {
             .collect();
         KubeApi {
             settings,
-            pods: BTreeMap::new(),
+            pods: SortedNameMap::default(),
             uid_to_name: BTreeMap::new(),
             nodes,
             unscheduled: VecDeque::new(),
