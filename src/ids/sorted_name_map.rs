@@ -8,7 +8,8 @@
 //! ordered set beside it, touched only when a name comes or goes.
 //!
 //! The reference is an ordered map by `String`; the test below drives both with random
-//! inserts, removals, lookups and ordered walks.
+//! inserts, removals, lookups and ordered walks. The `safe` allocator's pod table keeps its
+//! records in one too.
 
 use super::NameMap;
 use std::collections::BTreeSet;
@@ -66,9 +67,17 @@ impl<V> SortedNameMap<V> {
         self.values.len()
     }
 
+    /// Every name with its value, in name order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
+        (self.names.iter()).map(|name| {
+            let value = self.values.get(name).expect("a listed name has a value");
+            (name, value)
+        })
+    }
+
     /// Every value, in name order.
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
-        (self.names.iter()).map(|name| self.values.get(name).expect("a listed name has a value"))
+        self.iter().map(|(_, value)| value)
     }
 }
 
@@ -114,9 +123,10 @@ mod tests {
                         }
                     }
                     _ => {
-                        let listed: Vec<u64> = map.values().copied().collect();
-                        let expected: Vec<u64> = naive.values().copied().collect();
+                        let listed: Vec<(&String, &u64)> = map.iter().collect();
+                        let expected: Vec<(&String, &u64)> = naive.iter().collect();
                         assert_eq!(listed, expected, "seed {seed} step {step}");
+                        assert!(map.values().eq(naive.values()));
                         walks += 1;
                     }
                 }

@@ -33,7 +33,7 @@
 use super::view::{PodRecord, agent_is_assignable, agent_may_be_building};
 use super::walk_index::{WalkIndex, is_idle, without_pod_naive};
 use crate::allocator::{AgentList, AgentMetadata};
-use crate::ids::NameMap;
+use crate::ids::SortedNameMap;
 use crate::resources::{Pod, PodPhase};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -42,10 +42,9 @@ use std::sync::Arc;
 /// pods by class.
 #[derive(Debug, Default)]
 pub(crate) struct PodTable {
-    /// The records, found by hash: a decision looks pods up by name many times per call.
-    records: NameMap<PodRecord>,
-    /// The same names in order, for the walks over every pod.
-    names: BTreeSet<String>,
+    /// The records, found by hash (a decision looks pods up by name many times per call)
+    /// and listed in name order (for the walks over every pod).
+    records: SortedNameMap<PodRecord>,
     /// The agent listing the index was computed with (the decision's `Agents`).
     agents: AgentList,
     index: ClassIndex,
@@ -179,12 +178,12 @@ impl PodTable {
     /// True when the view has no pod.
     #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.records.len() == 0
     }
 
     /// Every pod, in name order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &PodRecord)> {
-        self.names.iter().map(|name| (name, self.record(name)))
+        self.records.iter()
     }
 
     /// Every record by name (for comparing two views).
@@ -421,14 +420,12 @@ impl PodTable {
         let agent = self.agents.get(&name).map(Arc::as_ref);
         self.index.file(&name, class(&record, agent), &record);
         self.walks.record_added(&name, &record, agent);
-        self.records.insert(&name, record);
-        self.names.insert(name);
+        self.records.insert(name, record);
     }
 
     /// Drop a record.
     pub(crate) fn remove(&mut self, name: &str) {
         if self.records.remove(name).is_some() {
-            self.names.remove(name);
             (self.walks).record_dropped(name, self.agents.get(name).is_some());
         }
         self.index.forget(name);
@@ -437,7 +434,7 @@ impl PodTable {
     /// Replace every record at once (the naive merge); the index is rebuilt.
     #[cfg(test)]
     pub(crate) fn replace_all(&mut self, records: BTreeMap<String, PodRecord>) {
-        (self.records, self.names) = (NameMap::default(), BTreeSet::new());
+        self.records = SortedNameMap::default();
         self.index = ClassIndex::default();
         self.walks = WalkIndex::default();
         for agent in self.agents.iter() {
