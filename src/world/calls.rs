@@ -181,7 +181,7 @@ impl World {
             client: Client::Replica { index, .. },
             done: false,
             ..
-        }) = self.calls.get(&call).map(|pending| &**pending)
+        }) = self.calls.get(&call).map(Box::as_ref)
             && let Some(until) = self.leader.replicas[*index as usize].paused_until
         {
             self.queue.push(until, Event::KubeReturn { call });
