@@ -7,6 +7,7 @@ use super::bounds::Bounds;
 use super::cancel::NoAssignWhileCancelling;
 use super::capacity::CapacityBudget;
 use super::context::Ring;
+use super::frozen::ClusterSettings;
 use super::jobs::{AllJobsComplete, JobWaitBound, NoLostJob};
 use super::pods::{NoOrphanPods, OnePodPerJob, PendingLimit};
 use super::requests::BoundedRequests;
@@ -88,12 +89,16 @@ impl Checker {
     pub fn new(bounds: &Bounds, disabled: &[String], extra: Vec<Box<dyn Monitor>>) -> Checker {
         // The three monitors that ask who builds what follow the assignments once.
         let assignments = SharedAssignments::default();
+        let settings = ClusterSettings {
+            pending_pods_count: bounds.pending_pods_count,
+            enable_agent_reuse: bounds.reuse_enabled,
+        };
         let mut monitors: Vec<Box<dyn Monitor>> = vec![
             Box::new(JobWaitBound::new(bounds.max_job_wait_ms)),
             Box::new(NoCrossConfigReuse::default()),
             Box::new(OneJobPerAgent::sharing(&assignments)),
             Box::new(NoWorkToDisabled::default()),
-            Box::new(PendingLimit::new(bounds.pending_pods_count)),
+            Box::new(PendingLimit::new(settings)),
             Box::new(NoKillWhileBuilding::sharing(&assignments)),
             Box::new(NoOrphanPods::new(
                 bounds.registration_deadline_ms(),
@@ -110,6 +115,7 @@ impl Checker {
                 bounds.idle_timeout_ms,
                 bounds.idle_deadline_ms(),
                 bounds.server_ping_interval_ms,
+                settings,
             );
             monitors.push(Box::new(idle));
             monitors.push(Box::new(ReuseHappens::default()));

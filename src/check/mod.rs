@@ -92,6 +92,7 @@ mod capacity;
 mod checker;
 mod context;
 mod deadlines;
+mod frozen;
 mod jobs;
 mod pods;
 mod requests;

@@ -1,6 +1,7 @@
 //! Pod monitors: `pending-limit`, `one-pod-per-job`, `no-orphan-pods`.
 
 use super::deadlines::{ApiCut, Deadlines, ServerOutage};
+use super::frozen::{ClusterSettings, FrozenSettings};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
 use crate::trace::{Actor, Record};
@@ -10,25 +11,26 @@ use std::collections::{BTreeMap, BTreeSet};
 /// fewer than `pending_pods_count`. "Not Running" is created and not yet `PodRunning`, or in
 /// phase Failed/Succeeded.
 ///
-/// A `cluster_profile_edited` record changes the limit for the create-agent requests queued
-/// after it; a request queued before it carries the old limit to the plugin. A pod created
-/// for a job is judged against the larger of the limit in force and the limits its job's
-/// outstanding requests carry: lowering the limit makes no violation of pods already pending
-/// or of a create the plugin decided under the old limit, only of creates above the new one.
+/// A create-agent request carries the limit frozen in its job's plan when the job was
+/// scheduled (`frozen.rs`): a `cluster_profile_edited` record binds jobs scheduled after it.
+/// A pod created for a job is judged against the larger of the limit in force and the limits
+/// its job's outstanding requests carry: lowering the limit makes no violation of pods
+/// already pending or of a create the plugin decided under the old limit, only of creates
+/// above the new one.
 #[derive(Debug)]
 pub struct PendingLimit {
-    /// The limit requests queued from now on carry.
-    pending_pods_count: u32,
+    /// The settings in force and those each job's plan froze.
+    frozen: FrozenSettings,
     not_running: BTreeSet<String>,
     /// Create-agent requests queued and not yet done or expired: request → (job, limit).
     requests: BTreeMap<u64, (u64, u32)>,
 }
 
 impl PendingLimit {
-    /// A monitor for a cluster profile whose pending-pod limit starts at `pending_pods_count`.
-    pub fn new(pending_pods_count: u32) -> Self {
+    /// A monitor for a cluster profile whose settings start as `settings`.
+    pub(crate) fn new(settings: ClusterSettings) -> Self {
         PendingLimit {
-            pending_pods_count,
+            frozen: FrozenSettings::new(settings),
             not_running: BTreeSet::new(),
             requests: BTreeMap::new(),
         }
@@ -40,7 +42,7 @@ impl PendingLimit {
             .values()
             .filter(|(for_job, _)| job.is_none_or(|job| job == *for_job))
             .map(|(_, limit)| *limit)
-            .fold(self.pending_pods_count, u32::max)
+            .fold(self.frozen.now().pending_pods_count, u32::max)
     }
 
     fn created(&mut self, t_ms: u64, pod: &str, job: Option<u64>, by: Actor) -> Option<Violation> {
@@ -71,6 +73,7 @@ impl Monitor for PendingLimit {
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
+        self.frozen.observe(record);
         match record {
             Record::PodCreated {
                 pod, job_label, by, ..
@@ -82,17 +85,14 @@ impl Monitor for PendingLimit {
                 self.not_running.insert(pod.clone());
             }
             Record::CreateAgentQueued { job, request } => {
-                self.requests
-                    .insert(*request, (*job, self.pending_pods_count));
+                let limit = self.frozen.of_job(*job).pending_pods_count;
+                self.requests.insert(*request, (*job, limit));
             }
             Record::CreateAgentExpired { request, .. } | Record::PluginRequestDone { request } => {
                 self.requests.remove(request);
             }
             // The process's queue and threads are gone; request ids start again.
             Record::ServerStopped => self.requests.clear(),
-            Record::ClusterProfileEdited {
-                pending_pods_count, ..
-            } => self.pending_pods_count = *pending_pods_count,
             _ => {}
         }
     }

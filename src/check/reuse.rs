@@ -2,6 +2,7 @@
 //! (sometimes).
 
 use super::deadlines::{ApiCut, Deadlines, ServerOutage};
+use super::frozen::{ClusterSettings, FrozenSettings};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
 use crate::ids::{IdMap, NameMap, Names};
@@ -33,15 +34,19 @@ struct IdlePod {
 /// plugin and the API delays it by its length + PING. Reported once per pod.
 ///
 /// A `cluster_profile_edited` record changes the rules for what follows it: turning reuse off
-/// makes every pod non-reusable (the plugin may delete an idle pod at once), and pods that
-/// exist when reuse comes back on stay so (a request queued before the edit still carries
-/// reuse off); only pods created afterwards are judged again. A new idle timeout applies to
-/// pods that become idle afterwards; a pod idle across the edit may be deleted after the
-/// lesser of the two, and its deadline moves out by any increase.
+/// makes every pod non-reusable (the server-ping carries the profile as it is now, so the
+/// plugin may delete an idle pod at once), and pods that exist when reuse comes back on stay
+/// so. A pod is reusable only if the job it was created for was scheduled with reuse on:
+/// every create-agent for a job carries the cluster profile frozen in its plan at scheduling
+/// (`frozen.rs`). A new idle timeout applies to pods that become idle afterwards; a pod idle
+/// across the edit may be deleted after the lesser of the two, and its deadline moves out by
+/// any increase.
 #[derive(Debug)]
 pub struct IdleTimeout {
-    /// Whether the cluster profile has reuse on (the monitor exists only if it starts on).
+    /// Whether the cluster profile has reuse on now (the monitor exists only if it starts on).
     reuse_on: bool,
+    /// The settings each job's plan froze.
+    frozen: FrozenSettings,
     idle_timeout_ms: u64,
     idle_deadline_ms: u64,
     /// How late the plugin may learn of a registration (PING).
@@ -60,9 +65,15 @@ pub struct IdleTimeout {
 
 impl IdleTimeout {
     /// `idle_deadline_ms` is IDLE + PING (plus call slack); `notice_ms` is PING.
-    pub fn new(idle_timeout_ms: u64, idle_deadline_ms: u64, notice_ms: u64) -> Self {
+    pub(crate) fn new(
+        idle_timeout_ms: u64,
+        idle_deadline_ms: u64,
+        notice_ms: u64,
+        settings: ClusterSettings,
+    ) -> Self {
         IdleTimeout {
             reuse_on: true,
+            frozen: FrozenSettings::new(settings),
             idle_timeout_ms,
             idle_deadline_ms,
             notice_ms,
@@ -156,7 +167,9 @@ impl IdleTimeout {
     fn pod_created(&mut self, pod: &str, job_label: Option<u64>, config: &str) {
         let profile = job_label.and_then(|job| self.profile_of_job.get(job).copied());
         let current = profile.and_then(|p| self.config_of_profile.get(&p));
-        let reusable = self.reuse_on && current.is_none_or(|current| current == config);
+        let planned_reuse = job_label.is_none_or(|job| self.frozen.of_job(job).enable_agent_reuse);
+        let reusable =
+            self.reuse_on && planned_reuse && current.is_none_or(|current| current == config);
         let state = IdlePod {
             config: config.to_owned(),
             profile,
@@ -214,6 +227,7 @@ impl Monitor for IdleTimeout {
         if !self.outage.is_down() && !self.api_cut.is_cut() {
             self.report_passed(t_ms, out);
         }
+        self.frozen.observe(record);
         if let Some(down_ms) = self.outage.observe(t_ms, record) {
             let floor_ms = t_ms.saturating_add(self.idle_deadline_ms);
             self.deadlines.delay_all(down_ms, floor_ms);

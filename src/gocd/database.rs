@@ -3,7 +3,9 @@
 
 use super::agent_table::AgentTable;
 use super::job_table::JobTable;
+use crate::resources::StringMap;
 use crate::trace::AgentRuntime;
+use std::sync::Arc;
 
 /// A live job instance's state (`JobState.java`, with Assigned..Completing folded into
 /// Assigned). Completed and rescheduled instances leave the database: the trace keeps them.
@@ -15,6 +17,20 @@ pub enum JobState {
     Assigned,
 }
 
+/// The profiles GoCD freezes into a job's plan when it schedules the job: gocd/gocd
+/// `JobInstanceSqlMapDao.save` stores `JobAgentMetadata(elasticProfile, clusterProfile)` and
+/// `JobInstanceSqlMapDao.loadPlan` puts it in the `JobPlan`, so create-agent (every resend),
+/// should-assign-work and job-completion all send the plan's copy, and
+/// `ScheduleService.rescheduleJob` copies the old plan. A later profile edit binds only jobs
+/// scheduled after it. Jobs scheduled under the same profiles share one copy.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct JobProfiles {
+    /// The elastic agent profile's properties at scheduling.
+    pub elastic: StringMap,
+    /// The cluster profile's properties at scheduling (reuse flag and limits included).
+    pub cluster: StringMap,
+}
+
 /// One job instance.
 #[derive(Clone, Debug)]
 pub struct Job {
@@ -24,6 +40,11 @@ pub struct Job {
     pub logical: u64,
     /// The elastic profile the job asks for.
     pub profile: String,
+    /// The profiles frozen into the job's plan when it was scheduled ([`JobProfiles`]).
+    pub profiles: Arc<JobProfiles>,
+    /// The harness's identity of the frozen elastic profile and the environment
+    /// (`trace::config_identity`): what `JobScheduled` and `JobAssigned` carry.
+    pub config: String,
     /// The environment the job runs in, if any; only an agent of that environment may take it.
     pub environment: Option<String>,
     /// How long the build runs once assigned, in simulated milliseconds.
@@ -36,26 +57,44 @@ pub struct Job {
     pub scheduled_ms: u64,
 }
 
+/// What a job is scheduled with: its profile's name, the profiles frozen for it and its
+/// environment.
+#[derive(Clone, Debug)]
+pub struct JobPlan {
+    /// The elastic profile's name.
+    pub profile: String,
+    /// The profiles frozen at the first scheduling.
+    pub profiles: Arc<JobProfiles>,
+    /// The environment the job runs in, if any.
+    pub environment: Option<String>,
+}
+
 impl Job {
-    /// A new instance `id` of logical job `logical`, scheduled at `now_ms`, waiting for an
-    /// agent.
-    pub fn scheduled(
-        id: u64,
-        logical: u64,
-        profile: String,
-        environment: Option<String>,
-        runtime_ms: u64,
-        now_ms: u64,
-    ) -> Job {
+    /// A new instance `id` of logical job `logical`, scheduled at `now_ms` with `plan`,
+    /// waiting for an agent.
+    pub fn scheduled(id: u64, logical: u64, plan: JobPlan, runtime_ms: u64, now_ms: u64) -> Job {
+        let config =
+            crate::trace::config_identity(&plan.profiles.elastic, plan.environment.as_deref());
         Job {
             id,
             logical,
-            profile,
-            environment,
+            profile: plan.profile,
+            profiles: plan.profiles,
+            config,
+            environment: plan.environment,
             runtime_ms,
             state: JobState::Scheduled,
             agent: None,
             scheduled_ms: now_ms,
+        }
+    }
+
+    /// The job's plan, as a reschedule copies it (`ScheduleService.rescheduleJob`).
+    pub fn plan(&self) -> JobPlan {
+        JobPlan {
+            profile: self.profile.clone(),
+            profiles: Arc::clone(&self.profiles),
+            environment: self.environment.clone(),
         }
     }
 }

@@ -121,8 +121,9 @@ mod tests {
     use super::JobTable;
     use crate::component::Random;
     use crate::engine::{Stream, StreamId};
-    use crate::gocd::database::{Job, JobState};
+    use crate::gocd::database::{Job, JobPlan, JobState};
     use crate::gocd::protocol::AgentId;
+    use std::sync::Arc;
 
     /// Random schedules (several at the same time, so ids break ties), assignments and
     /// removals of scheduled and assigned jobs: the plan is always the naive filter and sort,
@@ -132,6 +133,11 @@ mod tests {
         let mut random = Stream::new(11, StreamId::Workload);
         let mut table = JobTable::default();
         let (mut next_id, mut now_ms, mut planned) = (0, 0, 0);
+        let plan = JobPlan {
+            profile: "p".into(),
+            profiles: Arc::default(),
+            environment: None,
+        };
         for _ in 0..20_000 {
             let live: Vec<u64> = table.values().map(|job| job.id).collect();
             let pick = |random: &mut Stream| live[random.below(live.len() as u64) as usize];
@@ -139,7 +145,7 @@ mod tests {
                 0 | 1 => {
                     next_id += 1;
                     now_ms += random.below(3);
-                    let job = Job::scheduled(next_id, next_id, "p".into(), None, 1, now_ms);
+                    let job = Job::scheduled(next_id, next_id, plan.clone(), 1, now_ms);
                     table.insert(job);
                 }
                 2 if !live.is_empty() => {

@@ -14,7 +14,7 @@ mod plugin_host;
 mod register_keys;
 mod scheduler;
 
-use super::database::Database;
+use super::database::{Database, JobProfiles};
 use super::protocol::{AgentRequest, ServerReply};
 use super::settings::ServerSettings;
 use crate::allocator::CallId;
@@ -28,6 +28,7 @@ use plugin_host::Pending;
 use register_keys::RegisterKeys;
 use scheduler::Queued;
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// Delay of the first assignment tick and the first server-ping after a start.
 const FIRST_TICK_MS: u64 = 10_000;
@@ -143,9 +144,13 @@ pub struct Server {
     /// What survives a crash: jobs and registered agents.
     pub db: Database,
     memory: Option<Memory>,
-    /// Elastic profile properties by profile name.
+    /// Elastic profile properties by profile name, as they are now.
     profiles: BTreeMap<String, StringMap>,
+    /// The cluster profile's properties as they are now.
     cluster_properties: StringMap,
+    /// The profiles a job scheduled now freezes into its plan, by elastic profile name:
+    /// jobs scheduled between two edits share one copy. An edit empties it.
+    frozen: BTreeMap<String, Arc<JobProfiles>>,
     /// Re-entrancy guard of `dispatch_creates` (`plugin_host.rs`): true while it hands
     /// queued create-agent messages to free plugin threads. It guards the create-agent queue
     /// and the thread count against a second dispatch loop starting inside the first one,
@@ -174,6 +179,7 @@ impl Server {
             memory: None,
             profiles,
             cluster_properties,
+            frozen: BTreeMap::new(),
             dispatching: false,
             armed: ArmedTimers::default(),
         }
@@ -250,10 +256,23 @@ impl Server {
         self.memory.as_ref().map(|m| m.process_id)
     }
 
-    /// Harness identity of a job's config: its elastic profile properties and environment
-    /// (the cluster profile is fixed within a run).
+    /// Harness identity of a config: the elastic profile's properties as they are now and the
+    /// environment.
     pub fn config_identity(&self, profile: &str, environment: Option<&str>) -> String {
         crate::trace::config_identity(self.profile(profile), environment)
+    }
+
+    /// The profiles a job of `profile` scheduled now freezes into its plan.
+    fn profiles_now(&mut self, profile: &str) -> Arc<JobProfiles> {
+        if let Some(frozen) = self.frozen.get(profile) {
+            return Arc::clone(frozen);
+        }
+        let frozen = Arc::new(JobProfiles {
+            elastic: self.profile(profile).clone(),
+            cluster: self.cluster_properties.clone(),
+        });
+        self.frozen.insert(profile.to_owned(), Arc::clone(&frozen));
+        frozen
     }
 
     /// [`ServerInput::EditProfile`].
@@ -265,12 +284,16 @@ impl Server {
         for (key, value) in set {
             properties.insert(profile_key(key).to_owned(), value.clone());
         }
+        // Jobs scheduled from now on freeze the new properties; those already scheduled keep
+        // theirs.
+        self.frozen.remove(profile);
     }
 
     /// [`ServerInput::SetClusterProfile`].
     fn set_cluster_profile(&mut self, profile: ClusterProfile) {
         self.cluster_properties = profile.to_properties();
         self.settings.cluster_profile = profile;
+        self.frozen.clear();
     }
 
     /// [`ServerInput::Timer`]: the timer no longer counts towards `next_deadline`; its work

@@ -1,4 +1,6 @@
-use super::{agent_deleted, bounds, created, deleted, of, registered, reuse_bounds, run, running};
+use super::{
+    agent_deleted, bounds, created, deleted, of, registered, reuse_bounds, run, running, scheduled,
+};
 use crate::trace::{Actor, Record};
 
 #[test]
@@ -122,6 +124,26 @@ fn a_lowered_pending_limit_binds_only_creates_queued_after_it() {
         "{}",
         over[1].message
     );
+}
+
+#[test]
+fn a_job_scheduled_before_a_lowered_limit_keeps_the_old_limit_in_its_later_requests() {
+    // Limit 2. Job 2 is scheduled under it; the limit drops to 1; job 2's request is queued
+    // only after the edit (a starvation resend, say) and its pod is created while pod-a is
+    // pending. GoCD froze limit 2 in job 2's plan: no violation. Job 3, scheduled after the
+    // edit, does the same and breaks the new limit.
+    let mut records = create_for(0, 1, "pod-a");
+    records.push((500, scheduled(2, 2, "H")));
+    records.push((600, limit_edited(1)));
+    records.push((1_000, queued(2, 2)));
+    records.push((1_100, created("pod-b", 2, "H")));
+    records.push((1_200, done(2)));
+    records.push((1_300, scheduled(3, 3, "H")));
+    records.extend(create_for(2_000, 3, "pod-c"));
+    let violations = run(&bounds(), &records, 4_000);
+    let over = of(&violations, "pending-limit");
+    let pods: Vec<&str> = over.iter().map(|v| v.objects[0].as_str()).collect();
+    assert_eq!(pods, ["pod:pod-c"], "{over:?}");
 }
 
 #[test]

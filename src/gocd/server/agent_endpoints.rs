@@ -5,10 +5,11 @@
 use super::{Server, ServerOut};
 use crate::allocator::{AllocatorInput, ShouldAssignWorkRequest};
 use crate::gocd::agent_table::metadata;
-use crate::gocd::database::{AgentRecord, JobState};
+use crate::gocd::database::{AgentRecord, JobProfiles, JobState};
 use crate::gocd::protocol::{AgentId, AgentRequest, Registration, ServerReply};
 use crate::ids::NameKey;
 use crate::trace::{AgentRuntime, Record};
+use std::sync::Arc;
 
 impl Server {
     /// An agent's HTTP request arrives. The caller only delivers it while the server is up.
@@ -166,7 +167,7 @@ impl Server {
         // One request, rewritten per job: the agent's metadata and the cluster profile stay
         // the same while the loop goes on (a plugin that disables or deletes this agent ends
         // it), and the profile's properties are copied only when the profile changes.
-        let mut request: Option<(ShouldAssignWorkRequest, String)> = None;
+        let mut request: Option<(ShouldAssignWorkRequest, Arc<JobProfiles>)> = None;
         for job_id in candidates {
             let Some(job) = self.db.jobs.get(&job_id) else {
                 continue;
@@ -221,31 +222,29 @@ impl Server {
     }
 
     /// The should-assign-work request for `job_id` by agent `id`, rewritten in `slot` from the
-    /// previous job's: the agent's metadata and the cluster profile stay, the elastic
-    /// profile's properties are copied only when the profile changes.
+    /// previous job's: the agent's metadata stays, the profiles frozen in the job's plan are
+    /// copied only when they differ from the previous job's.
     fn rewrite_request<'r>(
         &self,
-        slot: &'r mut Option<(ShouldAssignWorkRequest, String)>,
+        slot: &'r mut Option<(ShouldAssignWorkRequest, Arc<JobProfiles>)>,
         id: &NameKey,
         job_id: u64,
     ) -> &'r mut ShouldAssignWorkRequest {
         let job = &self.db.jobs[&job_id];
-        let (request, profile) = slot.get_or_insert_with(|| {
+        let (request, profiles) = slot.get_or_insert_with(|| {
             let request = ShouldAssignWorkRequest {
                 agent: metadata(id, self.db.agents.get(id).expect("checked above")),
                 environment: None,
-                elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
-                cluster_profile_properties: self.cluster_properties.clone(),
+                elastic_agent_profile_properties: job.profiles.elastic.clone(),
+                cluster_profile_properties: job.profiles.cluster.clone(),
                 job_identifier: Self::job_identifier(job),
             };
-            (request, job.profile.clone())
+            (request, Arc::clone(&job.profiles))
         });
-        if *profile != job.profile {
-            let properties = &self.profiles[&job.profile];
-            request
-                .elastic_agent_profile_properties
-                .clone_from(properties);
-            profile.clone_from(&job.profile);
+        if !Arc::ptr_eq(profiles, &job.profiles) {
+            (request.elastic_agent_profile_properties).clone_from(&job.profiles.elastic);
+            (request.cluster_profile_properties).clone_from(&job.profiles.cluster);
+            *profiles = Arc::clone(&job.profiles);
         }
         request.environment.clone_from(&job.environment);
         request.job_identifier = Self::job_identifier(job);
@@ -256,8 +255,7 @@ impl Server {
         let number = (self.db.agents.number_of(agent_id.as_str()))
             .expect("an agent given work is registered");
         let job = self.db.jobs.assign(job_id, agent_id.as_str(), number);
-        let (profile, environment, runtime_ms) =
-            (job.profile.clone(), job.environment.clone(), job.runtime_ms);
+        let (config, runtime_ms) = (job.config.clone(), job.runtime_ms);
         let memory = self.memory.as_mut().expect("checked");
         memory.job_plans.retain(|j| *j != job_id);
         let was = self
@@ -268,7 +266,6 @@ impl Server {
                 std::mem::replace(&mut agent.runtime, AgentRuntime::Building)
             })
             .expect("checked by caller");
-        let config = self.config_identity(&profile, environment.as_deref());
         out.records.push(Record::JobAssigned {
             job: job_id,
             agent: agent_id.as_str().to_owned(),

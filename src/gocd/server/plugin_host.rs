@@ -240,8 +240,8 @@ impl Server {
         let request = PluginRequest::JobCompletion(JobCompletionRequest {
             elastic_agent_id: id.to_owned(),
             job_identifier: Self::job_identifier(job),
-            elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
-            cluster_profile_properties: self.cluster_properties.clone(),
+            elastic_agent_profile_properties: job.profiles.elastic.clone(),
+            cluster_profile_properties: job.profiles.cluster.clone(),
         });
         let input = AllocatorInput::Request {
             id: RequestId(request_id),

@@ -4,7 +4,7 @@
 
 use super::{Server, ServerOut};
 use crate::allocator::{CreateAgentRequest, JobIdentifier};
-use crate::gocd::database::{AgentRecord, Job, JobState};
+use crate::gocd::database::{AgentRecord, Job, JobPlan, JobState};
 use crate::trace::{AgentRuntime, Record};
 use std::collections::BTreeSet;
 
@@ -29,20 +29,24 @@ impl Server {
     ) {
         let id = self.db.next_job_id();
         let logical = logical.unwrap_or_else(|| self.db.next_logical());
-        let job = Job::scheduled(id, logical, profile, environment, runtime_ms, now_ms);
+        let plan = JobPlan {
+            profiles: self.profiles_now(&profile),
+            profile,
+            environment,
+        };
+        let job = Job::scheduled(id, logical, plan, runtime_ms, now_ms);
         self.add_scheduled(job, out);
     }
 
     /// A job instance enters the queue: its `JobScheduled` record, with the config identity
-    /// its profile has now.
+    /// frozen in its plan.
     fn add_scheduled(&mut self, job: Job, out: &mut ServerOut) {
-        let config = self.config_identity(&job.profile, job.environment.as_deref());
         out.records.push(Record::JobScheduled {
             job: job.id,
             logical: job.logical,
             profile: job.profile.clone(),
             environment: job.environment.clone(),
-            config,
+            config: job.config.clone(),
         });
         self.db.jobs.insert(job);
     }
@@ -86,8 +90,8 @@ impl Server {
                 .issue(key.clone(), now_ms + self.settings.auto_register_key_ttl_ms);
             let body = CreateAgentRequest {
                 auto_register_key: key,
-                elastic_agent_profile_properties: self.profiles[&job.profile].clone(),
-                cluster_profile_properties: self.cluster_properties.clone(),
+                elastic_agent_profile_properties: job.profiles.elastic.clone(),
+                cluster_profile_properties: job.profiles.cluster.clone(),
                 environment: job.environment.clone(),
                 job_identifier: Self::job_identifier(job),
             };
@@ -156,8 +160,9 @@ impl Server {
         if let Some(memory) = self.memory.as_mut() {
             memory.last_try_ms.remove(&job);
         }
-        let (logical, profile, environment, runtime_ms) =
-            (old.logical, old.profile, old.environment, old.runtime_ms);
+        // `ScheduleService.rescheduleJob` copies the old instance's plan, frozen profiles
+        // included: an edit since the first scheduling does not reach the new instance.
+        let (logical, plan, runtime_ms) = (old.logical, old.plan(), old.runtime_ms);
         if let Some(agent) = old.agent {
             self.db.agents.update(agent.as_str(), |record| {
                 if record.job == Some(job) {
@@ -171,7 +176,7 @@ impl Server {
             new_job,
             reason: reason.to_owned(),
         });
-        let new = Job::scheduled(new_job, logical, profile, environment, runtime_ms, now_ms);
+        let new = Job::scheduled(new_job, logical, plan, runtime_ms, now_ms);
         self.add_scheduled(new, out);
     }
 

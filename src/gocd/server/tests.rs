@@ -150,3 +150,74 @@ fn next_deadline_is_the_earliest_timer_asked_for_that_has_not_fired() {
         "the restart arms its timers anew"
     );
 }
+
+/// The image of every pod the plugin asks to create from `out` on, answering its pod
+/// listings with an empty list and its creates with a server error at `now_ms`.
+fn created_images(server: &mut Server, now_ms: u64, out: ServerOut) -> Vec<String> {
+    use crate::resources::KubeRequest;
+    let (mut calls, mut images) = (out.kube_calls, Vec::new());
+    while let Some((call, request)) = calls.pop() {
+        match request {
+            KubeRequest::CreatePod { template } => {
+                images.push(template.image);
+                let result = Err(crate::resources::KubeError::ServerError);
+                calls.extend(step(server, now_ms, ServerInput::Kube { call, result }).kube_calls);
+            }
+            KubeRequest::ListPods { .. } => {
+                let result = Ok(KubeReply::Pods(PodList::default()));
+                calls.extend(step(server, now_ms, ServerInput::Kube { call, result }).kube_calls);
+            }
+            other => panic!("unexpected call {other:?}"),
+        }
+    }
+    images
+}
+
+#[test]
+fn a_job_keeps_the_profiles_of_its_scheduling_after_an_edit() {
+    // gocd/gocd freezes a job's elastic and cluster profile at scheduling
+    // (`JobInstanceSqlMapDao.save`, read back by `loadPlan`): create-agent sends the plan's
+    // copy, and so the pod carries the image of the moment the job was scheduled.
+    let mut server = stopped_server();
+    server.profiles = BTreeMap::from([(
+        "p".to_owned(),
+        BTreeMap::from([("Image".to_owned(), "old".to_owned())]),
+    )]);
+    step(&mut server, 0, ServerInput::Start { process_id: 2 });
+    let schedule = |logical| ServerInput::ScheduleJob {
+        logical,
+        profile: "p".to_owned(),
+        environment: None,
+        runtime_ms: 1_000,
+    };
+    let first = step(&mut server, 1_000, schedule(None));
+    let set = BTreeMap::from([("image".to_owned(), "new".to_owned())]);
+    let profile = "p".to_owned();
+    step(
+        &mut server,
+        2_000,
+        ServerInput::EditProfile { profile, set },
+    );
+    let second = step(&mut server, 3_000, schedule(None));
+    let config = |out: &ServerOut| match &out.records[0] {
+        Record::JobScheduled { config, .. } => config.clone(),
+        other => panic!("expected JobScheduled, got {other:?}"),
+    };
+    assert_ne!(
+        config(&first),
+        config(&second),
+        "the edit binds the second job"
+    );
+    let out = step(
+        &mut server,
+        10_000,
+        ServerInput::Timer(ServerTimer::Assignment),
+    );
+    let mut images = created_images(&mut server, 10_000, out);
+    images.sort();
+    assert_eq!(
+        images,
+        ["new", "old"],
+        "each job's pod has its own plan's image"
+    );
+}
