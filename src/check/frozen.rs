@@ -44,7 +44,12 @@ impl FrozenSettings {
 
     /// What job `job`'s plan carries (the settings now for a job not seen scheduled).
     pub(crate) fn of_job(&self, job: u64) -> ClusterSettings {
-        self.of_job.get(job).copied().unwrap_or(self.now)
+        self.planned(job).unwrap_or(self.now)
+    }
+
+    /// What job `job`'s plan carries, if the job was seen scheduled.
+    pub(crate) fn planned(&self, job: u64) -> Option<ClusterSettings> {
+        self.of_job.get(job).copied()
     }
 
     /// Follows edits, schedules and reschedules.

@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 ///
 /// A create-agent request carries the limit frozen in its job's plan when the job was
 /// scheduled (`frozen.rs`): a `cluster_profile_edited` record binds jobs scheduled after it.
-/// A pod created for a job is judged against the larger of the limit in force and the limits
-/// its job's outstanding requests carry: lowering the limit makes no violation of pods
+/// A pod created for a job is judged against the larger of the limit in force and the limit
+/// its job's plan carries: lowering the limit makes no violation of pods
 /// already pending or of a create the plugin decided under the old limit, only of creates
 /// above the new one.
 #[derive(Debug)]
@@ -36,13 +36,19 @@ impl PendingLimit {
         }
     }
 
-    /// The limit a create for `job` answers to (any job's requests if the pod has no label).
+    /// The limit a create for `job` answers to: the larger of the limit in force and the one
+    /// the job's plan froze, which every request for the job carries (a plugin may create a
+    /// job's pod while answering another job's request, as `safe`'s turns do). A pod with no
+    /// label, or of a job not seen scheduled, answers to the outstanding requests' limits.
     fn limit_for(&self, job: Option<u64>) -> u32 {
-        self.requests
-            .values()
+        let now = self.frozen.now().pending_pods_count;
+        if let Some(planned) = job.and_then(|job| self.frozen.planned(job)) {
+            return now.max(planned.pending_pods_count);
+        }
+        (self.requests.values())
             .filter(|(for_job, _)| job.is_none_or(|job| job == *for_job))
             .map(|(_, limit)| *limit)
-            .fold(self.frozen.now().pending_pods_count, u32::max)
+            .fold(now, u32::max)
     }
 
     fn created(&mut self, t_ms: u64, pod: &str, job: Option<u64>, by: Actor) -> Option<Violation> {
