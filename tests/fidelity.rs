@@ -491,3 +491,76 @@ downtime = "40s"
     let pings = run.times(|r| matches!(r, Record::ServerPing));
     assert_eq!(pings, expected);
 }
+
+/// pr355 with reuse off, two jobs at a time for a while: agents finish jobs while others wait.
+fn completions(delay: &str) -> Scenario {
+    tiny(
+        "job-status-listener",
+        &format!(
+            r#"duration = "10m"
+settle = "20m"
+
+[server]
+job_completion_delay = "{delay}"
+
+[plugin]
+policy = "pr355"
+enable_agent_reuse = false
+
+[[jobs]]
+kind = "poisson"
+until = "10m"
+per_minute = 3.0
+profile = "small"
+runtime = {{ min = "20s", max = "1m" }}
+"#
+        ),
+    )
+}
+
+/// The agents that asked for work after their job completed and before the plugin disabled
+/// them: the job-completion had not reached the plugin yet.
+fn asked_before_disabled(run: &Recording) -> Vec<String> {
+    let mut finished: BTreeSet<String> = BTreeSet::new();
+    let mut raced = Vec::new();
+    for event in &run.events {
+        match &event.record {
+            Record::JobCompleted { agent, .. } => {
+                finished.insert(agent.clone());
+            }
+            Record::AgentConfig {
+                agent,
+                enabled: false,
+            }
+            | Record::JobAssigned { agent, .. } => {
+                finished.remove(agent);
+            }
+            Record::ShouldAssignWork { agent, .. } if finished.remove(agent) => {
+                raced.push(agent.clone());
+            }
+            _ => {}
+        }
+    }
+    raced
+}
+
+#[test]
+fn a_finished_agent_can_ask_for_work_before_the_job_status_listener_tells_the_plugin() {
+    // gocd/gocd: completing a job posts a JobStatusMessage; JobStatusListener.onMessage calls
+    // jobCompleted on its own thread, while the agent's get-work loop asks again at once.
+    // With the listener's delay some get-works win the race; with 0 none can.
+    let seeds = 1..=6;
+    let raced: usize = seeds
+        .clone()
+        .map(|seed| asked_before_disabled(&record_run(&completions("5ms"), seed)).len())
+        .sum();
+    assert!(raced > 0, "no get-work ever beat the job-completion");
+    for seed in seeds {
+        let run = record_run(&completions("0s"), seed);
+        let raced = asked_before_disabled(&run);
+        assert!(
+            raced.is_empty(),
+            "seed {seed}: {raced:?} raced with delay 0"
+        );
+    }
+}

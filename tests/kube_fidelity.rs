@@ -388,12 +388,18 @@ fn a_cancelled_build_keeps_its_agent_building_until_the_kill_is_over() {
     // and the next ping after it reports the agent idle.
     assert!(idle_ms >= cancel_ms + 120_000, "{idle_ms} vs {cancel_ms}");
     assert!(idle_ms <= cancel_ms + 135_000, "{idle_ms} vs {cancel_ms}");
+    // job-completion goes through the job-status listener: `job_completion_delay` (5 ms by
+    // default) after the cancel, not later.
     let completion = recording.between(
         cancel_ms,
-        cancel_ms + 1,
+        cancel_ms + 6,
         |r| matches!(r, Record::Decision { job: Some(1), code, .. } if code == "complete-idle"),
     );
-    assert_eq!(completion.len(), 1, "job-completion is sent at the cancel");
+    assert_eq!(
+        completion.len(),
+        1,
+        "job-completion follows the cancel within 5 ms"
+    );
 }
 
 /// An answer lost on its way back through a partition still ends in the client's timeout.

@@ -10,6 +10,7 @@
 //! and [`agent_endpoints`] (register, ping, get-work, completion, agent liveness).
 
 mod agent_endpoints;
+mod job_status;
 mod plugin_host;
 mod register_keys;
 mod scheduler;
@@ -24,6 +25,7 @@ use crate::ids::NameKey;
 use crate::resources::{KubeRequest, KubeResult, StringMap};
 use crate::trace::{AgentRuntime, Record};
 use agent_endpoints::agent_state;
+use job_status::JobStatusQueue;
 use plugin_host::Pending;
 use register_keys::RegisterKeys;
 use scheduler::Queued;
@@ -47,6 +49,9 @@ pub enum ServerTimer {
     /// Agent liveness refresh (an agent silent past `agent_connection_timeout` becomes
     /// LostContact), every 5 s.
     AgentRefresh,
+    /// The oldest job-completion message waiting for the job-status listener is due
+    /// (`job_status.rs`); not periodic.
+    JobCompletion,
 }
 
 /// What the server wants done after one step.
@@ -135,6 +140,8 @@ struct Memory {
     resume: Vec<(NameKey, u64, u64)>,
     next_request: u64,
     process_id: u64,
+    /// Job-completion messages on their way to the plugin (`job_status.rs`).
+    job_status: JobStatusQueue,
 }
 
 /// The GoCD server.
@@ -164,7 +171,7 @@ pub struct Server {
     dispatching: bool,
     /// The timers asked for that have not fired yet, for `next_deadline`. Each timer kind is
     /// armed at most once at a time (every firing re-arms its own kind), so this holds at
-    /// most four entries; a crash clears it (the world drops the timers of a dead process,
+    /// most five entries; a crash clears it (the world drops the timers of a dead process,
     /// so they never fire).
     armed: ArmedTimers<ServerTimer>,
 }
@@ -217,6 +224,7 @@ impl Server {
             resume: Vec::new(),
             next_request: 0,
             process_id,
+            job_status: JobStatusQueue::default(),
         });
         out.records.push(Record::ServerStarted);
         self.db.agents.update_all(|id, agent| {
@@ -323,6 +331,10 @@ impl Server {
             ServerTimer::AgentRefresh => {
                 self.refresh_agents(now_ms, out);
                 AGENT_REFRESH_MS
+            }
+            ServerTimer::JobCompletion => {
+                self.job_completion_timer(now_ms, out);
+                return;
             }
         };
         out.timers.push((now_ms + period_ms, timer));

@@ -23,6 +23,9 @@ pub struct ServerSettings {
     pub create_agent_threads: u32,
     /// How long a go-agent takes to kill a cancelled build (told in the cancel instruction).
     pub cancel_kill_ms: u64,
+    /// How long a job's completion takes to reach the plugin through the job-status
+    /// listener (`job_status.rs`); 0 calls the plugin at once.
+    pub job_completion_delay_ms: u64,
     /// The allocator policy the server loads as its plugin.
     pub policy: Policy,
     /// The cluster profile's settings, sent with every plugin request.

@@ -122,6 +122,10 @@ pub struct Server {
     pub create_agent_threads: u32,
     /// `cancel_kill`: how long a go-agent takes to kill a cancelled build.
     pub cancel_kill_ms: u64,
+    /// `job_completion_delay`: how long a completed job's status message takes to reach the
+    /// job-status listener's plugin call; 0 sends job-completion at once, inside the call
+    /// that completed the job.
+    pub job_completion_delay_ms: u64,
 }
 
 impl Default for Server {
@@ -135,6 +139,7 @@ impl Default for Server {
             auto_register_key_ttl_ms: 30 * 60_000,
             create_agent_threads: 5,
             cancel_kill_ms: 10_000,
+            job_completion_delay_ms: 5,
         }
     }
 }

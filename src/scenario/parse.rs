@@ -216,6 +216,7 @@ fn server(top: &Table<'_, '_>) -> Result<Server> {
         "auto_register_key_ttl",
         "create_agent_threads",
         "cancel_kill",
+        "job_completion_delay",
     ])?;
     Ok(Server {
         job_starvation_timeout_ms: table.or(
@@ -254,6 +255,11 @@ fn server(top: &Table<'_, '_>) -> Result<Server> {
             &count_at_least(1),
         )?,
         cancel_kill_ms: table.or("cancel_kill", defaults.cancel_kill_ms, &duration)?,
+        job_completion_delay_ms: table.or(
+            "job_completion_delay",
+            defaults.job_completion_delay_ms,
+            &duration,
+        )?,
     })
 }
 

@@ -136,6 +136,11 @@ fn write_server_and_plugin(out: &mut String, scenario: &Scenario) {
         &server.create_agent_threads.to_string(),
     );
     line(out, "cancel_kill", &duration(server.cancel_kill_ms));
+    line(
+        out,
+        "job_completion_delay",
+        &duration(server.job_completion_delay_ms),
+    );
     let plugin = &scenario.plugin;
     out.push_str("\n[plugin]\n");
     line(out, "policy", &quote(&plugin.policy));

@@ -59,8 +59,9 @@ pub enum Record {
         profile: String,
         /// The job's GoCD environment, if any.
         environment: Option<String>,
-        /// Harness-computed identity of the job's elastic profile + cluster profile +
-        /// environment at this moment (independent of any policy's hash).
+        /// Harness-computed identity of the job's elastic profile and environment as frozen
+        /// in its plan at scheduling (independent of any policy's hash); a reschedule keeps
+        /// the first instance's.
         config: String,
     },
     /// The server posted a create-agent for this job on the plugin queue.
@@ -99,13 +100,13 @@ pub enum Record {
         answer: bool,
     },
     /// A job instance was given to an agent. `config` is the job's identity as in
-    /// `JobScheduled`, recomputed now.
+    /// `JobScheduled`: the config frozen in its plan at scheduling.
     JobAssigned {
         /// The job instance.
         job: u64,
         /// The agent's elastic agent id.
         agent: String,
-        /// The job's config identity now.
+        /// The job's config identity, frozen at scheduling.
         config: String,
     },
     /// The agent reported the job finished.

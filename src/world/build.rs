@@ -177,6 +177,7 @@ fn server_settings(scenario: &Scenario, settings: &RunSettings) -> ServerSetting
         auto_register_key_ttl_ms: s.auto_register_key_ttl_ms,
         create_agent_threads: s.create_agent_threads,
         cancel_kill_ms: s.cancel_kill_ms,
+        job_completion_delay_ms: s.job_completion_delay_ms,
         policy: settings.policy,
         ablations: crate::mutants::of(&scenario.ablations, "safe"),
         cluster_profile,

@@ -318,7 +318,7 @@ impl Server {
             job: job_id,
             agent: id.as_str().to_owned(),
         });
-        self.send_job_completion(now_ms, id.as_str(), &job, out);
+        self.post_job_completion(now_ms, id.as_str(), job, out);
         ServerReply::Ack
     }
 

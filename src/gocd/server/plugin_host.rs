@@ -108,7 +108,7 @@ impl Server {
                     memory.threads_busy -= 1;
                 }
                 Some(Pending::Ping) => memory.ping_running = false,
-                Some(Pending::JobCompletion) => {}
+                Some(Pending::JobCompletion) => memory.job_status.finished(),
                 Some(Pending::GetWork { agent, uuid, hold }) => {
                     memory.resume.push((agent, uuid, hold));
                 }
@@ -128,6 +128,7 @@ impl Server {
         out: &mut ServerOut,
     ) {
         self.call_plugin(now_ms, AllocatorInput::Kube { call, result }, out);
+        self.deliver_job_completions(now_ms, out);
         self.resume_held(now_ms, out);
         self.start_queued_ping(now_ms, out);
         self.dispatch_creates(now_ms, out);

@@ -206,7 +206,7 @@ impl Server {
                     agent.cancelling = Some(job_id);
                 }
             });
-            self.send_job_completion(now_ms, &agent_id, &job, out);
+            self.post_job_completion(now_ms, &agent_id, job, out);
         }
     }
 }

@@ -39,6 +39,7 @@ fn stopped_server() -> Server {
         policy: Policy::Upstream,
         cluster_profile: ClusterProfile::default(),
         cancel_kill_ms: 10_000,
+        job_completion_delay_ms: 0,
         ablations: crate::ablation::Ablations::none(),
     };
     let profiles = BTreeMap::from([("p".to_owned(), BTreeMap::new())]);
