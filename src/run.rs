@@ -59,8 +59,28 @@ pub fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
     policy != Policy::Upstream && scenario.plugin.enable_agent_reuse
 }
 
+/// The invariants a run under `policy` does not judge because the policy lacks the setting
+/// they bound, each with the reason (the report adds the measured figure).
+pub fn not_applicable(scenario: &Scenario, policy: Policy) -> Vec<(&'static str, String)> {
+    if reuse_enabled(scenario, policy) && !policy.has_idle_timeout() {
+        let reason = format!(
+            "{} has no idle timeout: an idle pod lives until a server-ping finds it older than the auto-register timeout since its creation",
+            policy.name()
+        );
+        return vec![("idle-timeout", reason)];
+    }
+    Vec::new()
+}
+
+/// The bounds the elastic-agent monitors judge `scenario` by under `policy`.
+pub fn bounds_for(scenario: &Scenario, policy: Policy) -> Bounds {
+    let mut bounds = bounds_of(scenario, reuse_enabled(scenario, policy));
+    bounds.idle_timeout_enforced = policy.has_idle_timeout();
+    bounds
+}
+
 /// The bounds the elastic-agent monitors judge `scenario` by; `reuse_enabled` is the run's
-/// judgement of the policy.
+/// judgement of the policy (whose idle timeout is taken as enforced).
 pub fn bounds_of(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
     Bounds {
         max_job_wait_ms: scenario.invariants.max_job_wait_ms,
@@ -71,6 +91,7 @@ pub fn bounds_of(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
         call_slack_ms: scenario.plugin.cluster_request_timeout_ms,
         agent_connection_timeout_ms: scenario.server.agent_connection_timeout_ms,
         reuse_enabled,
+        idle_timeout_enforced: true,
         capacity: CapacityBounds {
             nodes: scenario.cluster.nodes,
             pods_per_node: scenario.cluster.pods_per_node,
@@ -198,6 +219,10 @@ pub fn run_scenario_tapped(
         violations,
         expected_violations: expected,
         sometimes,
+        not_applicable: not_applicable(scenario, policy)
+            .into_iter()
+            .map(|(id, reason)| (id.to_owned(), reason))
+            .collect(),
         drawn: world.swarm_drawn().to_vec(),
         max_job_wait_ms: scenario.invariants.max_job_wait_ms,
         ablations: scenario
@@ -221,7 +246,7 @@ fn observers_for<'a>(
     trace_path: Option<&Path>,
     tap: Option<&'a mut dyn Sink>,
 ) -> Result<Observers<'a>, RunError> {
-    let bounds = bounds_of(scenario, reuse_enabled(scenario, policy));
+    let bounds = bounds_for(scenario, policy);
     let extra = leader_monitors_for(scenario, variant);
     let trace =
         match trace_path {

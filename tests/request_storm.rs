@@ -51,9 +51,11 @@ impl Sink for Counter {
 #[test]
 fn a_request_storm_ends_the_run_at_the_first_request_past_the_bound() {
     // burst.toml, reuse off: pr355 drops each pod it answers `false` for, so every idle
-    // agent is asked about every queued job on every assignment round.
+    // agent is asked about every queued job at each of its get-work polls. Seed 1 storms
+    // (17 of seeds 1-20 do; the scenario's own seed 7 no longer does since job-completion
+    // goes through the job-status listener).
     let scenario = scenario_file("scenarios/burst.toml");
-    let mut settings = common::settings(&scenario, scenario.seed);
+    let mut settings = common::settings(&scenario, 1);
     settings.policy = Policy::Pr355;
     let mut world = World::new(scenario.clone(), settings).expect("the world builds");
     let mut counter = Counter::default();

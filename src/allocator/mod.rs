@@ -74,6 +74,17 @@ impl Policy {
         }
     }
 
+    /// Whether the policy enforces the cluster profile's idle timeout on reusable pods. PR
+    /// #355 has none (brandonvin/kubernetes-elastic-agents `add-option-to-enable-agent-reuse`,
+    /// `ServerPingRequestExecutor`: an idle pod goes only when it is older than the
+    /// auto-register timeout since its creation), so `idle-timeout` does not apply to it.
+    pub fn has_idle_timeout(self) -> bool {
+        match self {
+            Policy::Upstream | Policy::Pr355 => false,
+            Policy::Safe => true,
+        }
+    }
+
     /// What the policy declares about its decisions: codes, requests, intended differences.
     pub fn declaration(self) -> &'static Declaration {
         match self {

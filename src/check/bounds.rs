@@ -25,6 +25,9 @@ pub struct Bounds {
     /// True only when the policy reuses agents and reuse is switched on (the world decides).
     /// It turns `idle-timeout` and `reuse-happens` on and `one-pod-per-job` off.
     pub reuse_enabled: bool,
+    /// True when the policy enforces an idle timeout (`idle-timeout` is judged only then;
+    /// otherwise the run reports it not applicable with the idle pod-seconds it measured).
+    pub idle_timeout_enforced: bool,
     /// The cluster's node slots and how long a lost node takes to be replaced: the capacity
     /// fault budget.
     pub capacity: CapacityBounds,

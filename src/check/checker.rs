@@ -111,13 +111,15 @@ impl Checker {
             Box::new(BoundedRequests),
         ];
         if bounds.reuse_enabled {
-            let idle = IdleTimeout::new(
-                bounds.idle_timeout_ms,
-                bounds.idle_deadline_ms(),
-                bounds.server_ping_interval_ms,
-                settings,
-            );
-            monitors.push(Box::new(idle));
+            if bounds.idle_timeout_enforced {
+                let idle = IdleTimeout::new(
+                    bounds.idle_timeout_ms,
+                    bounds.idle_deadline_ms(),
+                    bounds.server_ping_interval_ms,
+                    settings,
+                );
+                monitors.push(Box::new(idle));
+            }
             monitors.push(Box::new(ReuseHappens::default()));
         } else {
             monitors.push(Box::new(OnePodPerJob::default()));

@@ -91,6 +91,8 @@ pub fn metrics_from_values(values: &BTreeMap<String, f64>) -> Result<Metrics, St
         wait_s_p95: real("wait_s_p95")?,
         wait_s_p99: real("wait_s_p99")?,
         wait_s_max: real("wait_s_max")?,
+        // Shard folders written before this metric existed read as no censored wait.
+        waits_censored: real("waits_censored").map_or(0, |value| value as u64),
         pod_seconds_busy: real("pod_seconds_busy")?,
         pod_seconds_idle: real("pod_seconds_idle")?,
         pod_seconds_pending: real("pod_seconds_pending")?,

@@ -84,7 +84,9 @@ pub struct SeedRow {
     /// The run's metrics.
     #[serde(with = "exact::metrics")]
     pub metrics: Metrics,
-    /// Every assigned job instance's wait, ascending (for pooled percentiles).
+    /// Every job instance's wait, ascending (for pooled percentiles): assigned instances'
+    /// waits and, censored at the run's end, the waits so far of those never assigned
+    /// (`metrics.waits_censored` counts them).
     pub waits_ms: Vec<u64>,
     /// Job assignments, and those to an agent that had already run a job.
     pub assigned: u64,
@@ -114,10 +116,11 @@ impl SeedRow {
             .collect();
         violated.sort_unstable();
         violated.dedup_by_key(|violated| violated.id);
+        let end_ms = outcome.collector.end_ms();
         let mut waits_ms: Vec<u64> = outcome
             .collector
             .jobs()
-            .filter_map(|row| row.wait_ms())
+            .filter_map(|row| row.wait_ms().or_else(|| row.censored_wait_ms(end_ms)))
             .collect();
         waits_ms.sort_unstable();
         let (assigned, reused) = outcome.collector.assignments();

@@ -37,6 +37,9 @@ pub struct RunInfo {
     pub expected_violations: Vec<Violation>,
     /// Coverage of `sometimes` invariants: (id, whether it happened).
     pub sometimes: Vec<(String, bool)>,
+    /// Invariants not judged because the policy lacks the setting they bound: (id, why).
+    /// The report adds the measured figure (`idle-timeout`: idle pod-seconds).
+    pub not_applicable: Vec<(String, String)>,
     /// What the swarm drew for this seed (empty without swarm).
     pub drawn: Vec<String>,
     /// The scenario's `max_job_wait` bound.

@@ -63,6 +63,12 @@ impl JobRow {
         self.assigned_at_ms
             .map(|assigned_at_ms| assigned_at_ms.saturating_sub(self.scheduled_at_ms))
     }
+
+    /// The wait so far of an instance still waiting when the run ended at `end_ms`: a lower
+    /// bound of its wait. `None` for every other instance (a cancelled one waits no more).
+    pub fn censored_wait_ms(&self, end_ms: u64) -> Option<u64> {
+        (self.outcome == JobOutcome::Waiting).then(|| end_ms.saturating_sub(self.scheduled_at_ms))
+    }
 }
 
 /// A pod's lifecycle as Kubernetes sees it, for the timeline gauges.

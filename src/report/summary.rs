@@ -58,11 +58,34 @@ struct SummaryJson<'a> {
     violations: Vec<ViolationJson<'a>>,
     expected_violations: Vec<ViolationJson<'a>>,
     sometimes: Vec<SometimesJson<'a>>,
+    /// Invariants the policy has no setting for, with why and the measured figure; absent
+    /// when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    not_applicable: Vec<NotApplicableJson<'a>>,
     drawn: &'a [String],
     reproduce: &'a str,
     /// Rules or fixes switched off (`--ablate`); absent when none.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     ablations: &'a [String],
+}
+
+/// An invariant not judged because the policy has no such setting.
+#[derive(Serialize)]
+struct NotApplicableJson<'a> {
+    id: &'a str,
+    why: &'a str,
+    measured: String,
+}
+
+/// The figure a report gives in place of a not-applicable invariant's verdict.
+pub fn measured_instead(id: &str, metrics: &Metrics) -> String {
+    match id {
+        "idle-timeout" => format!(
+            "{} idle pod-seconds",
+            crate::report::format::number_text(metrics.pod_seconds_idle.round())
+        ),
+        _ => String::new(),
+    }
 }
 
 /// `summary.json`, pretty-printed, ending with a newline.
@@ -91,6 +114,15 @@ pub fn summary_json(info: &RunInfo, metrics: &Metrics) -> Vec<u8> {
             .sometimes
             .iter()
             .map(|(id, hit)| SometimesJson { id, hit: *hit })
+            .collect(),
+        not_applicable: info
+            .not_applicable
+            .iter()
+            .map(|(id, why)| NotApplicableJson {
+                id,
+                why,
+                measured: measured_instead(id, metrics),
+            })
             .collect(),
         drawn: &info.drawn,
         reproduce: &info.reproduce,
@@ -228,6 +260,17 @@ pub fn summary_markdown_with_plots(
         for violation in &info.expected_violations {
             write_violation_markdown(&mut out, violation);
         }
+    }
+    if !info.not_applicable.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Not applicable\n\n| invariant | why | measured |\n|---|---|---|"
+        );
+        for (id, why) in &info.not_applicable {
+            let measured = measured_instead(id, metrics);
+            let _ = writeln!(out, "| {id} | {why} | {measured} |");
+        }
+        out.push('\n');
     }
     if !info.sometimes.is_empty() {
         let _ = writeln!(

@@ -61,13 +61,15 @@ fn metric_lines(out: &mut String, info: &RunInfo, metrics: &Metrics) {
         "  jobs         {} total, {} completed ({} instances)",
         m.jobs_total, m.jobs_completed, m.job_instances
     );
+    let at_least = if m.waits_censored > 0 { "≥" } else { "" };
     let _ = writeln!(
         out,
-        "  waits        p50 {}  p95 {}  max {}  (bound {})",
+        "  waits        p50 {at_least}{}  p95 {at_least}{}  max {at_least}{}  (bound {}){}",
         duration_text(m.wait_s_p50),
         duration_text(m.wait_s_p95),
         duration_text(m.wait_s_max),
-        duration_text(info.max_job_wait_ms as f64 / 1000.0)
+        duration_text(info.max_job_wait_ms as f64 / 1000.0),
+        censored_text(m.waits_censored)
     );
     let _ = writeln!(
         out,
@@ -136,10 +138,23 @@ pub fn summary(info: &RunInfo, metrics: &Metrics) -> String {
             .collect();
         let _ = writeln!(out, "sometimes: {}", coverage.join(", "));
     }
+    for (id, why) in &info.not_applicable {
+        let measured = super::summary::measured_instead(id, metrics);
+        let _ = writeln!(out, "not applicable: {id} ({why}); measured {measured}");
+    }
     if !info.drawn.is_empty() {
         let _ = writeln!(out, "swarm drew: {}", info.drawn.join(", "));
     }
     let _ = writeln!(out, "fingerprint {}", info.fingerprint);
     let _ = writeln!(out, "reproduce: {}", info.reproduce);
     out
+}
+
+/// `; N jobs never assigned (waits so far)` when some waits are censored.
+fn censored_text(censored: u64) -> String {
+    if censored == 0 {
+        String::new()
+    } else {
+        format!("; {censored} never assigned, counted with their wait so far")
+    }
 }

@@ -139,6 +139,7 @@ fn run_info() -> RunInfo {
         }],
         expected_violations: Vec::new(),
         sometimes: vec![("reuse-happens".to_owned(), true)],
+        not_applicable: Vec::new(),
         drawn: Vec::new(),
         max_job_wait_ms: 300_000,
         ablations: Vec::new(),
@@ -244,6 +245,25 @@ fn a_leader_fault_names_the_replicas_it_hits_as_the_world_resolved_them() {
             Some(vec![]),
         ]
     );
+}
+
+#[test]
+fn a_job_never_assigned_counts_in_the_waits_with_its_wait_so_far() {
+    // Job 9 is scheduled at 10 s and still waits when the run ends at 100 s: its wait is at
+    // least 90 s, so the percentiles over 7, 8, 10 and (censored) 90 s are lower bounds.
+    let mut records = workload();
+    records.push((10_000, scheduled(9, 9, None)));
+    records.push((100_000, Record::RunEnded));
+    let metrics = feed(&records).metrics(&run_info());
+    assert_eq!(metrics.waits_censored, 1);
+    assert_eq!(
+        metrics.wait_s_max, 90.0,
+        "the censored wait, not the longest assigned one"
+    );
+    assert_eq!(metrics.wait_s_p50, 8.0, "rank 2 of 4");
+    let terminal = super::terminal::summary(&run_info(), &metrics);
+    assert!(terminal.contains("max ≥1m30s"), "{terminal}");
+    assert!(terminal.contains("1 never assigned"), "{terminal}");
 }
 
 #[test]

@@ -23,6 +23,7 @@ fn bounds() -> Bounds {
         call_slack_ms: 0,
         agent_connection_timeout_ms: 300_000,
         reuse_enabled: false,
+        idle_timeout_enforced: true,
         capacity: CapacityBounds {
             nodes: 2,
             pods_per_node: 2,
@@ -34,6 +35,7 @@ fn bounds() -> Bounds {
 fn reuse_bounds() -> Bounds {
     Bounds {
         reuse_enabled: true,
+        idle_timeout_enforced: true,
         ..bounds()
     }
 }
