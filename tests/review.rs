@@ -625,3 +625,46 @@ fn sigint_during_a_review_writes_the_seeds_done_marked_interrupted() {
     assert!(markdown.contains(line), "{markdown}");
     assert!(out.join("index.html").exists());
 }
+
+#[test]
+fn a_stopped_runs_eventually_failures_are_consequences_of_the_stop_not_new_violations() {
+    use elasticsim::ablation::Ablations;
+    use elasticsim::review::{Group, review_markdown, review_seed, scenario_review, with_reuse};
+    let file = "scenarios/burst.toml";
+    let loaded = elasticsim::scenario::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+        .expect("burst.toml loads");
+    let group = Group {
+        file: file.to_owned(),
+        scenario: with_reuse(&loaded.scenario, false),
+        reuse: false,
+        seeds: vec![1],
+        candidate_ablations: Ablations::none(),
+    };
+    // Seed 1: pr355 storms, the run stops at `bounded-requests`, and `all-jobs-complete`
+    // and `no-orphan-pods` are judged at that instant.
+    let row = review_seed(&group, Policy::Upstream, Policy::Pr355, 1).expect("both runs end");
+    let review = scenario_review(&group, &[row]);
+    assert!(review.new_violations.contains_key("bounded-requests"));
+    assert!(review.new_violations.contains_key("one-pod-per-job"));
+    for id in ["all-jobs-complete", "no-orphan-pods"] {
+        assert!(
+            !review.new_violations.contains_key(id),
+            "{id} counted as new"
+        );
+        assert_eq!(review.stop_consequences.get(id), Some(&vec![1]), "{id}");
+    }
+    let markdown = review_markdown("upstream", "pr355", &[review], "out");
+    let first_screen = markdown
+        .split("## In words")
+        .next()
+        .expect("a first screen");
+    assert!(
+        first_screen.contains("| **breaks** | burst | off |"),
+        "{first_screen}"
+    );
+    assert!(first_screen.contains("consequences only follow from runs stopped"));
+    assert!(
+        first_screen.contains("≥"),
+        "censored waits are marked: {first_screen}"
+    );
+}

@@ -404,10 +404,9 @@ fn report(
     timing: &str,
     folder: &Path,
 ) -> Result<(), Failure> {
-    let paragraph = crate::review::summary_paragraph(&plan.base, &plan.candidate_label(), reviews)
-        .replace("**", "");
+    let verdict = crate::review::verdict_sentence(&plan.base, &plan.candidate_label(), reviews);
     println!("review {} against {}", plan.candidate_label(), plan.base);
-    println!("{paragraph}");
+    println!("{verdict}");
     println!("{timing}");
     println!("review: {}", folder.join("review.md").display());
     if reviews

@@ -4,7 +4,7 @@
 use super::compare::{PolicyRow, chart_rows, compare_rows};
 use super::sweep::SeedRow;
 use crate::report::format::{number_text, ratio_text};
-use crate::report::html::{IndexPage, Link, VerdictRow, write_index};
+use crate::report::html::{IndexPage, Link, RowVerdict, VerdictRow, write_index};
 use crate::report::plots::compare_charts;
 use std::io;
 use std::path::Path;
@@ -64,7 +64,7 @@ pub fn write_sweep_page(
         rows: rows
             .iter()
             .map(|row| VerdictRow {
-                passed: row.passed(),
+                verdict: RowVerdict::of(row.passed()),
                 cells: vec![
                     row.seed.to_string(),
                     row.violated_ids().join(", "),
@@ -145,7 +145,7 @@ pub fn write_compare_page(
         rows: rows
             .iter()
             .map(|row| VerdictRow {
-                passed: row.passed == row.seeds,
+                verdict: RowVerdict::of(row.passed == row.seeds),
                 cells: [
                     vec![
                         row.policy.clone(),

@@ -7,7 +7,7 @@ use super::{
     WALL_CLOCK_METRICS, compare,
 };
 use crate::report::format::{duration_text, number_text};
-use crate::report::html::{IndexPage, Link, VerdictRow, write_index};
+use crate::report::html::{IndexPage, Link, RowVerdict, VerdictRow, write_index};
 use crate::report::plots::{LeaderBars, PolicyRow, compare_charts};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -340,7 +340,7 @@ pub(super) fn write_all(out: &Path, outcome: &mut NightlyOutcome) -> Result<(), 
             .groups
             .iter()
             .map(|group| VerdictRow {
-                passed: !group.failed(),
+                verdict: RowVerdict::of(!group.failed()),
                 cells: cells(group),
             })
             .collect(),

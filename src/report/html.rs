@@ -9,10 +9,69 @@ use std::path::Path;
 /// One line of the verdict table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerdictRow {
-    /// True for a passing row (the verdict column shows PASS).
-    pub passed: bool,
+    /// What the verdict column shows.
+    pub verdict: RowVerdict,
     /// One cell per column after the verdict column.
     pub cells: Vec<String>,
+}
+
+/// A row's verdict: a run's or a sweep's PASS or FAIL, or a review's comparison of a
+/// candidate with its base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowVerdict {
+    /// Every invariant held.
+    Pass,
+    /// Some invariant failed.
+    Fail,
+    /// The candidate alone breaks an invariant the base keeps.
+    Breaks,
+    /// The candidate decides differently but breaks nothing the base keeps.
+    Diverges,
+    /// The candidate decides exactly as the base.
+    Same,
+}
+
+impl RowVerdict {
+    /// `Pass` or `Fail`.
+    pub fn of(passed: bool) -> RowVerdict {
+        if passed {
+            RowVerdict::Pass
+        } else {
+            RowVerdict::Fail
+        }
+    }
+
+    /// The CSS class and the word the column shows.
+    fn class_and_word(self) -> (&'static str, &'static str) {
+        match self {
+            RowVerdict::Pass => ("pass", "PASS"),
+            RowVerdict::Fail => ("fail", "FAIL"),
+            RowVerdict::Breaks => ("fail", "breaks"),
+            RowVerdict::Diverges => ("diverges", "diverges"),
+            RowVerdict::Same => ("pass", "same"),
+        }
+    }
+}
+
+/// `text` escaped for HTML, with Markdown's `code` spans shown as code.
+pub fn escape_with_code(text: &str) -> String {
+    let escaped = escape(text);
+    let mut out = String::with_capacity(escaped.len());
+    for (index, part) in escaped.split('`').enumerate() {
+        // Odd parts lie between a pair of backticks; an unpaired last one stays literal.
+        let paired = index % 2 == 1 && escaped.split('`').count() > index + 1;
+        if paired {
+            out.push_str("<code>");
+            out.push_str(part);
+            out.push_str("</code>");
+        } else {
+            if index % 2 == 1 {
+                out.push('`');
+            }
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 /// A link to a file in (or under) the page's folder.
@@ -80,7 +139,8 @@ pub fn escape(text: &str) -> String {
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1300px}\
 table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:4px 10px;text-align:left}\
 th{background:#eee}.pass{background:#d7f0d7;font-weight:bold}\
-.fail{background:#f6d2d2;font-weight:bold}figure{margin:1.5em 0}img{max-width:100%}\
+.fail{background:#f6d2d2;font-weight:bold}.diverges{background:#f6ecc8;font-weight:bold}\
+figure{margin:1.5em 0}img{max-width:100%}\
 pre{background:#f6f6f6;padding:6px;overflow-x:auto}";
 
 fn write_section(out: &mut String, section: &Section) {
@@ -121,14 +181,10 @@ fn write_table(out: &mut String, page: &IndexPage) {
     }
     let _ = writeln!(out, "</tr>");
     for row in &page.rows {
-        let (class, word) = if row.passed {
-            ("pass", "PASS")
-        } else {
-            ("fail", "FAIL")
-        };
+        let (class, word) = row.verdict.class_and_word();
         let _ = write!(out, "<tr><td class=\"{class}\">{word}</td>");
         for cell in &row.cells {
-            let _ = write!(out, "<td>{}</td>", escape(cell));
+            let _ = write!(out, "<td>{}</td>", escape_with_code(cell));
         }
         let _ = writeln!(out, "</tr>");
     }
@@ -144,7 +200,7 @@ pub fn index_html(page: &IndexPage) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
          <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n\
          <p>{}</p>",
-        escape(&page.summary)
+        escape_with_code(&page.summary)
     );
     write_table(&mut out, page);
     for note in &page.notes {
@@ -188,7 +244,7 @@ pub fn write_index(dir: &Path, page: &IndexPage) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{IndexPage, Link, VerdictRow, index_html};
+    use super::{IndexPage, Link, RowVerdict, VerdictRow, escape_with_code, index_html};
 
     #[test]
     fn an_index_page_puts_the_verdicts_before_the_plots_and_escapes_text() {
@@ -198,11 +254,11 @@ mod tests {
             columns: vec!["scenario".to_owned()],
             rows: vec![
                 VerdictRow {
-                    passed: true,
+                    verdict: RowVerdict::Pass,
                     cells: vec!["burst".to_owned()],
                 },
                 VerdictRow {
-                    passed: false,
+                    verdict: RowVerdict::Fail,
                     cells: vec!["a&b".to_owned()],
                 },
             ],
@@ -232,5 +288,14 @@ mod tests {
             "{html}"
         );
         assert_eq!(html.matches("class=\"fail\"").count(), 1);
+    }
+
+    #[test]
+    fn markdown_code_spans_become_code_and_a_lone_backtick_stays() {
+        assert_eq!(
+            escape_with_code("`pr355` breaks `a<b`"),
+            "<code>pr355</code> breaks <code>a&lt;b</code>"
+        );
+        assert_eq!(escape_with_code("a ` b"), "a ` b");
     }
 }

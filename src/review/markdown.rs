@@ -26,6 +26,7 @@ fn words(name: &str) -> &'static str {
     match name {
         "wait_s_p50" => "p50 wait",
         "wait_s_p95" => "p95 wait",
+        "waits_censored" => "jobs never assigned",
         "pods_created" => "pods created",
         "pods_per_job" => "pods per job",
         "pod_seconds_busy" => "busy pod-seconds",
@@ -47,10 +48,10 @@ fn cluster_words(cluster: &Cluster, base: &str, candidate: &str, seeds: u64) -> 
     )
 }
 
-/// One scenario's sentence for the summary: its top divergence, new violations, changes.
 /// The invariant whose violation stops a run (a request storm): metrics cover less time.
-const STORM: &str = "bounded-requests";
+const STORM: &str = super::summary::STOP;
 
+/// One scenario's sentence for the summary: its top divergence, new violations, changes.
 fn scenario_sentence(review: &ScenarioReview, base: &str, candidate: &str) -> String {
     let mut parts = Vec::new();
     let top = review
@@ -159,6 +160,155 @@ fn setting_sentences(
     )
 }
 
+/// `breaks` (the candidate alone breaks an invariant), `diverges` (it decides differently
+/// and breaks nothing of its own) or `same`.
+pub fn verdict_word(review: &ScenarioReview) -> &'static str {
+    if !review.new_violations.is_empty() {
+        "breaks"
+    } else if !review.first_divergences.is_empty() {
+        "diverges"
+    } else {
+        "same"
+    }
+}
+
+/// Every id of `found`, with its seed count: `` `id` (3) ``.
+fn ids_text(found: &std::collections::BTreeMap<String, Vec<u64>>) -> String {
+    let ids: Vec<String> = (found.iter())
+        .map(|(id, seeds)| format!("`{id}` ({})", seeds.len()))
+        .collect();
+    if ids.is_empty() {
+        "—".to_owned()
+    } else {
+        ids.join(", ")
+    }
+}
+
+/// A metric's base → candidate means, `≥` where waits were censored at the end of runs.
+fn change_text(review: &ScenarioReview, name: &str) -> String {
+    let Some(delta) = review.metric(name) else {
+        return "—".to_owned();
+    };
+    let censored = review.metric("waits_censored");
+    let bound = |mean: f64| {
+        if name.starts_with("wait_s") && mean > 0.0 {
+            "≥"
+        } else {
+            ""
+        }
+    };
+    let (base_bound, candidate_bound) = match censored {
+        Some(censored) => (bound(censored.base_mean), bound(censored.candidate_mean)),
+        None => ("", ""),
+    };
+    format!(
+        "{base_bound}{} → {candidate_bound}{}",
+        metric_text(name, delta.base_mean),
+        metric_text(name, delta.candidate_mean)
+    )
+}
+
+/// The verdict in one sentence: which defects are the candidate's own, which failures only
+/// follow from stopped runs, which figures are bounds.
+pub fn verdict_sentence(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
+    let breaking: Vec<&ScenarioReview> = (reviews.iter())
+        .filter(|review| !review.new_violations.is_empty())
+        .collect();
+    let mut own: Vec<&str> = (breaking.iter())
+        .flat_map(|review| review.new_violations.keys().map(String::as_str))
+        .collect();
+    own.sort_unstable();
+    own.dedup();
+    let stopped = reviews
+        .iter()
+        .any(|review| !review.stop_consequences.is_empty());
+    let censored = (reviews.iter())
+        .filter_map(|review| review.metric("waits_censored"))
+        .any(|delta| delta.candidate_mean > 0.0 || delta.base_mean > 0.0);
+    let mut sentence = if own.is_empty() {
+        format!("`{candidate}` breaks no invariant that `{base}` keeps")
+    } else {
+        let ids: Vec<String> = own.iter().map(|id| format!("`{id}`")).collect();
+        format!(
+            "`{candidate}` alone breaks {} in {} of {} scenario settings",
+            ids.join(", "),
+            breaking.len(),
+            reviews.len()
+        )
+    };
+    let lacks_idle_timeout = crate::allocator::Policy::from_name(candidate)
+        .is_some_and(|policy| !policy.has_idle_timeout());
+    if lacks_idle_timeout && reviews.iter().any(|review| review.reuse) {
+        sentence.push_str(&format!(
+            "; `idle-timeout` does not apply: `{candidate}` has no idle timeout (its idle \
+             pod-seconds are in the metrics)"
+        ));
+    }
+    if stopped {
+        sentence.push_str(&format!(
+            "; the failures listed as consequences only follow from runs stopped at the `{STORM}` budget (judged at the stop, not after settling)"
+        ));
+    }
+    if censored {
+        sentence.push_str(
+            "; waits marked ≥ are lower bounds (jobs never assigned count with their wait so far)",
+        );
+    }
+    sentence.push('.');
+    sentence
+}
+
+/// The first screen's columns after the verdict column.
+pub const SCREEN_COLUMNS: [&str; 7] = [
+    "scenario",
+    "reuse",
+    "first divergent decision",
+    "candidate alone breaks",
+    "consequences of a stop",
+    "p95 wait",
+    "pods created",
+];
+
+/// One scenario's cells under [`SCREEN_COLUMNS`].
+pub fn screen_cells(review: &ScenarioReview) -> Vec<String> {
+    let first = (review.first_divergences.first()).map_or("—".to_owned(), |first| {
+        let d = &first.divergence;
+        format!(
+            "seed {}: `{}` → `{}` at {}",
+            first.seed, d.base.code, d.candidate.code, d.request
+        )
+    });
+    vec![
+        review.scenario.clone(),
+        super::reuse_text(review.reuse).to_owned(),
+        first,
+        ids_text(&review.new_violations),
+        ids_text(&review.stop_consequences),
+        change_text(review, "wait_s_p95"),
+        change_text(review, "pods_created"),
+    ]
+}
+
+/// The first screen: the verdict, then one row per scenario and reuse setting.
+pub fn first_screen(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
+    let mut out = format!(
+        "# Review of `{candidate}` against `{base}`\n\n**Verdict.** {}\n\n| verdict | {} |\n|{}\n",
+        verdict_sentence(base, candidate, reviews),
+        SCREEN_COLUMNS.join(" | "),
+        "---|".repeat(SCREEN_COLUMNS.len() + 1)
+    );
+    for review in reviews {
+        let cells = screen_cells(review);
+        let _ = writeln!(
+            out,
+            "| **{}** | {} |",
+            verdict_word(review),
+            cells.join(" | ")
+        );
+    }
+    out
+}
+
 /// The opening paragraph: behaviour with the feature off first, then with it on.
 pub fn summary_paragraph(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
     let mut text = format!("Review of `{candidate}` against `{base}`, on identical seeds. ");
@@ -209,6 +359,34 @@ fn violations_section(out: &mut String, reviews: &[ScenarioReview], folder: &str
                 seeds.len(),
                 review.seeds,
                 seeds.first().copied().unwrap_or_default()
+            );
+        }
+    }
+    out.push('\n');
+}
+
+fn consequences_section(out: &mut String, reviews: &[ScenarioReview]) {
+    if reviews
+        .iter()
+        .all(|review| review.stop_consequences.is_empty())
+    {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Consequences of a stopped run\n\nThe candidate's run stopped at the `{STORM}` \
+         budget; these eventually- and sometimes-invariants were judged at that instant, not \
+         after the settle phase, so they are not findings of their own.\n\n\
+         | scenario | invariant | seeds |\n|---|---|---|"
+    );
+    for review in reviews {
+        for (id, seeds) in &review.stop_consequences {
+            let _ = writeln!(
+                out,
+                "| {} | `{id}` | {} of {} |",
+                review.label(),
+                seeds.len(),
+                review.seeds
             );
         }
     }
@@ -372,9 +550,12 @@ pub fn review_markdown(
     reviews: &[ScenarioReview],
     folder: &str,
 ) -> String {
-    let mut out = summary_paragraph(base, candidate, reviews);
+    let mut out = first_screen(base, candidate, reviews);
+    out.push_str("\n## In words\n\n");
+    out.push_str(&summary_paragraph(base, candidate, reviews));
     out.push_str("\n\n");
     violations_section(&mut out, reviews, folder);
+    consequences_section(&mut out, reviews);
     metrics_section(&mut out, reviews);
     clusters_section(&mut out, reviews, base, candidate);
     first_divergence_section(&mut out, reviews, base, candidate);

@@ -26,7 +26,7 @@ mod summary;
 mod tape;
 
 pub use align::{Alignment, CONTEXT_LINES, Context, Divergence, Side, align};
-pub use markdown::{review_markdown, summary_paragraph};
+pub use markdown::{review_markdown, summary_paragraph, verdict_sentence};
 pub use page::write_page;
 pub use repro::{Repro, SHRINK_RUNS, shrink_new_violations};
 pub use stats::{MetricDelta, REVIEW_METRICS, bootstrap_ci95, delta, judgement};

@@ -2,44 +2,22 @@
 //! the same sections as `review.md`, and each scenario's comparison chart of the two runs.
 
 use super::ScenarioReview;
-use super::markdown::summary_paragraph;
+use super::markdown::{SCREEN_COLUMNS, screen_cells, verdict_sentence, verdict_word};
 use super::stats::judgement;
 use crate::report::format::number_text;
-use crate::report::html::{IndexPage, Link, Section, VerdictRow, write_index};
+use crate::report::html::{IndexPage, Link, RowVerdict, Section, VerdictRow, write_index};
 use std::path::Path;
 
-const COLUMNS: [&str; 7] = [
-    "scenario",
-    "seeds",
-    "diverged seeds",
-    "unintended clusters",
-    "new violations",
-    "base failing",
-    "candidate failing",
-];
-
+/// The row of one scenario: `breaks`, `diverges` or `same`, then the first screen's cells.
 fn verdict_row(review: &ScenarioReview) -> VerdictRow {
-    let unintended = review
-        .clusters
-        .iter()
-        .filter(|cluster| cluster.example.intended.is_none())
-        .count();
-    let violations: Vec<String> = review
-        .new_violations
-        .iter()
-        .map(|(id, seeds)| format!("{id} ({})", seeds.len()))
-        .collect();
+    let verdict = match verdict_word(review) {
+        "breaks" => RowVerdict::Breaks,
+        "diverges" => RowVerdict::Diverges,
+        _ => RowVerdict::Same,
+    };
     VerdictRow {
-        passed: unintended == 0 && review.new_violations.is_empty(),
-        cells: vec![
-            review.label(),
-            review.seeds.to_string(),
-            review.first_divergences.len().to_string(),
-            unintended.to_string(),
-            violations.join(", "),
-            review.base_failed.to_string(),
-            review.candidate_failed.to_string(),
-        ],
+        verdict,
+        cells: screen_cells(review),
     }
 }
 
@@ -189,13 +167,10 @@ pub fn write_page(
     let page = IndexPage {
         title: format!("elasticsim review: {candidate} against {base}"),
         summary: match interrupted {
-            Some(line) => format!(
-                "{line}. {}",
-                summary_paragraph(base, candidate, reviews).replace("**", "")
-            ),
-            None => summary_paragraph(base, candidate, reviews).replace("**", ""),
+            Some(line) => format!("{line}. {}", verdict_sentence(base, candidate, reviews)),
+            None => verdict_sentence(base, candidate, reviews),
         },
-        columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
+        columns: SCREEN_COLUMNS.iter().map(|c| c.to_string()).collect(),
         rows: reviews.iter().map(verdict_row).collect(),
         plots,
         failing: repros,

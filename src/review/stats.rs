@@ -29,9 +29,10 @@ pub enum Better {
 }
 
 /// The metrics a review compares, with the direction each improves in.
-pub const REVIEW_METRICS: [(&str, Better); 8] = [
+pub const REVIEW_METRICS: [(&str, Better); 9] = [
     ("wait_s_p50", Better::Lower),
     ("wait_s_p95", Better::Lower),
+    ("waits_censored", Better::Lower),
     ("pods_created", Better::Lower),
     ("pods_per_job", Better::Lower),
     ("pod_seconds_busy", Better::Lower),

@@ -41,8 +41,14 @@ pub struct ScenarioReview {
     pub first_divergences: Vec<FirstDivergence>,
     /// Most seeds first.
     pub clusters: Vec<Cluster>,
-    /// Invariant → seeds where the candidate violated it and the base did not.
+    /// Invariant → seeds where the candidate violated it and the base did not, on its own:
+    /// not a consequence of a stopped run.
     pub new_violations: BTreeMap<String, Vec<u64>>,
+    /// Invariant → seeds where the candidate's run was stopped at the `bounded-requests`
+    /// budget and this eventually- or sometimes-invariant was judged at the stop instant
+    /// instead of after the settle phase: a consequence of the stop, not a finding of its
+    /// own.
+    pub stop_consequences: BTreeMap<String, Vec<u64>>,
     /// Seeds failing under each policy.
     pub base_failed: u64,
     /// Seeds failing under the candidate policy.
@@ -103,17 +109,36 @@ fn clusters(rows: &[SeedReview]) -> Vec<Cluster> {
     clusters
 }
 
-fn new_violations(rows: &[SeedReview]) -> BTreeMap<String, Vec<u64>> {
-    let mut found: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+/// The invariant whose violation stops a run (a request storm).
+pub const STOP: &str = "bounded-requests";
+
+type BySeeds = BTreeMap<String, Vec<u64>>;
+
+/// The candidate's violations the base does not share: (on their own, consequences of a
+/// stop). In a run stopped at the request budget, eventually- and sometimes-invariants are
+/// judged at the stop instant, before the settle phase that would let them come true.
+fn new_violations(rows: &[SeedReview]) -> (BySeeds, BySeeds) {
+    let (mut own, mut consequences) = (BySeeds::new(), BySeeds::new());
     for row in rows {
         let base = row.base.violated_ids();
-        for id in row.candidate.violated_ids() {
-            if !base.contains(&id) {
-                found.entry(id.to_owned()).or_default().push(row.seed);
+        let stopped = row.candidate.violated_ids().contains(&STOP);
+        for violated in &row.candidate.violated {
+            if base.contains(&violated.id) {
+                continue;
             }
+            let judged_at_stop = stopped && violated.kind != crate::check::Kind::Always;
+            let found = if judged_at_stop {
+                &mut consequences
+            } else {
+                &mut own
+            };
+            found
+                .entry(violated.id.to_owned())
+                .or_default()
+                .push(row.seed);
         }
     }
-    found
+    (own, consequences)
 }
 
 /// Aggregate a group's seed reviews (in seed order).
@@ -140,6 +165,7 @@ pub fn scenario_review(group: &Group, rows: &[SeedReview]) -> ScenarioReview {
             ((*name).to_owned(), delta(&base, &candidate))
         })
         .collect();
+    let (new_violations, stop_consequences) = new_violations(rows);
     ScenarioReview {
         scenario: group.scenario.name.clone(),
         file: group.file.clone(),
@@ -147,7 +173,8 @@ pub fn scenario_review(group: &Group, rows: &[SeedReview]) -> ScenarioReview {
         seeds: rows.len() as u64,
         first_divergences,
         clusters: clusters(rows),
-        new_violations: new_violations(rows),
+        new_violations,
+        stop_consequences,
         base_failed: rows.iter().filter(|row| !row.base.passed()).count() as u64,
         candidate_failed: rows.iter().filter(|row| !row.candidate.passed()).count() as u64,
         metrics,
@@ -193,6 +220,9 @@ pub struct ScenarioJson {
     pub first_divergences: Vec<FirstJson>,
     pub clusters: Vec<ClusterJson>,
     pub new_violations: BTreeMap<String, Vec<u64>>,
+    /// Violations judged at the instant a stopped run ended (see `ScenarioReview`).
+    #[serde(default)]
+    pub stop_consequences: BTreeMap<String, Vec<u64>>,
     pub metrics: BTreeMap<String, MetricDelta>,
 }
 
@@ -250,6 +280,7 @@ fn scenario_json(review: &ScenarioReview) -> ScenarioJson {
             })
             .collect(),
         new_violations: review.new_violations.clone(),
+        stop_consequences: review.stop_consequences.clone(),
         metrics: review.metrics.iter().cloned().collect(),
     }
 }

@@ -4,7 +4,7 @@
 //! A healthy allocator costs the server a handful of create-agent and should-assign-work
 //! requests per job (about 3 on the shipped day, at most 16 on the shipped scenarios). One
 //! that answers `false` to every agent for every other job makes each idle agent ask about
-//! every queued job on every assignment round: requests grow with idle agents × queued jobs,
+//! every queued job at each of its get-work polls: requests grow with idle agents × queued jobs,
 //! and a simulated working day never finishes. The world counts requests and jobs as their
 //! records pass and ends the run when the count passes `per_job_max` for each job scheduled
 //! so far; the `bounded-requests` monitor reports it.
