@@ -79,7 +79,7 @@ fn should_not_create_pods_when_outstanding_limit_of_pending_kubernetes_pods_has_
         d.create_agent(100);
         assert_eq!(d.pods_for_job(100).len(), 1, "{policy:?}");
         d.create_agent(100);
-        assert_eq!(d.kube.pods.len(), 1, "{policy:?}");
+        assert_eq!(d.kube.pod_count(), 1, "{policy:?}");
         let second = *d.codes_for(100).last().expect("a decision");
         let expected = match policy {
             Policy::Upstream | Policy::Pr355 => "skip-limit",
@@ -106,7 +106,7 @@ fn should_not_create_pods_when_outstanding_limit_of_pending_kubernetes_pods_has_
         d.set_phase(&pod, PodPhase::Running);
         d.ping();
         d.create_agent(100);
-        assert_eq!(d.kube.pods.len(), 1, "{policy:?}");
+        assert_eq!(d.kube.pod_count(), 1, "{policy:?}");
         let second = *d.codes_for(100).last().expect("a decision");
         let expected = match policy {
             Policy::Pr355 => "skip-limit",
