@@ -1,14 +1,17 @@
 //! The allocator test kit: one driver for every policy, usable from unit tests, from the
 //! conformance suite (`tests/conformance/`) and from any integration test.
 //!
-//! A [`Driver`] owns one allocator, a [`FakeKube`] (a tiny API server that keeps pods,
-//! resource versions and compare-and-swap annotation writes) and a [`FakeServer`] (the GoCD
-//! server's agent registry behind [`ServerApi`]). Kubernetes calls the allocator issues wait
-//! in [`Driver::queue`] until the test answers them — one at a time ([`Driver::answer_next`],
-//! [`Driver::answer_next_with`]) or all ([`Driver::settle`]) — or are answered at once when
-//! [`Driver::auto_answer`] is on. Every processor call and every Kubernetes write lands in one
-//! log ([`FakeServer::log`]), so a test can assert the order of "disable, delete pod, delete
-//! agent".
+//! A [`Driver`] owns one allocator, a [`Cluster`] (the simulator's own API server and
+//! kubelets, [`crate::kube::KubeApi`]: resource versions, compare-and-swap annotation writes,
+//! graceful deletion that leaves a running pod listed, Terminating, for [`GRACE_MS`]) and a
+//! [`FakeServer`] (the GoCD server's agent registry behind [`ServerApi`]). Kubernetes calls
+//! the allocator issues wait in [`Driver::queue`] until the test answers them — one at a time
+//! ([`Driver::answer_next`], [`Driver::answer_next_with`]) or all ([`Driver::settle`]) — or
+//! are answered at once when [`Driver::auto_answer`] is on. The test owns the clock
+//! ([`Driver::now_ms`], [`Driver::wait`]): kubelet timers fire as it passes them, and a pod
+//! starts when the test starts it ([`Driver::register`], [`Driver::set_phase`]). Every
+//! processor call and every Kubernetes write lands in one log ([`FakeServer::log`]), so a
+//! test can assert the order of "disable, delete pod, delete agent".
 //!
 //! ```
 //! use elasticsim::allocator::testkit::Driver;
@@ -27,134 +30,11 @@ use super::{
     Policy, RequestId, ServerApi, ServerPingRequest, ShouldAssignWorkRequest, new_allocator,
     pod_spec,
 };
-use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, Pod, PodPhase, StringMap};
+use crate::resources::{KubeRequest, KubeResult, Pod, PodPhase, StringMap};
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
 
-/// Pods as a tiny API server keeps them: names, uids and resource versions, with
-/// compare-and-swap annotation writes. Deletion is immediate.
-#[derive(Default, Debug)]
-pub struct FakeKube {
-    /// The pods, by name.
-    pub pods: BTreeMap<String, Pod>,
-    /// The verb of every call served, in order (`list-pods`, `create-pod`, …).
-    pub served: Vec<&'static str>,
-    uid_counter: u64,
-    resource_version_counter: u64,
-}
-
-impl FakeKube {
-    fn bump(&mut self) -> u64 {
-        self.resource_version_counter += 1;
-        self.resource_version_counter
-    }
-
-    /// Answer one call as the API server would, at `now_ms`.
-    pub fn apply(&mut self, now_ms: u64, request: &KubeRequest) -> KubeResult {
-        self.served.push(request.verb());
-        match request {
-            KubeRequest::ListPods { selector } => {
-                let matches = |pod: &&Pod| selector.iter().all(|(k, v)| pod.label(k) == Some(v));
-                let pods = self.pods.values().filter(matches).cloned().map(Arc::new);
-                Ok(KubeReply::Pods(pods.collect()))
-            }
-            KubeRequest::GetPod { name } => self
-                .pods
-                .get(name)
-                .cloned()
-                .map(Arc::new)
-                .map(KubeReply::Pod)
-                .ok_or(KubeError::NotFound),
-            KubeRequest::CreatePod { template } => {
-                if self.pods.contains_key(&template.name) {
-                    return Err(KubeError::Conflict);
-                }
-                self.uid_counter += 1;
-                let pod = Pod {
-                    name: template.name.clone(),
-                    uid: self.uid_counter,
-                    labels: Arc::new(template.labels.clone()),
-                    annotations: template.annotations.clone(),
-                    image: template.image.clone(),
-                    env: Arc::new(template.env.clone()),
-                    phase: PodPhase::Pending,
-                    node: None,
-                    created_ms: now_ms,
-                    resource_version: self.bump(),
-                    restart_count: 0,
-                    deletion_ms: None,
-                    ready: false,
-                };
-                self.pods.insert(pod.name.clone(), pod.clone());
-                Ok(KubeReply::Pod(Arc::new(pod)))
-            }
-            KubeRequest::DeletePod { name } => self
-                .pods
-                .remove(name)
-                .map(|_| KubeReply::Deleted)
-                .ok_or(KubeError::NotFound),
-            KubeRequest::AnnotatePod {
-                name,
-                set,
-                remove,
-                resource_version,
-            } => {
-                let version = self.bump();
-                let pod = self.pods.get_mut(name).ok_or(KubeError::NotFound)?;
-                if resource_version.is_some_and(|expected| expected != pod.resource_version) {
-                    return Err(KubeError::Conflict);
-                }
-                pod.annotations.extend(set.clone());
-                for key in remove {
-                    pod.annotations.remove(key);
-                }
-                pod.resource_version = version;
-                Ok(KubeReply::Pod(Arc::new(pod.clone())))
-            }
-            other => panic!("the allocators never issue {}", other.verb()),
-        }
-    }
-
-    /// Put a pod the plugin would recognise (the `kind` label and the job-id label) straight
-    /// into the cluster, as if created earlier (by another process, or before a restart).
-    pub fn put_agent_pod(&mut self, name: &str, job_id: u64, created_ms: u64, phase: PodPhase) {
-        self.uid_counter += 1;
-        let labels = StringMap::from([
-            (
-                pod_spec::keys::KIND.to_owned(),
-                pod_spec::keys::KIND_VALUE.to_owned(),
-            ),
-            (pod_spec::keys::JOB_ID.to_owned(), job_id.to_string()),
-        ]);
-        let pod = Pod {
-            name: name.to_owned(),
-            uid: self.uid_counter,
-            labels: Arc::new(labels),
-            annotations: StringMap::new(),
-            image: "gocd/gocd-agent:v25.1.0".to_owned(),
-            env: Arc::default(),
-            phase,
-            node: None,
-            created_ms,
-            resource_version: self.bump(),
-            restart_count: 0,
-            ready: phase == PodPhase::Running,
-            deletion_ms: None,
-        };
-        self.pods.insert(name.to_owned(), pod);
-    }
-
-    /// Change a pod's status (a kubelet update): bumps the resourceVersion.
-    pub fn update(&mut self, name: &str, change: impl FnOnce(&mut Pod)) {
-        let version = self.bump();
-        let pod = self
-            .pods
-            .get_mut(name)
-            .expect("tests update pods that exist");
-        change(pod);
-        pod.resource_version = version;
-    }
-}
+mod test_cluster;
+pub use test_cluster::{Cluster, GRACE_MS, RESTART_BACKOFF_MS};
 
 /// The server's agent registry behind the processor API, with what the plugin asked of it.
 #[derive(Default, Debug)]
@@ -213,7 +93,7 @@ impl ServerApi for FakeServer {
 /// One allocator with its fake cluster and fake server.
 pub struct Driver<A: Allocator = Box<dyn Allocator>> {
     /// The cluster.
-    pub kube: FakeKube,
+    pub kube: Cluster,
     /// The GoCD server's agent registry.
     pub server: FakeServer,
     /// Issued calls not answered yet, in issue order.
@@ -267,7 +147,7 @@ impl<A: Allocator> Driver<A> {
             "gocd/gocd-agent:v25.1.0".to_owned(),
         )]);
         Driver {
-            kube: FakeKube::default(),
+            kube: Cluster::default(),
             server: FakeServer::default(),
             queue: VecDeque::new(),
             finished: Vec::new(),
@@ -431,7 +311,7 @@ impl<A: Allocator> Driver<A> {
         answer
     }
 
-    /// Answer the oldest waiting call with what the fake API does; false if none waits.
+    /// Answer the oldest waiting call with what the cluster does; false if none waits.
     pub fn answer_next(&mut self) -> bool {
         let Some((call, request)) = self.queue.pop_front() else {
             return false;
@@ -444,7 +324,7 @@ impl<A: Allocator> Driver<A> {
         true
     }
 
-    /// Answer the oldest waiting call with `result`, without touching the fake API.
+    /// Answer the oldest waiting call with `result`, without touching the cluster.
     pub fn answer_next_with(&mut self, result: KubeResult) -> KubeRequest {
         let (call, request) = self.queue.pop_front().expect("a call is waiting");
         self.deliver(call, result);
@@ -482,14 +362,16 @@ impl<A: Allocator> Driver<A> {
         self.queue.front().map(|(_, request)| request.verb())
     }
 
-    /// The pod is Running and its agent registered, Idle and Enabled.
+    /// The pod's container starts (Running, ready) and its agent registers, Idle and Enabled.
     pub fn register(&mut self, pod: &str) {
-        self.kube.update(pod, |pod| pod.phase = PodPhase::Running);
         self.put_agent(pod, AgentState::Idle, ConfigState::Enabled);
     }
 
-    /// Register (or overwrite) the agent of pod `name` with these states.
+    /// Register (or overwrite) the agent of pod `name` with these states. An agent registers
+    /// from its running container: a pod of that name not started yet starts first.
     pub fn put_agent(&mut self, name: &str, agent_state: AgentState, config: ConfigState) {
+        self.kube.catch_up(self.now_ms);
+        self.kube.start(name);
         let agent = AgentMetadata {
             agent_id: name.into(),
             agent_state,
@@ -507,21 +389,48 @@ impl<A: Allocator> Driver<A> {
         }
     }
 
-    /// Change a pod's phase (a kubelet status update).
+    /// The kubelet moves the pod to `phase`: `Running` starts its container (image pulled),
+    /// `Failed` fails it for good. The other phases are not the kubelet's to set on request.
     pub fn set_phase(&mut self, name: &str, phase: PodPhase) {
-        self.kube.update(name, |pod| pod.phase = phase);
+        self.kube.catch_up(self.now_ms);
+        match phase {
+            PodPhase::Running => self.kube.start(name),
+            PodPhase::Failed => self.kube.fail(self.now_ms, name),
+            PodPhase::Pending | PodPhase::Succeeded | PodPhase::Unknown => {
+                panic!("the test cluster cannot put {name} in {phase:?}")
+            }
+        }
     }
 
-    /// Pods in the fake API, by name.
+    /// Let `ms` of simulated time pass: kubelet timers due by then fire (a deleted pod's
+    /// grace period, a container's restart back-off).
+    pub fn wait(&mut self, ms: u64) {
+        self.now_ms += ms;
+        self.kube.catch_up(self.now_ms);
+    }
+
+    /// The pod's container dies and, after the kubelet's back-off ([`RESTART_BACKOFF_MS`],
+    /// waited here), restarts: `restartCount` 1 more, a new resourceVersion.
+    pub fn restart_container(&mut self, name: &str) {
+        self.kube.kill_container(self.now_ms, name);
+        self.wait(RESTART_BACKOFF_MS);
+    }
+
+    /// `kubectl delete pod` now: a running pod turns Terminating for [`GRACE_MS`].
+    pub fn delete_externally(&mut self, name: &str) {
+        self.kube.delete_externally(self.now_ms, name);
+    }
+
+    /// Pods listed by the cluster, by name (Terminating pods included).
     pub fn pod_names(&self) -> Vec<String> {
-        self.kube.pods.keys().cloned().collect()
+        self.kube.pods().map(|pod| pod.name.clone()).collect()
     }
 
-    /// Names of the pods labelled with `job_id`, in name order.
+    /// Names of the pods labelled with `job_id`, in name order (Terminating pods included).
     pub fn pods_for_job(&self, job_id: u64) -> Vec<String> {
         let label = job_id.to_string();
         let labelled = |pod: &&Pod| pod.label(pod_spec::keys::JOB_ID) == Some(&label);
-        let pods = self.kube.pods.values().filter(labelled);
+        let pods = self.kube.pods().filter(labelled);
         pods.map(|pod| pod.name.clone()).collect()
     }
 

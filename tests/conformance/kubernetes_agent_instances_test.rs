@@ -1,7 +1,8 @@
 //! `KubernetesAgentInstancesTest` (src/test/java/cd/go/contrib/elasticagent/): create-agent's
-//! refresh, job-id dedupe and pending-pod limit.
+//! refresh, job-id dedupe, pending-pod limit, and the instance cached at creation.
 
 use crate::kit::{driver, settings};
+use elasticsim::allocator::testkit::Driver;
 use elasticsim::allocator::{ClusterProfile, Policy};
 use elasticsim::resources::PodPhase;
 
@@ -79,7 +80,7 @@ fn should_not_create_pods_when_outstanding_limit_of_pending_kubernetes_pods_has_
         d.create_agent(100);
         assert_eq!(d.pods_for_job(100).len(), 1, "{policy:?}");
         d.create_agent(100);
-        assert_eq!(d.kube.pods.len(), 1, "{policy:?}");
+        assert_eq!(d.kube.pod_count(), 1, "{policy:?}");
         let second = *d.codes_for(100).last().expect("a decision");
         let expected = match policy {
             Policy::Upstream | Policy::Pr355 => "skip-limit",
@@ -106,7 +107,7 @@ fn should_not_create_pods_when_outstanding_limit_of_pending_kubernetes_pods_has_
         d.set_phase(&pod, PodPhase::Running);
         d.ping();
         d.create_agent(100);
-        assert_eq!(d.kube.pods.len(), 1, "{policy:?}");
+        assert_eq!(d.kube.pod_count(), 1, "{policy:?}");
         let second = *d.codes_for(100).last().expect("a decision");
         let expected = match policy {
             Policy::Pr355 => "skip-limit",
@@ -117,4 +118,50 @@ fn should_not_create_pods_when_outstanding_limit_of_pending_kubernetes_pods_has_
         let other_created = d.pods_for_job(101).len() == 1;
         assert_eq!(other_created, policy != Policy::Pr355, "{policy:?}");
     }
+}
+
+/// The three `…AndCacheCreatedInstance` tests: a create-agent for job 100 whose elastic
+/// profile has `PodSpecType` = `spec_type` creates one pod, and the plugin caches the
+/// instance it created (`instanceExists`): the next should-assign-work for job 100 is
+/// answered `true` from the cache, with no listing in between.
+fn creates_and_caches(spec_type: &str) {
+    for policy in Policy::ALL {
+        let mut d = driver(policy, settings(false));
+        d.elastic_properties
+            .insert("PodSpecType".to_owned(), spec_type.to_owned());
+        d.create_agent_in(100, Some("QA"));
+        assert_eq!(d.codes_for(100), ["create"], "{policy:?} {spec_type}");
+        let pod = d.pod_of(100);
+        d.register(&pod);
+        let lists = |d: &Driver| d.kube.served.iter().filter(|v| **v == "list-pods").count();
+        let before = lists(&d);
+        assert!(d.should_assign_in(&pod, 100, Some("QA")), "{policy:?}");
+        assert_eq!(lists(&d), before, "{policy:?}: from the cache");
+    }
+}
+
+#[test]
+fn should_create_kubernetes_pod_using_pod_yaml_and_cache_created_instance() {
+    // Origin: gocd/kubernetes-elastic-agents master 8128178, KubernetesAgentInstancesTest.java,
+    // shouldCreateKubernetesPodUsingPodYamlAndCacheCreatedInstance. Asserts (see
+    // `creates_and_caches`): with `PodSpecType` = `yaml` the pod is created and its instance
+    // cached. The model writes the properties pod body for every spec type (the body is not
+    // what this test checks). Every policy.
+    creates_and_caches("yaml");
+}
+
+#[test]
+fn should_create_kubernetes_pod_and_cache_created_instance() {
+    // Origin: gocd/kubernetes-elastic-agents master 8128178, KubernetesAgentInstancesTest.java,
+    // shouldCreateKubernetesPodAndCacheCreatedInstance. Asserts: with `PodSpecType` =
+    // `properties`, the pod is created and its instance cached. Every policy.
+    creates_and_caches("properties");
+}
+
+#[test]
+fn should_create_kubernetes_pod_from_file_and_cache_created_instance() {
+    // Origin: gocd/kubernetes-elastic-agents master 8128178, KubernetesAgentInstancesTest.java,
+    // shouldCreateKubernetesPodFromFileAndCacheCreatedInstance. Asserts: with `PodSpecType` =
+    // `remote`, the pod is created and its instance cached. Every policy.
+    creates_and_caches("remote");
 }

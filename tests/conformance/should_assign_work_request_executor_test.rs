@@ -94,15 +94,23 @@ fn with_agent_reuse_enabled_should_not_assign_work_when_elastic_info_does_not_ma
     // a matching job is refused too until the next ping lists the pod again. (The request of
     // the real test names another cluster profile, hence another map in the plugin: the
     // eviction lands there.) `safe` keeps the pod and takes the matching job.
+    // `upstream` has no reuse: its job-completion deletes the pod, so it is asked while job
+    // 100 still holds the pod (not completed): it refuses the mismatching job 333 on a live,
+    // known pod, and still gives the pod its own job 100 afterwards.
     for policy in Policy::ALL {
         let (mut d, pod) = pod_for_job_100(policy, settings(true));
-        d.complete(&pod, 100);
+        if policy != Policy::Upstream {
+            d.complete(&pod, 100);
+        }
+        assert!(!d.kube.deleted(&pod), "{policy:?}: asked about a live pod");
         let (elastic, cluster) = (d.elastic_properties.clone(), d.settings.clone());
         d.elastic_properties = [("something".to_owned(), "different".to_owned())].into();
         d.settings.go_server_url = "http://foo:8154/go".to_owned();
         assert!(!d.should_assign_in(&pod, 333, Some("QA")), "{policy:?}");
         d.settings = cluster;
         if policy == Policy::Upstream {
+            d.elastic_properties = elastic;
+            assert!(d.should_assign_in(&pod, 100, Some("QA")), "kept and known");
             continue;
         }
         assert!(!d.should_assign_in(&pod, 333, Some("QA")), "{policy:?}");

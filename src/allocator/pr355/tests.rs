@@ -1,4 +1,4 @@
-use crate::allocator::testkit::Driver;
+use crate::allocator::testkit::{Driver, GRACE_MS};
 use crate::allocator::{AgentState, ClusterProfile, ConfigState, Policy};
 use crate::resources::PodPhase;
 
@@ -25,10 +25,7 @@ fn with_one_idle_pod(process_id: u64) -> (Driver, String) {
     d.job_completion(&pod, 1);
     d.put_agent(&pod, AgentState::Idle, ConfigState::Enabled);
     d.ping();
-    assert!(
-        d.kube.pods.contains_key(&pod),
-        "a young idle pod survives the ping"
-    );
+    assert!(!d.kube.deleted(&pod), "a young idle pod survives the ping");
     (d, pod)
 }
 
@@ -38,12 +35,7 @@ fn five_create_agents_seeing_one_idle_running_pod_create_no_pod() {
     for job_id in 2..=6 {
         d.create_agent(job_id);
     }
-    assert_eq!(
-        d.kube.pods.len(),
-        1,
-        "no pod created: {:?}",
-        d.kube.pods.keys()
-    );
+    assert_eq!(d.kube.pod_count(), 1, "no pod created: {:?}", d.kube);
     for job_id in 2..=6 {
         assert_eq!(d.codes_for(job_id), ["skip-reuse"]);
     }
@@ -70,14 +62,15 @@ fn job_completion_with_reuse_keeps_the_pod_and_the_enabled_agent() {
 #[test]
 fn an_externally_deleted_idle_pod_is_still_counted_until_the_next_ping() {
     let (mut d, pod) = with_one_idle_pod(2);
-    d.kube.pods.remove(&pod);
+    d.delete_externally(&pod);
+    d.wait(GRACE_MS);
     d.create_agent(2);
     assert_eq!(
         d.codes_for(2),
         ["skip-reuse"],
         "the stale map still shows the idle pod"
     );
-    assert!(d.kube.pods.is_empty());
+    assert_eq!(d.kube.pod_count(), 0);
 
     d.ping();
     assert!(

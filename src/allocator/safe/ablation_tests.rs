@@ -53,11 +53,13 @@ fn without_reservations_one_idle_pod_answers_several_create_agents() {
     assert!(claims_of_three_jobs(Some("reservations")) >= 2);
 }
 
-/// Decisions `claim-lost` when an idle pod is deleted before a create-agent lists pods.
+/// Decisions `claim-lost` when an idle pod is deleted, and gone, before a create-agent lists
+/// pods.
 fn claims_lost_after_delete(name: Option<&str>) -> usize {
     let mut driver = driver(name);
     let idle = driver.idle_pod_after_job(1, None);
-    driver.kube.pods.remove(&idle);
+    driver.delete_externally(&idle);
+    driver.wait(testkit::GRACE_MS);
     driver.create_agent(2);
     driver.settle();
     assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
@@ -177,7 +179,7 @@ fn without_restart_adoption_old_unregistered_pods_wait_out_art() {
 fn restarted_pod_claimed(name: Option<&str>) -> bool {
     let mut driver = driver(name);
     let pod = driver.idle_pod_after_job(1, None);
-    driver.kube.update(&pod, |pod| pod.restart_count = 1);
+    driver.restart_container(&pod);
     driver.create_agent(2);
     driver.settle();
     driver

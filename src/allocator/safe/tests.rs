@@ -53,12 +53,41 @@ fn n_create_agents_seeing_one_idle_pod_claim_it_once_and_create_the_rest() {
 
 #[test]
 fn an_externally_deleted_idle_pod_does_not_suppress_creation() {
+    // kubectl delete between the list and the claim. The pod's container runs, so the pod
+    // stays listed, Terminating: the claim's CAS meets the delete's new resourceVersion, the
+    // GET shows the deletion timestamp, and the pod is not reused.
     let mut driver = with_reuse();
     let idle = driver.idle_pod_after_job(1, None);
     let id = driver.create_agent(2);
     assert!(driver.answer_next(), "the create-agent lists pods first");
-    // kubectl delete between the list and the claim: the CAS answers NotFound.
-    driver.kube.pods.remove(&idle);
+    driver.delete_externally(&idle);
+    assert!(driver.answer_next(), "the claim meets the conflict");
+    assert_eq!(
+        driver.next_verb(),
+        Some("get-pod"),
+        "revalidated with a GET"
+    );
+    driver.settle();
+    assert!(driver.is_finished(id));
+    assert!(driver.decided("claim").is_empty());
+    assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
+    assert_eq!(
+        driver.kube.live_count(),
+        1,
+        "only the new pod for job 2 lives"
+    );
+}
+
+#[test]
+fn an_idle_pod_gone_before_the_claim_is_a_lost_claim() {
+    // The same delete, its grace period over before the claim lands: the CAS answers
+    // NotFound.
+    let mut driver = with_reuse();
+    let idle = driver.idle_pod_after_job(1, None);
+    let id = driver.create_agent(2);
+    assert!(driver.answer_next(), "the create-agent lists pods first");
+    driver.delete_externally(&idle);
+    driver.wait(testkit::GRACE_MS);
     driver.settle();
     assert!(driver.is_finished(id));
     assert_eq!(driver.decided("claim-lost").len(), 1);
@@ -77,7 +106,7 @@ fn a_changed_idle_pod_is_not_claimed_on_a_stale_resource_version() {
     driver.create_agent(2);
     assert!(driver.answer_next());
     // The container restarts between the list and the claim: the CAS answers Conflict.
-    driver.kube.update(&idle, |pod| pod.restart_count = 1);
+    driver.restart_container(&idle);
     driver.settle();
     assert!(driver.decided("claim").is_empty());
     assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
@@ -103,10 +132,7 @@ fn idle_pods_are_deleted_after_idle_timeout_measured_from_idle_since() {
     driver.now_ms = 24 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(
-        driver.pod_names().contains(&pod),
-        "idle for 4 of 5 minutes: kept"
-    );
+    assert!(!driver.kube.deleted(&pod), "idle for 4 of 5 minutes: kept");
     assert!(driver.server.disabled.is_empty());
     driver.now_ms = 25 * MINUTE_MS;
     driver.ping();
@@ -115,9 +141,9 @@ fn idle_pods_are_deleted_after_idle_timeout_measured_from_idle_since() {
         driver.server.disabled.contains(&pod),
         "disabled at the server first"
     );
-    assert!(driver.pod_names().contains(&pod), "then deleted");
+    assert!(!driver.kube.deleted(&pod), "then deleted");
     driver.settle();
-    assert!(!driver.pod_names().contains(&pod));
+    assert!(driver.kube.deleted(&pod));
     assert_eq!(driver.server.deleted, vec![pod.clone()]);
     assert_eq!(driver.decided("reap-idle").len(), 1);
 }
@@ -134,7 +160,7 @@ fn assigned_pods_are_never_reaped_and_a_taken_claim_keeps_its_pod() {
     driver.now_ms = 30 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(driver.pod_names().contains(&pod), "building: kept");
+    assert!(!driver.kube.deleted(&pod), "building: kept");
     assert!(driver.server.disabled.is_empty());
     assert!(driver.decided("reap-idle").is_empty());
 }
@@ -150,15 +176,12 @@ fn a_claim_not_taken_by_the_idle_timeout_does_not_keep_its_pod_alive() {
     driver.now_ms = 4 * MINUTE_MS + 30_000;
     driver.ping();
     driver.settle();
-    assert!(
-        driver.pod_names().contains(&pod),
-        "claimed, not expired: kept"
-    );
+    assert!(!driver.kube.deleted(&pod), "claimed, not expired: kept");
     // The agent never came for its job (cut off from the server): idle_timeout still holds.
     driver.now_ms = 5 * MINUTE_MS + 30_000;
     driver.ping();
     driver.settle();
-    assert!(!driver.pod_names().contains(&pod));
+    assert!(driver.kube.deleted(&pod));
     let reaped = driver.decided("reap-idle");
     assert_eq!(reaped.len(), 1);
     assert!(reaped[0].text.contains("claim for job 2 was not taken"));
@@ -205,10 +228,7 @@ fn a_claim_keeps_the_idle_clock_so_a_pod_whose_claimer_ran_elsewhere_expires_on_
     driver.now_ms = 5 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(
-        !driver.pod_names().contains(&pod),
-        "reaped 5 minutes after t=0"
-    );
+    assert!(driver.kube.deleted(&pod), "reaped 5 minutes after t=0");
 }
 
 #[test]
@@ -267,13 +287,13 @@ fn should_assign_work_answering_false_changes_nothing() {
 fn a_pod_whose_container_restarted_is_never_reused_and_is_disabled_then_deleted() {
     let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
-    driver.kube.update(&pod, |pod| pod.restart_count = 1);
+    driver.restart_container(&pod);
     driver.create_agent(2);
     assert!(driver.answer_next(), "the list shows the restart");
     assert!(driver.server.disabled.contains(&pod));
     assert!(!driver.should_assign(&pod, 3));
     driver.settle();
-    assert!(!driver.pod_names().contains(&pod));
+    assert!(driver.kube.deleted(&pod));
     assert!(driver.server.deleted.contains(&pod));
     assert!(driver.decided("claim").is_empty());
     assert!(driver.decided("create").iter().any(|d| d.job_id == Some(2)));
@@ -285,19 +305,19 @@ fn a_restarted_pod_still_building_at_the_server_is_disabled_but_not_deleted_yet(
     let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, None);
     assert!(driver.should_assign(&pod, 2));
-    driver.kube.update(&pod, |pod| pod.restart_count = 1);
+    driver.restart_container(&pod);
     driver.ping();
     driver.settle();
     assert!(driver.server.disabled.contains(&pod));
     assert!(
-        driver.pod_names().contains(&pod),
+        !driver.kube.deleted(&pod),
         "no kill while the server shows a build"
     );
     // The server gives up on the build (LostContact) and reschedules the job itself.
     driver.set_agent(&pod, AgentState::LostContact);
     driver.ping();
     driver.settle();
-    assert!(!driver.pod_names().contains(&pod));
+    assert!(driver.kube.deleted(&pod));
 }
 
 #[test]
@@ -318,17 +338,14 @@ fn after_a_rebuild_registered_pods_are_adopted_and_unregistered_old_pods_deleted
     driver.create_agent(2);
     driver.settle();
     assert!(
-        !driver.pod_names().contains(&stuck),
+        driver.kube.deleted(&stuck),
         "its key died: deleted long before ART"
     );
     assert_eq!(driver.decided("reap-orphan").len(), 1);
     let replacement = driver.decided("create").last().and_then(|d| d.pod.clone());
     let replacement = replacement.expect("job 2 gets a new pod despite the old job label");
     assert_ne!(replacement, stuck);
-    assert!(
-        driver.pod_names().contains(&busy),
-        "the building pod is adopted"
-    );
+    assert!(!driver.kube.deleted(&busy), "the building pod is adopted");
     driver.complete(&busy, 3);
     driver.settle();
     driver.create_agent(4);
@@ -350,15 +367,15 @@ fn idle_since_survives_a_server_restart() {
     driver.ping();
     driver.settle();
     assert!(
-        !driver.pod_names().contains(&pod),
+        driver.kube.deleted(&pod),
         "idle since t=0, so reaped at t=5 min"
     );
     assert_eq!(driver.decided("reap-idle").len(), 1);
 }
 
-/// The idle-since annotation of `pod` in the fake API.
+/// The idle-since annotation of `pod` in the cluster.
 fn annotated_idle_since(driver: &Driver, pod: &str) -> Option<String> {
-    let annotations = &driver.kube.pods[pod].annotations;
+    let annotations = &driver.kube.pod(pod).expect("the pod is listed").annotations;
     annotations.get(view::annotation::IDLE_SINCE_MS).cloned()
 }
 
@@ -404,14 +421,11 @@ fn an_idle_since_whose_write_failed_is_written_at_the_next_ping_and_a_restart_re
     driver.now_ms = 14 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(
-        driver.pod_names().contains(&pod),
-        "idle 4 of 5 minutes: kept"
-    );
+    assert!(!driver.kube.deleted(&pod), "idle 4 of 5 minutes: kept");
     driver.now_ms = 15 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(!driver.pod_names().contains(&pod), "idle 5 minutes: reaped");
+    assert!(driver.kube.deleted(&pod), "idle 5 minutes: reaped");
 }
 
 #[test]
@@ -453,9 +467,8 @@ fn the_pending_limit_counts_only_pods_not_running() {
         4,
         "two Running pods do not block two more"
     );
-    driver
-        .kube
-        .update(&driver.pod_names()[3], |pod| pod.phase = PodPhase::Failed);
+    let fourth = driver.pod_names()[3].clone();
+    driver.set_phase(&fourth, PodPhase::Failed);
     driver.create_agent(5);
     driver.settle();
     assert_eq!(
@@ -578,11 +591,11 @@ fn a_pod_that_never_registers_is_deleted_after_art_and_its_job_gets_a_new_pod() 
     driver.now_ms = 9 * MINUTE_MS;
     driver.ping();
     driver.settle();
-    assert!(driver.pod_names().contains(&first), "within ART: kept");
+    assert!(!driver.kube.deleted(&first), "within ART: kept");
     driver.now_ms = 10 * MINUTE_MS;
     driver.create_agent(1);
     driver.settle();
-    assert!(!driver.pod_names().contains(&first));
+    assert!(driver.kube.deleted(&first));
     assert_eq!(driver.decided("reap-unregistered").len(), 1);
     assert_eq!(driver.pod_names().len(), 1, "a replacement pod for job 1");
 }
@@ -610,7 +623,7 @@ fn without_reuse_a_pod_runs_only_its_own_job_and_is_deleted_on_completion() {
         "disabled before the delete"
     );
     driver.settle();
-    assert!(!driver.pod_names().contains(&for_job_1));
+    assert!(driver.kube.deleted(&for_job_1));
     assert!(driver.server.deleted.contains(&for_job_1));
 }
 
@@ -620,8 +633,8 @@ fn a_claim_meeting_a_conflict_is_revalidated_with_a_get_and_retried() {
     let idle = driver.idle_pod_after_job(1, None);
     driver.create_agent(2);
     assert!(driver.answer_next());
-    // A harmless status write between the list and the claim.
-    driver.kube.update(&idle, |pod| pod.ready = true);
+    // A harmless write between the list and the claim (`kubectl annotate`).
+    driver.kube.annotate_externally(driver.now_ms, &idle);
     assert!(driver.answer_next(), "the claim meets the conflict");
     assert!(matches!(
         driver.queue.front(),
@@ -691,12 +704,12 @@ fn a_pod_whose_job_ran_elsewhere_starts_its_idle_clock_when_seen_idle() {
     driver.now_ms = 40_000 + 5 * MINUTE_MS - 1;
     driver.ping();
     driver.settle();
-    assert!(driver.pod_names().contains(&second));
+    assert!(!driver.kube.deleted(&second));
     driver.now_ms = 40_000 + 5 * MINUTE_MS;
     driver.ping();
     driver.settle();
     assert!(
-        !driver.pod_names().contains(&second),
+        driver.kube.deleted(&second),
         "reaped idle_timeout after idle-since"
     );
 }
@@ -813,12 +826,12 @@ fn a_pod_reserved_for_a_job_that_never_comes_is_reaped_idle_timeout_after_it_was
     driver.now_ms = 40_000 + 5 * MINUTE_MS - 1;
     driver.ping();
     driver.settle();
-    assert!(driver.pod_names().contains(&pod), "not before idle_timeout");
+    assert!(!driver.kube.deleted(&pod), "not before idle_timeout");
     driver.now_ms = 40_000 + 5 * MINUTE_MS;
     driver.ping();
     driver.settle();
     assert!(
-        !driver.pod_names().contains(&pod),
+        driver.kube.deleted(&pod),
         "reaped idle_timeout after it was seen idle, long before the claim deadline"
     );
 }

@@ -1,4 +1,4 @@
-use crate::allocator::testkit::Driver;
+use crate::allocator::testkit::{Driver, GRACE_MS};
 use crate::allocator::{AgentState, ClusterProfile, ConfigState, Policy};
 use crate::resources::{KubeError, PodPhase};
 
@@ -20,7 +20,7 @@ fn creates_only_while_fewer_than_pending_pods_count_pods_are_not_running() {
     d.create_agent(1);
     d.create_agent(2);
     d.create_agent(3);
-    assert_eq!(d.kube.pods.len(), 2);
+    assert_eq!(d.kube.pod_count(), 2);
     assert!(d.pods_for_job(3).is_empty());
     assert_eq!(d.codes_for(3), ["skip-limit"]);
     let text = &d.decisions.last().expect("a decision was made").text;
@@ -49,8 +49,8 @@ fn failed_pods_count_toward_the_limit_until_a_ping_reaps_them() {
     d.now_ms += ART_MS + 1;
     d.ping();
     assert!(
-        !d.kube.pods.contains_key(&failed),
-        "the unregistered failed pod is reaped"
+        !d.kube.listed(&failed),
+        "the unregistered failed pod is reaped (no container runs: gone at once)"
     );
     assert!(d.has_decision("reap-unregistered", &failed));
     d.create_agent(2);
@@ -100,9 +100,14 @@ fn job_completion_disables_the_agent_deletes_the_pod_then_deletes_the_agent() {
             format!("delete-agent {pod}")
         ]
     );
-    assert!(d.kube.pods.is_empty());
+    assert!(
+        d.kube.terminating(&pod),
+        "its container stops within the grace period"
+    );
     assert!(d.server.agents.is_empty());
     assert!(d.finished.contains(&id));
+    d.wait(GRACE_MS);
+    assert_eq!(d.kube.pod_count(), 0);
 }
 
 #[test]
@@ -122,7 +127,7 @@ fn a_failed_pod_delete_on_job_completion_leaves_the_disabled_agent_to_the_next_p
     d.put_agent(&pod, AgentState::Idle, ConfigState::Disabled);
     d.ping();
     assert!(
-        d.kube.pods.is_empty(),
+        d.kube.terminating(&pod),
         "the ping deletes the disabled idle agent's pod"
     );
     assert!(d.server.agents.is_empty());
@@ -135,13 +140,10 @@ fn a_ping_deletes_an_unregistered_pod_only_once_it_is_older_than_the_auto_regist
     let pod = d.pod_of(1);
     d.now_ms += ART_MS;
     d.ping();
-    assert!(
-        d.kube.pods.contains_key(&pod),
-        "exactly ART old is not older than ART"
-    );
+    assert!(d.kube.listed(&pod), "exactly ART old is not older than ART");
     d.now_ms += 1;
     d.ping();
-    assert!(!d.kube.pods.contains_key(&pod));
+    assert!(!d.kube.listed(&pod), "never started: gone at once");
     assert_eq!(d.codes_for(1), ["create", "reap-unregistered"]);
 }
 
@@ -155,7 +157,7 @@ fn a_ping_disables_and_deletes_an_idle_agent_older_than_the_auto_register_timeou
     d.put_agent(&idle, AgentState::Idle, ConfigState::Enabled);
     d.put_agent(&busy, AgentState::Building, ConfigState::Enabled);
     d.ping();
-    assert_eq!(d.kube.pods.len(), 2, "young agents are kept");
+    assert_eq!(d.kube.live_count(), 2, "young agents are kept");
 
     d.now_ms += ART_MS + 1;
     d.server.log.clear();
@@ -166,10 +168,8 @@ fn a_ping_disables_and_deletes_an_idle_agent_older_than_the_auto_register_timeou
         format!("delete-agent {idle}"),
     ];
     assert_eq!(d.server.log, expected);
-    assert!(
-        d.kube.pods.contains_key(&busy),
-        "a Building agent is never reaped"
-    );
+    assert!(d.kube.terminating(&idle));
+    assert!(!d.kube.deleted(&busy), "a Building agent is never reaped");
     assert!(d.has_decision("disable-old", &idle));
     assert!(d.has_decision("reap-idle", &idle));
 }
@@ -180,7 +180,9 @@ fn a_ping_disables_and_deletes_agents_whose_pod_is_gone() {
     d.create_agent(1);
     let pod = d.pod_of(1);
     d.put_agent(&pod, AgentState::Building, ConfigState::Enabled);
-    d.kube.pods.clear();
+    d.delete_externally(&pod);
+    d.wait(GRACE_MS);
+    assert!(!d.kube.listed(&pod));
     d.ping();
     assert_eq!(d.server.log.last(), Some(&format!("delete-agent {pod}")));
     assert!(d.has_decision("reap-missing", &pod));
@@ -258,7 +260,7 @@ fn a_failed_pod_delete_ends_the_ping_which_still_finishes_once() {
     assert_eq!(d.finished.last(), Some(&ping));
     assert!(d.queue.is_empty());
     assert!(d.has_decision("ping-aborted", &pod));
-    assert!(d.kube.pods.contains_key(&pod));
+    assert!(!d.kube.deleted(&pod));
     assert!(
         d.server.agents.contains_key(&pod),
         "the agent delete is skipped"
