@@ -432,9 +432,12 @@ impl Safe {
         self.resume_create_after_delete(now_ms, name, server, out);
     }
 
-    pub(super) fn on_annotate(&mut self, name: &str, result: KubeResult) {
+    pub(super) fn on_annotate(&mut self, name: &str, result: KubeResult, out: &mut Outbox) {
         match result {
-            Ok(KubeReply::Pod(pod)) => self.view.observe(pod),
+            Ok(KubeReply::Pod(pod)) => {
+                self.view.observe(pod);
+                self.remove_stale_idle_since(name, out);
+            }
             Ok(other) => unexpected_reply(&other, "a pod annotation"),
             Err(KubeError::NotFound) => self.view.forget(name),
             // The in-memory value stands; the next ping writes it again if it is missing.

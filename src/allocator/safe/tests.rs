@@ -949,3 +949,33 @@ fn a_claim_an_older_process_wrote_does_not_date_the_idle_start() {
     driver.settle();
     assert!(!driver.pod_names().contains(&pod), "idle 5 minutes: reaped");
 }
+
+/// Found by `explore/elastic.toml` (seed 59 of 1–200): a job-completion's idle-since write
+/// and the next assignment's write removing it were in flight together and applied out of
+/// order, so the busy pod carried the idle start; the server crashed inside a later
+/// partition and the restarted process reaped the pod 128 s after its next job ended.
+#[test]
+fn an_idle_since_landing_after_the_assignment_removed_it_is_removed_again() {
+    let mut driver = with_reuse();
+    driver.create_agent(1);
+    driver.settle();
+    let pod = driver.pod_of(1);
+    driver.register(&pod);
+    assert!(driver.should_assign(&pod, 1));
+    driver.settle();
+    driver.now_ms = MINUTE_MS;
+    driver.complete(&pod, 1);
+    assert!(
+        driver.should_assign(&pod, 2),
+        "the idle pod takes the next job"
+    );
+    // The assignment's removal is applied first, the completion's write second.
+    driver.answer_at(1);
+    driver.answer_at(0);
+    driver.settle();
+    assert_eq!(
+        annotated_idle_since(&driver, &pod),
+        None,
+        "a pod running job 2 carries no idle start"
+    );
+}
