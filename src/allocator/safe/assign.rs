@@ -313,11 +313,14 @@ impl Safe {
     pub(super) fn remove_stale_idle_since(&mut self, name: &str, out: &mut Outbox) {
         let stale = (self.view.pods.get(name))
             .is_some_and(|record| record.running_job.is_some() && record.carries_idle_since());
-        let in_flight = self.calls.values().any(|pending| match pending {
-            Pending::Annotate { pod } | Pending::CompletionAnnotate { pod, .. } => pod == name,
-            _ => false,
-        });
-        if !stale || in_flight {
+        // Looked for only when stale: most answers find the pod as it should be.
+        let in_flight = || {
+            self.calls.values().any(|pending| match pending {
+                Pending::Annotate { pod } | Pending::CompletionAnnotate { pod, .. } => pod == name,
+                _ => false,
+            })
+        };
+        if !stale || in_flight() {
             return;
         }
         let request = KubeRequest::AnnotatePod {
