@@ -324,6 +324,20 @@ impl<A: Allocator> Driver<A> {
         true
     }
 
+    /// Answer the waiting call at `index` (0: the oldest) with what the cluster does: calls
+    /// applied out of the order they were made.
+    pub fn answer_at(&mut self, index: usize) {
+        let (call, request) = self
+            .queue
+            .remove(index)
+            .expect("a call waits at that index");
+        let result = self.kube.apply(self.now_ms, &request);
+        if result.is_ok() {
+            self.log_write(&request);
+        }
+        self.deliver(call, result);
+    }
+
     /// Answer the oldest waiting call with `result`, without touching the cluster.
     pub fn answer_next_with(&mut self, result: KubeResult) -> KubeRequest {
         let (call, request) = self.queue.pop_front().expect("a call is waiting");

@@ -23,6 +23,14 @@ struct IdlePod {
     /// The least idle timeout in force since the pod became idle: a deletion after that
     /// long is not early, since a server-ping under that setting could make it.
     least_idle_timeout_ms: u64,
+    /// The idle start the pod carries, as far as the records tell: it follows
+    /// `idle_since_ms` while the plugin reaches the API and stays put while it cannot (an
+    /// assignment's or a completion's write cannot land then).
+    written_idle_since_ms: Option<u64>,
+    /// The earlier idle start a restarted plugin may read (the lost-writes budget): set when
+    /// the server stopped while the pod was idle and carried an older idle start; cleared
+    /// when the pod is assigned or becomes idle again.
+    lost_writes_idle_since_ms: Option<u64>,
 }
 
 /// `idle-timeout` (only with reuse): a reusable pod that became idle (at `AgentRegistered` or
@@ -32,6 +40,13 @@ struct IdlePod {
 /// server outage delays the second deadline by its length, and to at least restart + IDLE +
 /// PING, because the restarted plugin has forgotten every idle time; a cut between the
 /// plugin and the API delays it by its length + PING. Reported once per pod.
+///
+/// The lost-writes fault budget: a pod assigned and freed inside one cut between the plugin
+/// and the API still carries the idle start of its earlier idle period, since neither the
+/// assignment's write nor the completion's can land; if the server crashes before the cut
+/// ends, the restarted plugin can only read that earlier idle start (no plugin without
+/// storage of its own can know better). A delete of that pod before IDLE since the
+/// completion, but at least IDLE after the earlier idle start, is reported as expected.
 ///
 /// A `cluster_profile_edited` record changes the rules for what follows it: turning reuse off
 /// makes every pod non-reusable (the server-ping carries the profile as it is now, so the
@@ -89,15 +104,24 @@ impl IdleTimeout {
     }
 
     fn report(&mut self, at_ms: u64, pod: &str, message: String, out: &mut Vec<Violation>) {
+        self.report_labelled(at_ms, pod, message, false, out);
+    }
+
+    /// Report once per pod; `expected` when the violation is outside the fault budget.
+    fn report_labelled(
+        &mut self,
+        at_ms: u64,
+        pod: &str,
+        message: String,
+        expected: bool,
+        out: &mut Vec<Violation>,
+    ) {
         if self.reported.insert(pod.to_owned()) {
             let objects = vec![format!("pod:{pod}")];
-            out.push(Violation::new(
-                "idle-timeout",
-                Kind::Always,
-                at_ms,
-                objects,
-                message,
-            ));
+            let mut violation =
+                Violation::new("idle-timeout", Kind::Always, at_ms, objects, message);
+            violation.expected = expected;
+            out.push(violation);
         }
     }
 
@@ -127,6 +151,10 @@ impl IdleTimeout {
         state.building = false;
         state.idle_since_ms = Some(t_ms);
         state.least_idle_timeout_ms = self.idle_timeout_ms;
+        state.lost_writes_idle_since_ms = None;
+        if !self.api_cut.is_cut() {
+            state.written_idle_since_ms = Some(t_ms);
+        }
         if state.reusable {
             let deadline_ms = t_ms
                 .saturating_add(self.idle_deadline_ms)
@@ -153,14 +181,25 @@ impl IdleTimeout {
         let idle_ms = t_ms.saturating_sub(since_ms);
         let idle_timeout_ms = state.least_idle_timeout_ms;
         if by == Actor::Allocator && state.reusable && idle_ms < idle_timeout_ms {
-            let message = format!(
+            let mut message = format!(
                 "the allocator deleted reusable pod {pod} after it had been idle for {} \
                  (since t={}), before IDLE = {}",
                 seconds(idle_ms),
                 seconds(since_ms),
                 seconds(idle_timeout_ms)
             );
-            self.report(t_ms, pod, message, out);
+            let earlier_ms = state.lost_writes_idle_since_ms;
+            let excused = earlier_ms.filter(|&earlier| t_ms >= earlier + idle_timeout_ms);
+            if let Some(earlier_ms) = excused {
+                message.push_str(&format!(
+                    " (outside the lost-writes fault budget: the pod was assigned and freed \
+                     inside a cut between the plugin and the API that the server crashed in, \
+                     so it still carried the idle start t={} of its earlier idle period, \
+                     which the restarted plugin honoured)",
+                    seconds(earlier_ms)
+                ));
+            }
+            self.report_labelled(t_ms, pod, message, excused.is_some(), out);
         }
     }
 
@@ -177,6 +216,8 @@ impl IdleTimeout {
             building: false,
             idle_since_ms: None,
             least_idle_timeout_ms: self.idle_timeout_ms,
+            written_idle_since_ms: None,
+            lost_writes_idle_since_ms: None,
         };
         self.pods.insert(pod, state);
     }
@@ -190,6 +231,25 @@ impl IdleTimeout {
             .collect();
         for pod in stale {
             self.never_reusable(&pod);
+        }
+    }
+
+    /// The cut between the plugin and the API is over: the plugin writes what it holds.
+    fn api_reachable(&mut self) {
+        for state in self.pods.values_mut() {
+            state.written_idle_since_ms = state.idle_since_ms;
+        }
+    }
+
+    /// The server stopped: a pod idle whose idle start could not be written keeps the earlier
+    /// one for the restarted plugin (the lost-writes budget).
+    fn server_stopped(&mut self) {
+        for state in self.pods.values_mut() {
+            let lagging =
+                state.idle_since_ms.is_some() && state.written_idle_since_ms != state.idle_since_ms;
+            if lagging && let Some(written_ms) = state.written_idle_since_ms {
+                state.lost_writes_idle_since_ms = Some(written_ms);
+            }
         }
     }
 
@@ -234,8 +294,10 @@ impl Monitor for IdleTimeout {
         }
         if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {
             self.deadlines.delay_all(delay_ms, 0);
+            self.api_reachable();
         }
         match record {
+            Record::ServerStopped => self.server_stopped(),
             Record::JobScheduled { job, profile, .. } => {
                 let profile = self.profiles.intern(profile);
                 self.profile_of_job.insert(*job, profile);
@@ -272,9 +334,14 @@ impl Monitor for IdleTimeout {
             // job-completion tells the plugin at once.
             Record::JobCompleted { agent, .. } => self.become_idle(t_ms, agent, 0),
             Record::JobAssigned { agent, .. } => {
+                let cut = self.api_cut.is_cut();
                 if let Some(state) = self.pods.get_mut(agent) {
                     state.building = true;
                     state.idle_since_ms = None;
+                    state.lost_writes_idle_since_ms = None;
+                    if !cut {
+                        state.written_idle_since_ms = None;
+                    }
                     self.deadlines.remove(agent);
                 }
             }

@@ -260,7 +260,10 @@ impl Safe {
         out: &mut Outbox,
     ) {
         match result {
-            Ok(KubeReply::Pod(pod)) => self.view.observe(pod),
+            Ok(KubeReply::Pod(pod)) => {
+                self.view.observe(pod);
+                self.remove_stale_idle_since(name, out);
+            }
             Ok(other) => unexpected_reply(&other, "a pod annotation"),
             Err(KubeError::NotFound) => {
                 self.view.forget(name);
@@ -301,6 +304,33 @@ impl Safe {
         }
         self.finish_completion(id, out);
         self.resume_create_after_delete(now_ms, name, server, out);
+    }
+
+    /// A pod this process gave a job carries an idle-since again: a job-completion's write
+    /// landed after the next assignment's write removing it (both in flight, applied out of
+    /// order). Remove it again once no other write to the pod is in flight, or a restarted
+    /// process would read that idle start while the job runs (rule 3).
+    pub(super) fn remove_stale_idle_since(&mut self, name: &str, out: &mut Outbox) {
+        let stale = (self.view.pods.get(name))
+            .is_some_and(|record| record.running_job.is_some() && record.carries_idle_since());
+        // Looked for only when stale: most answers find the pod as it should be.
+        let in_flight = || {
+            self.calls.values().any(|pending| match pending {
+                Pending::Annotate { pod } | Pending::CompletionAnnotate { pod, .. } => pod == name,
+                _ => false,
+            })
+        };
+        if !stale || in_flight() {
+            return;
+        }
+        let request = KubeRequest::AnnotatePod {
+            name: name.to_owned(),
+            set: StringMap::new(),
+            remove: vec![annotation::IDLE_SINCE_MS.to_owned()],
+            resource_version: None,
+        };
+        let pod = name.to_owned();
+        self.issue(request, Pending::Annotate { pod }, out);
     }
 
     fn finish_completion(&mut self, id: RequestId, out: &mut Outbox) {

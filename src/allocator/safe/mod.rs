@@ -315,7 +315,7 @@ impl Allocator for Safe {
                 self.on_completion_delete(now_ms, request, &pod, result, server, out);
             }
             Pending::Delete { pod } => self.on_delete(now_ms, &pod, result, server, out),
-            Pending::Annotate { pod } => self.on_annotate(&pod, result),
+            Pending::Annotate { pod } => self.on_annotate(&pod, result, out),
         }
         self.pump(out);
     }

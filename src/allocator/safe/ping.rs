@@ -319,13 +319,17 @@ impl Safe {
 
     /// Write idle-since on a pod seen idle without one (never assigned, whether or not its
     /// job still holds it; adopted; or its claim lapsed). A lapsed claim's deadline is when
-    /// it became free.
+    /// the pod became free only if this process asked for the claim's job: an older
+    /// process's claim may have been taken since, with the writes that would have removed it
+    /// and dated the job's end lost in an API outage before the restart, so the idle clock
+    /// of such a pod starts now.
     fn mark_idle(&mut self, now_ms: u64, name: &str, out: &mut Outbox) {
+        let requested = &self.view.requested_jobs;
         let idle_since_ms = self
             .view
             .pods
             .update(name, |record| {
-                let lapsed = record.claim();
+                let lapsed = (record.claim()).filter(|claim| requested.contains(&claim.job_id));
                 let idle_since_ms = lapsed.map_or(now_ms, |claim| claim.deadline_ms.min(now_ms));
                 record.idle_since_overlay = Some(idle_since_ms);
                 idle_since_ms
@@ -428,9 +432,12 @@ impl Safe {
         self.resume_create_after_delete(now_ms, name, server, out);
     }
 
-    pub(super) fn on_annotate(&mut self, name: &str, result: KubeResult) {
+    pub(super) fn on_annotate(&mut self, name: &str, result: KubeResult, out: &mut Outbox) {
         match result {
-            Ok(KubeReply::Pod(pod)) => self.view.observe(pod),
+            Ok(KubeReply::Pod(pod)) => {
+                self.view.observe(pod);
+                self.remove_stale_idle_since(name, out);
+            }
             Ok(other) => unexpected_reply(&other, "a pod annotation"),
             Err(KubeError::NotFound) => self.view.forget(name),
             // The in-memory value stands; the next ping writes it again if it is missing.

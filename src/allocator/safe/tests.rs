@@ -911,3 +911,84 @@ fn a_turn_is_forgotten_once_its_job_stops_asking_and_the_ablation_keeps_none() {
         assert_eq!(driver.decided("skip-turn").is_empty(), made_for != 2);
     }
 }
+
+/// Found by `explore/elastic.toml` (seed 32 of 1–40): the write that removes a new pod's
+/// claim when it takes its job was lost in a partition, the job ran past the claim's
+/// deadline, its job-completion's idle-since write was lost in another partition and the
+/// server crashed before a ping wrote it again. The restarted process saw the pod idle with
+/// no idle-since and the old claim, dated the idle start from the claim's deadline, and
+/// reaped the pod 142 s after its job ended. A claim an older process wrote may have been
+/// taken since, so it does not date the idle start.
+#[test]
+fn a_claim_an_older_process_wrote_does_not_date_the_idle_start() {
+    let mut driver = with_reuse();
+    driver.create_agent(1);
+    driver.settle();
+    let pod = driver.pod_of(1);
+    driver.register(&pod);
+    assert!(driver.should_assign(&pod, 1));
+    let removal = driver.answer_next_with(Err(KubeError::Timeout));
+    assert!(
+        matches!(removal, KubeRequest::AnnotatePod { .. }),
+        "{removal:?}"
+    );
+    // The job runs 30 minutes, past the claim's deadline (ART + 150 s).
+    driver.now_ms = 30 * MINUTE_MS;
+    driver.complete(&pod, 1);
+    let write = driver.answer_next_with(Err(KubeError::Timeout));
+    assert!(
+        matches!(write, KubeRequest::AnnotatePod { .. }),
+        "{write:?}"
+    );
+    assert_eq!(annotated_idle_since(&driver, &pod), None);
+    driver.restart_with(Safe::new(2));
+    driver.now_ms = 31 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert_eq!(
+        annotated_idle_since(&driver, &pod).as_deref(),
+        Some("1860000"),
+        "idle from the restarted process's first sighting, not from the claim's deadline"
+    );
+    driver.now_ms = 32 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        driver.pod_names().contains(&pod),
+        "idle 2 of 5 minutes: kept"
+    );
+    driver.now_ms = 36 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(!driver.pod_names().contains(&pod), "idle 5 minutes: reaped");
+}
+
+/// Found by `explore/elastic.toml` (seed 59 of 1–200): a job-completion's idle-since write
+/// and the next assignment's write removing it were in flight together and applied out of
+/// order, so the busy pod carried the idle start; the server crashed inside a later
+/// partition and the restarted process reaped the pod 128 s after its next job ended.
+#[test]
+fn an_idle_since_landing_after_the_assignment_removed_it_is_removed_again() {
+    let mut driver = with_reuse();
+    driver.create_agent(1);
+    driver.settle();
+    let pod = driver.pod_of(1);
+    driver.register(&pod);
+    assert!(driver.should_assign(&pod, 1));
+    driver.settle();
+    driver.now_ms = MINUTE_MS;
+    driver.complete(&pod, 1);
+    assert!(
+        driver.should_assign(&pod, 2),
+        "the idle pod takes the next job"
+    );
+    // The assignment's removal is applied first, the completion's write second.
+    driver.answer_at(1);
+    driver.answer_at(0);
+    driver.settle();
+    assert_eq!(
+        annotated_idle_since(&driver, &pod),
+        None,
+        "a pod running job 2 carries no idle start"
+    );
+}

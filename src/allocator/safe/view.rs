@@ -118,6 +118,11 @@ impl PodRecord {
         self.idle_since_overlay.or(self.annotated_idle_since_ms)
     }
 
+    /// The pod's copy carries an idle-since annotation.
+    pub(crate) fn carries_idle_since(&self) -> bool {
+        self.annotated_idle_since_ms.is_some()
+    }
+
     /// The idle-since this process set that the pod does not carry yet (its write failed or
     /// was never made); a restarted process would read the annotation instead.
     pub(crate) fn unwritten_idle_since_ms(&self) -> Option<u64> {

@@ -272,3 +272,90 @@ fn a_raised_idle_timeout_moves_the_deadline_out() {
     // idle from 8 s + IDLE 80 s + PING 10 s (it was 68 s before the edit).
     assert_eq!(late[0].at_ms, 98_000);
 }
+
+/// An API outage from 20 s to `heal_ms`; the pod, idle from 8 s, runs job 2 from 30 s to
+/// 40 s inside it, and the server is down from 45 s to 55 s.
+fn assigned_and_freed_inside_an_outage(heal_ms: u64) -> Vec<(u64, Record)> {
+    let mut records = idle_from_eight_seconds("pod-a");
+    let outage = Record::FaultStarted {
+        index: 0,
+        fault: "api_outage".to_owned(),
+        target: "error".to_owned(),
+    };
+    let healed = Record::FaultEnded {
+        index: 0,
+        fault: "api_outage".to_owned(),
+    };
+    let mut rest = vec![
+        (20_000, outage),
+        (30_000, assigned(2, "pod-a", "H")),
+        (40_000, completed(2, "pod-a")),
+        (45_000, Record::ServerStopped),
+        (55_000, Record::ServerStarted),
+        (heal_ms, healed),
+    ];
+    rest.sort_by_key(|(t_ms, _)| *t_ms);
+    records.extend(rest);
+    records
+}
+
+/// Found by `explore/elastic.toml` under `safe` (seeds 20 and 37 of 1–40): a pod assigned
+/// and freed inside one API outage the server crashed in still carries its earlier idle
+/// start, and the restarted plugin deletes it IDLE after that one. No plugin without
+/// storage of its own can know better: the delete is expected, with the window named.
+#[test]
+fn a_delete_honouring_the_idle_start_the_lost_writes_left_is_expected() {
+    let mut records = assigned_and_freed_inside_an_outage(59_000);
+    // IDLE (50 s) after the earlier idle start (8 s), 20 s after job 2 ended.
+    records.push((60_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let early = of(&violations, "idle-timeout");
+    assert_eq!(early.len(), 1);
+    assert!(early[0].expected, "{:?}", early[0]);
+    assert!(
+        early[0].message.contains("lost-writes fault budget")
+            && early[0].message.contains("idle start t=8.000s"),
+        "{}",
+        early[0].message
+    );
+}
+
+#[test]
+fn a_delete_before_even_the_earlier_idle_period_ran_out_fails() {
+    let mut records = assigned_and_freed_inside_an_outage(59_000);
+    records.push((57_000, deleted("pod-a", Actor::Allocator)));
+    records.sort_by_key(|(t_ms, _)| *t_ms);
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let early = of(&violations, "idle-timeout");
+    assert_eq!(early.len(), 1);
+    assert!(!early[0].expected, "{:?}", early[0]);
+}
+
+#[test]
+fn an_outage_that_ends_before_the_crash_leaves_no_excuse() {
+    // The plugin reaches the API from 44 s: it can write the idle start of 40 s.
+    let mut records = assigned_and_freed_inside_an_outage(44_000);
+    records.push((60_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let early = of(&violations, "idle-timeout");
+    assert_eq!(early.len(), 1);
+    assert!(!early[0].expected, "{:?}", early[0]);
+}
+
+#[test]
+fn an_assignment_before_the_outage_leaves_no_excuse() {
+    // The assignment's write lands (no idle start on the pod): the restarted plugin starts
+    // the idle clock when it sees the pod idle, so an early delete is a defect.
+    let mut records = assigned_and_freed_inside_an_outage(59_000);
+    for (t_ms, record) in &mut records {
+        if matches!(record, Record::FaultStarted { .. }) {
+            *t_ms = 35_000;
+        }
+    }
+    records.sort_by_key(|(t_ms, _)| *t_ms);
+    records.push((60_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let early = of(&violations, "idle-timeout");
+    assert_eq!(early.len(), 1);
+    assert!(!early[0].expected, "{:?}", early[0]);
+}
