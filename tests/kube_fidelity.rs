@@ -7,7 +7,7 @@ mod common;
 
 use common::{Recording, record_run, run_outcome, scenario};
 use elasticsim::allocator::Policy;
-use elasticsim::scenario::{FAULT_KINDS, LEADER_FAULT_KINDS, Scenario};
+use elasticsim::scenario::{FaultType, Scenario};
 use elasticsim::trace::{Actor, Record};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -291,10 +291,10 @@ fn a_cluster_left_without_nodes_past_replace_after_makes_liveness_failures_expec
 
 /// Every elastic-agent fault kind, as `kinds = [...]`.
 fn elastic_kinds() -> String {
-    let kinds: Vec<String> = FAULT_KINDS
-        .iter()
-        .filter(|kind| !LEADER_FAULT_KINDS.contains(kind))
-        .map(|kind| format!("{kind:?}"))
+    let kinds: Vec<String> = FaultType::ALL
+        .into_iter()
+        .filter(|kind| !kind.needs_leader())
+        .map(|kind| format!("{:?}", kind.name()))
         .collect();
     kinds.join(", ")
 }

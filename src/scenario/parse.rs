@@ -3,6 +3,7 @@
 //! `[leader]` before what refers to them), so cross-references are checked with spans.
 
 use super::error::{ErrorKind, Source};
+use super::fault_type::FaultType;
 use super::model::{Cluster, FaultKind, JobSource, Plugin, Profile, Scenario, Server};
 use super::reader::{
     Result, Table, boolean, count_at_least, duration, number, range, string, unsigned,
@@ -132,7 +133,12 @@ fn short_settle(top: &Table<'_, '_>, scenario: &Scenario) -> Option<String> {
             .faults
             .iter()
             .any(|f| matches!(f.kind, FaultKind::Burst { .. }))
-        || (scenario.swarm.enabled && scenario.swarm.kinds.iter().any(|k| k == "burst"));
+        || (scenario.swarm.enabled
+            && scenario
+                .swarm
+                .kinds
+                .iter()
+                .any(|k| k == FaultType::Burst.name()));
     (makes_pods && scenario.settle_ms < settle_needed_ms).then(|| {
         top.warning(
             "settle",

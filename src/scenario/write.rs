@@ -299,7 +299,19 @@ fn write_leader_fault(out: &mut String, kind: &FaultKind) {
             line(out, "delay", &duration(*delay_ms));
         }
         FaultKind::LeaseDelete => {}
-        _ => unreachable!("write_fault writes the elastic-agent faults itself"),
+        FaultKind::ServerCrash { .. }
+        | FaultKind::PodDelete { .. }
+        | FaultKind::ContainerRestart { .. }
+        | FaultKind::PodFail { .. }
+        | FaultKind::Partition { .. }
+        | FaultKind::ApiOutage { .. }
+        | FaultKind::ProfileEdit { .. }
+        | FaultKind::ClusterProfileEdit { .. }
+        | FaultKind::NodeLoss { .. }
+        | FaultKind::JobCancel { .. }
+        | FaultKind::Burst { .. } => {
+            unreachable!("write_fault writes the elastic-agent faults itself")
+        }
     }
 }
 
