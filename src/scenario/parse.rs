@@ -9,6 +9,7 @@ use super::reader::{
     Result, Table, boolean, count_at_least, duration, number, range, string, unsigned,
 };
 use super::{Loaded, faults, leader};
+use crate::allocator::Policy;
 use std::path::Path;
 use toml::Spanned;
 use toml::de::DeTable;
@@ -32,7 +33,7 @@ const TOP_KEYS: &[&str] = &[
 ];
 
 /// The policies `[plugin] policy` accepts.
-pub const POLICIES: &[&str] = &["upstream", "pr355", "safe"];
+pub const POLICIES: &[&str] = &Policy::NAMES;
 /// The `kind`s a `[[jobs]]` entry accepts.
 pub const JOB_KINDS: &[&str] = &["burst", "poisson", "trace", "single"];
 pub(crate) const PROFILE_KEYS: &[&str] = &["name", "image", "cpu", "memory", "environment"];
