@@ -295,6 +295,7 @@ fn knob_fields(kind: &mut FaultKind) -> (Option<&mut u32>, Option<&mut u64>) {
         | F::ContainerRestart { count, .. }
         | F::PodFail { count, .. }
         | F::NodeLoss { count, .. }
+        | F::NodeAdd { count }
         | F::JobCancel { count, .. } => (Some(count), None),
         F::Burst {
             count, spread_ms, ..

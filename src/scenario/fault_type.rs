@@ -41,11 +41,13 @@ pub enum FaultType {
     ReplicaStop,
     /// `job_cancel`
     JobCancel,
+    /// `node_add`
+    NodeAdd,
 }
 
 impl FaultType {
     /// Every kind, in the order error messages list the valid ones.
-    pub const ALL: [FaultType; 17] = [
+    pub const ALL: [FaultType; 18] = [
         FaultType::ServerCrash,
         FaultType::PodDelete,
         FaultType::ContainerRestart,
@@ -63,11 +65,12 @@ impl FaultType {
         FaultType::PodFail,
         FaultType::ReplicaStop,
         FaultType::JobCancel,
+        FaultType::NodeAdd,
     ];
 
     /// The names of [`FaultType::ALL`], in its order.
-    pub const NAMES: [&'static str; 17] = {
-        let mut names = [""; 17];
+    pub const NAMES: [&'static str; 18] = {
+        let mut names = [""; 18];
         let mut index = 0;
         while index < names.len() {
             names[index] = FaultType::ALL[index].name();
@@ -96,6 +99,7 @@ impl FaultType {
             FaultType::PodFail => "pod_fail",
             FaultType::ReplicaStop => "replica_stop",
             FaultType::JobCancel => "job_cancel",
+            FaultType::NodeAdd => "node_add",
         }
     }
 
@@ -116,6 +120,7 @@ impl FaultType {
             FaultType::ProfileEdit => &["profile", "set"],
             FaultType::ClusterProfileEdit => &["set"],
             FaultType::NodeLoss => &["count", "replace_after"],
+            FaultType::NodeAdd => &["count"],
             FaultType::JobCancel => &["target", "count"],
             FaultType::Burst => &["count", "spread", "profile", "runtime"],
             FaultType::ReplicaCrash | FaultType::ReplicaStop => &["replica", "downtime"],
@@ -144,6 +149,7 @@ impl FaultType {
             | FaultType::ProfileEdit
             | FaultType::ClusterProfileEdit
             | FaultType::NodeLoss
+            | FaultType::NodeAdd
             | FaultType::JobCancel
             | FaultType::Burst => false,
         }
@@ -163,6 +169,7 @@ impl FaultType {
             | FaultType::ProfileEdit
             | FaultType::ClusterProfileEdit
             | FaultType::NodeLoss
+            | FaultType::NodeAdd
             | FaultType::JobCancel
             | FaultType::Burst
             | FaultType::ReplicaCrash

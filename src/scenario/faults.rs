@@ -106,6 +106,9 @@ fn elastic_fault(
             count: count(table)?,
             replace_after_ms: period_of(table, "replace_after", NODE_REPLACE_AFTER_MS)?,
         },
+        FaultType::NodeAdd => FaultKind::NodeAdd {
+            count: count(table)?,
+        },
         FaultType::JobCancel => FaultKind::JobCancel {
             target: job_target(table)?,
             count: count(table)?,
@@ -162,6 +165,7 @@ fn leader_fault(table: &Table<'_, '_>, context: &Context, kind: FaultType) -> Re
         | FaultType::ProfileEdit
         | FaultType::ClusterProfileEdit
         | FaultType::NodeLoss
+        | FaultType::NodeAdd
         | FaultType::JobCancel
         | FaultType::Burst
         | FaultType::LeaseDelete => unreachable!("elastic_fault reads {kind:?} itself"),

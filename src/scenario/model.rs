@@ -359,6 +359,12 @@ pub enum FaultKind {
         /// When a replacement node joins, after each lost node.
         replace_after_ms: u64,
     },
+    /// `count` new empty nodes of the cluster's size join (a cluster autoscaler's scale-up,
+    /// a node group grown by hand) and take the pods waiting for a slot.
+    NodeAdd {
+        /// How many nodes.
+        count: u32,
+    },
     /// The server cancels `count` jobs (`target` building or scheduled): job-completion for
     /// a building one, whose agent reports Building until it has killed the build.
     JobCancel {
@@ -432,6 +438,7 @@ impl FaultKind {
             FaultKind::ProfileEdit { .. } => FaultType::ProfileEdit,
             FaultKind::ClusterProfileEdit { .. } => FaultType::ClusterProfileEdit,
             FaultKind::NodeLoss { .. } => FaultType::NodeLoss,
+            FaultKind::NodeAdd { .. } => FaultType::NodeAdd,
             FaultKind::JobCancel { .. } => FaultType::JobCancel,
             FaultKind::Burst { .. } => FaultType::Burst,
             FaultKind::ReplicaCrash { .. } => FaultType::ReplicaCrash,

@@ -47,6 +47,7 @@ fn ends_itself(kind: FaultType) -> bool {
         | FaultType::ProfileEdit
         | FaultType::ClusterProfileEdit
         | FaultType::NodeLoss
+        | FaultType::NodeAdd
         | FaultType::JobCancel
         | FaultType::Burst
         | FaultType::LeaseDelete => false,
@@ -162,6 +163,7 @@ impl World {
                 count,
                 replace_after_ms,
             } => (self.lose_nodes(now, *count, *replace_after_ms, sink), None),
+            FaultKind::NodeAdd { count } => (self.add_nodes(now, *count, sink), None),
             FaultKind::JobCancel { target, count } => {
                 (self.cancel_jobs(now, *target, *count, sink), None)
             }
@@ -290,6 +292,30 @@ impl World {
         let lost = std::mem::take(&mut fx.lost_nodes);
         self.apply_kube(now, fx, sink);
         lost.join(",")
+    }
+
+    /// `node_add`: `count` new empty nodes join. Returns the nodes added, comma-separated.
+    fn add_nodes(&mut self, now: SimTime, count: u32, sink: &mut dyn Sink) -> String {
+        let mut fx = KubeEffects::default();
+        for _ in 0..count {
+            let random = &mut self.faults.random_faults;
+            self.elastic.kube.kubelets().handle(
+                now.as_ms(),
+                KubeletInput::AddNode,
+                random,
+                &mut fx,
+            );
+        }
+        let added: Vec<String> = fx
+            .records
+            .iter()
+            .filter_map(|record| match record {
+                Record::NodeJoined { node } => Some(node.clone()),
+                _ => None,
+            })
+            .collect();
+        self.apply_kube(now, fx, sink);
+        added.join(",")
     }
 
     /// `pod_delete`, `container_restart`, `pod_fail`: the pods hit, comma-separated.
@@ -433,6 +459,7 @@ impl World {
             | FaultKind::ProfileEdit { .. }
             | FaultKind::ClusterProfileEdit { .. }
             | FaultKind::NodeLoss { .. }
+            | FaultKind::NodeAdd { .. }
             | FaultKind::JobCancel { .. }
             | FaultKind::Burst { .. } => {
                 unreachable!("elastic faults start in start_elastic_fault")
@@ -517,6 +544,7 @@ impl World {
             | FaultKind::ProfileEdit { .. }
             | FaultKind::ClusterProfileEdit { .. }
             | FaultKind::NodeLoss { .. }
+            | FaultKind::NodeAdd { .. }
             | FaultKind::JobCancel { .. }
             | FaultKind::Burst { .. }
             | FaultKind::ReplicaCrash { .. }

@@ -174,6 +174,7 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
         },
         // A one-node cluster loses no node: the swarm draws nothing.
         FaultType::NodeLoss => return None,
+        FaultType::NodeAdd => FaultKind::NodeAdd { count: 1 },
         FaultType::JobCancel => FaultKind::JobCancel {
             target: if random.chance(0.5) {
                 JobTarget::Building
@@ -272,6 +273,7 @@ fn draw_leader_fault(scenario: &Scenario, kind: FaultType, random: &mut Stream) 
         | FaultType::ProfileEdit
         | FaultType::ClusterProfileEdit
         | FaultType::NodeLoss
+        | FaultType::NodeAdd
         | FaultType::JobCancel
         | FaultType::Burst => unreachable!("draw_fault draws {kind:?} itself"),
     }
