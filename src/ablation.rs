@@ -1,12 +1,85 @@
 //! Ablations: named rules of `safe` and named fixes of `fixed` switched off, one mutant per
-//! name with a known defect. Each name is declared next to the code it switches
-//! (`allocator::SAFE_ABLATIONS`, `leader::FIXED_ABLATIONS`); this module only carries a set
-//! of names, so that the allocator and the leader code can ask it without knowing the
-//! catalogue. The catalogue and the parsing of `--ablate` live above both, in `mutants`.
-//! A run without ablations is the plain policy, bit for bit.
+//! name with a known defect. The names are one enum, [`Ablation`], which the allocator and the
+//! leader code ask by variant; what each switches off is declared next to the code it
+//! switches (`allocator::SAFE_ABLATIONS`, `leader::FIXED_ABLATIONS`). The catalogue and the
+//! parsing of `--ablate` live above both, in `mutants`. A run without ablations is the plain
+//! policy, bit for bit.
 
-/// One declared ablation: its name and what switching it off does, in one line.
-pub type Declared = (&'static str, &'static str);
+/// One rule of `safe` or fix of `fixed` that `--ablate` can switch off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ablation {
+    /// `safe` rule 1: claimed idle pods are reserved.
+    Reservations,
+    /// `safe` rule 2: create-agent decides on a fresh pod list.
+    FreshState,
+    /// `safe` rule 3: idle time is measured from the last job.
+    IdleTimeout,
+    /// `safe` rule 4: the canonical config hash.
+    CanonicalHash,
+    /// `safe` rule 5: should-assign-work has no side effect.
+    PureAssign,
+    /// `safe` rule 6: reuse checks the environment and the agent's state.
+    Assignable,
+    /// `safe` rule 7: unregistered pods of an older process are adopted.
+    RestartAdoption,
+    /// `safe` rule 8: a restarted container's pod is not reused.
+    ContainerRestart,
+    /// `safe` rule 9: pending_pods_count counts pending pods only.
+    Limits,
+    /// `fixed`: a late OnStartedLeading of an old term starts nothing.
+    TermCheck,
+    /// `fixed`: after a lost term the runner rejoins the election.
+    ReEnter,
+    /// `fixed`: a restarted module gets the latest configuration.
+    LatestConfig,
+    /// `fixed`: the release write has a timeout.
+    BoundedRelease,
+    /// `fixed`: a candidate's Get/Update has a timeout.
+    BoundedAcquire,
+}
+
+impl Ablation {
+    /// Every rule and fix, `safe`'s first.
+    pub const ALL: [Ablation; 14] = [
+        Ablation::Reservations,
+        Ablation::FreshState,
+        Ablation::IdleTimeout,
+        Ablation::CanonicalHash,
+        Ablation::PureAssign,
+        Ablation::Assignable,
+        Ablation::RestartAdoption,
+        Ablation::ContainerRestart,
+        Ablation::Limits,
+        Ablation::TermCheck,
+        Ablation::ReEnter,
+        Ablation::LatestConfig,
+        Ablation::BoundedRelease,
+        Ablation::BoundedAcquire,
+    ];
+
+    /// The name `--ablate` and `ablate = […]` take.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Ablation::Reservations => "reservations",
+            Ablation::FreshState => "fresh-state",
+            Ablation::IdleTimeout => "idle-timeout",
+            Ablation::CanonicalHash => "canonical-hash",
+            Ablation::PureAssign => "pure-assign",
+            Ablation::Assignable => "assignable",
+            Ablation::RestartAdoption => "restart-adoption",
+            Ablation::ContainerRestart => "container-restart",
+            Ablation::Limits => "limits",
+            Ablation::TermCheck => "term-check",
+            Ablation::ReEnter => "re-enter",
+            Ablation::LatestConfig => "latest-config",
+            Ablation::BoundedRelease => "bounded-release",
+            Ablation::BoundedAcquire => "bounded-acquire",
+        }
+    }
+}
+
+/// One declared ablation: the rule or fix, and what switching it off does, in one line.
+pub type Declared = (Ablation, &'static str);
 
 /// A set of ablation names, sorted, without repeats. Empty means nothing is switched off.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,9 +102,9 @@ impl Ablations {
         Ablations { names }
     }
 
-    /// True when rule or fix `name` is switched off.
-    pub fn has(&self, name: &str) -> bool {
-        self.names.iter().any(|n| n == name)
+    /// True when rule or fix `ablation` is switched off.
+    pub fn has(&self, ablation: Ablation) -> bool {
+        self.names.iter().any(|n| n == ablation.name())
     }
 
     /// True when nothing is switched off (the run is the policy as written).
@@ -78,14 +151,14 @@ impl<'de> serde::Deserialize<'de> for Ablations {
 
 #[cfg(test)]
 mod tests {
-    use super::Ablations;
+    use super::{Ablation, Ablations};
 
     #[test]
     fn a_set_is_sorted_without_repeats_and_keeps_only_what_is_asked() {
         let ablations = Ablations::from_checked(&["limits", "reservations", "limits"]);
         assert_eq!(ablations.names(), ["limits", "reservations"]);
         assert_eq!(ablations.label(), "limits,reservations");
-        assert!(ablations.has("limits") && !ablations.has("fresh-state"));
+        assert!(ablations.has(Ablation::Limits) && !ablations.has(Ablation::FreshState));
         assert_eq!(ablations.only(&["reservations"]).label(), "reservations");
         assert!(Ablations::none().is_empty());
     }

@@ -9,10 +9,10 @@ use crate::ablation::Ablations;
 pub fn catalogue() -> Vec<(&'static str, &'static str, &'static str)> {
     let safe = crate::allocator::SAFE_ABLATIONS
         .iter()
-        .map(|(name, what)| ("safe", *name, *what));
+        .map(|(ablation, what)| ("safe", ablation.name(), *what));
     let fixed = crate::leader::FIXED_ABLATIONS
         .iter()
-        .map(|(name, what)| ("fixed", *name, *what));
+        .map(|(ablation, what)| ("fixed", ablation.name(), *what));
     safe.chain(fixed).collect()
 }
 
@@ -61,6 +61,16 @@ pub fn of(ablations: &Ablations, owner: &str) -> Ablations {
 #[cfg(test)]
 mod tests {
     use super::{catalogue, names_of, of, parse, valid_names};
+    use crate::ablation::Ablation;
+
+    #[test]
+    fn every_ablation_is_declared_by_exactly_one_owner() {
+        let mut declared = valid_names();
+        declared.sort_unstable();
+        let mut all: Vec<&str> = Ablation::ALL.iter().map(|a| a.name()).collect();
+        all.sort_unstable();
+        assert_eq!(declared, all);
+    }
 
     #[test]
     fn parse_sorts_and_dedups_known_names() {

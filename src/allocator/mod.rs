@@ -50,8 +50,9 @@ pub use settings::ClusterProfile;
 use crate::resources::{KubeRequest, KubeResult, StringMap};
 use std::sync::Arc;
 
-/// Which allocator runs inside the plugin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Which allocator runs inside the plugin. The one list of policies: the command line
+/// (`clap::ValueEnum`), the scenario parser and the plots take it from here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 pub enum Policy {
     /// The plugin's master branch: one pod per job, no reuse.
     Upstream,
@@ -65,8 +66,15 @@ impl Policy {
     /// Every policy, in the order reports list them.
     pub const ALL: [Policy; 3] = [Policy::Upstream, Policy::Pr355, Policy::Safe];
 
+    /// The names of [`Policy::ALL`], in its order.
+    pub const NAMES: [&'static str; 3] = [
+        Policy::ALL[0].name(),
+        Policy::ALL[1].name(),
+        Policy::ALL[2].name(),
+    ];
+
     /// The name used in scenarios, flags and report paths.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Policy::Upstream => "upstream",
             Policy::Pr355 => "pr355",
@@ -383,5 +391,28 @@ pub fn new_allocator_ablated(
             Box::new(safe::Safe::with_ablations(process_id, ablations.clone()))
         }
         _ => new_allocator(policy, process_id),
+    }
+}
+
+#[cfg(test)]
+mod policy_tests {
+    use super::Policy;
+    use clap::ValueEnum;
+
+    #[test]
+    fn the_command_line_lists_every_policy_by_its_name_in_order() {
+        let listed: Vec<Policy> = Policy::value_variants().to_vec();
+        assert_eq!(
+            listed,
+            Policy::ALL,
+            "ALL is every variant, in declaration order"
+        );
+        for policy in Policy::ALL {
+            let value = policy.to_possible_value().expect("no policy is hidden");
+            assert_eq!(value.get_name(), policy.name());
+            assert_eq!(Policy::from_name(policy.name()), Some(policy));
+        }
+        let names: Vec<&str> = Policy::ALL.iter().map(|policy| policy.name()).collect();
+        assert_eq!(Policy::NAMES.to_vec(), names);
     }
 }

@@ -1,5 +1,6 @@
 //! Flags. Every flag is long-form; `--help` text comes from these doc comments.
 
+use crate::allocator::Policy;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -169,8 +170,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Allocator policy: upstream, pr355 or safe (overrides `[plugin] policy`).
-    #[arg(long, value_parser = ["upstream", "pr355", "safe"])]
-    pub policy: Option<String>,
+    #[arg(long, value_enum)]
+    pub policy: Option<Policy>,
     /// Output folder for kubeconfig, trace.jsonl and export.jsonl
     /// (default `reports/<scenario>/serve/`).
     #[arg(long)]
@@ -189,8 +190,8 @@ pub struct SimArgs {
     #[arg(long)]
     pub seeds: Option<String>,
     /// Allocator policy: upstream, pr355 or safe (overrides `[plugin] policy`).
-    #[arg(long, value_parser = ["upstream", "pr355", "safe"])]
-    pub policy: Option<String>,
+    #[arg(long, value_enum)]
+    pub policy: Option<Policy>,
     /// Leader-runner variant: agentk-v1 or fixed (overrides `[leader] variant`).
     #[arg(long, value_parser = ["agentk-v1", "fixed"])]
     pub variant: Option<String>,
@@ -233,13 +234,8 @@ pub struct CompareArgs {
     /// The scenario file.
     pub file: PathBuf,
     /// Policies to compare, comma-separated.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "upstream,pr355,safe",
-        value_parser = ["upstream", "pr355", "safe"]
-    )]
-    pub policies: Vec<String>,
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Policy::ALL)]
+    pub policies: Vec<Policy>,
     /// Leader-runner variants to compare instead of policies, comma-separated (a scenario
     /// with a `[leader]` section; the table shows failovers and leader figures).
     #[arg(
@@ -281,8 +277,8 @@ pub struct ShrinkArgs {
     #[arg(long)]
     pub seed: u64,
     /// Allocator policy: upstream, pr355 or safe (overrides `[plugin] policy`).
-    #[arg(long, value_parser = ["upstream", "pr355", "safe"])]
-    pub policy: Option<String>,
+    #[arg(long, value_enum)]
+    pub policy: Option<Policy>,
     /// Leader-runner variant: agentk-v1 or fixed (overrides `[leader] variant`).
     #[arg(long, value_parser = ["agentk-v1", "fixed"])]
     pub variant: Option<String>,
@@ -310,11 +306,11 @@ pub struct ReviewArgs {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// The policy reviewed against (the as-is behaviour).
-    #[arg(long, default_value = "upstream", value_parser = ["upstream", "pr355", "safe"])]
-    pub base: String,
+    #[arg(long, value_enum, default_value_t = Policy::Upstream)]
+    pub base: Policy,
     /// The policy under review.
-    #[arg(long, value_parser = ["upstream", "pr355", "safe"])]
-    pub candidate: String,
+    #[arg(long, value_enum)]
+    pub candidate: Policy,
     /// Seeds: `N` (seeds 1..=N) or `A..B` (A to B-1); both policies run every seed.
     #[arg(long, default_value = "50")]
     pub seeds: String,

@@ -14,7 +14,6 @@ use super::sim::load;
 use super::sweep::{
     copy_report, owned, parse_seeds, parse_shard, placed, run_seeds, shard_folder, writing_failed,
 };
-use crate::allocator::Policy;
 use crate::explore::shard::{Assembled, ShardFile};
 use crate::explore::{
     Cell, CommandKind, PolicyRow, SeedRow, Shard, compare_table, write_compare_files,
@@ -47,10 +46,10 @@ fn cases(
         return Ok(args
             .policies
             .iter()
-            .map(|policy| {
+            .map(|&policy| {
                 let mut settings = base.clone();
-                settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
-                (policy.clone(), settings)
+                settings.policy = policy;
+                (policy.name().to_owned(), settings)
             })
             .collect());
     };

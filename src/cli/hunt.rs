@@ -214,7 +214,9 @@ pub(super) fn expand_targets(
                     targets.push(leader(&format!("fixed-{fix}"), "fixed", fix, loaded)?);
                 }
             }
-            "pr355" | "upstream" | "safe" => targets.push(elastic(name, name, "", loaded)?),
+            policy if Policy::from_name(policy).is_some() => {
+                targets.push(elastic(name, name, "", loaded)?);
+            }
             "agentk-v1" | "fixed" => targets.push(leader(name, name, "", loaded)?),
             other => match other.split_once('-') {
                 Some(("safe", rule)) if names_of("safe").contains(&rule) => {
@@ -225,9 +227,10 @@ pub(super) fn expand_targets(
                 }
                 _ => {
                     return Err(Failure::Input(format!(
-                        "--targets: unknown target {other:?}; valid: pr355, agentk-v1, \
-                         safe-ablations, fixed-ablations, upstream, safe, fixed, \
-                         safe-NAME, fixed-NAME (NAME from `elasticsim ablations`)"
+                        "--targets: unknown target {other:?}; valid: {}, agentk-v1, fixed, \
+                         safe-ablations, fixed-ablations, \
+                         safe-NAME, fixed-NAME (NAME from `elasticsim ablations`)",
+                        Policy::NAMES.join(", ")
                     )));
                 }
             },

@@ -136,8 +136,8 @@ fn groups(args: &ReviewArgs) -> Result<Vec<Group>, Failure> {
 
 fn plan_of(args: &ReviewArgs, groups: &[Group]) -> ReviewPlan {
     ReviewPlan {
-        base: args.base.clone(),
-        candidate: args.candidate.clone(),
+        base: args.base.name().to_owned(),
+        candidate: args.candidate.name().to_owned(),
         seeds: args.seeds.clone(),
         groups: groups
             .iter()

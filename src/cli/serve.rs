@@ -25,7 +25,7 @@ pub(super) fn run(args: &ServeArgs) -> Result<(), Failure> {
         file: args.file.clone(),
         seed: args.seed,
         seeds: None,
-        policy: args.policy.clone(),
+        policy: args.policy,
         variant: None,
         out: None,
         trace: false,

@@ -4,7 +4,6 @@
 use super::Failure;
 use super::args::ShrinkArgs;
 use super::sim::{load, report_dir};
-use crate::allocator::Policy;
 use crate::explore::{Size, shrink};
 use crate::report::atomic;
 use crate::scenario::format_duration_ms;
@@ -24,8 +23,8 @@ pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {
     let mut settings =
         RunSettings::from_scenario(&scenario).map_err(|e| Failure::Input(e.to_string()))?;
     settings.seed = args.seed;
-    if let Some(policy) = &args.policy {
-        settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
+    if let Some(policy) = args.policy {
+        settings.policy = policy;
     }
     if let Some(variant) = &args.variant {
         if scenario.leader.is_none() {

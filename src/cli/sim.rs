@@ -2,7 +2,6 @@
 
 use super::Failure;
 use super::args::SimArgs;
-use crate::allocator::Policy;
 use crate::run::{RunOutcome, run_scenario};
 use crate::scenario::Scenario;
 use crate::wall::Stopwatch;
@@ -62,8 +61,8 @@ pub(super) fn settings(scenario: &Scenario, args: &SimArgs) -> Result<RunSetting
     if let Some(seed) = args.seed {
         settings.seed = seed;
     }
-    if let Some(policy) = &args.policy {
-        settings.policy = Policy::from_name(policy).expect("clap checked the policy name");
+    if let Some(policy) = args.policy {
+        settings.policy = policy;
     }
     if let Some(variant) = &args.variant {
         if scenario.leader.is_none() {

@@ -287,56 +287,60 @@ enum Knob {
     Length,
 }
 
+/// The count and the length of `kind`, where it has them (a burst has both).
+fn knob_fields(kind: &mut FaultKind) -> (Option<&mut u32>, Option<&mut u64>) {
+    use FaultKind as F;
+    match kind {
+        F::PodDelete { count, .. }
+        | F::ContainerRestart { count, .. }
+        | F::PodFail { count, .. }
+        | F::NodeLoss { count, .. }
+        | F::NodeAdd { count }
+        | F::JobCancel { count, .. } => (Some(count), None),
+        F::Burst {
+            count, spread_ms, ..
+        } => (Some(count), Some(spread_ms)),
+        F::ServerCrash { downtime_ms }
+        | F::ReplicaCrash { downtime_ms, .. }
+        | F::ReplicaStop { downtime_ms, .. } => (None, Some(downtime_ms)),
+        F::Partition { for_ms, .. }
+        | F::ApiOutage { for_ms, .. }
+        | F::ReplicaPause { for_ms, .. } => (None, Some(for_ms)),
+        F::CallbackDelay { delay_ms, .. } => (None, Some(delay_ms)),
+        F::ProfileEdit { .. } | F::ClusterProfileEdit { .. } | F::ClockDrift { .. } => (None, None),
+        F::LeaseDelete => (None, None),
+    }
+}
+
 impl Knob {
     fn get(self, kind: &FaultKind) -> Option<u64> {
-        use FaultKind as F;
-        match (self, kind) {
-            (Knob::Count, F::PodDelete { count, .. })
-            | (Knob::Count, F::ContainerRestart { count, .. })
-            | (Knob::Count, F::PodFail { count, .. })
-            | (Knob::Count, F::NodeLoss { count, .. })
-            | (Knob::Count, F::JobCancel { count, .. })
-            | (Knob::Count, F::Burst { count, .. }) => Some(u64::from(*count)),
-            (Knob::Length, F::ServerCrash { downtime_ms })
-            | (Knob::Length, F::ReplicaCrash { downtime_ms, .. })
-            | (Knob::Length, F::ReplicaStop { downtime_ms, .. }) => Some(*downtime_ms),
-            (Knob::Length, F::Partition { for_ms, .. })
-            | (Knob::Length, F::ApiOutage { for_ms, .. })
-            | (Knob::Length, F::ReplicaPause { for_ms, .. }) => Some(*for_ms),
-            (Knob::Length, F::CallbackDelay { delay_ms, .. }) => Some(*delay_ms),
-            (Knob::Length, F::Burst { spread_ms, .. }) => Some(*spread_ms),
-            _ => None,
+        let mut kind = kind.clone();
+        let (count, length) = knob_fields(&mut kind);
+        match self {
+            Knob::Count => count.map(|count| u64::from(*count)),
+            Knob::Length => length.map(|length| *length),
         }
     }
 
     fn set(self, kind: &mut FaultKind, value: u64) {
-        use FaultKind as F;
-        let count_value = || u32::try_from(value).expect("counts only ever shrink from a u32");
-        match (self, kind) {
-            (Knob::Count, F::PodDelete { count, .. })
-            | (Knob::Count, F::ContainerRestart { count, .. })
-            | (Knob::Count, F::PodFail { count, .. })
-            | (Knob::Count, F::NodeLoss { count, .. })
-            | (Knob::Count, F::JobCancel { count, .. })
-            | (Knob::Count, F::Burst { count, .. }) => *count = count_value(),
-            (Knob::Length, F::ServerCrash { downtime_ms })
-            | (Knob::Length, F::ReplicaCrash { downtime_ms, .. })
-            | (Knob::Length, F::ReplicaStop { downtime_ms, .. }) => *downtime_ms = value,
-            (Knob::Length, F::Partition { for_ms, .. })
-            | (Knob::Length, F::ApiOutage { for_ms, .. })
-            | (Knob::Length, F::ReplicaPause { for_ms, .. }) => *for_ms = value,
-            (Knob::Length, F::CallbackDelay { delay_ms, .. }) => *delay_ms = value,
-            (Knob::Length, F::Burst { spread_ms, .. }) => *spread_ms = value,
-            (knob, kind) => panic!("{} has no {} to set", kind.name(), knob.name()),
+        let name = kind.name();
+        let (count, length) = knob_fields(kind);
+        match (self, count, length) {
+            (Knob::Count, Some(count), _) => {
+                *count = u32::try_from(value).expect("counts only ever shrink from a u32");
+            }
+            (Knob::Length, _, Some(length)) => *length = value,
+            (knob, _, _) => panic!("{name} has no {} to set", knob.name()),
         }
     }
 
     /// The floor and the step of the bisection.
     fn bounds(self, kind: &FaultKind) -> (u64, u64) {
-        match (self, kind) {
-            (Knob::Count, _) => (1, 1),
-            (Knob::Length, FaultKind::Burst { .. }) => (0, SECOND_MS),
-            (Knob::Length, _) => (SECOND_MS, SECOND_MS),
+        match self {
+            Knob::Count => (1, 1),
+            // A burst's spread may shrink to nothing (its jobs at once).
+            Knob::Length if matches!(kind, FaultKind::Burst { .. }) => (0, SECOND_MS),
+            Knob::Length => (SECOND_MS, SECOND_MS),
         }
     }
 

@@ -47,6 +47,9 @@ pub enum KubeletInput {
         /// When a replacement node joins, after the loss.
         replace_after_ms: Option<u64>,
     },
+    /// A new empty node of the cluster's size joins (`node_add` fault: a cluster
+    /// autoscaler's scale-up) and takes the pods waiting for a slot.
+    AddNode,
 }
 
 /// The kubelet timers asked for and not fired yet, by due time: each `(due ms, timer)` with
@@ -120,6 +123,10 @@ impl KubeApi {
                 if let Some(node) = self.lose_node(now, random, replace_after_ms, fx) {
                     fx.lost_nodes.push(node);
                 }
+                false
+            }
+            KubeletInput::AddNode => {
+                self.add_node(now, random, fx);
                 false
             }
         };

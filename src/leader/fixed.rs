@@ -16,29 +16,30 @@
 use super::Context;
 use super::Observation;
 use super::replica::{Core, ModuleConfig, Runner};
+use crate::ablation::Ablation;
 
 /// The fixes `--ablate` can switch off, one mutant each (the hazard it lets back in). The
 /// first three are switched here; the last two in the elector settings `replica.rs` gives
 /// the `fixed` variant.
 pub const FIXED_ABLATIONS: [crate::ablation::Declared; 5] = [
     (
-        "term-check",
+        Ablation::TermCheck,
         "H4: a late OnStartedLeading starts modules whatever its term",
     ),
     (
-        "re-enter",
+        Ablation::ReEnter,
         "#398: after a lost term the runner does not rejoin the election",
     ),
     (
-        "latest-config",
+        Ablation::LatestConfig,
         "H6: a restarted module gets no configuration it already had",
     ),
     (
-        "bounded-release",
+        Ablation::BoundedRelease,
         "k/k#124588: the release write has no timeout",
     ),
     (
-        "bounded-acquire",
+        Ablation::BoundedAcquire,
         "a candidate's Get/Update has no timeout (a lost answer hangs it)",
     ),
 ];
@@ -111,7 +112,7 @@ impl FixedRunner {
     ) {
         let config = self.configs[index].expect("a running module had a runnable config");
         let newer = self.delivered[index].is_none_or(|delivered| config.version > delivered);
-        let fresh_start = fresh_start && !self.ablations.has("latest-config");
+        let fresh_start = fresh_start && !self.ablations.has(Ablation::LatestConfig);
         if fresh_start || newer {
             assert!(
                 self.delivered[index].is_none_or(|delivered| config.version >= delivered),
@@ -152,7 +153,8 @@ impl Runner for FixedRunner {
 
     fn on_started_leading(&mut self, core: &mut Core, term: u64, cx: &mut Context) {
         // A callback of a term that already ended (or a duplicate) must not start anything.
-        let stale = core.elector.leading_term() != Some(term) && !self.ablations.has("term-check");
+        let stale =
+            core.elector.leading_term() != Some(term) && !self.ablations.has(Ablation::TermCheck);
         if self.leading_term.is_some() || stale {
             return;
         }
@@ -166,7 +168,7 @@ impl Runner for FixedRunner {
     fn on_leadership_lost(&mut self, core: &mut Core, term: u64, cx: &mut Context) {
         if let Some(leading) = self.leading_term.take() {
             assert!(
-                leading == term || self.ablations.has("term-check"),
+                leading == term || self.ablations.has(Ablation::TermCheck),
                 "the runner leads only in the elector's current term"
             );
             cx.observe(Observation::LeadingStopped { term: leading });
@@ -183,7 +185,7 @@ impl Runner for FixedRunner {
         // when the Run returns (the modules stop then, not when the lease was lost).
         if let Some(term) = self
             .leading_term
-            .take_if(|_| self.ablations.has("term-check"))
+            .take_if(|_| self.ablations.has(Ablation::TermCheck))
         {
             cx.observe(Observation::LeadingStopped { term });
             for index in 0..core.modules.len() {
@@ -198,7 +200,7 @@ impl Runner for FixedRunner {
             !self.acknowledgement_pending,
             "a Run returns only after the acknowledgement"
         );
-        if !self.ablations.has("re-enter") {
+        if !self.ablations.has(Ablation::ReEnter) {
             self.reconcile_election(core, cx);
         }
     }

@@ -7,6 +7,7 @@ use super::fixed::FixedRunner;
 use super::module::{ModuleProcess, ModuleTimer};
 use super::{Context, Input, LeaderSettings, Observation, Output, Random, SettingsError};
 use super::{TimerToken, Variant};
+use crate::ablation::Ablation;
 use crate::component::{ArmedTimers, Component};
 use std::collections::BTreeMap;
 
@@ -389,11 +390,11 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
         } else {
             TakeoverDuration::Configured
         },
-        release_timeout_ms: (fixed && !settings.ablations.has("bounded-release"))
+        release_timeout_ms: (fixed && !settings.ablations.has(Ablation::BoundedRelease))
             .then_some(settings.renew_deadline_ms),
         // A candidate whose Get or Update vanished (a partition drops it) must try again:
         // one retry period is far above any answer's round trip.
-        acquire_timeout_ms: (fixed && !settings.ablations.has("bounded-acquire"))
+        acquire_timeout_ms: (fixed && !settings.ablations.has(Ablation::BoundedAcquire))
             .then_some(settings.retry_period_ms),
         release_reads_first: fixed,
         release_after_acknowledgement: fixed,

@@ -1,6 +1,7 @@
-//! `[[faults]]` (all thirteen kinds) and `[swarm]`.
+//! `[[faults]]` (every kind of [`FaultType`]) and `[swarm]`.
 
 use super::ErrorKind;
+use super::fault_type::FaultType;
 use super::model::{
     ClusterProfileChanges, Fault, FaultKind, JobTarget, OutageMode, PodTarget, ReplicaRef, Swarm,
 };
@@ -12,36 +13,8 @@ use super::reader::{
 use std::collections::BTreeMap;
 use toml::de::DeValue;
 
-/// Every fault kind, in the order of `docs/scenario-format.md`.
-pub const FAULT_KINDS: &[&str] = &[
-    "server_crash",
-    "pod_delete",
-    "container_restart",
-    "partition",
-    "api_outage",
-    "profile_edit",
-    "cluster_profile_edit",
-    "node_loss",
-    "burst",
-    "replica_crash",
-    "replica_pause",
-    "clock_drift",
-    "lease_delete",
-    "callback_delay",
-    "pod_fail",
-    "replica_stop",
-    "job_cancel",
-];
-
-/// Fault kinds that act on `[leader]` replicas or their Lease.
-pub const LEADER_FAULT_KINDS: &[&str] = &[
-    "replica_crash",
-    "replica_pause",
-    "clock_drift",
-    "lease_delete",
-    "callback_delay",
-    "replica_stop",
-];
+/// Every fault kind's name, in the order of [`FaultType::ALL`].
+pub const FAULT_KINDS: &[&str] = &FaultType::NAMES;
 
 /// Fixed partition groups; `replica-N` is the one parameterised group.
 pub const PARTITION_GROUPS: &[&str] = &[
@@ -69,110 +42,109 @@ pub(crate) fn faults(top: &Table<'_, '_>, context: &Context) -> Result<Vec<Fault
         .collect()
 }
 
-/// The keys each kind accepts besides `at` and `kind`.
-fn kind_keys(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "server_crash" => &["downtime"],
-        "pod_delete" | "container_restart" | "pod_fail" => &["target", "count"],
-        "partition" => &["between", "for"],
-        "api_outage" => &["for", "mode"],
-        "profile_edit" => &["profile", "set"],
-        "cluster_profile_edit" => &["set"],
-        "node_loss" => &["count", "replace_after"],
-        "job_cancel" => &["target", "count"],
-        "burst" => &["count", "spread", "profile", "runtime"],
-        "replica_crash" | "replica_stop" => &["replica", "downtime"],
-        "replica_pause" => &["replica", "for"],
-        "clock_drift" => &["replica", "rate"],
-        "callback_delay" => &["replica", "delay"],
-        _ => &[],
-    }
-}
-
 fn fault(table: &Table<'_, '_>, context: &Context) -> Result<Fault> {
-    let Some(kind) = table.choice("kind", FAULT_KINDS)? else {
+    let Some(name) = table.choice("kind", FAULT_KINDS)? else {
         return Err(table.missing("kind", "a fault kind such as \"server_crash\""));
     };
+    let kind = FaultType::from_name(&name).expect("choice() accepts fault kind names only");
     let allowed: Vec<&str> = ["at", "kind"]
         .into_iter()
-        .chain(kind_keys(&kind).iter().copied())
+        .chain(kind.keys().iter().copied())
         .collect();
     table.expect_keys(&allowed)?;
-    if LEADER_FAULT_KINDS.contains(&kind.as_str()) && context.leader_replicas.is_none() {
-        let found = format!("\"{kind}\" without a [leader] section");
+    if kind.needs_leader() && context.leader_replicas.is_none() {
+        let found = format!("\"{name}\" without a [leader] section");
         return Err(table.semantic("kind", "a [leader] section for this fault kind", &found));
     }
     let at_ms = instant(table, context)?;
-    let kind = match kind.as_str() {
-        "server_crash" => FaultKind::ServerCrash {
+    let kind = elastic_fault(table, context, kind, at_ms)?;
+    Ok(Fault { at_ms, kind })
+}
+
+/// The parameters of a fault other than a replica's (`leader_fault` reads those).
+fn elastic_fault(
+    table: &Table<'_, '_>,
+    context: &Context,
+    kind: FaultType,
+    at_ms: u64,
+) -> Result<FaultKind> {
+    Ok(match kind {
+        FaultType::ServerCrash => FaultKind::ServerCrash {
             downtime_ms: downtime(table)?,
         },
-        "pod_delete" => FaultKind::PodDelete {
+        FaultType::PodDelete => FaultKind::PodDelete {
             target: target(table)?,
             count: count(table)?,
         },
-        "container_restart" => FaultKind::ContainerRestart {
+        FaultType::ContainerRestart => FaultKind::ContainerRestart {
             target: target(table)?,
             count: count(table)?,
         },
-        "pod_fail" => FaultKind::PodFail {
+        FaultType::PodFail => FaultKind::PodFail {
             target: target(table)?,
             count: count(table)?,
         },
-        "partition" => FaultKind::Partition {
+        FaultType::Partition => FaultKind::Partition {
             between: between(table, context)?,
             for_ms: table.required("for", "how long, a duration", &duration)?,
         },
-        "api_outage" => FaultKind::ApiOutage {
+        FaultType::ApiOutage => FaultKind::ApiOutage {
             for_ms: table.required("for", "how long, a duration", &duration)?,
             mode: match table.choice("mode", &["error", "hang"])?.as_deref() {
                 Some("hang") => OutageMode::Hang,
                 _ => OutageMode::Error,
             },
         },
-        "profile_edit" => FaultKind::ProfileEdit {
+        FaultType::ProfileEdit => FaultKind::ProfileEdit {
             profile: profile_reference(table, context)?,
             set: profile_changes(table)?,
         },
-        "cluster_profile_edit" => FaultKind::ClusterProfileEdit {
+        FaultType::ClusterProfileEdit => FaultKind::ClusterProfileEdit {
             set: cluster_profile_changes(table)?,
         },
-        "node_loss" => FaultKind::NodeLoss {
+        FaultType::NodeLoss => FaultKind::NodeLoss {
             count: count(table)?,
             replace_after_ms: period_of(table, "replace_after", NODE_REPLACE_AFTER_MS)?,
         },
-        "job_cancel" => FaultKind::JobCancel {
+        FaultType::NodeAdd => FaultKind::NodeAdd {
+            count: count(table)?,
+        },
+        FaultType::JobCancel => FaultKind::JobCancel {
             target: job_target(table)?,
             count: count(table)?,
         },
-        "burst" => FaultKind::Burst {
+        FaultType::Burst => FaultKind::Burst {
             count: table.required("count", "how many jobs", &count_at_least(1))?,
             spread_ms: spread(table, at_ms, context)?,
             profile: profile_reference(table, context)?,
             runtime: table.required("runtime", "a duration or range", &range)?,
         },
-        "lease_delete" => FaultKind::LeaseDelete,
-        _ => leader_fault(table, context, &kind)?,
-    };
-    Ok(Fault { at_ms, kind })
+        FaultType::LeaseDelete => FaultKind::LeaseDelete,
+        FaultType::ReplicaCrash
+        | FaultType::ReplicaStop
+        | FaultType::ReplicaPause
+        | FaultType::ClockDrift
+        | FaultType::CallbackDelay => leader_fault(table, context, kind)?,
+    })
 }
 
-fn leader_fault(table: &Table<'_, '_>, context: &Context, kind: &str) -> Result<FaultKind> {
+/// The parameters of a fault of one `[leader]` replica (`elastic_fault` reads the others).
+fn leader_fault(table: &Table<'_, '_>, context: &Context, kind: FaultType) -> Result<FaultKind> {
     let replica = replica(table, context)?;
     Ok(match kind {
-        "replica_crash" => FaultKind::ReplicaCrash {
+        FaultType::ReplicaCrash => FaultKind::ReplicaCrash {
             replica,
             downtime_ms: downtime(table)?,
         },
-        "replica_stop" => FaultKind::ReplicaStop {
+        FaultType::ReplicaStop => FaultKind::ReplicaStop {
             replica,
             downtime_ms: table.or("downtime", DEFAULT_STOP_DOWNTIME_MS, &duration)?,
         },
-        "replica_pause" => FaultKind::ReplicaPause {
+        FaultType::ReplicaPause => FaultKind::ReplicaPause {
             replica,
             for_ms: table.required("for", "how long, a duration", &duration)?,
         },
-        "clock_drift" => {
+        FaultType::ClockDrift => {
             let rate = table.required("rate", "the clock rate, a number above 0", &number)?;
             if rate <= 0.0 {
                 let value = table.get("rate").expect("required() found the key");
@@ -180,10 +152,23 @@ fn leader_fault(table: &Table<'_, '_>, context: &Context, kind: &str) -> Result<
             }
             FaultKind::ClockDrift { replica, rate }
         }
-        _ => FaultKind::CallbackDelay {
+        FaultType::CallbackDelay => FaultKind::CallbackDelay {
             replica,
             delay_ms: table.required("delay", "how late, a duration", &duration)?,
         },
+        FaultType::ServerCrash
+        | FaultType::PodDelete
+        | FaultType::ContainerRestart
+        | FaultType::PodFail
+        | FaultType::Partition
+        | FaultType::ApiOutage
+        | FaultType::ProfileEdit
+        | FaultType::ClusterProfileEdit
+        | FaultType::NodeLoss
+        | FaultType::NodeAdd
+        | FaultType::JobCancel
+        | FaultType::Burst
+        | FaultType::LeaseDelete => unreachable!("elastic_fault reads {kind:?} itself"),
     })
 }
 
@@ -447,7 +432,7 @@ pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
     }
     let leader_kind = kinds
         .iter()
-        .find(|kind| LEADER_FAULT_KINDS.contains(&kind.as_str()));
+        .find(|kind| FaultType::from_name(kind).is_some_and(FaultType::needs_leader));
     if let (Some(kind), None) = (leader_kind, context.leader_replicas) {
         let found = format!("\"{kind}\" without a [leader] section");
         return Err(table.semantic("kinds", "a [leader] section for leader fault kinds", &found));

@@ -7,6 +7,7 @@
 
 pub mod duration;
 mod error;
+mod fault_type;
 mod faults;
 mod leader;
 pub mod model;
@@ -24,7 +25,8 @@ mod tests_kube_keys;
 
 pub use duration::{DurationError, format_duration_ms, parse_duration_ms};
 pub use error::{ErrorDetail, ErrorKind, ScenarioError};
-pub use faults::{FAULT_KINDS, LEADER_FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS};
+pub use fault_type::FaultType;
+pub use faults::{FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS};
 pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
 pub use model::{
     Cluster, ClusterProfileChanges, Fault, FaultKind, Invariants, JobSource, JobTarget, Leader,

@@ -1,6 +1,7 @@
 //! The typed scenario: what `docs/scenario-format.md` describes, after parsing, defaults and
 //! validation. Every duration is in simulated milliseconds.
 
+use super::fault_type::FaultType;
 use std::collections::BTreeMap;
 
 /// A duration range: uniform in `[min_ms, max_ms]` (equal bounds for a fixed duration).
@@ -363,6 +364,12 @@ pub enum FaultKind {
         /// When a replacement node joins, after each lost node.
         replace_after_ms: u64,
     },
+    /// `count` new empty nodes of the cluster's size join (a cluster autoscaler's scale-up,
+    /// a node group grown by hand) and take the pods waiting for a slot.
+    NodeAdd {
+        /// How many nodes.
+        count: u32,
+    },
     /// The server cancels `count` jobs (`target` building or scheduled): job-completion for
     /// a building one, whose agent reports Building until it has killed the build.
     JobCancel {
@@ -424,40 +431,38 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// The kind, without its parameters.
+    pub fn fault_type(&self) -> FaultType {
+        match self {
+            FaultKind::ServerCrash { .. } => FaultType::ServerCrash,
+            FaultKind::PodDelete { .. } => FaultType::PodDelete,
+            FaultKind::ContainerRestart { .. } => FaultType::ContainerRestart,
+            FaultKind::PodFail { .. } => FaultType::PodFail,
+            FaultKind::Partition { .. } => FaultType::Partition,
+            FaultKind::ApiOutage { .. } => FaultType::ApiOutage,
+            FaultKind::ProfileEdit { .. } => FaultType::ProfileEdit,
+            FaultKind::ClusterProfileEdit { .. } => FaultType::ClusterProfileEdit,
+            FaultKind::NodeLoss { .. } => FaultType::NodeLoss,
+            FaultKind::NodeAdd { .. } => FaultType::NodeAdd,
+            FaultKind::JobCancel { .. } => FaultType::JobCancel,
+            FaultKind::Burst { .. } => FaultType::Burst,
+            FaultKind::ReplicaCrash { .. } => FaultType::ReplicaCrash,
+            FaultKind::ReplicaPause { .. } => FaultType::ReplicaPause,
+            FaultKind::ReplicaStop { .. } => FaultType::ReplicaStop,
+            FaultKind::ClockDrift { .. } => FaultType::ClockDrift,
+            FaultKind::LeaseDelete => FaultType::LeaseDelete,
+            FaultKind::CallbackDelay { .. } => FaultType::CallbackDelay,
+        }
+    }
+
     /// The `kind` string of the scenario format.
     pub fn name(&self) -> &'static str {
-        match self {
-            FaultKind::ServerCrash { .. } => "server_crash",
-            FaultKind::PodDelete { .. } => "pod_delete",
-            FaultKind::ContainerRestart { .. } => "container_restart",
-            FaultKind::PodFail { .. } => "pod_fail",
-            FaultKind::Partition { .. } => "partition",
-            FaultKind::ApiOutage { .. } => "api_outage",
-            FaultKind::ProfileEdit { .. } => "profile_edit",
-            FaultKind::ClusterProfileEdit { .. } => "cluster_profile_edit",
-            FaultKind::NodeLoss { .. } => "node_loss",
-            FaultKind::JobCancel { .. } => "job_cancel",
-            FaultKind::Burst { .. } => "burst",
-            FaultKind::ReplicaCrash { .. } => "replica_crash",
-            FaultKind::ReplicaPause { .. } => "replica_pause",
-            FaultKind::ReplicaStop { .. } => "replica_stop",
-            FaultKind::ClockDrift { .. } => "clock_drift",
-            FaultKind::LeaseDelete => "lease_delete",
-            FaultKind::CallbackDelay { .. } => "callback_delay",
-        }
+        self.fault_type().name()
     }
 
     /// True for faults that need a `[leader]` section.
     pub fn needs_leader(&self) -> bool {
-        matches!(
-            self,
-            FaultKind::ReplicaCrash { .. }
-                | FaultKind::ReplicaStop { .. }
-                | FaultKind::ReplicaPause { .. }
-                | FaultKind::ClockDrift { .. }
-                | FaultKind::LeaseDelete
-                | FaultKind::CallbackDelay { .. }
-        )
+        self.fault_type().needs_leader()
     }
 }
 
@@ -496,15 +501,11 @@ impl Default for Swarm {
     fn default() -> Self {
         Swarm {
             enabled: false,
-            kinds: [
-                "server_crash",
-                "pod_delete",
-                "container_restart",
-                "partition",
-                "api_outage",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
+            kinds: FaultType::ALL
+                .into_iter()
+                .filter(|kind| kind.in_default_swarm())
+                .map(|kind| kind.name().to_owned())
+                .collect(),
             mean_interval_ms: 5 * 60_000,
             draw: None,
         }

@@ -3,11 +3,13 @@
 //! `[leader]` before what refers to them), so cross-references are checked with spans.
 
 use super::error::{ErrorKind, Source};
+use super::fault_type::FaultType;
 use super::model::{Cluster, FaultKind, JobSource, Plugin, Profile, Scenario, Server};
 use super::reader::{
     Result, Table, boolean, count_at_least, duration, number, range, string, unsigned,
 };
 use super::{Loaded, faults, leader};
+use crate::allocator::Policy;
 use std::path::Path;
 use toml::Spanned;
 use toml::de::DeTable;
@@ -31,7 +33,7 @@ const TOP_KEYS: &[&str] = &[
 ];
 
 /// The policies `[plugin] policy` accepts.
-pub const POLICIES: &[&str] = &["upstream", "pr355", "safe"];
+pub const POLICIES: &[&str] = &Policy::NAMES;
 /// The `kind`s a `[[jobs]]` entry accepts.
 pub const JOB_KINDS: &[&str] = &["burst", "poisson", "trace", "single"];
 pub(crate) const PROFILE_KEYS: &[&str] = &["name", "image", "cpu", "memory", "environment"];
@@ -132,7 +134,12 @@ fn short_settle(top: &Table<'_, '_>, scenario: &Scenario) -> Option<String> {
             .faults
             .iter()
             .any(|f| matches!(f.kind, FaultKind::Burst { .. }))
-        || (scenario.swarm.enabled && scenario.swarm.kinds.iter().any(|k| k == "burst"));
+        || (scenario.swarm.enabled
+            && scenario
+                .swarm
+                .kinds
+                .iter()
+                .any(|k| k == FaultType::Burst.name()));
     (makes_pods && scenario.settle_ms < settle_needed_ms).then(|| {
         top.warning(
             "settle",

@@ -479,6 +479,11 @@ fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
     if let Some(leader) = scenario.leader.as_mut() {
         leader.http2_dead_ms = 30_000;
     }
+    // `node_add` is an extension too (a cluster autoscaler's scale-up).
+    scenario.faults.push(Fault {
+        at_ms: 3_000,
+        kind: FaultKind::NodeAdd { count: 2 },
+    });
     scenario.faults.push(Fault {
         at_ms: 2_000,
         kind: FaultKind::JobCancel {

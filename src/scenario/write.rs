@@ -256,6 +256,7 @@ fn write_fault(out: &mut String, fault: &Fault) {
             line(out, "count", &count.to_string());
             line(out, "replace_after", &duration(*replace_after_ms));
         }
+        FaultKind::NodeAdd { count } => line(out, "count", &count.to_string()),
         FaultKind::JobCancel { target, count } => {
             line(out, "target", &quote(target.name()));
             line(out, "count", &count.to_string());
@@ -304,7 +305,20 @@ fn write_leader_fault(out: &mut String, kind: &FaultKind) {
             line(out, "delay", &duration(*delay_ms));
         }
         FaultKind::LeaseDelete => {}
-        _ => unreachable!("write_fault writes the elastic-agent faults itself"),
+        FaultKind::ServerCrash { .. }
+        | FaultKind::PodDelete { .. }
+        | FaultKind::ContainerRestart { .. }
+        | FaultKind::PodFail { .. }
+        | FaultKind::Partition { .. }
+        | FaultKind::ApiOutage { .. }
+        | FaultKind::ProfileEdit { .. }
+        | FaultKind::ClusterProfileEdit { .. }
+        | FaultKind::NodeLoss { .. }
+        | FaultKind::NodeAdd { .. }
+        | FaultKind::JobCancel { .. }
+        | FaultKind::Burst { .. } => {
+            unreachable!("write_fault writes the elastic-agent faults itself")
+        }
     }
 }
 

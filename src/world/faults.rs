@@ -11,12 +11,48 @@ use crate::gocd::JobState;
 use crate::gocd::ServerInput;
 use crate::kube::{KubeEffects, KubeletInput};
 use crate::resources::PodPhase;
-use crate::scenario::{FaultKind, JobTarget, PodTarget};
+use crate::scenario::{FaultKind, FaultType, JobTarget, OutageMode, PodTarget, Range, ReplicaRef};
 use crate::trace::{AgentRuntime, Record};
 use std::collections::BTreeMap;
 
 /// The id of the run's one cluster profile, in records and fault targets.
 const CLUSTER_PROFILE_ID: &str = "cluster-profile";
+
+/// What a pod fault does to each pod it hits.
+#[derive(Clone, Copy)]
+enum PodAction {
+    /// `pod_delete`
+    Delete,
+    /// `container_restart`
+    Restart,
+    /// `pod_fail`
+    Fail,
+}
+
+/// True for a lasting fault whose end the world signals itself (a restart, a resume, a newer
+/// drift, a callback delivered) rather than a timer at its start plus its length.
+fn ends_itself(kind: FaultType) -> bool {
+    match kind {
+        FaultType::ServerCrash
+        | FaultType::ReplicaCrash
+        | FaultType::ReplicaStop
+        | FaultType::ReplicaPause
+        | FaultType::ClockDrift
+        | FaultType::CallbackDelay => true,
+        FaultType::PodDelete
+        | FaultType::ContainerRestart
+        | FaultType::PodFail
+        | FaultType::Partition
+        | FaultType::ApiOutage
+        | FaultType::ProfileEdit
+        | FaultType::ClusterProfileEdit
+        | FaultType::NodeLoss
+        | FaultType::NodeAdd
+        | FaultType::JobCancel
+        | FaultType::Burst
+        | FaultType::LeaseDelete => false,
+    }
+}
 
 /// What starting a fault did.
 enum Started {
@@ -101,24 +137,22 @@ impl World {
                 };
                 started
             }
-            FaultKind::PodDelete { .. }
-            | FaultKind::ContainerRestart { .. }
-            | FaultKind::PodFail { .. } => (self.start_pod_fault(now, kind, sink), None),
+            FaultKind::PodDelete { target, count } => {
+                let pods = self.start_pod_fault(now, PodAction::Delete, *target, *count, sink);
+                (pods, None)
+            }
+            FaultKind::ContainerRestart { target, count } => {
+                let pods = self.start_pod_fault(now, PodAction::Restart, *target, *count, sink);
+                (pods, None)
+            }
+            FaultKind::PodFail { target, count } => {
+                let pods = self.start_pod_fault(now, PodAction::Fail, *target, *count, sink);
+                (pods, None)
+            }
             FaultKind::Partition { between, for_ms } => {
-                let a = self.group_mask(&between[0]);
-                let b = self.group_mask(&between[1]);
-                self.partitions.start(index as u32, a, b);
-                self.partitions_changed(now);
-                (format!("{}|{}", between[0], between[1]), Some(*for_ms))
+                (self.start_partition(now, index, between), Some(*for_ms))
             }
-            FaultKind::ApiOutage { for_ms, mode } => {
-                self.outage = Some(*mode);
-                let mode = match mode {
-                    crate::scenario::OutageMode::Error => "error",
-                    crate::scenario::OutageMode::Hang => "hang",
-                };
-                (mode.to_owned(), Some(*for_ms))
-            }
+            FaultKind::ApiOutage { for_ms, mode } => (self.start_outage(*mode), Some(*for_ms)),
             FaultKind::ProfileEdit { profile, set } => {
                 (self.edit_profile(now, profile, set, sink), None)
             }
@@ -129,16 +163,63 @@ impl World {
                 count,
                 replace_after_ms,
             } => (self.lose_nodes(now, *count, *replace_after_ms, sink), None),
+            FaultKind::NodeAdd { count } => (self.add_nodes(now, *count, sink), None),
             FaultKind::JobCancel { target, count } => {
-                let jobs = self.pick_jobs(*target, *count);
-                self.server_step(now, ServerInput::CancelJobs(jobs.clone()), sink);
-                let jobs: Vec<String> = jobs.iter().map(|job| format!("job:{job}")).collect();
-                (jobs.join(","), None)
+                (self.cancel_jobs(now, *target, *count, sink), None)
             }
-            FaultKind::Burst { .. } => (self.start_burst(now, kind), None),
-            _ => unreachable!("leader faults start in start_leader_fault"),
+            FaultKind::Burst {
+                count,
+                spread_ms,
+                profile,
+                runtime,
+            } => {
+                let jobs = self.start_burst(now, *count, *spread_ms, profile, *runtime);
+                (jobs, None)
+            }
+            FaultKind::ReplicaCrash { .. }
+            | FaultKind::ReplicaStop { .. }
+            | FaultKind::ReplicaPause { .. }
+            | FaultKind::ClockDrift { .. }
+            | FaultKind::LeaseDelete
+            | FaultKind::CallbackDelay { .. } => {
+                unreachable!("leader faults start in start_leader_fault")
+            }
         };
         Started::Acting { target, lasting_ms }
+    }
+
+    /// `partition`: the two groups stop reaching each other. Returns `a|b`.
+    fn start_partition(&mut self, now: SimTime, index: usize, between: &[String; 2]) -> String {
+        let a = self.group_mask(&between[0]);
+        let b = self.group_mask(&between[1]);
+        self.partitions.start(index as u32, a, b);
+        self.partitions_changed(now);
+        format!("{}|{}", between[0], between[1])
+    }
+
+    /// `api_outage`: every call fails or hangs from now on. Returns the mode.
+    fn start_outage(&mut self, mode: OutageMode) -> String {
+        self.outage = Some(mode);
+        match mode {
+            OutageMode::Error => "error",
+            OutageMode::Hang => "hang",
+        }
+        .to_owned()
+    }
+
+    /// `job_cancel`: the server cancels `count` jobs of `target`. Returns them, `job:N`
+    /// comma-separated.
+    fn cancel_jobs(
+        &mut self,
+        now: SimTime,
+        target: JobTarget,
+        count: u32,
+        sink: &mut dyn Sink,
+    ) -> String {
+        let jobs = self.pick_jobs(target, count);
+        self.server_step(now, ServerInput::CancelJobs(jobs.clone()), sink);
+        let jobs: Vec<String> = jobs.iter().map(|job| format!("job:{job}")).collect();
+        jobs.join(",")
     }
 
     /// `server_crash`: the server process dies and restarts after `downtime_ms`; nothing (the
@@ -213,65 +294,93 @@ impl World {
         lost.join(",")
     }
 
-    /// `pod_delete`, `container_restart`, `pod_fail`: the pods hit, comma-separated.
-    fn start_pod_fault(&mut self, now: SimTime, kind: &FaultKind, sink: &mut dyn Sink) -> String {
+    /// `node_add`: `count` new empty nodes join. Returns the nodes added, comma-separated.
+    fn add_nodes(&mut self, now: SimTime, count: u32, sink: &mut dyn Sink) -> String {
         let mut fx = KubeEffects::default();
-        let pods = match kind {
-            FaultKind::PodDelete { target, count } => {
-                let pods = self.pick_pods(*target, *count);
+        for _ in 0..count {
+            let random = &mut self.faults.random_faults;
+            self.elastic.kube.kubelets().handle(
+                now.as_ms(),
+                KubeletInput::AddNode,
+                random,
+                &mut fx,
+            );
+        }
+        let added: Vec<String> = fx
+            .records
+            .iter()
+            .filter_map(|record| match record {
+                Record::NodeJoined { node } => Some(node.clone()),
+                _ => None,
+            })
+            .collect();
+        self.apply_kube(now, fx, sink);
+        added.join(",")
+    }
+
+    /// `pod_delete`, `container_restart`, `pod_fail`: the pods hit, comma-separated.
+    fn start_pod_fault(
+        &mut self,
+        now: SimTime,
+        action: PodAction,
+        target: PodTarget,
+        count: u32,
+        sink: &mut dyn Sink,
+    ) -> String {
+        let mut fx = KubeEffects::default();
+        let pods = match action {
+            PodAction::Delete => {
+                let pods = self.pick_pods(target, count);
                 for pod in &pods {
                     let input = KubeletInput::DeletePod { pod: pod.clone() };
                     self.kubelet_input(now, input, &mut fx);
                 }
                 pods
             }
-            FaultKind::ContainerRestart { target, count } => {
+            PodAction::Restart => {
                 let pods: Vec<String> = self
-                    .pick_pods(*target, u32::MAX)
+                    .pick_pods(target, u32::MAX)
                     .into_iter()
                     .filter(|p| self.elastic.kube.container_running(p))
                     .collect();
-                let pods = self.choose(pods, *count);
+                let pods = self.choose(pods, count);
                 for pod in &pods {
                     let input = KubeletInput::KillContainer { pod: pod.clone() };
                     self.kubelet_input(now, input, &mut fx);
                 }
                 pods
             }
-            FaultKind::PodFail { target, count } => {
-                let pods = self.pick_pods(*target, *count);
+            PodAction::Fail => {
+                let pods = self.pick_pods(target, count);
                 for pod in &pods {
                     let input = KubeletInput::FailPod { pod: pod.clone() };
                     self.kubelet_input(now, input, &mut fx);
                 }
                 pods
             }
-            _ => unreachable!("only pod faults come here"),
         };
         self.apply_kube(now, fx, sink);
         pods.join(",")
     }
 
     /// A `burst` fault: its jobs join the arrivals, drawn from the fault stream.
-    fn start_burst(&mut self, now: SimTime, kind: &FaultKind) -> String {
-        let FaultKind::Burst {
-            count,
-            spread_ms,
-            profile,
-            runtime,
-        } = kind
-        else {
-            unreachable!("only bursts come here")
-        };
+    fn start_burst(
+        &mut self,
+        now: SimTime,
+        count: u32,
+        spread_ms: u64,
+        profile: &str,
+        runtime: Range,
+    ) -> String {
         let mut planned = Vec::new();
         burst(
             &mut planned,
             &mut self.faults.random_faults,
             now.as_ms(),
-            *count,
-            *spread_ms,
+            count,
+            spread_ms,
             profile,
-            *runtime,
+            runtime,
         );
         for arrival in planned {
             let at = SimTime::from_ms(arrival.at_ms);
@@ -294,64 +403,83 @@ impl World {
         kind: &FaultKind,
         sink: &mut dyn Sink,
     ) -> Started {
-        if let FaultKind::LeaseDelete = kind {
-            let deleted = self.delete_lease(now, sink);
-            let target = if deleted { "lease" } else { "lease (absent)" }.to_owned();
-            return Started::Acting {
-                target,
-                lasting_ms: None,
-            };
+        match kind {
+            FaultKind::LeaseDelete => {
+                let deleted = self.delete_lease(now, sink);
+                let target = if deleted { "lease" } else { "lease (absent)" }.to_owned();
+                Started::Acting {
+                    target,
+                    lasting_ms: None,
+                }
+            }
+            FaultKind::ReplicaCrash {
+                replica,
+                downtime_ms,
+            } => self.on_replica(index, *replica, |world, at| {
+                let crashed = world.crash_replica(now, at, *downtime_ms, sink);
+                crashed.then(|| (format!("replica-{at}"), Some(*downtime_ms)))
+            }),
+            FaultKind::ReplicaStop {
+                replica,
+                downtime_ms,
+            } => self.on_replica(index, *replica, |world, at| {
+                let stopped = world.stop_replica(now, at, *downtime_ms, sink);
+                stopped.then(|| (format!("replica-{at}"), Some(*downtime_ms)))
+            }),
+            FaultKind::ReplicaPause { replica, for_ms } => {
+                self.on_replica(index, *replica, |world, at| {
+                    let paused = world.pause_replica(now, at, *for_ms, sink);
+                    paused.then(|| (format!("replica-{at}"), Some(*for_ms)))
+                })
+            }
+            // A drift lasts until the safety phase ends or a newer drift of the same
+            // replica replaces it: the monitors judge the fault budget on drifts in force.
+            FaultKind::ClockDrift { replica, rate } => {
+                self.on_replica(index, *replica, |world, at| {
+                    world.end_drift_faults(now, at, sink);
+                    world.drift_replica(now, at, *rate);
+                    Some((format!("replica-{at} rate={rate}"), Some(0)))
+                })
+            }
+            // The fault lasts until the late callback is delivered (or the process dies):
+            // the failover monitor holds its clock while it is in force.
+            FaultKind::CallbackDelay { replica, delay_ms } => {
+                self.on_replica(index, *replica, |world, at| {
+                    let process = world.leader.replicas[at as usize].process.as_mut()?;
+                    process.delay_next_started_leading(*delay_ms);
+                    Some((format!("replica-{at} +{delay_ms}ms"), Some(0)))
+                })
+            }
+            FaultKind::ServerCrash { .. }
+            | FaultKind::PodDelete { .. }
+            | FaultKind::ContainerRestart { .. }
+            | FaultKind::PodFail { .. }
+            | FaultKind::Partition { .. }
+            | FaultKind::ApiOutage { .. }
+            | FaultKind::ProfileEdit { .. }
+            | FaultKind::ClusterProfileEdit { .. }
+            | FaultKind::NodeLoss { .. }
+            | FaultKind::NodeAdd { .. }
+            | FaultKind::JobCancel { .. }
+            | FaultKind::Burst { .. } => {
+                unreachable!("elastic faults start in start_elastic_fault")
+            }
         }
-        let replica = match kind {
-            FaultKind::ReplicaCrash { replica, .. }
-            | FaultKind::ReplicaStop { replica, .. }
-            | FaultKind::ReplicaPause { replica, .. }
-            | FaultKind::ClockDrift { replica, .. }
-            | FaultKind::CallbackDelay { replica, .. } => *replica,
-            _ => unreachable!("only leader faults come here"),
-        };
+    }
+
+    /// A fault of one replica: `act` on the replica `replica` names now (its index), which
+    /// gives the fault's target and how long it lasts, or `None` when it finds nothing to hit.
+    fn on_replica(
+        &mut self,
+        index: usize,
+        replica: ReplicaRef,
+        act: impl FnOnce(&mut World, u32) -> Option<(String, Option<u64>)>,
+    ) -> Started {
         let Some(replica_index) = self.replica_index(replica) else {
             return Started::NoTarget;
         };
-        let (target, lasting_ms) = match kind {
-            FaultKind::ReplicaCrash { downtime_ms, .. } => {
-                if !self.crash_replica(now, replica_index, *downtime_ms, sink) {
-                    return Started::NoTarget;
-                }
-                (format!("replica-{replica_index}"), Some(*downtime_ms))
-            }
-            FaultKind::ReplicaStop { downtime_ms, .. } => {
-                if !self.stop_replica(now, replica_index, *downtime_ms, sink) {
-                    return Started::NoTarget;
-                }
-                (format!("replica-{replica_index}"), Some(*downtime_ms))
-            }
-            FaultKind::ReplicaPause { for_ms, .. } => {
-                if !self.pause_replica(now, replica_index, *for_ms, sink) {
-                    return Started::NoTarget;
-                }
-                (format!("replica-{replica_index}"), Some(*for_ms))
-            }
-            FaultKind::ClockDrift { rate, .. } => {
-                // A drift lasts until the safety phase ends or a newer drift of the same
-                // replica replaces it: the monitors judge the fault budget on drifts in force.
-                self.end_drift_faults(now, replica_index, sink);
-                self.drift_replica(now, replica_index, *rate);
-                (format!("replica-{replica_index} rate={rate}"), Some(0))
-            }
-            FaultKind::CallbackDelay { delay_ms, .. } => {
-                let Some(process) = self.leader.replicas[replica_index as usize]
-                    .process
-                    .as_mut()
-                else {
-                    return Started::NoTarget;
-                };
-                process.delay_next_started_leading(*delay_ms);
-                // The fault lasts until the late callback is delivered (or the process dies):
-                // the failover monitor holds its clock while it is in force.
-                (format!("replica-{replica_index} +{delay_ms}ms"), Some(0))
-            }
-            _ => unreachable!("only replica faults come here"),
+        let Some((target, lasting_ms)) = act(self, replica_index) else {
+            return Started::NoTarget;
         };
         self.faults.fault_targets.insert(index, replica_index);
         Started::Acting { target, lasting_ms }
@@ -381,16 +509,7 @@ impl World {
         match lasting_ms {
             Some(ms) => {
                 self.faults.active_faults.insert(index, name.to_owned());
-                let ends_itself = matches!(
-                    kind,
-                    FaultKind::ServerCrash { .. }
-                        | FaultKind::ReplicaCrash { .. }
-                        | FaultKind::ReplicaStop { .. }
-                        | FaultKind::ReplicaPause { .. }
-                        | FaultKind::ClockDrift { .. }
-                        | FaultKind::CallbackDelay { .. }
-                );
-                if !ends_itself {
+                if !ends_itself(kind.fault_type()) {
                     self.queue.push(now.plus_ms(ms), Event::FaultEnd { index });
                 }
             }
@@ -416,8 +535,24 @@ impl World {
                 self.partitions_changed(now);
             }
             FaultKind::ApiOutage { .. } => self.end_outage(now, sink),
-            FaultKind::ServerCrash { .. } => {}
-            _ => {}
+            // Nothing to undo: the restart, the resume or the last step already happened,
+            // or the fault never lasted.
+            FaultKind::ServerCrash { .. }
+            | FaultKind::PodDelete { .. }
+            | FaultKind::ContainerRestart { .. }
+            | FaultKind::PodFail { .. }
+            | FaultKind::ProfileEdit { .. }
+            | FaultKind::ClusterProfileEdit { .. }
+            | FaultKind::NodeLoss { .. }
+            | FaultKind::NodeAdd { .. }
+            | FaultKind::JobCancel { .. }
+            | FaultKind::Burst { .. }
+            | FaultKind::ReplicaCrash { .. }
+            | FaultKind::ReplicaStop { .. }
+            | FaultKind::ReplicaPause { .. }
+            | FaultKind::ClockDrift { .. }
+            | FaultKind::LeaseDelete
+            | FaultKind::CallbackDelay { .. } => {}
         }
         self.emit(
             sink,

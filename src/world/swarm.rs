@@ -7,8 +7,8 @@
 use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::scenario::{
-    Fault, FaultKind, JobTarget, NODE_REPLACE_AFTER_MS, OutageMode, PodTarget, Range, ReplicaRef,
-    Scenario, SwarmDraw,
+    Fault, FaultKind, FaultType, JobTarget, NODE_REPLACE_AFTER_MS, OutageMode, PodTarget, Range,
+    ReplicaRef, Scenario, SwarmDraw,
 };
 use std::collections::BTreeMap;
 
@@ -130,24 +130,25 @@ fn replica(scenario: &Scenario, random: &mut Stream) -> ReplicaRef {
 }
 
 fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) -> Option<Fault> {
+    let kind = FaultType::from_name(kind)?;
     let kind = match kind {
-        "server_crash" => FaultKind::ServerCrash {
+        FaultType::ServerCrash => FaultKind::ServerCrash {
             downtime_ms: range(random, 5_000, 180_000),
         },
-        "pod_delete" => FaultKind::PodDelete {
+        FaultType::PodDelete => FaultKind::PodDelete {
             target: TARGETS[random.below(4) as usize],
             count: 1 + random.below(3) as u32,
         },
-        "container_restart" => FaultKind::ContainerRestart {
+        FaultType::ContainerRestart => FaultKind::ContainerRestart {
             target: TARGETS[random.below(4) as usize],
             count: 1 + random.below(2) as u32,
         },
-        "pod_fail" => FaultKind::PodFail {
+        FaultType::PodFail => FaultKind::PodFail {
             target: TARGETS[random.below(4) as usize],
             count: 1,
         },
-        "partition" => draw_partition(scenario, random),
-        "api_outage" => FaultKind::ApiOutage {
+        FaultType::Partition => draw_partition(scenario, random),
+        FaultType::ApiOutage => FaultKind::ApiOutage {
             for_ms: range(random, 3_000, 120_000),
             mode: if random.chance(0.5) {
                 OutageMode::Error
@@ -155,10 +156,10 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
                 OutageMode::Hang
             },
         },
-        "profile_edit" => draw_profile_edit(scenario, random)?,
+        FaultType::ProfileEdit => draw_profile_edit(scenario, random)?,
         // A quarter of the edits also switch reuse, off or back on: the behaviour of a
         // policy with reuse off (and of the switch) is reachable from a generic scenario.
-        "cluster_profile_edit" => FaultKind::ClusterProfileEdit {
+        FaultType::ClusterProfileEdit => FaultKind::ClusterProfileEdit {
             set: crate::scenario::ClusterProfileChanges {
                 pending_pods_count: Some(3 + random.below(10) as u32),
                 enable_agent_reuse: random.chance(0.25).then(|| random.chance(0.5)),
@@ -167,11 +168,14 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
         },
         // The node group replaces a lost node after the default `replace_after`, so a swarm
         // never leaves the cluster without a node for longer than that.
-        "node_loss" if scenario.cluster.nodes > 1 => FaultKind::NodeLoss {
+        FaultType::NodeLoss if scenario.cluster.nodes > 1 => FaultKind::NodeLoss {
             count: 1,
             replace_after_ms: NODE_REPLACE_AFTER_MS,
         },
-        "job_cancel" => FaultKind::JobCancel {
+        // A one-node cluster loses no node: the swarm draws nothing.
+        FaultType::NodeLoss => return None,
+        FaultType::NodeAdd => FaultKind::NodeAdd { count: 1 },
+        FaultType::JobCancel => FaultKind::JobCancel {
             target: if random.chance(0.5) {
                 JobTarget::Building
             } else {
@@ -179,8 +183,13 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
             },
             count: 1 + random.below(2) as u32,
         },
-        "burst" => draw_burst(scenario, random)?,
-        _ => return draw_leader_fault(scenario, kind, at_ms, random),
+        FaultType::Burst => draw_burst(scenario, random)?,
+        FaultType::ReplicaCrash
+        | FaultType::ReplicaStop
+        | FaultType::ReplicaPause
+        | FaultType::ClockDrift
+        | FaultType::LeaseDelete
+        | FaultType::CallbackDelay => draw_leader_fault(scenario, kind, random),
     };
     Some(Fault { at_ms, kind })
 }
@@ -232,37 +241,42 @@ fn draw_burst(scenario: &Scenario, random: &mut Stream) -> Option<FaultKind> {
 }
 
 /// The faults of `[leader]` replicas and their Lease, drawn like `draw_fault`'s.
-fn draw_leader_fault(
-    scenario: &Scenario,
-    kind: &str,
-    at_ms: u64,
-    random: &mut Stream,
-) -> Option<Fault> {
-    let kind = match kind {
-        "replica_crash" => FaultKind::ReplicaCrash {
+fn draw_leader_fault(scenario: &Scenario, kind: FaultType, random: &mut Stream) -> FaultKind {
+    match kind {
+        FaultType::ReplicaCrash => FaultKind::ReplicaCrash {
             replica: replica(scenario, random),
             downtime_ms: range(random, 2_000, 60_000),
         },
-        "replica_stop" => FaultKind::ReplicaStop {
+        FaultType::ReplicaStop => FaultKind::ReplicaStop {
             replica: replica(scenario, random),
             downtime_ms: range(random, 2_000, 60_000),
         },
-        "replica_pause" => FaultKind::ReplicaPause {
+        FaultType::ReplicaPause => FaultKind::ReplicaPause {
             replica: replica(scenario, random),
             for_ms: range(random, 500, 20_000),
         },
-        "clock_drift" => FaultKind::ClockDrift {
+        FaultType::ClockDrift => FaultKind::ClockDrift {
             replica: replica(scenario, random),
             rate: 0.9 + 0.3 * random.unit(),
         },
-        "lease_delete" => FaultKind::LeaseDelete,
-        "callback_delay" => FaultKind::CallbackDelay {
+        FaultType::LeaseDelete => FaultKind::LeaseDelete,
+        FaultType::CallbackDelay => FaultKind::CallbackDelay {
             replica: replica(scenario, random),
             delay_ms: range(random, 500, 30_000),
         },
-        _ => return None,
-    };
-    Some(Fault { at_ms, kind })
+        FaultType::ServerCrash
+        | FaultType::PodDelete
+        | FaultType::ContainerRestart
+        | FaultType::PodFail
+        | FaultType::Partition
+        | FaultType::ApiOutage
+        | FaultType::ProfileEdit
+        | FaultType::ClusterProfileEdit
+        | FaultType::NodeLoss
+        | FaultType::NodeAdd
+        | FaultType::JobCancel
+        | FaultType::Burst => unreachable!("draw_fault draws {kind:?} itself"),
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,9 @@ const MINUTE_MS: u64 = 60_000;
 /// `driver` with its allocator (process `process_id`) missing rule `name`.
 fn ablate(driver: &mut Driver, process_id: u64, name: &str) {
     assert!(
-        SAFE_ABLATIONS.iter().any(|(declared, _)| *declared == name),
+        SAFE_ABLATIONS
+            .iter()
+            .any(|(declared, _)| declared.name() == name),
         "{name} is a declared rule"
     );
     let ablations = Ablations::from_checked(&[name]);
@@ -239,6 +241,6 @@ fn every_declared_rule_has_a_test_here() {
         "container-restart",
         "limits",
     ];
-    let declared: Vec<&str> = SAFE_ABLATIONS.iter().map(|(name, _)| *name).collect();
+    let declared: Vec<&str> = SAFE_ABLATIONS.iter().map(|(rule, _)| rule.name()).collect();
     assert_eq!(declared, tested);
 }

@@ -2,6 +2,7 @@
 
 use super::view::{JobNeeds, PodRecord, annotation};
 use super::{Pending, Safe, error_name, unexpected_reply};
+use crate::ablation::Ablation;
 use crate::allocator::{
     BuildState, ClusterProfile, ConfigState, DecisionCode, JobCompletionRequest, Outbox, RequestId,
     ServerApi, ShouldAssignWorkRequest, pod_spec,
@@ -31,7 +32,7 @@ impl Safe {
         };
         let reuse = settings.enable_agent_reuse;
         if let Err(reason) = self.assign_verdict(now_ms, request, needs, reuse) {
-            if self.ablated("pure-assign") {
+            if self.ablated(Ablation::PureAssign) {
                 // Ablated rule 5: pr355's `compute` returning null forgets the pod.
                 self.view.forget(name);
             }
@@ -104,7 +105,7 @@ impl Safe {
         if request.agent.build_state == BuildState::Cancelled {
             return Err("still killing a cancelled build".to_owned());
         }
-        let restarted = record.container_restarted() && !self.ablated("container-restart");
+        let restarted = record.container_restarted() && !self.ablated(Ablation::ContainerRestart);
         if restarted || record.is_terminated() {
             return Err("container restarted or pod terminated: not reusable".to_owned());
         }
@@ -116,7 +117,7 @@ impl Safe {
         }
         // Rule 6 and no-cross-config-reuse: only jobs of the pod's config and environment
         // (pr355 ignored the environment and reused pods across a profile edit).
-        let matches = if self.ablated("assignable") {
+        let matches = if self.ablated(Ablation::Assignable) {
             record.config_hash() == Some(needs.config_hash)
         } else {
             needs.matches(record)
@@ -126,7 +127,7 @@ impl Safe {
         }
         // Rule 1: a claimed pod takes only the claiming job.
         let claim = self.view.live_claim(record, now_ms);
-        if let Some(claim) = claim.filter(|_| !self.ablated("reservations")) {
+        if let Some(claim) = claim.filter(|_| !self.ablated(Ablation::Reservations)) {
             if claim.job_id == job_id {
                 return Ok(());
             }

@@ -6,6 +6,7 @@ use super::view::{Claim, JobNeeds, agent_is_assignable, annotation};
 use super::{
     CLAIM_DURATION_MS, CreateTask, EXPIRY_MARGIN_MS, Pending, Safe, error_name, unexpected_reply,
 };
+use crate::ablation::Ablation;
 use crate::allocator::{
     ClusterProfile, CreateAgentRequest, DecisionCode, Outbox, RequestId, ServerApi, pod_spec,
 };
@@ -70,7 +71,7 @@ impl Safe {
         let (job_id, settings) = (task.request.job_identifier.job_id, task.settings.clone());
         match result {
             // Ablated rule 2: the list is ignored; the view is the last server-ping's.
-            Ok(KubeReply::Pods(_)) if self.ablated("fresh-state") => {}
+            Ok(KubeReply::Pods(_)) if self.ablated(Ablation::FreshState) => {}
             Ok(KubeReply::Pods(pods)) => self.view.merge_list(pods),
             Ok(other) => unexpected_reply(&other, "a pod list"),
             Err(error) => {
@@ -223,7 +224,7 @@ impl Safe {
             && match agents.get(name) {
                 Some(agent) => agent_is_assignable(agent),
                 None => {
-                    (self.ablated("restart-adoption")
+                    (self.ablated(Ablation::RestartAdoption)
                         || self.is_own_pod_name(name) && record.pod.created_ms >= self.start_ms())
                         && now_ms < registration_deadline_ms(record, settings)
                 }
@@ -243,16 +244,17 @@ impl Safe {
         let full = |(name, record): &(&String, &PodRecord)| {
             self.is_reuse_candidate(now_ms, name, record, needs, agents)
         };
-        let pods: Box<dyn Iterator<Item = (&String, &PodRecord)>> = if self.ablated("assignable") {
-            Box::new(self.view.pods.iter().filter(full))
-        } else if self.ablated("container-restart") {
-            Box::new(self.view.unsettled_pods(agents).filter(full))
-        } else {
-            let free = |(name, record): &(&String, &PodRecord)| {
-                self.is_free_idle_pod(now_ms, name, record, needs, agents)
+        let pods: Box<dyn Iterator<Item = (&String, &PodRecord)>> =
+            if self.ablated(Ablation::Assignable) {
+                Box::new(self.view.pods.iter().filter(full))
+            } else if self.ablated(Ablation::ContainerRestart) {
+                Box::new(self.view.unsettled_pods(agents).filter(full))
+            } else {
+                let free = |(name, record): &(&String, &PodRecord)| {
+                    self.is_free_idle_pod(now_ms, name, record, needs, agents)
+                };
+                Box::new(self.view.idle_pods_for(agents, needs).filter(free))
             };
-            Box::new(self.view.idle_pods_for(agents, needs).filter(free))
-        };
         let mut candidates: Vec<(u64, String)> = pods
             .map(|(name, record)| (record.idle_since_ms().unwrap_or(0), name.clone()))
             .collect();
@@ -272,7 +274,7 @@ impl Safe {
         // (Evaluated after the cheap checks of the pod's own record: every check is pure, so
         // the order only decides how much is looked at, never the answer.)
         let assignable = || {
-            if self.ablated("assignable") {
+            if self.ablated(Ablation::Assignable) {
                 record.config_hash() == Some(needs.config_hash)
             } else {
                 needs.matches(record) && agents.get(name).is_some_and(agent_is_assignable)
@@ -281,7 +283,7 @@ impl Safe {
         !record.retired
             && !record.delete_in_flight
             && record.pod.phase == PodPhase::Running
-            && (self.ablated("container-restart") || !record.container_restarted())
+            && (self.ablated(Ablation::ContainerRestart) || !record.container_restarted())
             && self.is_free_now(now_ms, record, needs)
             && assignable()
     }
@@ -291,7 +293,8 @@ impl Safe {
     fn is_free_now(&self, now_ms: u64, record: &PodRecord, needs: JobNeeds<'_>) -> bool {
         record.running_job.is_none()
             && !Self::expires_soon(now_ms, record, needs.idle_timeout_ms)
-            && (self.ablated("reservations") || self.view.live_claim(record, now_ms).is_none())
+            && (self.ablated(Ablation::Reservations)
+                || self.view.live_claim(record, now_ms).is_none())
     }
 
     /// [`Safe::is_reuse_candidate`] for a pod the index files as idle for the job's config and
@@ -348,7 +351,7 @@ impl Safe {
             let still_free = self.view.pods.get(&name).is_some_and(|record| {
                 !record.retired
                     && record.running_job.is_none()
-                    && (self.ablated("reservations")
+                    && (self.ablated(Ablation::Reservations)
                         || self.view.live_claim(record, now_ms).is_none())
             });
             if still_free {
@@ -506,7 +509,7 @@ impl Safe {
     /// a waiting request with another hash may predate a profile edit, and a pod made from
     /// it could never serve its job.
     fn older_job_first(&mut self, now_ms: u64, task: &CreateTask) -> Option<(u64, CreateTask)> {
-        if self.ablated("limits") {
+        if self.ablated(Ablation::Limits) {
             return None;
         }
         let served = &self.view.served_jobs;
@@ -525,7 +528,7 @@ impl Safe {
     /// create; the optional max_pods limits all pods.
     fn limit_refusal(&self, task: &CreateTask) -> Option<(DecisionCode, String)> {
         let (job_id, settings) = (task.request.job_identifier.job_id, &task.settings);
-        let pending_count = if self.ablated("limits") {
+        let pending_count = if self.ablated(Ablation::Limits) {
             self.view.pods.len()
         } else {
             self.view.pods_not_running_count()

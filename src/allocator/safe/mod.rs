@@ -34,6 +34,7 @@ use super::{
     Allocator, CallId, ClusterProfile, ConfigHashMemo, CreateAgentRequest, Outbox, PluginRequest,
     Policy, RequestId, ServerApi, ShouldAssignWorkRequest, pod_spec,
 };
+use crate::ablation::Ablation;
 use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, StringMap};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use view::View;
@@ -51,39 +52,39 @@ pub(crate) const EXPIRY_MARGIN_MS: u64 = 20_000;
 /// The nine rules `--ablate` can switch off, one mutant each (the defect it lets back in).
 pub const SAFE_ABLATIONS: [crate::ablation::Declared; 9] = [
     (
-        "reservations",
+        Ablation::Reservations,
         "rule 1: a claimed idle pod stays a candidate for every other job",
     ),
     (
-        "fresh-state",
+        Ablation::FreshState,
         "rule 2: create-agent decides on the view of the last server-ping list",
     ),
     (
-        "idle-timeout",
+        Ablation::IdleTimeout,
         "rule 3: idle time is measured from pod creation, as pr355 does",
     ),
     (
-        "canonical-hash",
+        Ablation::CanonicalHash,
         "rule 4: pr355's per-process config hash (no environment)",
     ),
     (
-        "pure-assign",
+        Ablation::PureAssign,
         "rule 5: a false should-assign-work forgets the pod, as pr355 does",
     ),
     (
-        "assignable",
+        Ablation::Assignable,
         "rule 6: reuse ignores the environment and the agent's state at the server",
     ),
     (
-        "restart-adoption",
+        Ablation::RestartAdoption,
         "rule 7: unregistered pods of an older process wait out ART",
     ),
     (
-        "container-restart",
+        Ablation::ContainerRestart,
         "rule 8: a restarted container leaves its pod idle and reusable",
     ),
     (
-        "limits",
+        Ablation::Limits,
         "rule 9: pending_pods_count counts every pod, as pr355 does, and a job the limit \
          turned away keeps no turn",
     ),
@@ -188,9 +189,9 @@ impl Safe {
         }
     }
 
-    /// True when rule `name` of `SAFE_ABLATIONS` is switched off.
-    fn ablated(&self, name: &str) -> bool {
-        self.ablations.has(name)
+    /// True when rule `ablation` of `SAFE_ABLATIONS` is switched off.
+    fn ablated(&self, ablation: Ablation) -> bool {
+        self.ablations.has(ablation)
     }
 
     /// The job's config hash: canonical (rule 4), or pr355's per-process one when ablated.
@@ -200,7 +201,7 @@ impl Safe {
         cluster: &StringMap,
         environment: Option<&str>,
     ) -> String {
-        if self.ablated("canonical-hash") {
+        if self.ablated(Ablation::CanonicalHash) {
             return super::hash::pr355_config_hash(elastic, cluster, self.process_id);
         }
         self.config_hashes.hash(elastic, cluster, environment)

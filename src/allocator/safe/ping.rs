@@ -4,6 +4,7 @@
 use super::view::registration_deadline_ms;
 use super::view::{Agents, agent_is_assignable, agent_may_be_building, annotation};
 use super::{Pending, Safe, error_name, unexpected_reply, view, walk_index};
+use crate::ablation::Ablation;
 use crate::allocator::{
     AgentState, ClusterProfile, ConfigState, DecisionCode, Outbox, RequestId, ServerApi,
     ServerPingRequest, pod_spec,
@@ -64,7 +65,7 @@ impl Safe {
         self.reap_dead_pods(now_ms, &settings, &agents, server, out);
         self.reap_idle_pods(now_ms, &settings, &agents, server, out);
         self.reap_agents_without_pods(&agents, server, out);
-        if settings.enable_agent_reuse && !self.ablated("idle-timeout") {
+        if settings.enable_agent_reuse && !self.ablated(Ablation::IdleTimeout) {
             self.write_unwritten_idle_since(out);
         }
         self.finish_locked(id, out);
@@ -196,7 +197,7 @@ impl Safe {
                 format!("pod {name} is {phase}: it can never serve"),
             ));
         }
-        if record.container_restarted() && !self.ablated("container-restart") {
+        if record.container_restarted() && !self.ablated(Ablation::ContainerRestart) {
             let text = format!(
                 "pod {name} restarted its container ({} restarts): not reusable, disabling and \
                  deleting; its job, if any, is left to the server's reschedule",
@@ -206,7 +207,7 @@ impl Safe {
         }
         let Some(agent) = agents.get(name) else {
             let older = !self.is_own_pod_name(name) || record.pod.created_ms < self.start_ms();
-            if older && !self.ablated("restart-adoption") {
+            if older && !self.ablated(Ablation::RestartAdoption) {
                 let text = format!(
                     "pod {name} was created before this server process and never registered: \
                      its auto-register key died with the old server, deleting it now"
@@ -265,7 +266,7 @@ impl Safe {
                 continue;
             }
             // Ablated rule 3: pr355's clock, from pod creation.
-            let idle_since = if self.ablated("idle-timeout") {
+            let idle_since = if self.ablated(Ablation::IdleTimeout) {
                 Some(record.pod.created_ms)
             } else {
                 record.idle_since_ms()

@@ -3,6 +3,7 @@
 
 use super::kit::{FONT, Figure, LIGHT_GRID, drawing, render};
 use super::{PlotError, PlotFile};
+use crate::allocator::Policy;
 use crate::report::format::number_text;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -53,19 +54,25 @@ const POLICY_COLOURS: [RGBColor; 6] = [
     RGBColor(0x00, 0x83, 0x8F),
 ];
 
-/// The policies with a colour of their own, in `POLICY_COLOURS` order: a policy keeps its
-/// colour in every chart, whatever else is compared with it.
-const NAMED_POLICIES: [&str; 3] = ["upstream", "pr355", "safe"];
+/// A policy's own colour, the first ones of `POLICY_COLOURS`: a policy keeps its colour in
+/// every chart, whatever else is compared with it.
+fn own_colour(policy: Policy) -> RGBColor {
+    match policy {
+        Policy::Upstream => POLICY_COLOURS[0],
+        Policy::Pr355 => POLICY_COLOURS[1],
+        Policy::Safe => POLICY_COLOURS[2],
+    }
+}
 
 /// The colour of a bar labelled `label` (a policy name, `policy/variant` or `policy (…)`),
 /// at `index` among the bars: a known policy's own colour, else one of the others by index.
 pub fn policy_colour(label: &str, index: usize) -> RGBColor {
     let name = label.split(['/', ' ']).next().unwrap_or(label);
-    match NAMED_POLICIES.iter().position(|known| *known == name) {
-        Some(position) => POLICY_COLOURS[position],
+    match Policy::from_name(name) {
+        Some(policy) => own_colour(policy),
         None => {
-            let others = POLICY_COLOURS.len() - NAMED_POLICIES.len();
-            POLICY_COLOURS[NAMED_POLICIES.len() + index % others]
+            let others = POLICY_COLOURS.len() - Policy::ALL.len();
+            POLICY_COLOURS[Policy::ALL.len() + index % others]
         }
     }
 }
