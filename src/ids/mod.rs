@@ -4,17 +4,17 @@
 //! below the listings (`resources`), the allocator, the GoCD server, the monitors (`check`) and
 //! the report.
 
+mod fixed_hash_map;
 mod id_map;
-mod name_index;
 mod name_key;
 mod name_map;
 mod names;
 mod sorted_name_map;
 
+pub(crate) use fixed_hash_map::FixedHashMap;
 pub(crate) use id_map::IdMap;
-pub(crate) use name_index::NameIndex;
-pub(crate) use name_key::{NameHead, NameKey, Probe};
-pub(crate) use name_map::{NameMap, Named, slot_is};
+pub(crate) use name_key::{NameHead, NameKey};
+pub(crate) use name_map::NameMap;
 pub(crate) use names::Names;
 pub(crate) use sorted_name_map::SortedNameMap;
 
