@@ -7,7 +7,7 @@
 //! agent when its metadata changed, so `agent_listing` hands over a clone in O(1) and a
 //! client diffs it against its previous one by the chunks written since.
 //!
-//! The records live in slots found by name through a [`FixedHashMap`] (one probe, where an
+//! The records live in slots found by name through a [`NameIndex`] (one probe, where an
 //! ordered map walked a tree: get-work, assignments and the plugin's calls look agents up by
 //! name), by [`AgentId`] through a vector of slots (an agent's own requests, every agent
 //! pinging every 5 s, and the hung-job check), and in id order through an ordered map of
@@ -27,7 +27,7 @@
 use super::database::AgentRecord;
 use super::protocol::AgentId;
 use crate::allocator::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
-use crate::ids::{FixedHashMap, NameKey};
+use crate::ids::{NameIndex, NameKey, Named, Probe, slot_is};
 use crate::trace::AgentRuntime;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -41,7 +41,7 @@ pub struct AgentTable {
     /// Free slots, reused last-freed first.
     free: Vec<u32>,
     /// Slots by id, for lookups.
-    by_name: FixedHashMap<Arc<str>, u32>,
+    by_name: NameIndex,
     /// Each slot's agent number (meaningless for a free slot).
     numbers: Vec<AgentId>,
     /// Slots by agent number, `NO_SLOT` for an agent not registered.
@@ -59,6 +59,12 @@ pub struct AgentTable {
 struct Entry {
     record: AgentRecord,
     key: NameKey,
+}
+
+impl Named for Entry {
+    fn name_key(&self) -> &NameKey {
+        &self.key
+    }
 }
 
 /// What `heard` holds for a record: an agent already LostContact cannot go silent again.
@@ -117,7 +123,10 @@ fn relist(listing: &mut AgentList, key: &NameKey, record: &AgentRecord) {
 impl AgentTable {
     /// The slot of agent `id`.
     fn slot_of(&self, id: &str) -> Option<u32> {
-        let found = self.by_name.get(id).copied();
+        let probe = Probe::new(id);
+        let found = self
+            .by_name
+            .find(id, |slot| slot_is(&self.slots, slot, &probe));
         debug_assert_eq!(found, self.in_order.get(id).copied(), "agent {id}");
         found
     }
@@ -268,7 +277,7 @@ impl AgentTable {
                     self.heard.push(u64::MAX);
                     u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 agents")
                 });
-                self.by_name.insert(Arc::clone(key.shared()), slot);
+                self.by_name.insert(key.as_str(), slot);
                 self.in_order.insert(key.clone(), slot);
                 slot
             }
@@ -294,7 +303,8 @@ impl AgentTable {
     /// Forget agent `id`; true when it was registered.
     pub fn remove(&mut self, id: &str) -> bool {
         self.listing.remove(id);
-        let Some(slot) = self.by_name.remove(id) else {
+        let (slots, probe) = (&self.slots, Probe::new(id));
+        let Some(slot) = self.by_name.remove(id, |slot| slot_is(slots, slot, &probe)) else {
             return false;
         };
         self.in_order.remove(id);

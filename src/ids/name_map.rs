@@ -4,21 +4,20 @@
 //! An ordered map by `String` walks down its tree and reads a key's text at every
 //! comparison; once thousands of pods no longer fit the caches, each of those reads is a
 //! cache miss, and a monitor paid several per record. [`NameMap`] keeps each entry in a slot
-//! with its name as a [`NameKey`] and finds the slot through a [`FixedHashMap`] of the
-//! shared names.
+//! with its name as a [`NameKey`] (whose head words tell short names apart without reading
+//! the text) and finds the slot through a [`NameIndex`]: one probe, one slot, usually.
 //!
 //! Nothing a run decides may depend on where a hash lands, so the map has no iteration in
 //! slot order: [`NameMap::sorted`] gives the entries in name order, for the end of a run.
 //! The reference is an ordered map by `String`; the test below drives both with random
 //! inserts, removals and lookups.
 
-use super::{FixedHashMap, NameKey};
-use std::sync::Arc;
+use super::{NameIndex, NameKey, Probe};
 
 /// Values by name.
 #[derive(Clone, Debug)]
 pub(crate) struct NameMap<V> {
-    index: FixedHashMap<Arc<str>, u32>,
+    index: NameIndex,
     slots: Vec<Option<(NameKey, V)>>,
     /// Slots emptied by a removal, reused by the next insert (last freed, first reused).
     free: Vec<u32>,
@@ -27,7 +26,7 @@ pub(crate) struct NameMap<V> {
 impl<V> Default for NameMap<V> {
     fn default() -> Self {
         NameMap {
-            index: FixedHashMap::default(),
+            index: NameIndex::default(),
             slots: Vec::new(),
             free: Vec::new(),
         }
@@ -36,7 +35,8 @@ impl<V> Default for NameMap<V> {
 
 impl<V> NameMap<V> {
     fn slot_of(&self, name: &str) -> Option<u32> {
-        self.index.get(name).copied()
+        let probe = Probe::new(name);
+        (self.index).find(name, |slot| slot_is(&self.slots, slot, &probe))
     }
 
     /// The value of `name`.
@@ -61,9 +61,7 @@ impl<V> NameMap<V> {
         if let Some(old) = self.get_mut(name) {
             return Some(std::mem::replace(old, value));
         }
-        let key = NameKey::from(name);
-        let shared = Arc::clone(key.shared());
-        let entry = Some((key, value));
+        let entry = Some((NameKey::from(name), value));
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = entry;
@@ -74,13 +72,15 @@ impl<V> NameMap<V> {
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 names")
             }
         };
-        self.index.insert(shared, slot);
+        self.index.insert(name, slot);
         None
     }
 
     /// Forget `name`; the value it had, if any.
     pub(crate) fn remove(&mut self, name: &str) -> Option<V> {
-        let slot = self.index.remove(name)?;
+        let probe = Probe::new(name);
+        let slots = &self.slots;
+        let slot = (self.index).remove(name, |slot| slot_is(slots, slot, &probe))?;
         self.free.push(slot);
         self.slots[slot as usize].take().map(|(_, value)| value)
     }
@@ -109,6 +109,25 @@ impl<V> NameMap<V> {
         entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
         entries
     }
+}
+
+/// A table slot's name: what a [`NameIndex`] probe compares.
+pub(crate) trait Named {
+    fn name_key(&self) -> &NameKey;
+}
+
+impl<V> Named for (NameKey, V) {
+    fn name_key(&self) -> &NameKey {
+        &self.0
+    }
+}
+
+/// True when `slot` holds the name `probe` looks for: the test a [`NameIndex`] probe asks of
+/// a table of named slots (`NameMap`, the GoCD server's agent table).
+pub(crate) fn slot_is<S: Named>(slots: &[Option<S>], slot: u32, probe: &Probe<'_>) -> bool {
+    slots[slot as usize]
+        .as_ref()
+        .is_some_and(|named| named.name_key().is(probe))
 }
 
 #[cfg(test)]

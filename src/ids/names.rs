@@ -1,44 +1,46 @@
 //! Interned names: profiles, environments and agents repeat across thousands of jobs, so
 //! rows keep a small index into one table instead of their own copy of the text.
 //!
-//! A name's index is found by hash ([`FixedHashMap`]), not by a walk down an ordered map:
-//! the report interns an agent's name at every job it runs, and at ten times the day's
-//! cluster the thousands of agent names no longer fit the caches, so each level of a tree
-//! walk read a name from memory. Indices are given in first-seen order, which no hash
-//! changes.
+//! A name's index is found by hash ([`NameIndex`]), not by a walk down an ordered map: the
+//! report interns an agent's name at every job it runs, and at ten times the day's cluster
+//! the thousands of agent names no longer fit the caches, so each level of a tree walk read
+//! a name from memory. A name is kept once, as a [`NameKey`] whose head words tell most
+//! names apart without reading the text. Indices are given in first-seen order, which no
+//! hash changes.
 
-use super::FixedHashMap;
+use super::{NameIndex, NameKey, Probe};
 use std::sync::Arc;
 
 /// Each distinct name stored once, named by its position in first-seen order.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Names {
-    names: Vec<Arc<str>>,
+    names: Vec<NameKey>,
     /// Each name's position in `names`, by hash.
-    index_of: FixedHashMap<Arc<str>, u32>,
+    index_of: NameIndex,
 }
 
 impl Names {
     /// The index of `name`, adding it on first sight.
     pub(crate) fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&index) = self.index_of.get(name) {
+        let probe = Probe::new(name);
+        let names = &self.names;
+        if let Some(index) = (self.index_of).find(name, |at| names[at as usize].is(&probe)) {
             return index;
         }
         let index = u32::try_from(self.names.len()).expect("fewer than 2^32 distinct names");
-        let shared: Arc<str> = Arc::from(name);
-        self.names.push(Arc::clone(&shared));
-        self.index_of.insert(shared, index);
+        self.names.push(NameKey::from(name));
+        self.index_of.insert(name, index);
         index
     }
 
     /// The shared name at `index`, for rows that keep the name itself.
     pub(crate) fn shared(&self, index: u32) -> Arc<str> {
-        Arc::clone(&self.names[index as usize])
+        Arc::clone(self.names[index as usize].shared())
     }
 
     /// The name at `index`, which [`Names::intern`] returned.
     pub(crate) fn name(&self, index: u32) -> &str {
-        &self.names[index as usize]
+        self.names[index as usize].as_str()
     }
 }
 

@@ -1,8 +1,7 @@
 //! The report's pod rows, found by name.
 
 use super::rows::PodRow;
-use crate::ids::FixedHashMap;
-use std::sync::Arc;
+use crate::ids::NameIndex;
 
 /// Pod rows in creation order, found by name: the large rows sit in a `Vec` and an index by
 /// name hash holds only their position, so a row is found in one probe however many pods the
@@ -11,13 +10,14 @@ use std::sync::Arc;
 #[derive(Clone, Debug, Default)]
 pub(super) struct PodTable {
     rows: Vec<PodRow>,
-    position_of: FixedHashMap<Arc<str>, u32>,
+    position_of: NameIndex,
 }
 
 impl PodTable {
     fn position(&self, pod: &str) -> Option<usize> {
-        let at = self.position_of.get(pod)?;
-        Some(*at as usize)
+        let rows = &self.rows;
+        let at = (self.position_of).find(pod, |at| *rows[at as usize].pod == *pod)?;
+        Some(at as usize)
     }
 
     pub(super) fn get_mut(&mut self, pod: &str) -> Option<&mut PodRow> {
@@ -31,7 +31,7 @@ impl PodTable {
             return Some(std::mem::replace(&mut self.rows[at], row));
         }
         let at = u32::try_from(self.rows.len()).expect("fewer than 2^32 pods");
-        self.position_of.insert(Arc::clone(&row.pod), at);
+        self.position_of.insert(&row.pod, at);
         self.rows.push(row);
         None
     }
