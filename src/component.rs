@@ -88,12 +88,7 @@ pub trait Component {
 /// separate buffer per agent was a cache miss at nearly every agent event); more spill to a
 /// vector. A component with a timer per object (the kubelets, one per pod) needs an ordered
 /// structure instead.
-///
-/// The inline places are kept as due times and kinds side by side, first in the layout and
-/// the spill last, so that an owner with `repr(C)` can keep them in the cache line it reads at
-/// every event and the rarely used spill outside it (`GoAgent`).
 #[derive(Clone, Debug)]
-#[repr(C)]
 pub struct ArmedTimers<T> {
     /// Each inline place's due time, meaningful where `kinds` holds a timer.
     due: [u64; INLINE_TIMERS],
@@ -114,11 +109,6 @@ impl<T> Default for ArmedTimers<T> {
             spilled: Vec::new(),
         }
     }
-}
-
-impl<T> ArmedTimers<T> {
-    /// Where the spill starts: the inline places take the bytes before it.
-    pub const INLINE_END: usize = std::mem::offset_of!(Self, spilled);
 }
 
 impl<T: Copy + PartialEq> ArmedTimers<T> {

@@ -24,6 +24,7 @@ pub fn install() {
         for signal in [libc::SIGINT, libc::SIGTERM] {
             // SAFETY: the action only touches atomics and calls `_exit`, both
             // async-signal-safe.
+            #[allow(unsafe_code)]
             let registered = unsafe { signal_hook_registry::register(signal, on_signal) };
             if let Err(error) = registered {
                 eprintln!("warning: cannot catch signal {signal}: {error}");
@@ -32,6 +33,7 @@ pub fn install() {
     });
 }
 
+#[allow(unsafe_code)]
 fn on_signal() {
     if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
         // SAFETY: `_exit` is async-signal-safe; a second Ctrl-C means "now".

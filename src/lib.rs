@@ -10,6 +10,7 @@
 //! [`export`], [`run`], [`explore`], [`nightly`], [`live`] and [`cli`] sit on top.
 
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
 pub mod ablation;
 #[deny(missing_docs)]

@@ -1,5 +1,7 @@
 //! The `elasticsim` binary. See `elasticsim --help` and `docs/cli.md`.
 
+#![deny(unsafe_code)]
+
 use clap::Parser;
 
 /// jemalloc rather than the C library's malloc. A run allocates and frees small objects at

@@ -8,6 +8,7 @@
 // Wall time is what a bench measures: `Instant::now` is read here, in the bench crate, around
 // whole runs, never inside the simulator.
 #![allow(clippy::disallowed_methods)]
+#![deny(unsafe_code)]
 
 mod discovery;
 mod figures;

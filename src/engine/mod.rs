@@ -8,14 +8,12 @@
 
 mod network;
 mod nodes;
-mod prefetch;
 mod queue;
 mod rng;
 mod time;
 
 pub use network::{GroupMask, Partitions};
 pub use nodes::{Epoch, NodeId, Nodes};
-pub use prefetch::prefetch;
 pub use queue::Queue;
 pub use rng::{Stream, StreamId};
 pub use time::SimTime;

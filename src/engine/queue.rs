@@ -21,11 +21,9 @@ const WORDS: usize = (WHEEL_MS / WORD_BITS) as usize;
 /// No slot: the end of a bucket's list.
 const NONE: u32 = u32::MAX;
 
-/// A parked event with its sequence number and its place in a bucket's list, in one cache
-/// line: popping reads the event seconds after it was pushed, from memory, so the list link
-/// and the event share the one line read. (The due time is the bucket's millisecond, or the
-/// far heap's key.)
-#[repr(C, align(64))]
+/// A parked event with its sequence number and its place in a bucket's list, side by side:
+/// popping reads the event seconds after it was pushed, so the list link and the event are
+/// read together. (The due time is the bucket's millisecond, or the far heap's key.)
 struct Parked<E> {
     sequence: u64,
     /// The next slot in the same bucket, or `NONE`.
@@ -108,10 +106,6 @@ impl<E> Default for Queue<E> {
 }
 
 impl<E> Queue<E> {
-    /// True when a slot holding an `E` takes exactly one 64-byte cache line (the point of
-    /// `Parked`'s layout; the world asserts it for its events).
-    pub const SLOT_IS_ONE_LINE: bool = std::mem::size_of::<Parked<E>>() == 64;
-
     /// The time of the last popped event.
     pub fn now(&self) -> SimTime {
         self.now
@@ -169,33 +163,6 @@ impl<E> Queue<E> {
             Some(bucket) => Some(self.bucket_time(bucket)),
             None => self.far.peek().map(|key| key.time),
         }
-    }
-
-    /// The event that pops next, if it is in the wheel (a far event is not looked at): a hint
-    /// for what to prefetch while the current event runs. It also starts loading the slot of
-    /// the event after that one, so that the next call reads a slot already on its way.
-    #[inline]
-    pub fn peek_event(&self) -> Option<&E> {
-        let bucket = self.first_bucket()?;
-        if let Some(after) = self.slot_after_next(bucket) {
-            super::prefetch(&self.slots[after as usize]);
-        }
-        self.slots[self.buckets[bucket].head as usize]
-            .event
-            .as_ref()
-    }
-
-    /// The slot of the event that pops second, given the first non-empty bucket, when it can
-    /// be found without reading a slot: the next one in a bucket of one event, if it is
-    /// within the next two words of the wheel's bitmap. `None` when that would read a slot
-    /// (a bucket of several events) or look further.
-    fn slot_after_next(&self, first: usize) -> Option<u32> {
-        let Bucket { head, tail } = self.buckets[first];
-        if head != tail {
-            return None;
-        }
-        let index = self.occupied_from(first + 1, 1)?;
-        Some(self.buckets[index].head)
     }
 
     /// Pop the earliest event and advance `now` to its time. (Inlined into the world's one
@@ -382,53 +349,6 @@ mod tests {
         assert_eq!(order, ["a", "b", "c"]);
         assert_eq!(queue.now(), SimTime::from_ms(20));
         assert_eq!(queue.popped_count(), 3);
-    }
-
-    /// The lookahead is a hint, but a wrong one would prefetch the wrong lines: the event
-    /// `peek_event` shows is the one `pop` returns next, and the slot `slot_after_next` names
-    /// holds the event popped after it, on a random mix of near, same-millisecond and far
-    /// events.
-    #[test]
-    fn the_lookahead_names_the_next_two_events_to_pop() {
-        let mut queue = Queue::default();
-        let mut next = xorshift(0x2545_f491_4f6c_dd1d_u64);
-        let (mut label, mut seconds_named, mut peeks) = (0u64, 0, 0);
-        for _ in 0..20_000 {
-            if next().is_multiple_of(2) || queue.len() < 2 {
-                let delay = match next() % 4 {
-                    0 => 0,
-                    1 => next() % 300,
-                    2 => next() % (2 * WHEEL_MS),
-                    _ => next() % 5,
-                };
-                label += 1;
-                queue.push(SimTime::from_ms(queue.now().as_ms() + delay), label);
-                continue;
-            }
-            let peeked = queue.peek_event().copied();
-            let first = queue.first_bucket();
-            let after = first.and_then(|bucket| queue.slot_after_next(bucket));
-            let named = after.map(|slot| {
-                queue.slots[slot as usize]
-                    .event
-                    .expect("the slot named holds an event")
-            });
-            let popped = queue.pop().map(|(_, event)| event);
-            if let Some(peeked) = peeked {
-                assert_eq!(Some(peeked), popped, "peek_event shows the next pop");
-                peeks += 1;
-            } else {
-                assert!(first.is_none(), "peek_event sees every wheel event");
-            }
-            if let Some(named) = named {
-                assert_eq!(queue.pop().map(|(_, event)| event), Some(named));
-                seconds_named += 1;
-            }
-        }
-        assert!(
-            peeks > 3_000 && seconds_named > 1_000,
-            "{peeks} {seconds_named}"
-        );
     }
 
     #[test]

@@ -67,14 +67,7 @@ enum Phase {
 }
 
 /// One go-agent process (one container incarnation).
-///
-/// Laid out by hand (`repr(C)`, one 128-byte block aligned to a cache line): what every ping,
-/// poll and reply reads — the phase, the ids, the back-off and the inline timers — fills the
-/// first 64 bytes, and the rarely read rest (spilled timers, the ping flag, the registration)
-/// the second. A large run keeps thousands of agents, and the layout the compiler chose spread
-/// the hot fields over both lines of an agent.
 #[derive(Debug)]
-#[repr(C, align(64))]
 pub struct GoAgent {
     phase: Phase,
     /// The agent's uuid, fresh for each process start.
@@ -91,15 +84,6 @@ pub struct GoAgent {
     /// registration).
     registration: Box<Registration>,
 }
-
-/// The first cache line of a [`GoAgent`] ends after its inline timers (the sizes are those of
-/// a 64-bit target).
-#[cfg(target_pointer_width = "64")]
-const _: () = {
-    let timers = std::mem::offset_of!(GoAgent, timers);
-    assert!(timers + ArmedTimers::<AgentTimer>::INLINE_END == 64);
-    assert!(std::mem::size_of::<GoAgent>() == 128);
-};
 
 impl GoAgent {
     /// The process starts with the pod's `GO_EA_*` environment (`registration`: its elastic

@@ -54,12 +54,8 @@ pub struct AgentTable {
     listing: AgentList,
 }
 
-/// A registered agent's slot: its record and its id, aligned to a cache line with the record
-/// first, so that an agent's ping, get-work or report reads and writes one line of the table
-/// (`AgentRecord` keeps its hot fields first) where the 120-byte slots packed end to end
-/// straddled two or three.
+/// A registered agent's slot: its record and its id.
 #[derive(Debug)]
-#[repr(C, align(64))]
 struct Entry {
     record: AgentRecord,
     key: NameKey,
@@ -70,9 +66,6 @@ impl Named for Entry {
         &self.key
     }
 }
-
-/// The first cache line of an [`Entry`] holds the record's fields but its environment.
-const _: () = assert!(std::mem::offset_of!(AgentRecord, environment) <= 56);
 
 /// What `heard` holds for a record: an agent already LostContact cannot go silent again.
 fn heard_key(record: &AgentRecord) -> u64 {
@@ -160,12 +153,6 @@ impl AgentTable {
     /// The id and record of the agent numbered `agent`.
     pub fn get_by_number(&self, agent: AgentId) -> Option<(&NameKey, &AgentRecord)> {
         Some(self.entry(self.slot_of_number(agent)?))
-    }
-
-    /// Where the record of the agent numbered `agent` lives, found without reading it: for a
-    /// cache hint (the event loop prefetches it one event ahead).
-    pub fn record_place(&self, agent: AgentId) -> Option<&impl Sized> {
-        Some(&self.slots[self.slot_of_number(agent)? as usize])
     }
 
     fn entry(&self, slot: u32) -> (&NameKey, &AgentRecord) {

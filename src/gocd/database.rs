@@ -101,13 +101,7 @@ impl Job {
 
 /// One registered agent (keyed by elastic agent id = pod name; the key's name is shared with
 /// every listing of the agent).
-///
-/// Laid out in declaration order (`repr(C)`): the fields an agent's every request reads or
-/// writes come first and fill the first 56 bytes, the environment (read by get-work and
-/// assignment) last, so that the server's agent table can keep the hot part of a record in
-/// one cache line (`agent_table.rs`).
 #[derive(Clone, Debug)]
-#[repr(C)]
 pub struct AgentRecord {
     /// The uuid of the go-agent process that registered.
     pub uuid: u64,

@@ -136,4 +136,32 @@ mod tests {
         assert_eq!(map.get(5), None);
         assert_eq!(map.get(9), None);
     }
+
+    /// The naive reference, an ordered map by id, on random inserts (mostly the next id, as
+    /// a run assigns them, sometimes one in a gap or far ahead), replacements and lookups.
+    #[test]
+    fn the_map_answers_as_an_ordered_map_on_random_inserts_and_lookups() {
+        let mut random = crate::ids::TestStream(0x9e37_79b9_7f4a_7c15);
+        let mut map = IdMap::default();
+        let mut naive = std::collections::BTreeMap::new();
+        let mut next = 0u64;
+        for step in 0..20_000u64 {
+            let id = match random.below(8) {
+                0 => random.below(next + 1),
+                1 => next + random.below(50),
+                _ => next,
+            };
+            next = next.max(id + 1);
+            assert_eq!(map.insert(id, step), naive.insert(id, step), "id {id}");
+            let probe = random.below(next + 2);
+            assert_eq!(map.get(probe), naive.get(&probe), "id {probe}");
+            if let (Some(a), Some(b)) = (map.get_mut(probe), naive.get_mut(&probe)) {
+                *a += 1;
+                *b += 1;
+            }
+        }
+        let listed: Vec<(u64, u64)> = map.iter().map(|(id, value)| (id, *value)).collect();
+        assert_eq!(listed, naive.into_iter().collect::<Vec<_>>());
+        assert!(map.runs.len() > 100, "gaps made runs: {}", map.runs.len());
+    }
 }

@@ -4,27 +4,26 @@
 //! whether the incarnation it was sent for is still the running one. A map from uid to
 //! process answered that in O(log pods); this table answers it in O(1) by indexing a vector
 //! with the uid, which the Kubernetes model hands out densely from 1 (`KubeApi`). A process is
-//! boxed, so a long-gone pod's uid costs 12 bytes (its address and its incarnation count).
+//! boxed, so a long-gone pod's uid costs 16 bytes (its address and its incarnation count).
 //!
 //! The reference is `tests::NaiveTable` (the two maps this replaced); the randomised test
 //! beside it drives both with the same operations and compares every answer.
 
 /// The processes of the run, by uid: for each uid ever started, how many times its container
-/// started or was killed, and the running process, if any. The two are kept in columns of
-/// their own: the event loop reads a process's address one event ahead to prefetch it
-/// (`World::step`), and a column of bare addresses, 8 bytes a uid, stays in the core's cache
-/// at ten times the day's cluster where slots of both did not as often.
+/// started or was killed, and the running process, if any.
 pub(super) struct ProcessTable<P> {
-    incarnations: Vec<u32>,
-    processes: Vec<Option<Box<P>>>,
+    slots: Vec<Slot<P>>,
+}
+
+/// One uid's incarnation count and running process.
+struct Slot<P> {
+    incarnation: u32,
+    process: Option<Box<P>>,
 }
 
 impl<P> Default for ProcessTable<P> {
     fn default() -> Self {
-        ProcessTable {
-            incarnations: Vec::new(),
-            processes: Vec::new(),
-        }
+        ProcessTable { slots: Vec::new() }
     }
 }
 
@@ -41,36 +40,32 @@ impl<P> ProcessTable<P> {
     }
 
     /// Put `process` in the place of `uid`'s, under a new incarnation, which is returned.
-    /// The columns grow to hold `uid`.
+    /// The table grows to hold `uid`.
     fn replace(&mut self, uid: u64, process: Option<Box<P>>) -> u32 {
         let at = index(uid);
-        if at >= self.processes.len() {
-            self.incarnations.resize(at + 1, 0);
-            self.processes.resize_with(at + 1, || None);
+        if at >= self.slots.len() {
+            self.slots.resize_with(at + 1, || Slot {
+                incarnation: 0,
+                process: None,
+            });
         }
-        self.incarnations[at] += 1;
-        self.processes[at] = process;
-        self.incarnations[at]
+        let slot = &mut self.slots[at];
+        slot.incarnation += 1;
+        slot.process = process;
+        slot.incarnation
     }
 
     /// The process of `uid`, if `incarnation` is the one running.
     pub(super) fn current_mut(&mut self, uid: u64, incarnation: u32) -> Option<&mut P> {
-        let at = index(uid);
-        if self.incarnations.get(at) != Some(&incarnation) {
+        let slot = self.slots.get_mut(index(uid))?;
+        if slot.incarnation != incarnation {
             return None;
         }
-        self.processes[at].as_deref_mut()
-    }
-
-    /// Start loading the process of `uid`, if any (a hint: see `engine::prefetch`).
-    pub(super) fn prefetch(&self, uid: u64) {
-        if let Some(Some(process)) = self.processes.get(index(uid)) {
-            crate::engine::prefetch(&**process);
-        }
+        slot.process.as_deref_mut()
     }
 }
 
-/// The place of `uid`. Uids are dense (one per pod created), so the columns stay as long as
+/// The place of `uid`. Uids are dense (one per pod created), so the table stays as long as
 /// the run's pod count.
 fn index(uid: u64) -> usize {
     usize::try_from(uid).expect("pod uids are counted from 1 and fit in memory")

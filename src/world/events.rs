@@ -1,6 +1,6 @@
 //! The world's event vocabulary.
 
-use crate::engine::{Epoch, Queue};
+use crate::engine::Epoch;
 use crate::gocd::{AgentRequest, AgentTimer, RequestKind, ServerReply, ServerTimer};
 use crate::kube::KubeTimer;
 use crate::leader::TimerToken;
@@ -97,8 +97,3 @@ pub(super) enum Event {
     SafetyEnd,
     End,
 }
-
-/// A queued event and its list link fill one cache line of the queue, no more (the sizes are
-/// those of a 64-bit target): a variant that grows `Event` past 56 bytes fails the build.
-#[cfg(target_pointer_width = "64")]
-const _: () = assert!(Queue::<Event>::SLOT_IS_ONE_LINE);

@@ -36,31 +36,8 @@ impl World {
                 self.settings.events_max
             )));
         }
-        if let Some(next) = self.queue.peek_event() {
-            self.prefetch_for(next);
-        }
         self.dispatch(now, event, sink);
         Ok(!self.ended)
-    }
-
-    /// Start loading, while the current event runs, the line `event` will miss on first at
-    /// ten times the day's cluster: its go-agent for the agent's own timers and replies, the
-    /// server's record of the agent for its requests (nine in ten events). A hint only
-    /// (`engine::prefetch`): it reads nothing a decision sees.
-    fn prefetch_for(&self, event: &super::events::Event) {
-        use super::events::Event;
-        match event {
-            Event::AgentTimer { uid, .. } | Event::AgentReply { uid, .. } => {
-                self.elastic.agents.prefetch(*uid);
-            }
-            Event::AgentArrive { request, .. } => {
-                let agents = &self.elastic.server.db.agents;
-                if let Some(place) = agents.record_place(request.agent()) {
-                    crate::engine::prefetch(place);
-                }
-            }
-            _ => {}
-        }
     }
 
     /// Handle every event due at or before `until`. Returns false once the run has ended.

@@ -11,6 +11,8 @@
 //! first after a source change) says that it builds, and how long that takes, and shows
 //! cargo's progress, instead of sitting silent for minutes.
 
+#![deny(unsafe_code)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

@@ -1,7 +1,8 @@
 //! House rules checked by `cargo xtask tidy` and by `cargo test -p xtask` (rust-analyzer's
 //! tidy, TigerBeetle's `tidy.zig`): determinism bans, the module layers of
-//! `docs/architecture.md` (an allow-list), no ignored or panicking-by-design tests, no leftover
-//! debugging, line, file and function size limits.
+//! `docs/architecture.md` (an allow-list), hash maps for lookups only, a `SAFETY` comment for
+//! every `unsafe`, no ignored or panicking-by-design tests, no leftover debugging, line, file
+//! and function size limits.
 //!
 //! Every check is a function over file contents, so that its test can plant a violation.
 
@@ -99,19 +100,112 @@ fn occurrences(files: &[SourceFile], skipped: fn(&str) -> bool, needles: &[&str]
     found
 }
 
+/// The wall-clock and real-world edges, where clocks and hash maps are allowed.
+fn is_edge(path: &str) -> bool {
+    path.starts_with("src/live/") || path == "src/wall.rs"
+}
+
 /// Clocks, sleeps and unseeded randomness anywhere but the wall-clock edges.
 pub fn determinism_violations(files: &[SourceFile]) -> Vec<String> {
-    const BANNED: [&str; 7] = [
+    const BANNED: [&str; 5] = [
         "Instant::now",
         "SystemTime::now",
         "thread::sleep",
         "thread_rng(",
         "rand::random",
-        "collections::HashMap",
-        "collections::HashSet",
     ];
-    let edges = |path: &str| path.starts_with("src/live/") || path == "src/wall.rs";
-    occurrences(files, edges, &BANNED)
+    occurrences(files, is_edge, &BANNED)
+}
+
+/// The one file that may name `std`'s hash map: a wrapper with lookups only.
+pub const HASH_MAP_WRAPPER: &str = "src/ids/fixed_hash_map.rs";
+
+/// True when `code` holds `word` as a whole identifier (so `FixedHashMap` is not `HashMap`).
+fn has_word(code: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices(word).any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// A run may look values up by hash but never iterate a hash map (its order is not the
+/// run's to decide). The robust form of that rule: hash maps and sets are reachable only
+/// through `ids::FixedHashMap` (a fixed hasher, lookups only, no iteration, a `Debug` without
+/// the entries), so iterating one does not compile. Flagged here: any other naming of
+/// `HashMap`, `HashSet` or `hashbrown`, however imported, outside the wrapper and the edges;
+/// and any iterating method the wrapper's own code would call on its map.
+pub fn hash_map_violations(files: &[SourceFile]) -> Vec<String> {
+    const NAMES: [&str; 3] = ["HashMap", "HashSet", "hashbrown"];
+    const ITERATING: [&str; 9] = [
+        ".iter(",
+        ".iter_mut(",
+        ".keys(",
+        ".values(",
+        ".values_mut(",
+        ".drain(",
+        ".retain(",
+        "into_iter",
+        "IntoIterator",
+    ];
+    let mut found = Vec::new();
+    for (path, text) in files {
+        if is_edge(path) {
+            continue;
+        }
+        let wrapper = path == HASH_MAP_WRAPPER;
+        // The wrapper's tests may iterate their reference maps.
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (line, code) in code_lines(if wrapper { code } else { text }) {
+            let needles: &[&str] = if wrapper { &ITERATING } else { &NAMES };
+            for needle in needles {
+                let hit = if wrapper {
+                    code.contains(needle)
+                } else {
+                    has_word(code, needle)
+                };
+                if hit {
+                    found.push(format!("{path}:{line}: {needle}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Every `unsafe` in code has a `// SAFETY:` comment on its line or the three above it; every
+/// crate root denies unsafe code, so each use also carries a local `#[allow(unsafe_code)]`.
+pub fn unsafe_violations(files: &[SourceFile]) -> Vec<String> {
+    const ROOTS: [&str; 4] = [
+        "src/lib.rs",
+        "src/main.rs",
+        "xtask/src/main.rs",
+        "bench/src/main.rs",
+    ];
+    let mut found = Vec::new();
+    for (path, text) in files {
+        if ROOTS.contains(&path.as_str()) && !text.contains("#![deny(unsafe_code)]") {
+            found.push(format!("{path}: no #![deny(unsafe_code)]"));
+        }
+        // tidy names what it checks, and its tests plant it.
+        if path.ends_with("tidy.rs") || path.starts_with("xtask/src/tidy/") {
+            continue;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        for (line, code) in code_lines(text) {
+            if !has_word(code, "unsafe") || code.contains("unsafe_code") {
+                continue;
+            }
+            let from = line.saturating_sub(4);
+            if !lines[from..line].iter().any(|l| l.contains("SAFETY:")) {
+                found.push(format!(
+                    "{path}:{line}: unsafe without a // SAFETY: comment"
+                ));
+            }
+        }
+    }
+    found
 }
 
 /// Ignored tests, tests that pass by panicking, unfinished code, leftover `dbg!`.
@@ -539,6 +633,14 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
             "nothing inside a run reads a clock, sleeps or uses random state \
              (use engine time, seeded streams, BTreeMap)",
             determinism_violations(&sources),
+        ),
+        (
+            "hash maps are used for lookups only, through ids::FixedHashMap (never iterated)",
+            hash_map_violations(&sources),
+        ),
+        (
+            "every unsafe block says why it is sound (// SAFETY:), under deny(unsafe_code)",
+            unsafe_violations(&all),
         ),
         (
             "modules depend only on what docs/architecture.md allows",

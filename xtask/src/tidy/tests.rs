@@ -160,3 +160,43 @@ fn banned_calls_and_leftovers_are_found() {
     );
     assert_eq!(size_violations(&wide).len(), 1);
 }
+
+#[test]
+fn a_hash_map_outside_the_wrapper_and_iteration_inside_it_are_found() {
+    let imported = planted(
+        "src/check/x.rs",
+        "use std::collections::{BTreeMap, HashMap};\nlet s: HashSet<u8> = x;\n",
+    );
+    assert_eq!(hash_map_violations(&imported).len(), 2);
+    let wrapped = planted(
+        "src/check/x.rs",
+        "use crate::ids::FixedHashMap;\n// a HashMap in a comment\n\
+         let s = \"ConcurrentHashMap\";\n",
+    );
+    assert!(hash_map_violations(&wrapped).is_empty());
+    let edge = planted("src/live/x.rs", "use std::collections::HashMap;\n");
+    assert!(hash_map_violations(&edge).is_empty());
+    let iterating = planted(
+        HASH_MAP_WRAPPER,
+        "use std::collections::HashMap;\nfn keys(&self) { self.map.keys() }\n\
+         #[cfg(test)]\nmod tests { fn t() { naive.iter(); } }\n",
+    );
+    assert_eq!(
+        hash_map_violations(&iterating),
+        vec![format!("{HASH_MAP_WRAPPER}:2: .keys(")]
+    );
+}
+
+#[test]
+fn an_unsafe_block_needs_a_safety_comment_and_a_root_denies_unsafe_code() {
+    let bare = planted("src/engine/x.rs", "fn f() {\n    unsafe { g() }\n}\n");
+    assert_eq!(unsafe_violations(&bare).len(), 1);
+    let said = planted(
+        "src/engine/x.rs",
+        "fn f() {\n    // SAFETY: g has no precondition.\n    #[allow(unsafe_code)]\n    \
+         unsafe { g() }\n}\nlet unsafe_name = 1;\n",
+    );
+    assert!(unsafe_violations(&said).is_empty());
+    let root = planted("src/lib.rs", "//! The crate.\nmod x;\n");
+    assert_eq!(unsafe_violations(&root).len(), 1);
+}
