@@ -536,7 +536,8 @@ impl Default for Invariants {
 pub struct Leader {
     /// `replicas`: how many agentk replicas run the elector.
     pub replicas: u32,
-    /// `agentk-v1` or `fixed`.
+    /// `agentk-v1`, `agentk-v2`, `agentk-head` or `fixed` (a name of
+    /// [`crate::leader::Variant`]).
     pub variant: String,
     /// `lease_duration` (LD): how long a Lease is valid after its last renewal.
     pub lease_duration_ms: u64,
@@ -546,6 +547,8 @@ pub struct Leader {
     pub retry_period_ms: u64,
     /// `module_stop_latency`: how long a module's `Run` takes to return once told to stop.
     pub module_stop_latency: Range,
+    /// `module_behaviour`: `shipped` (the real modules ignore ctx) or `obeys-ctx`.
+    pub module_behaviour: crate::leader::ModuleBehaviour,
     /// HTTP/2 dead-peer deadline: a request without a timeout fails this long after the
     /// last answer on its connection (apimachinery's ReadIdleTimeout 30 s + PingTimeout 15 s).
     pub http2_dead_ms: u64,

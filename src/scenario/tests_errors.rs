@@ -367,7 +367,7 @@ fn leader_timings_follow_the_client_go_rule() {
     assert!(renew.to_string().contains("1.2 × retry_period"), "{renew}");
     let retry = error_of(&format!("{base}retry_period = \"0s\"\n"));
     assert_error(&retry, ErrorKind::Semantic, "leader.retry_period", 3, 16);
-    let variant = error_of(&format!("{base}variant = \"agentk-v2\"\n"));
+    let variant = error_of(&format!("{base}variant = \"agentk-v3\"\n"));
     assert_eq!(variant.choices, VARIANTS);
 }
 

@@ -315,6 +315,13 @@ fn write_leader(out: &mut String, leader: &Leader) {
         "module_stop_latency",
         &range(leader.module_stop_latency),
     );
+    if leader.module_behaviour != crate::leader::ModuleBehaviour::default() {
+        line(
+            out,
+            "module_behaviour",
+            &quote(leader.module_behaviour.name()),
+        );
+    }
     if leader.http2_dead_ms != super::leader::DEFAULT_HTTP2_DEAD_MS {
         line(out, "http2_dead", &duration(leader.http2_dead_ms));
     }

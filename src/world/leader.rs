@@ -120,6 +120,7 @@ impl World {
                 .collect(),
             module_stop_latency_ms_min: leader.module_stop_latency.min_ms,
             module_stop_latency_ms_max: leader.module_stop_latency.max_ms,
+            module_behaviour: leader.module_behaviour,
             ablations: crate::mutants::of(&self.scenario.ablations, "fixed"),
         }
     }
