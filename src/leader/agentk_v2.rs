@@ -197,7 +197,11 @@ impl AgentkV2Runner {
 
     fn on_stopped(&mut self, core: &mut Core, cx: &mut Context) {
         if self.cancelled {
-            // `case <-done`: the runner consumes the last OnStoppedLeading and returns.
+            // `case <-done`: the runner consumes the last OnStoppedLeading and returns (its
+            // belief in leading ends with it; no module is registered any more).
+            if let Some(term) = self.believed_term.take() {
+                cx.observe(Observation::LeadingStopped { term });
+            }
             self.status = Status::NotRunning;
             return;
         }
