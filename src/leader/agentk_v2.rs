@@ -90,6 +90,9 @@ pub(crate) struct AgentkV2Runner {
     rerun: Option<TimerToken>,
     /// The runner's ctx was cancelled (shutdown, after the module stage stopped).
     cancelled: bool,
+    /// H5: the runner made a blocking send to a wrapper that is itself blocked sending to
+    /// the runner; both wait for ever.
+    deadlocked: bool,
     shutting_down: bool,
 }
 
@@ -107,6 +110,7 @@ impl AgentkV2Runner {
             wrappers: vec![Wrapper::default(); module_count],
             rerun: None,
             cancelled: false,
+            deadlocked: false,
             shutting_down: false,
         }
     }
@@ -121,7 +125,7 @@ impl AgentkV2Runner {
     }
 
     fn drain(&mut self, core: &mut Core, cx: &mut Context) {
-        if self.draining {
+        if self.draining || self.deadlocked {
             return;
         }
         self.draining = true;
@@ -186,6 +190,9 @@ impl AgentkV2Runner {
     fn start(&mut self, core: &mut Core, id: u64, cx: &mut Context) {
         let index = self.modules[&id];
         let config = self.initial[&id];
+        if self.blocks_on(index) {
+            return;
+        }
         let term = self
             .believed_term
             .expect("modules start only in runningAndLeader");
@@ -213,6 +220,9 @@ impl AgentkV2Runner {
             cx.observe(Observation::LeadingStopped { term });
             let mut waiting = BTreeSet::new();
             for index in self.modules.values().copied().collect::<Vec<_>>() {
+                if self.blocks_on(index) {
+                    return;
+                }
                 if self.wrapper_stop(core, index, true, cx) {
                     waiting.insert(index);
                 }
@@ -225,6 +235,18 @@ impl AgentkV2Runner {
         // The elector's goroutine was blocked in this send; its Run returns now and
         // `wait.UntilWithContext` runs it again 1 ms later.
         self.rerun = Some(cx.timer(cx.now_local_ms + 1));
+    }
+
+    /// True when the runner's send to wrapper `index` (`requestStartCh` or `requestStopCh`)
+    /// can never be received: the wrapper is blocked sending to the runner (a registration
+    /// or unregistration still in the runner's mailbox, or a module still returning from
+    /// its shutdown stop). Both block for ever (H5); the runner handles nothing more.
+    fn blocks_on(&mut self, index: usize) -> bool {
+        let wrapper = &self.wrappers[index];
+        if wrapper.sends_pending > 0 || wrapper.stopping.is_some() {
+            self.deadlocked = true;
+        }
+        self.deadlocked
     }
 
     /// `w.stop()`: cancel the module's ctx and close its channel, then wait for it. True when
