@@ -194,7 +194,7 @@ pub struct SimArgs {
     pub policy: Option<String>,
     /// Leader-runner variant (overrides `[leader] variant`).
     #[arg(long, value_enum)]
-    pub variant: Option<crate::leader::Variant>,
+    pub variant: Option<crate::mutants::Variant>,
     /// Report folder (default `reports/<scenario>/<policy>/seed-<seed>/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -244,7 +244,7 @@ pub struct CompareArgs {
     /// Leader-runner variants to compare instead of policies, comma-separated (a scenario
     /// with a `[leader]` section; the table shows failovers and leader figures).
     #[arg(long, value_delimiter = ',', value_enum, conflicts_with = "policies")]
-    pub variants: Option<Vec<crate::leader::Variant>>,
+    pub variants: Option<Vec<crate::mutants::Variant>>,
     /// Seeds: `N` (seeds 1 to N) or `A..B` (seeds A to B-1).
     #[arg(long, default_value = "100")]
     pub seeds: String,
@@ -281,7 +281,7 @@ pub struct ShrinkArgs {
     pub policy: Option<String>,
     /// Leader-runner variant (overrides `[leader] variant`).
     #[arg(long, value_enum)]
-    pub variant: Option<crate::leader::Variant>,
+    pub variant: Option<crate::mutants::Variant>,
     /// The invariant id to keep failing (default: the run's earliest violation).
     #[arg(long)]
     pub invariant: Option<String>,

@@ -194,7 +194,7 @@ fn spinner(label: &str) -> ProgressBar {
 }
 
 /// Targets by name: `pr355`, `upstream`, `safe`, a leader variant (`agentk-v1`,
-/// `agentk-v2`, `agentk-head`, `fixed`: [`crate::leader::Variant`]), `safe-ablations`,
+/// `agentk-v2`, `agentk-head`, `fixed`: [`crate::mutants::Variant`]), `safe-ablations`,
 /// `fixed-ablations`, `safe-NAME`, `fixed-NAME`. Each keeps the files of its side (elastic
 /// files for policies, files with `[leader]` for variants) and their paths.
 pub(super) fn expand_targets(
@@ -216,7 +216,7 @@ pub(super) fn expand_targets(
                 }
             }
             "pr355" | "upstream" | "safe" => targets.push(elastic(name, name, "", loaded)?),
-            variant if crate::leader::Variant::from_name(variant).is_some() => {
+            variant if crate::mutants::Variant::from_name(variant).is_some() => {
                 targets.push(leader(name, name, "", loaded)?);
             }
             other => match other.split_once('-') {

@@ -8,11 +8,11 @@ use super::reader::{
 use std::collections::BTreeMap;
 
 /// The leader runner variants `[leader] variant` accepts (the names of
-/// [`crate::leader::Variant`]).
-pub const VARIANTS: &[&str] = &crate::leader::Variant::NAMES;
+/// [`crate::mutants::Variant`]).
+pub const VARIANTS: &[&str] = &crate::mutants::Variant::NAMES;
 
-/// What `[leader] module_behaviour` accepts (the names of [`crate::leader::ModuleBehaviour`]).
-pub const MODULE_BEHAVIOURS: &[&str] = &crate::leader::ModuleBehaviour::NAMES;
+/// What `[leader] module_behaviour` accepts (the names of [`crate::mutants::ModuleBehaviour`]).
+pub const MODULE_BEHAVIOURS: &[&str] = &crate::mutants::ModuleBehaviour::NAMES;
 
 /// `[leader] http2_dead` when absent: apimachinery's HTTP/2 transport declares a connection
 /// dead after ReadIdleTimeout (30 s) plus PingTimeout (15 s) without a frame.
@@ -101,7 +101,7 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
         )?,
         module_behaviour: table
             .choice("module_behaviour", MODULE_BEHAVIOURS)?
-            .and_then(|name| crate::leader::ModuleBehaviour::from_name(&name))
+            .and_then(|name| crate::mutants::ModuleBehaviour::from_name(&name))
             .unwrap_or_default(),
         http2_dead_ms,
         modules,

@@ -552,7 +552,7 @@ pub struct Leader {
     /// `replicas`: how many agentk replicas run the elector.
     pub replicas: u32,
     /// `agentk-v1`, `agentk-v2`, `agentk-head` or `fixed` (a name of
-    /// [`crate::leader::Variant`]).
+    /// [`crate::mutants::Variant`]).
     pub variant: String,
     /// `lease_duration` (LD): how long a Lease is valid after its last renewal.
     pub lease_duration_ms: u64,
@@ -563,7 +563,7 @@ pub struct Leader {
     /// `module_stop_latency`: how long a module's `Run` takes to return once told to stop.
     pub module_stop_latency: Range,
     /// `module_behaviour`: `shipped` (the real modules ignore ctx) or `obeys-ctx`.
-    pub module_behaviour: crate::leader::ModuleBehaviour,
+    pub module_behaviour: crate::mutants::ModuleBehaviour,
     /// HTTP/2 dead-peer deadline: a request without a timeout fails this long after the
     /// last answer on its connection (apimachinery's ReadIdleTimeout 30 s + PingTimeout 15 s).
     pub http2_dead_ms: u64,

@@ -325,7 +325,7 @@ fn write_leader(out: &mut String, leader: &Leader) {
         "module_stop_latency",
         &range(leader.module_stop_latency),
     );
-    if leader.module_behaviour != crate::leader::ModuleBehaviour::default() {
+    if leader.module_behaviour != crate::mutants::ModuleBehaviour::default() {
         line(
             out,
             "module_behaviour",
