@@ -3,6 +3,10 @@
 //! (`allocator::SAFE_ABLATIONS`, `leader::FIXED_ABLATIONS`), and the parsing of names
 //! against it. `elasticsim ablations` prints it.
 
+/// The leader variant and module-behaviour vocabularies, for the layers that may not import
+/// `leader` itself (`scenario`, `cli`): one enum each, declared next to the code.
+pub use crate::leader::{ModuleBehaviour, Variant};
+
 use crate::ablation::Ablations;
 
 /// Every ablation: (owner policy or variant, name, one line on what it switches off).

@@ -61,6 +61,8 @@ fn records(scenario: &Scenario, variant: &str, seed: u64) -> Vec<(u64, Record)> 
 }
 
 /// Intervals during which two or more replicas had a module running.
+/// The periods in which two replicas or more run modules; one still open when the records
+/// end is left out (`overlap_open_at_end` tells).
 fn overlaps(records: &[(u64, Record)]) -> Vec<(u64, u64)> {
     let mut running: BTreeMap<u32, u32> = BTreeMap::new();
     let mut since = None;
@@ -88,6 +90,22 @@ fn overlaps(records: &[(u64, Record)]) -> Vec<(u64, u64)> {
         }
     }
     out
+}
+
+/// True when two replicas or more still run modules when the records end.
+fn overlap_open_at_end(records: &[(u64, Record)]) -> bool {
+    let mut running: BTreeMap<u32, i64> = BTreeMap::new();
+    for (_, record) in records {
+        match record {
+            Record::ModuleStarted { replica, .. } => *running.entry(*replica).or_default() += 1,
+            Record::ModuleStopped { replica, .. } => *running.entry(*replica).or_default() -= 1,
+            Record::ReplicaStopped { replica } => {
+                running.remove(replica);
+            }
+            _ => {}
+        }
+    }
+    running.values().filter(|&&count| count > 0).count() >= 2
 }
 
 fn fault_start_ms(records: &[(u64, Record)], fault: &str) -> u64 {
@@ -124,7 +142,7 @@ fn acting_at(records: &[(u64, Record)], t_ms: u64) -> u32 {
 const HTTP2_DEAD_MS: u64 = 45_000;
 
 #[test]
-fn a_blackholed_agentk_v1_release_fails_at_the_dead_peer_deadline_and_the_overlap_ends() {
+fn a_blackholed_agentk_v1_release_fails_at_the_dead_peer_deadline_and_the_overlap_never_ends() {
     let scenario = load("leader-blackhole");
     let stop_max_ms = scenario
         .leader
@@ -149,31 +167,21 @@ fn a_blackholed_agentk_v1_release_fails_at_the_dead_peer_deadline_and_the_overla
             released_ms.abs_diff(expected_ms) <= 2_000,
             "seed {seed}: release failed at {released_ms} ms, expected {expected_ms} ± 2 s"
         );
-        let stopped_ms = records
-            .iter()
-            .filter(|(t_ms, r)| {
-                *t_ms >= released_ms
-                    && matches!(r, Record::ModuleStopped { replica, .. } if *replica == leader)
-            })
-            .map(|(t_ms, _)| *t_ms)
-            .max()
-            .expect("its modules stop");
-        assert!(
-            stopped_ms - released_ms <= 2_000,
-            "seed {seed}: modules stopped {} ms after the release failed",
-            stopped_ms - released_ms
-        );
+        // The shipped module ignores its cancelled ctx: it never returns, the runner stays
+        // blocked in h.wait(), and the overlap outlasts any stop latency (unbounded).
+        let stopped = records.iter().any(|(t_ms, r)| {
+            *t_ms >= released_ms
+                && matches!(r, Record::ModuleStopped { replica, .. } if *replica == leader)
+        });
+        assert!(!stopped, "seed {seed}: the shipped module never returns");
         let overlap = overlaps(&records);
         assert!(
-            !overlap.is_empty(),
-            "seed {seed}: H8 still shows an overlap"
+            overlap_open_at_end(&records)
+                || overlap
+                    .iter()
+                    .any(|(_, until_ms)| *until_ms > released_ms + stop_max_ms),
+            "seed {seed}: H8 with the shipped modules: the overlap outlasts the stop latency"
         );
-        for (from_ms, until_ms) in overlap {
-            assert!(
-                until_ms <= released_ms + stop_max_ms,
-                "seed {seed}: the overlap {from_ms}..{until_ms} outlasts the modules' stop"
-            );
-        }
         let fixed = run(&scenario, FIXED, seed);
         assert!(
             !tripped(&fixed, "single-leader-acting"),

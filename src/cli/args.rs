@@ -61,12 +61,13 @@ pub struct HuntArgs {
     /// Generic scenarios (default `scenarios/explore/elastic.toml` and `leader.toml`).
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Targets: pr355, agentk-v1, safe-ablations (one target per rule of safe),
-    /// fixed-ablations (one per fix of fixed), or one ablation as `safe-NAME`/`fixed-NAME`.
+    /// Targets: pr355, agentk-v1, agentk-v2, agentk-head, safe-ablations (one target per
+    /// rule of safe), fixed-ablations (one per fix of fixed), or one ablation as
+    /// `safe-NAME`/`fixed-NAME`.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "pr355,agentk-v1,safe-ablations,fixed-ablations"
+        default_value = "pr355,agentk-v1,agentk-v2,agentk-head,safe-ablations,fixed-ablations"
     )]
     pub targets: Vec<String>,
     /// Wall-clock budget per target and mode (`60s`, `5m`).
@@ -192,9 +193,9 @@ pub struct SimArgs {
     /// Allocator policy: upstream, pr355 or safe (overrides `[plugin] policy`).
     #[arg(long, value_enum)]
     pub policy: Option<Policy>,
-    /// Leader-runner variant: agentk-v1 or fixed (overrides `[leader] variant`).
-    #[arg(long, value_parser = ["agentk-v1", "fixed"])]
-    pub variant: Option<String>,
+    /// Leader-runner variant (overrides `[leader] variant`).
+    #[arg(long, value_enum)]
+    pub variant: Option<crate::mutants::Variant>,
     /// Report folder (default `reports/<scenario>/<policy>/seed-<seed>/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -238,13 +239,8 @@ pub struct CompareArgs {
     pub policies: Vec<Policy>,
     /// Leader-runner variants to compare instead of policies, comma-separated (a scenario
     /// with a `[leader]` section; the table shows failovers and leader figures).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        value_parser = ["agentk-v1", "fixed"],
-        conflicts_with = "policies"
-    )]
-    pub variants: Option<Vec<String>>,
+    #[arg(long, value_delimiter = ',', value_enum, conflicts_with = "policies")]
+    pub variants: Option<Vec<crate::mutants::Variant>>,
     /// Seeds: `N` (seeds 1 to N) or `A..B` (seeds A to B-1).
     #[arg(long, default_value = "100")]
     pub seeds: String,
@@ -279,9 +275,9 @@ pub struct ShrinkArgs {
     /// Allocator policy: upstream, pr355 or safe (overrides `[plugin] policy`).
     #[arg(long, value_enum)]
     pub policy: Option<Policy>,
-    /// Leader-runner variant: agentk-v1 or fixed (overrides `[leader] variant`).
-    #[arg(long, value_parser = ["agentk-v1", "fixed"])]
-    pub variant: Option<String>,
+    /// Leader-runner variant (overrides `[leader] variant`).
+    #[arg(long, value_enum)]
+    pub variant: Option<crate::mutants::Variant>,
     /// The invariant id to keep failing (default: the run's earliest violation).
     #[arg(long)]
     pub invariant: Option<String>,

@@ -56,7 +56,11 @@ fn cases(
     if !leader {
         return Err(Failure::Input(format!(
             "--variants {}: {} has no [leader] section",
-            variants.join(","),
+            variants
+                .iter()
+                .map(|variant| variant.name())
+                .collect::<Vec<_>>()
+                .join(","),
             args.file.display()
         )));
     }
@@ -64,8 +68,8 @@ fn cases(
         .iter()
         .map(|variant| {
             let mut settings = base.clone();
-            settings.variant = Some(variant.clone());
-            (variant.clone(), settings)
+            settings.variant = Some(variant.name().to_owned());
+            (variant.name().to_owned(), settings)
         })
         .collect())
 }

@@ -193,7 +193,8 @@ fn spinner(label: &str) -> ProgressBar {
     bar
 }
 
-/// Targets by name: `pr355`, `upstream`, `safe`, `agentk-v1`, `fixed`, `safe-ablations`,
+/// Targets by name: `pr355`, `upstream`, `safe`, a leader variant (`agentk-v1`,
+/// `agentk-v2`, `agentk-head`, `fixed`: [`crate::mutants::Variant`]), `safe-ablations`,
 /// `fixed-ablations`, `safe-NAME`, `fixed-NAME`. Each keeps the files of its side (elastic
 /// files for policies, files with `[leader]` for variants) and their paths.
 pub(super) fn expand_targets(
@@ -217,7 +218,9 @@ pub(super) fn expand_targets(
             policy if Policy::from_name(policy).is_some() => {
                 targets.push(elastic(name, name, "", loaded)?);
             }
-            "agentk-v1" | "fixed" => targets.push(leader(name, name, "", loaded)?),
+            variant if crate::mutants::Variant::from_name(variant).is_some() => {
+                targets.push(leader(name, name, "", loaded)?);
+            }
             other => match other.split_once('-') {
                 Some(("safe", rule)) if names_of("safe").contains(&rule) => {
                     targets.push(elastic(other, "safe", rule, loaded)?);
@@ -227,8 +230,8 @@ pub(super) fn expand_targets(
                 }
                 _ => {
                     return Err(Failure::Input(format!(
-                        "--targets: unknown target {other:?}; valid: {}, agentk-v1, fixed, \
-                         safe-ablations, fixed-ablations, \
+                        "--targets: unknown target {other:?}; valid: {}, agentk-v1, \
+                         agentk-v2, agentk-head, fixed, safe-ablations, fixed-ablations, \
                          safe-NAME, fixed-NAME (NAME from `elasticsim ablations`)",
                         Policy::NAMES.join(", ")
                     )));

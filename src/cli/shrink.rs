@@ -29,11 +29,12 @@ pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {
     if let Some(variant) = &args.variant {
         if scenario.leader.is_none() {
             return Err(Failure::Input(format!(
-                "--variant {variant}: {} has no [leader] section",
+                "--variant {}: {} has no [leader] section",
+                variant.name(),
                 args.file.display()
             )));
         }
-        settings.variant = Some(variant.clone());
+        settings.variant = Some(variant.name().to_owned());
     }
     let out = args
         .out

@@ -67,11 +67,12 @@ pub(super) fn settings(scenario: &Scenario, args: &SimArgs) -> Result<RunSetting
     if let Some(variant) = &args.variant {
         if scenario.leader.is_none() {
             return Err(Failure::Input(format!(
-                "--variant {variant}: {} has no [leader] section",
+                "--variant {}: {} has no [leader] section",
+                variant.name(),
                 args.file.display()
             )));
         }
-        settings.variant = Some(variant.clone());
+        settings.variant = Some(variant.name().to_owned());
     }
     Ok(settings)
 }

@@ -18,6 +18,12 @@
 //!   last-iterated function: that module runs several times at once, the others never (H2,
 //!   fixed in v15.5.1 by `9eaf1658`). Go's random map order is a draw from the replica's
 //!   stream ([`go_map_order`]);
+//! * the runner's `h.cancel()` only cancels the module's ctx; only the wrapper's `stop()`
+//!   closes the module's config channel. The shipped modules (`ModuleBehaviour::Shipped`,
+//!   `for config := range cfg`) ignore ctx, so after a lost term the runner blocks in
+//!   `h.wait()` (`leader_runner.go`, `OnStoppedLeading` in `RunningLeader`) until a
+//!   non-runnable configuration makes the wrapper close the channel: the old leader's module
+//!   keeps acting beside the new leader's, and this replica runs no elector meanwhile;
 //! * on graceful shutdown the wrappers' configuration channels close, each wrapper stops its
 //!   module and unregisters, and the last unregistration cancels the elector, which releases
 //!   the Lease while the modules may still be stopping.
@@ -98,8 +104,9 @@ pub(crate) struct AgentkV1Runner {
     draining: bool,
     wrappers: Vec<Wrapper>,
     /// H2: the goroutine of function `index` runs another module's `Run` (a second instance
-    /// of that module), keyed by `index`.
-    duplicates: BTreeMap<usize, ModuleProcess>,
+    /// of that module, reading that module's config channel), keyed by `index`, with the
+    /// index of the module it runs.
+    duplicates: BTreeMap<usize, (usize, ModuleProcess)>,
 }
 
 impl AgentkV1Runner {
@@ -122,11 +129,22 @@ impl AgentkV1Runner {
         core.modules[index].is_idle() && !self.duplicates.contains_key(&index)
     }
 
-    /// `h.cancel()` of function `index`.
+    /// `h.cancel()` of function `index`: cancels the ctx of its goroutine's `Run`.
     fn cancel_func(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
+        core.modules[index].cancel(cx);
+        if let Some((_, duplicate)) = self.duplicates.get_mut(&index) {
+            duplicate.cancel(cx);
+        }
+    }
+
+    /// `close(w.cfg2module)` of wrapper `index`: its module returns, and so does every H2
+    /// duplicate reading the same channel.
+    fn close_channel(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
         core.modules[index].stop(cx);
-        if let Some(duplicate) = self.duplicates.get_mut(&index) {
-            duplicate.stop(cx);
+        for (runs, duplicate) in self.duplicates.values_mut() {
+            if *runs == index {
+                duplicate.stop(cx);
+            }
         }
     }
 
@@ -262,9 +280,10 @@ impl AgentkV1Runner {
             settings.retry_period_ms,
             settings.module_stop_latency_ms_min,
             settings.module_stop_latency_ms_max,
+            settings.module_behaviour,
         );
         duplicate.start(term, cx);
-        self.duplicates.insert(index, duplicate);
+        self.duplicates.insert(index, (runs, duplicate));
     }
 
     /// `h.start()`: `go f(freshCtx)`; the module then reads its pending configuration.
@@ -320,7 +339,7 @@ impl AgentkV1Runner {
         );
         wrapper.registered = false;
         wrapper.blocked = Some(Blocked::RunnerReply(after));
-        core.modules[index].stop(cx);
+        self.close_channel(core, index, cx);
         self.send(core, Message::Stop(index), cx);
     }
 
@@ -441,12 +460,15 @@ impl Runner for AgentkV1Runner {
     }
 
     fn handle_timer(&mut self, core: &mut Core, token: TimerToken, cx: &mut Context) -> bool {
-        let found = self.duplicates.iter_mut().find_map(|(&index, duplicate)| {
-            match duplicate.handle_timer(token, cx) {
-                ModuleTimer::NotMine => None,
-                outcome => Some((index, outcome)),
-            }
-        });
+        let found = self
+            .duplicates
+            .iter_mut()
+            .find_map(
+                |(&index, (_, duplicate))| match duplicate.handle_timer(token, cx) {
+                    ModuleTimer::NotMine => None,
+                    outcome => Some((index, outcome)),
+                },
+            );
         let Some((index, outcome)) = found else {
             return false;
         };

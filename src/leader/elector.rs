@@ -40,6 +40,22 @@ pub enum PollTicker {
     StartsWithCycle,
 }
 
+/// What `release()` reads before its write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseRead {
+    /// Nothing: the write carries the cached resourceVersion (client-go before v0.34). A
+    /// version gone stale (a renewal answered after the term ended) gets 409 and leaves the
+    /// Lease naming us.
+    Nothing,
+    /// A Get refreshes the resourceVersion, but whether we lead is decided from the cached
+    /// observed record (client-go v0.34+): a slow release can wipe the next holder's
+    /// Lease (H3).
+    RefreshVersion,
+    /// A Get refreshes the version and the release goes out only while the Lease still names
+    /// us (the `fixed` variant; closes H3).
+    RefreshAndCheckHolder,
+}
+
 /// One elector's configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ElectorSettings {
@@ -57,11 +73,8 @@ pub struct ElectorSettings {
     pub takeover_duration: TakeoverDuration,
     /// Timeout of the release write: `None` as in v0.24 (`context.TODO()`), RD from v0.31.
     pub release_timeout_ms: Option<u64>,
-    /// Release only after a Get that refreshes the resourceVersion and shows that the Lease
-    /// still names us (client-go v0.34+ refreshes the version; re-checking the holder closes
-    /// H3). Without it a release sent with a version gone stale (a renewal answered after the
-    /// term ended) fails with 409 and leaves the Lease naming us.
-    pub release_reads_first: bool,
+    /// What `release()` reads before its write (depends on the client-go version).
+    pub release_read: ReleaseRead,
     /// Timeout of each acquire request: `None` as in client-go (only the Run's ctx), so a
     /// blackholed request wedges the candidate; the fixed runner bounds it.
     pub acquire_timeout_ms: Option<u64>,
@@ -113,7 +126,7 @@ enum Phase {
     AwaitingAcknowledgement {
         term: u64,
     },
-    /// `reading`: the release's Get is in flight (see `release_reads_first`).
+    /// `reading`: the release's Get is in flight (see `release_read`).
     Releasing {
         term: u64,
         reading: bool,
@@ -371,7 +384,7 @@ impl Elector {
             self.finish(Some(term), events);
             return;
         }
-        if self.settings.release_reads_first {
+        if self.settings.release_read != ReleaseRead::Nothing {
             let request = KubeRequest::GetLease {
                 name: self.settings.lease_name.clone(),
             };
@@ -430,12 +443,22 @@ impl Elector {
             panic!("a release call is live only while releasing");
         };
         if reading {
-            // Release only a Lease that still names us, with its current version.
+            // RefreshAndCheckHolder: release only a Lease that still names us, with its
+            // current version. RefreshVersion: the current version, whoever holds it.
+            let check = self.settings.release_read == ReleaseRead::RefreshAndCheckHolder;
             match result {
                 Ok(KubeReply::Lease(lease))
-                    if lease.spec.holder_identity == self.settings.identity =>
+                    if !check || lease.spec.holder_identity == self.settings.identity =>
                 {
-                    let transitions = lease.spec.lease_transitions;
+                    let transitions = if check {
+                        lease.spec.lease_transitions
+                    } else {
+                        self.observed_record
+                            .as_ref()
+                            .map_or(lease.spec.lease_transitions, |observed| {
+                                observed.lease_transitions
+                            })
+                    };
                     self.send_release(term, lease.resource_version, transitions, cx);
                 }
                 _ => self.finish(Some(term), events),

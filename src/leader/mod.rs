@@ -30,6 +30,7 @@
 pub mod elector;
 
 mod agentk_v1;
+mod agentk_v2;
 mod fixed;
 mod module;
 mod replica;
@@ -37,7 +38,9 @@ mod replica;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use elector::{Elector, ElectorEvent, ElectorSettings, PollTicker, TakeoverDuration};
+pub use elector::{
+    Elector, ElectorEvent, ElectorSettings, PollTicker, ReleaseRead, TakeoverDuration,
+};
 pub use fixed::FIXED_ABLATIONS;
 pub use replica::Replica;
 
@@ -58,36 +61,120 @@ pub struct CallId(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TimerToken(pub u64);
 
-/// Which leader runner a replica runs (`docs/policies.md`, last section).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Which leader runner a replica runs (`docs/policies.md`, last section). Each real variant
+/// names the `pluralsh/kubernetes-agent` commit of its runner and wrapper and the client-go
+/// version of its `go.mod` there.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
 pub enum Variant {
-    /// The GitLab agent's 2022 runner on client-go v0.24.3, defects included.
+    /// The GitLab agent's 2022 runner (`4438242a`) on client-go v0.24.3, defects included.
     #[serde(rename = "agentk-v1")]
+    #[value(name = "agentk-v1")]
     AgentkV1,
+    /// The June 2023 rewrite (`278235e8`, MR !1021) with runnability moved into the modules
+    /// (`3d59282c`, MR !1024), on client-go v0.26.5, defects included.
+    #[serde(rename = "agentk-v2")]
+    #[value(name = "agentk-v2")]
+    AgentkV2,
+    /// The fork's HEAD (`0a4bdc9d`, `modules/kas/cmd/agentk/agentkapp/`): v2 plus `f3e3bce8`
+    /// (#434) and `ac5d3305` (#437), on client-go v0.34.2.
+    #[serde(rename = "agentk-head")]
+    #[value(name = "agentk-head")]
+    AgentkHead,
+    /// Not a real version: agentk-v1's design (the election runs only while demanded) on
     /// client-go v0.31 semantics plus documented fixes (`docs/fidelity.md`, "Variants"):
     /// release after the modules stopped, release re-reads the holder, bounded acquire
     /// requests, no optimistic renew, and the runner fixes of `fixed.rs`.
     #[serde(rename = "fixed")]
+    #[value(name = "fixed")]
     Fixed,
 }
 
 impl Variant {
-    /// Both variants, in the order reports list them.
-    pub const ALL: [Variant; 2] = [Variant::AgentkV1, Variant::Fixed];
+    /// Every variant, in the order reports list them.
+    pub const ALL: [Variant; 4] = [
+        Variant::AgentkV1,
+        Variant::AgentkV2,
+        Variant::AgentkHead,
+        Variant::Fixed,
+    ];
 
-    /// The name used in scenarios and reports.
+    /// The name used in scenarios, flags and reports.
     pub fn name(self) -> &'static str {
         match self {
             Variant::AgentkV1 => "agentk-v1",
+            Variant::AgentkV2 => "agentk-v2",
+            Variant::AgentkHead => "agentk-head",
             Variant::Fixed => "fixed",
         }
     }
+
+    /// Every name, in [`Variant::ALL`] order (what `[leader] variant` accepts).
+    pub const NAMES: [&'static str; 4] = ["agentk-v1", "agentk-v2", "agentk-head", "fixed"];
 
     /// The variant a scenario names, if any.
     pub fn from_name(name: &str) -> Option<Variant> {
         Variant::ALL
             .into_iter()
             .find(|variant| variant.name() == name)
+    }
+
+    /// True when the design runs the election only while some leader module is demanded
+    /// (v1's goal, kept by `fixed`); v2 and later always run it (`2f07ea9d`, "Always run
+    /// leader election").
+    pub fn promises_election_iff_demand(self) -> bool {
+        match self {
+            Variant::AgentkV1 | Variant::Fixed => true,
+            Variant::AgentkV2 | Variant::AgentkHead => false,
+        }
+    }
+}
+
+/// How a leader module's `Run` reacts to its ctx (`[leader] module_behaviour`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ModuleBehaviour {
+    /// What the real modules do: gitops and starboard_vulnerability (`4438242a`
+    /// `internal/module/gitops/agent/module.go` and `starboard_vulnerability/agent/module.go`,
+    /// still so at `3d59282c` `gitops/agent/manifestops/module.go`) loop `for config := range
+    /// cfg` and ignore ctx; they return only when the config channel closes.
+    #[default]
+    #[serde(rename = "shipped")]
+    Shipped,
+    /// The `LeaderModule` contract (`internal/module/modagent/api.go`): return once ctx is done.
+    #[serde(rename = "obeys-ctx")]
+    ObeysCtx,
+}
+
+impl ModuleBehaviour {
+    /// Both behaviours, as scenarios name them.
+    pub const NAMES: [&'static str; 2] = ["shipped", "obeys-ctx"];
+
+    /// The behaviour a scenario names, if any.
+    pub fn from_name(name: &str) -> Option<ModuleBehaviour> {
+        match name {
+            "shipped" => Some(ModuleBehaviour::Shipped),
+            "obeys-ctx" => Some(ModuleBehaviour::ObeysCtx),
+            _ => None,
+        }
+    }
+
+    /// The name used in scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModuleBehaviour::Shipped => "shipped",
+            ModuleBehaviour::ObeysCtx => "obeys-ctx",
+        }
     }
 }
 
@@ -121,6 +208,9 @@ pub struct LeaderSettings {
     pub module_stop_latency_ms_min: u64,
     /// The upper bound of a module's stop latency.
     pub module_stop_latency_ms_max: u64,
+    /// Whether the modules obey their ctx or run the shipped `for config := range cfg` loop.
+    #[serde(default)]
+    pub module_behaviour: ModuleBehaviour,
     /// Fixes of `fixed` switched off (`FIXED_ABLATIONS`); ignored by `agentk-v1`.
     #[serde(default, skip_serializing_if = "crate::ablation::Ablations::is_empty")]
     pub ablations: crate::ablation::Ablations,

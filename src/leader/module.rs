@@ -1,8 +1,13 @@
 //! One leader module's `Run`: it starts, does one unit of periodic work every retry period
 //! (so that two replicas acting at once are visible in the trace), and returns U[min, max]
-//! after it is told to stop (ctx cancelled or its config channel closed).
+//! after it is told to stop.
+//!
+//! How it is told depends on [`ModuleBehaviour`]: a module that obeys the `LeaderModule`
+//! contract returns once its ctx is cancelled or its config channel closed; the shipped
+//! modules (`for config := range cfg`, gitops and starboard_vulnerability at `4438242a`)
+//! return only when the channel closes, whatever their ctx.
 
-use super::{Context, Observation, TimerToken};
+use super::{Context, ModuleBehaviour, Observation, TimerToken};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum State {
@@ -29,6 +34,10 @@ pub(crate) struct ModuleProcess {
     action_period_ms: u64,
     stop_latency_ms_min: u64,
     stop_latency_ms_max: u64,
+    behaviour: ModuleBehaviour,
+    /// The last configuration it read asks it to do work (agentk v2's modules decide that
+    /// themselves: gitops with no manifest project runs no worker); true until one says not.
+    config_runnable: bool,
 }
 
 impl ModuleProcess {
@@ -37,6 +46,7 @@ impl ModuleProcess {
         action_period_ms: u64,
         stop_latency_ms_min: u64,
         stop_latency_ms_max: u64,
+        behaviour: ModuleBehaviour,
     ) -> ModuleProcess {
         assert!(action_period_ms > 0, "a module acts at a positive period");
         ModuleProcess {
@@ -45,6 +55,8 @@ impl ModuleProcess {
             action_period_ms,
             stop_latency_ms_min,
             stop_latency_ms_max,
+            behaviour,
+            config_runnable: true,
         }
     }
 
@@ -67,23 +79,41 @@ impl ModuleProcess {
             module: self.name.clone(),
             term,
         });
+        self.config_runnable = true;
         let action = cx.timer(cx.now_local_ms + self.action_period_ms);
         self.state = State::Running { action };
     }
 
     /// The module receives configuration `version`.
     pub(crate) fn receive_config(&mut self, version: u64, cx: &mut Context) {
+        self.receive_config_of(version, true, cx);
+    }
+
+    /// The module receives configuration `version`; it works while `runnable` (a module that
+    /// decides runnability itself, agentk v2 and later).
+    pub(crate) fn receive_config_of(&mut self, version: u64, runnable: bool, cx: &mut Context) {
         assert!(
             self.is_running(),
             "only a running module reads its config channel"
         );
+        self.config_runnable = runnable;
         cx.observe(Observation::ModuleConfig {
             module: self.name.clone(),
             version,
         });
     }
 
-    /// Cancel its ctx; `Run` returns after the stop latency. Nothing if not running.
+    /// Cancel its ctx: a module that obeys it returns after the stop latency; the shipped
+    /// modules (`for config := range cfg`) go on. Nothing if not running.
+    pub(crate) fn cancel(&mut self, cx: &mut Context) {
+        match self.behaviour {
+            ModuleBehaviour::ObeysCtx => self.stop(cx),
+            ModuleBehaviour::Shipped => {}
+        }
+    }
+
+    /// Close its config channel (every module returns then), or cancel its ctx and close the
+    /// channel together: `Run` returns after the stop latency. Nothing if not running.
     pub(crate) fn stop(&mut self, cx: &mut Context) {
         if !self.is_running() {
             return;
@@ -96,9 +126,11 @@ impl ModuleProcess {
     pub(crate) fn handle_timer(&mut self, token: TimerToken, cx: &mut Context) -> ModuleTimer {
         match self.state {
             State::Running { action } if action == token => {
-                cx.observe(Observation::ModuleAction {
-                    module: self.name.clone(),
-                });
+                if self.config_runnable {
+                    cx.observe(Observation::ModuleAction {
+                        module: self.name.clone(),
+                    });
+                }
                 let action = cx.timer(cx.now_local_ms + self.action_period_ms);
                 self.state = State::Running { action };
                 ModuleTimer::Acted

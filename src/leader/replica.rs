@@ -2,7 +2,10 @@
 //! entry point, [`Replica::handle`].
 
 use super::agentk_v1::AgentkV1Runner;
-use super::elector::{Elector, ElectorEvent, ElectorSettings, PollTicker, TakeoverDuration};
+use super::agentk_v2::AgentkV2Runner;
+use super::elector::{
+    Elector, ElectorEvent, ElectorSettings, PollTicker, ReleaseRead, TakeoverDuration,
+};
 use super::fixed::FixedRunner;
 use super::module::{ModuleProcess, ModuleTimer};
 use super::{Context, Input, LeaderSettings, Observation, Output, Random, SettingsError};
@@ -124,11 +127,13 @@ impl Replica {
                     settings.retry_period_ms,
                     settings.module_stop_latency_ms_min,
                     settings.module_stop_latency_ms_max,
+                    settings.module_behaviour,
                 )
             })
             .collect::<Vec<_>>();
         let runner: Box<dyn Runner> = match settings.variant {
             Variant::AgentkV1 => Box::new(AgentkV1Runner::new(modules.len())),
+            Variant::AgentkV2 | Variant::AgentkHead => Box::new(AgentkV2Runner::new(modules.len())),
             Variant::Fixed => Box::new(FixedRunner::with_ablations(
                 modules.len(),
                 settings.ablations.clone(),
@@ -373,36 +378,67 @@ fn deliver_elector_events(core: &mut Core, runner: &mut dyn Runner, cx: &mut Con
     }
 }
 
-/// The elector each variant runs: client-go v0.24.3 for agentk-v1 (a new `LeaderElector` per
-/// run, own LD for takeover, unbounded release and acquire requests); v0.31-like for fixed
+/// The client-go version each variant runs, as elector settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClientGo {
+    /// v0.24.3 (agentk-v1's `go.mod` at `4438242a`).
+    V0_24,
+    /// v0.26.5 (agentk-v2's `go.mod` at `278235e8` and `3d59282c`).
+    V0_26,
+    /// v0.34.2 (the fork HEAD's `modules/kas/go.mod`).
+    V0_34,
+    /// v0.31 plus the fixes of `fixed`.
+    Fixed,
+}
+
+/// The elector each variant runs: client-go v0.24.3 for agentk-v1, with a new
+/// `LeaderElector` per run (`leader_runner.go` `startElector`); v0.26.5 for agentk-v2 and
+/// v0.34.2 for agentk-head, one `LeaderElector` for the process life; v0.31-like for fixed
 /// (record's LD, release bounded by RD, observations kept) plus release only after the
 /// modules stopped and acquire requests bounded by RP.
 fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
-    let fixed = settings.variant == Variant::Fixed;
+    let client_go = match settings.variant {
+        Variant::AgentkV1 => ClientGo::V0_24,
+        Variant::AgentkV2 => ClientGo::V0_26,
+        Variant::AgentkHead => ClientGo::V0_34,
+        Variant::Fixed => ClientGo::Fixed,
+    };
+    let fixed = client_go == ClientGo::Fixed;
+    // k/k#114872 (v0.27): takeover reads the record's leaseDurationSeconds.
+    let record_duration = matches!(client_go, ClientGo::V0_34 | ClientGo::Fixed);
+    // v0.31: `release()` runs under a RenewDeadline timeout instead of `context.TODO()`.
+    let bounded_release = match client_go {
+        ClientGo::V0_24 | ClientGo::V0_26 => false,
+        ClientGo::V0_34 => true,
+        ClientGo::Fixed => !settings.ablations.has(Ablation::BoundedRelease),
+    };
     ElectorSettings {
         identity: settings.identity.clone(),
         lease_name: settings.lease_name.clone(),
         lease_duration_ms: settings.lease_duration_ms,
         renew_deadline_ms: settings.renew_deadline_ms,
         retry_period_ms: settings.retry_period_ms,
-        takeover_duration: if fixed {
+        takeover_duration: if record_duration {
             TakeoverDuration::Record
         } else {
             TakeoverDuration::Configured
         },
-        release_timeout_ms: (fixed && !settings.ablations.has(Ablation::BoundedRelease))
-            .then_some(settings.renew_deadline_ms),
+        release_timeout_ms: bounded_release.then_some(settings.renew_deadline_ms),
         // A candidate whose Get or Update vanished (a partition drops it) must try again:
         // one retry period is far above any answer's round trip.
         acquire_timeout_ms: (fixed && !settings.ablations.has(Ablation::BoundedAcquire))
             .then_some(settings.retry_period_ms),
-        release_reads_first: fixed,
+        release_read: match client_go {
+            ClientGo::V0_24 | ClientGo::V0_26 => ReleaseRead::Nothing,
+            ClientGo::V0_34 => ReleaseRead::RefreshVersion,
+            ClientGo::Fixed => ReleaseRead::RefreshAndCheckHolder,
+        },
         release_after_acknowledgement: fixed,
-        forget_observations_between_runs: !fixed,
-        poll_ticker: if fixed {
-            PollTicker::StartsWithCycle
-        } else {
-            PollTicker::StartsAfterImmediate
+        forget_observations_between_runs: client_go == ClientGo::V0_24,
+        // apimachinery's `wait` rewrite (v0.27) keeps a tick that fell during an attempt.
+        poll_ticker: match client_go {
+            ClientGo::V0_24 | ClientGo::V0_26 => PollTicker::StartsAfterImmediate,
+            ClientGo::V0_34 | ClientGo::Fixed => PollTicker::StartsWithCycle,
         },
     }
 }

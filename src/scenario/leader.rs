@@ -7,8 +7,12 @@ use super::reader::{
 };
 use std::collections::BTreeMap;
 
-/// The leader runner variants `[leader] variant` accepts.
-pub const VARIANTS: &[&str] = &["agentk-v1", "fixed"];
+/// The leader runner variants `[leader] variant` accepts (the names of
+/// [`crate::mutants::Variant`]).
+pub const VARIANTS: &[&str] = &crate::mutants::Variant::NAMES;
+
+/// What `[leader] module_behaviour` accepts (the names of [`crate::mutants::ModuleBehaviour`]).
+pub const MODULE_BEHAVIOURS: &[&str] = &crate::mutants::ModuleBehaviour::NAMES;
 
 /// `[leader] http2_dead` when absent: apimachinery's HTTP/2 transport declares a connection
 /// dead after ReadIdleTimeout (30 s) plus PingTimeout (15 s) without a frame.
@@ -57,6 +61,7 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
         "renew_deadline",
         "retry_period",
         "module_stop_latency",
+        "module_behaviour",
         "http2_dead",
         "modules",
         "config",
@@ -94,6 +99,10 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
             },
             &range,
         )?,
+        module_behaviour: table
+            .choice("module_behaviour", MODULE_BEHAVIOURS)?
+            .and_then(|name| crate::mutants::ModuleBehaviour::from_name(&name))
+            .unwrap_or_default(),
         http2_dead_ms,
         modules,
         config,

@@ -71,6 +71,12 @@ pub struct Cluster {
     pub api_latency: Range,
     /// `api_error_rate`: the fraction of API calls answered with a server error.
     pub api_error_rate: f64,
+    /// `api_request_timeout`: kube-apiserver's `--request-timeout`: a request held by a
+    /// `hang` outage is answered 504 after this long.
+    pub api_request_timeout_ms: u64,
+    /// `dial_timeout`: client-go's dial timeout: a replica whose connection died while cut
+    /// off fails each new dial after this long (instead of the HTTP/2 dead-peer deadline).
+    pub dial_timeout_ms: u64,
     /// `container_restart_backoff`: the kubelet's first restart delay after a container dies; it
     /// doubles on each restart.
     pub container_restart_backoff_ms: u64,
@@ -81,6 +87,13 @@ pub struct Cluster {
     /// they are evicted.
     pub node_eviction_ms: u64,
 }
+
+/// `[cluster] api_request_timeout` when absent: kube-apiserver's `--request-timeout` default.
+pub const DEFAULT_API_REQUEST_TIMEOUT_MS: u64 = 60_000;
+
+/// `[cluster] dial_timeout` when absent: client-go's transport dials with a 30 s timeout
+/// (`k8s.io/client-go/transport` cache, `net.Dialer{Timeout: 30 * time.Second}`).
+pub const DEFAULT_DIAL_TIMEOUT_MS: u64 = 30_000;
 
 impl Default for Cluster {
     fn default() -> Self {
@@ -96,6 +109,8 @@ impl Default for Cluster {
                 max_ms: 40,
             },
             api_error_rate: 0.0,
+            api_request_timeout_ms: DEFAULT_API_REQUEST_TIMEOUT_MS,
+            dial_timeout_ms: DEFAULT_DIAL_TIMEOUT_MS,
             container_restart_backoff_ms: 10_000,
             termination_grace_ms: 30_000,
             node_eviction_ms: 5 * 60_000,
@@ -542,7 +557,8 @@ impl Default for Invariants {
 pub struct Leader {
     /// `replicas`: how many agentk replicas run the elector.
     pub replicas: u32,
-    /// `agentk-v1` or `fixed`.
+    /// `agentk-v1`, `agentk-v2`, `agentk-head` or `fixed` (a name of
+    /// [`crate::mutants::Variant`]).
     pub variant: String,
     /// `lease_duration` (LD): how long a Lease is valid after its last renewal.
     pub lease_duration_ms: u64,
@@ -552,6 +568,8 @@ pub struct Leader {
     pub retry_period_ms: u64,
     /// `module_stop_latency`: how long a module's `Run` takes to return once told to stop.
     pub module_stop_latency: Range,
+    /// `module_behaviour`: `shipped` (the real modules ignore ctx) or `obeys-ctx`.
+    pub module_behaviour: crate::mutants::ModuleBehaviour,
     /// HTTP/2 dead-peer deadline: a request without a timeout fails this long after the
     /// last answer on its connection (apimachinery's ReadIdleTimeout 30 s + PingTimeout 15 s).
     pub http2_dead_ms: u64,

@@ -169,6 +169,8 @@ fn cluster(top: &Table<'_, '_>) -> Result<Cluster> {
         "pod_startup",
         "api_latency",
         "api_error_rate",
+        "api_request_timeout",
+        "dial_timeout",
         "container_restart_backoff",
         "termination_grace",
         "node_eviction",
@@ -186,6 +188,12 @@ fn cluster(top: &Table<'_, '_>) -> Result<Cluster> {
         pod_startup: table.or("pod_startup", defaults.pod_startup, &range)?,
         api_latency: table.or("api_latency", defaults.api_latency, &range)?,
         api_error_rate,
+        api_request_timeout_ms: period(
+            &table,
+            "api_request_timeout",
+            defaults.api_request_timeout_ms,
+        )?,
+        dial_timeout_ms: period(&table, "dial_timeout", defaults.dial_timeout_ms)?,
         container_restart_backoff_ms: table.or(
             "container_restart_backoff",
             defaults.container_restart_backoff_ms,

@@ -154,6 +154,7 @@ fn contract_example_leader() -> Leader {
             min_ms: 0,
             max_ms: 2_000,
         },
+        module_behaviour: crate::leader::ModuleBehaviour::Shipped,
         http2_dead_ms: 45_000,
         modules: vec![module("gitops"), module("starboard")],
         config: vec![

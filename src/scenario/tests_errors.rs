@@ -47,7 +47,8 @@ fn an_unknown_key_is_named_with_its_location_and_the_valid_keys() {
         error.to_string(),
         "scenarios/bad.toml:4:3: cluster.nodez: unknown key \"nodez\"; valid keys here: \
          \"nodes\", \"pods_per_node\", \"pod_startup\", \"api_latency\", \"api_error_rate\", \
-         \"container_restart_backoff\", \"termination_grace\", \"node_eviction\""
+         \"api_request_timeout\", \"dial_timeout\", \"container_restart_backoff\", \
+         \"termination_grace\", \"node_eviction\""
     );
     let top = error_of("name = \"x\"\nsed = 3\n");
     assert_error(&top, ErrorKind::UnknownKey, "sed", 2, 1);
@@ -367,7 +368,7 @@ fn leader_timings_follow_the_client_go_rule() {
     assert!(renew.to_string().contains("1.2 × retry_period"), "{renew}");
     let retry = error_of(&format!("{base}retry_period = \"0s\"\n"));
     assert_error(&retry, ErrorKind::Semantic, "leader.retry_period", 3, 16);
-    let variant = error_of(&format!("{base}variant = \"agentk-v2\"\n"));
+    let variant = error_of(&format!("{base}variant = \"agentk-v3\"\n"));
     assert_eq!(variant.choices, VARIANTS);
 }
 

@@ -83,6 +83,16 @@ fn write_settings(out: &mut String, scenario: &Scenario) {
     line(out, "pod_startup", &range(cluster.pod_startup));
     line(out, "api_latency", &range(cluster.api_latency));
     line(out, "api_error_rate", &float(cluster.api_error_rate));
+    if cluster.api_request_timeout_ms != super::model::DEFAULT_API_REQUEST_TIMEOUT_MS {
+        line(
+            out,
+            "api_request_timeout",
+            &duration(cluster.api_request_timeout_ms),
+        );
+    }
+    if cluster.dial_timeout_ms != super::model::DEFAULT_DIAL_TIMEOUT_MS {
+        line(out, "dial_timeout", &duration(cluster.dial_timeout_ms));
+    }
     line(
         out,
         "container_restart_backoff",
@@ -334,6 +344,13 @@ fn write_leader(out: &mut String, leader: &Leader) {
         "module_stop_latency",
         &range(leader.module_stop_latency),
     );
+    if leader.module_behaviour != crate::mutants::ModuleBehaviour::default() {
+        line(
+            out,
+            "module_behaviour",
+            &quote(leader.module_behaviour.name()),
+        );
+    }
     if leader.http2_dead_ms != super::leader::DEFAULT_HTTP2_DEAD_MS {
         line(out, "http2_dead", &duration(leader.http2_dead_ms));
     }

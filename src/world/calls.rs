@@ -5,7 +5,12 @@
 //! with a timeout once nothing was heard on the connection for `[leader] http2_dead`
 //! (apimachinery: ReadIdleTimeout 30 s, then PingTimeout 15 s). While the replica reaches
 //! the API server its connection's pings are answered, so the deadline only runs out while
-//! it is cut off. Calls with a timeout keep the simpler model: a dropped request is lost.
+//! it is cut off. A dead connection is replaced by a new dial, which a partition fails after
+//! client-go's dial timeout (`[cluster] dial_timeout`, 30 s: SYNs go unanswered, so the TLS
+//! handshake timeout is never reached). Calls with a timeout keep the simpler model: a
+//! dropped request is lost. An API outage in `hang` mode holds the requests that reach the
+//! server until it ends or the server's own request timeout (`[cluster] api_request_timeout`,
+//! kube-apiserver `--request-timeout`, 60 s) answers 504.
 
 use super::Sink;
 use super::build::{Client, PendingCall, World, groups};
@@ -104,6 +109,9 @@ impl World {
         match self.outage {
             Some(OutageMode::Hang) => {
                 self.held.push(call);
+                let timeout_ms = self.scenario.cluster.api_request_timeout_ms;
+                self.queue
+                    .push(now.plus_ms(timeout_ms), Event::KubeServerTimeout { call });
                 return;
             }
             Some(OutageMode::Error) => {
@@ -195,7 +203,9 @@ impl World {
         }
         let result = pending.result.expect("answered before returning");
         if let Client::Replica { index, .. } = pending.client {
-            self.leader.replicas[index as usize].last_answer = now;
+            let slot = &mut self.leader.replicas[index as usize];
+            slot.last_answer = now;
+            slot.dialing_since = None;
         }
         self.deliver(now, pending.client, result, sink);
     }
@@ -283,9 +293,11 @@ impl World {
             .expect("replica calls exist only with [leader]")
             .http2_dead_ms;
         let slot = &self.leader.replicas[index as usize];
-        match slot.cut_since {
-            None => now.plus_ms(dead_ms),
-            Some(cut) => cut.max(slot.last_answer).plus_ms(dead_ms).max(now),
+        match (slot.cut_since, slot.dialing_since) {
+            (None, _) => now.plus_ms(dead_ms),
+            // A new connection's dial: it fails after the dial timeout.
+            (Some(_), Some(dial)) => dial.plus_ms(self.scenario.cluster.dial_timeout_ms).max(now),
+            (Some(cut), None) => cut.max(slot.last_answer).plus_ms(dead_ms).max(now),
         }
     }
 
@@ -307,9 +319,11 @@ impl World {
             self.queue.push(next, Event::KubeDeadPeer { call });
             return;
         }
-        // The transport closes the connection; the next request dials a new one, whose
-        // dial and handshake the same deadline bounds (an approximation of the dial timeout).
-        self.leader.replicas[index as usize].last_answer = now;
+        // The transport closes the connection (or the dial failed); the next request dials a
+        // new one, bounded by the dial timeout while the replica stays cut off.
+        let slot = &mut self.leader.replicas[index as usize];
+        slot.last_answer = now;
+        slot.dialing_since = Some(now);
         self.kube_timeout(now, call, sink);
     }
 
@@ -325,6 +339,7 @@ impl World {
             match (connected, slot.cut_since) {
                 (true, Some(_)) => {
                     slot.cut_since = None;
+                    slot.dialing_since = None;
                     healed = true;
                 }
                 (false, None) => slot.cut_since = Some(now),
@@ -367,6 +382,21 @@ impl World {
                 Event::KubeArrive { call }
             };
             self.queue.push(now.plus_ms(latency), event);
+        }
+    }
+
+    /// The API server's request timeout ends a call it still holds: 504 (a server error to
+    /// the client).
+    pub(super) fn kube_server_timeout(&mut self, now: SimTime, call: u64, _sink: &mut dyn Sink) {
+        let Some(position) = self.held.iter().position(|held| *held == call) else {
+            return;
+        };
+        self.held.remove(position);
+        match self.calls.get(&call) {
+            Some(pending) if !pending.done => self.answer(now, call, Err(KubeError::ServerError)),
+            _ => {
+                self.calls.remove(&call);
+            }
         }
     }
 

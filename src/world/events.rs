@@ -41,6 +41,10 @@ pub(super) enum Event {
     KubeDeadPeer {
         call: u64,
     },
+    /// The API server's own request timeout ends a call it held (`hang` outage): 504.
+    KubeServerTimeout {
+        call: u64,
+    },
     Kubelet(KubeTimer),
     /// A go-agent timer of one container incarnation.
     AgentTimer {

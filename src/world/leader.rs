@@ -90,6 +90,8 @@ pub(super) struct ReplicaNode {
     /// When the process last heard from the API server on its connection (an answer, or
     /// the connection's start); the HTTP/2 dead-peer deadline counts from here.
     pub(super) last_answer: SimTime,
+    /// Its connection died while cut off: requests wait on a new dial since then.
+    pub(super) dialing_since: Option<SimTime>,
     /// Since when the replica cannot reach the API server (`None`: it can, so its
     /// connection's pings are answered).
     pub(super) cut_since: Option<SimTime>,
@@ -120,6 +122,7 @@ impl World {
                 .collect(),
             module_stop_latency_ms_min: leader.module_stop_latency.min_ms,
             module_stop_latency_ms_max: leader.module_stop_latency.max_ms,
+            module_behaviour: leader.module_behaviour,
             ablations: crate::mutants::of(&self.scenario.ablations, "fixed"),
         }
     }
@@ -147,6 +150,7 @@ impl World {
                 paused_until: None,
                 restart_after_exit_ms: None,
                 last_answer: SimTime::from_ms(0),
+                dialing_since: None,
                 cut_since: None,
             });
         }
@@ -176,6 +180,7 @@ impl World {
         slot.restart_after_exit_ms = None;
         // A new process opens a new connection.
         slot.last_answer = now;
+        slot.dialing_since = None;
         self.emit(sink, NODE, Record::ReplicaStarted { replica: index });
         self.replica_input(now, index, Input::Start, sink);
         // The configuration watcher delivers the current configuration shortly after start.

@@ -72,6 +72,7 @@ impl World {
             Event::KubeReturn { call } => self.kube_return(now, call, sink),
             Event::KubeTimeout { call } => self.kube_timeout(now, call, sink),
             Event::KubeDeadPeer { call } => self.kube_dead_peer(now, call, sink),
+            Event::KubeServerTimeout { call } => self.kube_server_timeout(now, call, sink),
             Event::Kubelet(timer) => self.kubelet_timer(now, timer, sink),
             Event::AgentTimer {
                 uid,

@@ -9,8 +9,12 @@
 //!   (MR !1021, closes #398): lead -> not lead -> lead again with one module; the module runs
 //!   again and reads the same configuration.
 //!
+//! - `cmd/agentk/agentkapp/leader_runner_test.go`, `TestLR_RunLeaderStop`, at `4438242a`
+//!   (which passes it): run on `agentk-v1` itself.
+//!
 //! `agentk-v1` is the runner at commit `4438242a` (before both fixes), so it must show the
-//! defects the fixes closed (H2 and #398); `fixed` must pass the fixed code's expectations.
+//! defects the fixes closed (H2 and #398); `fixed`, `agentk-v2` and `agentk-head` must pass
+//! the fixed code's expectations.
 
 use super::driver::{Driver, Server, flags, settings};
 use elasticsim::leader::Variant;
@@ -87,4 +91,50 @@ fn after_lead_not_lead_lead_the_module_runs_again_with_the_same_config_in_fixed_
         !v1.replica().election_running(),
         "agentk-v1: the election stopped"
     );
+    // The commit that added the test (278235e8, with 3d59282c) and the fork HEAD pass it.
+    for variant in [Variant::AgentkV2, Variant::AgentkHead] {
+        let driver = lead_not_lead_lead(variant);
+        assert_eq!(driver.starts_of("gitops"), 2, "{variant:?}: runs again");
+        assert_eq!(
+            driver.configs_of("gitops"),
+            [1, 1],
+            "{variant:?}: same config"
+        );
+        assert!(driver.replica().believed_term().is_some(), "{variant:?}");
+    }
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_runner_test.go`,
+/// `TestLR_RunLeaderStop`, commit `4438242a` (which passes it): the elector leads, the
+/// registered function starts, and its stop function cancels it, after which the runner
+/// cancels the elector (the last function went), whose Run returns.
+///
+/// The original mocks the elector (Run: OnStartedLeading, wait for ctx, OnStoppedLeading)
+/// and calls `RunWhenLeader`/`stop` directly. Here the model's real elector and wrapper run
+/// it: a runnable configuration registers the function, a non-runnable one stops it. The
+/// original's assertions hold there: one start, the function returns, Run returns (after
+/// client-go's release, which the mock has not). The function obeys its ctx, as the test's
+/// `<-ctx.Done()` does.
+#[test]
+fn test_lr_run_leader_stop_on_agentk_v1() {
+    let settings = settings(Variant::AgentkV1, AGENTK_TIMINGS, &["gitops"]);
+    let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 5);
+    let mut server = Server::default();
+    driver.serve(&mut server, 3_000);
+    assert_eq!(driver.starts_of("gitops"), 1, "the function started once");
+    assert!(driver.replica().election_running());
+    let flags = flags(&[], &["gitops"]);
+    driver.input(elasticsim::leader::Input::Config { version: 2, flags });
+    driver.serve(&mut server, 6_000);
+    assert!(!driver.replica().modules_active(), "the function returned");
+    assert!(
+        !driver.replica().election_running(),
+        "the elector's Run returned"
+    );
+    assert_eq!(driver.starts_of("gitops"), 1, "and never started again");
+    let holder = server
+        .lease
+        .as_ref()
+        .map(|l| l.spec.holder_identity.as_str());
+    assert_eq!(holder, Some(""), "ReleaseOnCancel released the Lease");
 }

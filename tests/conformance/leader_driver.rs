@@ -27,7 +27,8 @@ impl Random for Seeded {
     }
 }
 
-/// Settings with `modules` (each runnable under the flag of its own name).
+/// Settings with `modules` (each runnable under the flag of its own name), obeying their ctx
+/// (the `LeaderModule` contract the ported tests' fakes follow).
 pub fn settings(variant: Variant, timings_ms: [u64; 3], modules: &[&str]) -> LeaderSettings {
     let [lease_duration_ms, renew_deadline_ms, retry_period_ms] = timings_ms;
     LeaderSettings {
@@ -46,6 +47,7 @@ pub fn settings(variant: Variant, timings_ms: [u64; 3], modules: &[&str]) -> Lea
             .collect(),
         module_stop_latency_ms_min: 0,
         module_stop_latency_ms_max: 0,
+        module_behaviour: elasticsim::leader::ModuleBehaviour::ObeysCtx,
         ablations: elasticsim::ablation::Ablations::none(),
     }
 }

@@ -154,7 +154,9 @@ enum Step {
 /// starts every runnable module; and every start of a module gives it the replica's latest
 /// configuration (L5: a module restarted after a lost term runs on the latest configuration,
 /// never on none). Each within twice the stop latency plus RP (a wrapper may be waiting for
-/// its module to return).
+/// its module to return). Where the module itself decides runnability (agentk v2 and later,
+/// `3d59282c`), a configuration that is not runnable reaches the running module instead of
+/// stopping it.
 pub(super) struct RunnerProgress {
     bounds: LeaderBounds,
     view: SharedView,
@@ -192,8 +194,9 @@ impl RunnerProgress {
                 let Some(view) = shared.replicas.get(replica) else {
                     return;
                 };
+                let gated = self.bounds.variant.promises_election_iff_demand();
                 for module in &view.running {
-                    let step = if runnable_modules.contains(module) {
+                    let step = if !gated || runnable_modules.contains(module) {
                         Step::Config(*version)
                     } else {
                         Step::Stop

@@ -677,3 +677,24 @@ fn a_release_sent_into_a_partition_is_not_a_missing_release() {
         "10.2 s after the partition (RD + a round trip = 10.08 s) the API was reachable"
     );
 }
+
+#[test]
+fn the_drift_budget_is_judged_on_pairs_of_clock_rates() {
+    let drift = |index: u32, target: &str| Record::FaultStarted {
+        index,
+        fault: "clock_drift".to_owned(),
+        target: target.to_owned(),
+    };
+    // 1.2 and 0.85 are each within LD/(RP+RD) = 1.25 of a true clock, but 1.41 apart.
+    let mut view = super::view::LeaderView::default();
+    view.apply(0, &drift(0, "replica-0 rate=1.2"));
+    assert_eq!(view.outside_budget(1, &[0, 1], &bounds()), None);
+    view.apply(0, &drift(1, "replica-1 rate=0.85"));
+    let reason = view.outside_budget(1, &[0, 1], &bounds());
+    assert!(
+        reason
+            .as_deref()
+            .is_some_and(|r| r.contains("1.2 and 0.85")),
+        "{reason:?}"
+    );
+}

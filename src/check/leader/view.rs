@@ -253,12 +253,8 @@ impl LeaderView {
         }
         let ratio_max = bounds.lease_duration_ms as f64
             / (bounds.retry_period_ms + bounds.renew_deadline_ms) as f64;
-        for rate in self.drifts.values() {
-            match rate {
-                Some(rate) if rate.max(1.0 / rate) < ratio_max => {}
-                Some(rate) => return Some(format!("clock rate {rate} is outside LD/(RP+RD)")),
-                None => return Some("a clock drift of unknown rate is in force".into()),
-            }
+        if let Some(reason) = self.drift_outside(bounds.replicas, ratio_max) {
+            return Some(reason);
         }
         let window_ms =
             bounds.lease_duration_ms + bounds.retry_period_ms + bounds.renew_deadline_ms;
@@ -291,6 +287,32 @@ impl LeaderView {
     pub(super) fn on_own_clock_ms(&self, replica: u32, local_ms: u64) -> u64 {
         let rate = self.slowest_rates.get(&replica).copied().unwrap_or(1.0);
         (local_ms as f64 / rate.min(1.0)).ceil() as u64
+    }
+
+    /// The budget holds on pairs of clocks: client-go compares one replica's RP+RD (the
+    /// leader's) with another's LD (a follower's), so the bound is on the ratio of the
+    /// fastest to the slowest clock among the replicas, each at its drift's rate or 1.
+    fn drift_outside(&self, replicas: u32, ratio_max: f64) -> Option<String> {
+        let mut rates = (0..replicas)
+            .map(|replica| self.clock_rates.get(&replica).copied().unwrap_or(1.0))
+            .collect::<Vec<_>>();
+        for (index, rate) in &self.drifts {
+            match rate {
+                // A drift whose target names no replica still runs some clock at its rate.
+                Some(rate) if !self.drifted_replicas.contains_key(index) => rates.push(*rate),
+                Some(_) => {}
+                None => return Some("a clock drift of unknown rate is in force".into()),
+            }
+        }
+        let slowest = rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let fastest = rates.iter().copied().fold(0.0, f64::max);
+        (rates.len() >= 2 && fastest / slowest >= ratio_max).then(|| {
+            format!(
+                "clock rates {fastest} and {slowest} differ by {:.3}x, at or above \
+                 LD/(RP+RD) = {ratio_max:.3}",
+                fastest / slowest
+            )
+        })
     }
 
     /// Follow each replica's clock rate through drift faults and lease writes.

@@ -130,7 +130,10 @@ fn a_stale_update_gets_a_conflict_and_retries_after_a_jittered_retry_period() {
 
 #[test]
 fn a_released_lease_is_taken_within_one_jittered_retry_period() {
-    for variant in Variant::ALL {
+    // A replica releases when its last module stops being runnable only in the designs
+    // that run the election on demand; v2 and later release on shutdown only.
+    let on_demand = Variant::ALL.into_iter();
+    for variant in on_demand.filter(|variant| variant.promises_election_iff_demand()) {
         let mut world = World::new(LATENCY_MS, 4);
         let leader = world.add_replica(settings("a", variant), 0, true);
         world.run_until(1_000);

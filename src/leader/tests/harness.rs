@@ -25,7 +25,9 @@ impl Random for SeededRandom {
     }
 }
 
-/// agentk's timings (LD 15 s, RD 10 s, RP 2 s), one module `gitops` stopping in 1 s.
+/// agentk's timings (LD 15 s, RD 10 s, RP 2 s), one module `gitops` stopping in 1 s once
+/// its ctx is cancelled (the `LeaderModule` contract; tests of the shipped modules set
+/// `module_behaviour` themselves).
 pub(crate) fn settings(identity: &str, variant: Variant) -> LeaderSettings {
     LeaderSettings {
         identity: identity.to_string(),
@@ -40,6 +42,7 @@ pub(crate) fn settings(identity: &str, variant: Variant) -> LeaderSettings {
         }],
         module_stop_latency_ms_min: 1_000,
         module_stop_latency_ms_max: 1_000,
+        module_behaviour: crate::leader::ModuleBehaviour::ObeysCtx,
         ablations: crate::ablation::Ablations::none(),
     }
 }

@@ -3,3 +3,4 @@
 mod elector_tests;
 pub(crate) mod harness;
 mod runner_tests;
+mod shipped_tests;
