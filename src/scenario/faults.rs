@@ -1,4 +1,4 @@
-//! `[[faults]]` (all thirteen kinds) and `[swarm]`.
+//! `[[faults]]` (all seventeen kinds) and `[swarm]`.
 
 use super::ErrorKind;
 use super::model::{
