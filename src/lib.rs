@@ -2,12 +2,15 @@
 //! agents (the GoCD plugin's allocator) and lease-elected leader modules.
 //!
 //! `docs/architecture.md` is the map of the code: what each module owns and which module may
-//! depend on which (an allow-list `cargo xtask tidy` enforces). From the bottom up:
-//! [`resources`], [`engine`], [`ids`], [`wall`], [`interrupt`] and [`scenario`] depend on
-//! nothing; [`ablation`] names the rules and fixes a run may switch off;
-//! [`allocator`] and [`leader`] (the real logic under test) only on `resources`; then
-//! [`trace`], [`kube`], [`gocd`], [`check`], [`report`], [`replay`]; [`world`] wires one run;
-//! [`export`], [`run`], [`explore`], [`nightly`], [`live`] and [`cli`] sit on top.
+//! depend on which, in a table `cargo xtask tidy` enforces as an allow-list (that table, not
+//! this comment, is the truth). Roughly from the bottom up: [`component`], [`ids`], [`wall`],
+//! [`interrupt`] and [`ablation`] depend on no other module; [`resources`] on `ids`;
+//! [`engine`] on `component`; the logic under test, [`allocator`] and [`leader`], on plain
+//! data only (`resources`, `component`, `ablation`, and `ids` for the allocator); [`mutants`]
+//! reads the ablations the two declare, and [`scenario`] depends on `ablation` and `mutants`;
+//! then [`trace`], [`kube`], [`gocd`], [`check`], [`report`] and [`replay`]; [`world`] wires
+//! one run; [`export`], [`run`], [`explore`], [`nightly`], [`review`], [`live`] and [`cli`]
+//! sit on top.
 
 #![warn(missing_docs)]
 #![deny(unsafe_code)]

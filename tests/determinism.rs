@@ -1,8 +1,10 @@
 //! Determinism: a run is a pure function of its scenario and seed.
 //!
 //! The same scenario and seed give the same records and fingerprint; another seed gives
-//! another fingerprint; a checked-in golden fingerprint pins the whole simulation; swarm
-//! faults never move job arrivals; `--trace` writes one JSON object per record.
+//! another fingerprint; a checked-in golden fingerprint and the pins of
+//! `tests/golden/pins.txt` (the day, leader-chaos, an exploration sweep) hold the whole
+//! simulation still; swarm faults never move job arrivals; `--trace` writes one JSON object
+//! per record.
 
 mod common;
 
@@ -89,7 +91,7 @@ fn the_golden_scenario_keeps_its_checked_in_fingerprint() {
     assert_eq!(
         outcome.info.fingerprint,
         golden_digest(),
-        "the simulation changed: if intended, write the new digest to {GOLDEN_FINGERPRINT}"
+        "the simulation changed: if on purpose, regenerate it and every pin with `{BLESS}`"
     );
 }
 
@@ -231,4 +233,110 @@ fn the_trace_file_has_one_json_object_per_record() {
     ] {
         assert!(kinds.contains(kind), "the trace has no {kind}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pinned fingerprints: the golden run above, and the runs `tests/golden/pins.txt` lists.
+
+const PINS: &str = "tests/golden/pins.txt";
+const BLESS: &str = "ELASTICSIM_BLESS=1 cargo test --test determinism pinned";
+
+/// One line of `tests/golden/pins.txt`: a scenario run with one seed under its own policy or
+/// variant, where it is checked (`test`: here; `release`: by `.ci/run`, too slow in a debug
+/// build), and the fingerprint it must give.
+struct Pin {
+    scenario: String,
+    seed: u64,
+    checked: String,
+    fingerprint: String,
+}
+
+/// The file's comment lines and its pins.
+fn read_pins() -> (Vec<String>, Vec<Pin>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(PINS);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let (comments, lines): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|line| line.starts_with('#'));
+    let pins = lines
+        .iter()
+        .enumerate()
+        .map(
+            |(index, line)| match line.split_whitespace().collect::<Vec<_>>()[..] {
+                [scenario, seed, checked, fingerprint]
+                    if ["test", "release"].contains(&checked) && fingerprint.len() == 64 =>
+                {
+                    Pin {
+                        scenario: scenario.to_owned(),
+                        seed: seed
+                            .parse()
+                            .unwrap_or_else(|e| panic!("{PINS}: seed {seed}: {e}")),
+                        checked: checked.to_owned(),
+                        fingerprint: fingerprint.to_owned(),
+                    }
+                }
+                _ => panic!(
+                    "{PINS}: pin {}: `SCENARIO SEED test|release DIGEST`: {line:?}",
+                    index + 1
+                ),
+            },
+        )
+        .collect();
+    (comments.into_iter().map(str::to_owned).collect(), pins)
+}
+
+fn fingerprint_of(scenario: &str, seed: u64) -> String {
+    run_outcome(&scenario_file(scenario), seed, None)
+        .info
+        .fingerprint
+}
+
+/// Every pin checked here gives its fingerprint. With `ELASTICSIM_BLESS=1` every pin (the
+/// release-only ones too, slowly) and the golden digest are computed and written instead:
+/// the one command to run after a change to the model that is meant to move them.
+#[test]
+fn pinned_fingerprints_hold() {
+    let (comments, mut pins) = read_pins();
+    assert!(pins.iter().any(|pin| pin.checked == "release"), "{PINS}");
+    if std::env::var_os("ELASTICSIM_BLESS").is_some_and(|value| value == "1") {
+        for pin in &mut pins {
+            pin.fingerprint = fingerprint_of(&pin.scenario, pin.seed);
+        }
+        let mut text = comments.join("\n") + "\n";
+        for pin in &pins {
+            let Pin {
+                scenario,
+                seed,
+                checked,
+                fingerprint,
+            } = pin;
+            text += &format!("{scenario:<32} {seed:>3} {checked:<7} {fingerprint}\n");
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        std::fs::write(root.join(PINS), text).expect("pins written");
+        let golden = scenario_file(GOLDEN_SCENARIO);
+        let digest = fingerprint_of(GOLDEN_SCENARIO, golden.seed) + "\n";
+        std::fs::write(root.join(GOLDEN_FINGERPRINT), digest).expect("golden written");
+        return;
+    }
+    let moved: Vec<String> = pins
+        .iter()
+        .filter(|pin| pin.checked == "test")
+        .filter_map(|pin| {
+            let now = fingerprint_of(&pin.scenario, pin.seed);
+            let Pin {
+                scenario,
+                seed,
+                fingerprint,
+                ..
+            } = pin;
+            (now != *fingerprint).then(|| format!("{scenario} seed {seed}: {fingerprint} -> {now}"))
+        })
+        .collect();
+    assert!(
+        moved.is_empty(),
+        "pinned fingerprints moved:\n{}\nthe simulation changed: if on purpose, regenerate every \
+         pin with `{BLESS}` and say so in the commit message",
+        moved.join("\n")
+    );
 }

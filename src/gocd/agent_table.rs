@@ -285,6 +285,17 @@ impl AgentTable {
         self.heard[slot as usize] = heard_key(&record);
         self.slots[slot as usize] = Some(Entry { record, key });
         self.number_slot(slot, agent);
+        self.debug_check_slots();
+    }
+
+    /// Every slot is either held by an agent (in id order) or free, never both.
+    fn debug_check_slots(&self) {
+        let held = self.in_order.len() + self.free.len();
+        debug_assert_eq!(
+            held,
+            self.slots.len(),
+            "a slot is both held and free, or lost"
+        );
     }
 
     /// `slot` holds the agent numbered `agent`.
@@ -308,10 +319,16 @@ impl AgentTable {
             return false;
         };
         self.in_order.remove(id);
+        let number = self.numbers[slot as usize].0 as usize;
+        debug_assert_eq!(
+            self.by_number[number], slot,
+            "the number index names another slot"
+        );
         self.slots[slot as usize] = None;
         self.heard[slot as usize] = u64::MAX;
-        self.by_number[self.numbers[slot as usize].0 as usize] = NO_SLOT;
+        self.by_number[number] = NO_SLOT;
         self.free.push(slot);
+        self.debug_check_slots();
         true
     }
 

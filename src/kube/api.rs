@@ -55,9 +55,11 @@ impl Component for ApiServer<'_> {
     ) {
         let now = SimTime::from_ms(now_ms);
         let fx = &mut out.effects;
+        let before = self.cluster.resource_version;
         let reply = self
             .cluster
             .serve(now, input.actor, input.request, random, fx);
+        self.cluster.check_store_after(before);
         out.reply = Some(reply);
     }
 
@@ -101,8 +103,8 @@ pub struct KubeApi {
     pub(super) kubelet_timers: KubeletTimers,
     /// Every selector's listing, kept in step with `pods` by [`KubeApi::publish`].
     listings: Listings,
-    leases: BTreeMap<String, Lease>,
-    resource_version: u64,
+    pub(super) leases: BTreeMap<String, Lease>,
+    pub(super) resource_version: u64,
     next_uid: u64,
 }
 

@@ -145,8 +145,10 @@ impl Component for Kubelets<'_> {
         random: &mut dyn Random,
         out: &mut KubeEffects,
     ) {
+        let before = self.cluster.resource_version;
         self.cluster
             .kubelet_input(SimTime::from_ms(now_ms), input, random, out);
+        self.cluster.check_store_after(before);
     }
 
     fn next_deadline(&self) -> Option<u64> {

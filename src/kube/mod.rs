@@ -11,6 +11,7 @@
 //! [`KubeRequest`]: crate::resources::KubeRequest
 
 mod api;
+mod invariants;
 mod kubelet;
 mod listings;
 #[cfg(test)]

@@ -2,28 +2,28 @@
 //!
 //! Every simulation command (`sim`, `check`, `compare`, `review`, `shrink`, `hunt`,
 //! `ablations`, `nightly`, `merge`, `plot`, `record`, `serve`) is forwarded to the `elasticsim`
-//! binary, built in release mode, so that there is one implementation of each and
-//! `cargo xtask sim FILE` behaves exactly as
-//! `elasticsim sim FILE`. `bench` runs the `elasticsim-bench` crate instead (release): it
-//! needs turmoil as the measured peer, which the simulator must not depend on. `tidy` runs the
-//! house rules itself (`tidy.rs`, also run by `cargo test -p xtask`). The exit code is
-//! passed through (0 pass, 1 violation, 2 bad input, 3 internal error). The first run (or the
-//! first after a source change) says that it builds, and how long that takes, and shows
-//! cargo's progress, instead of sitting silent for minutes.
+//! binary, built with the `sim` profile (optimised, quick to build, in `target/sim/`), so that
+//! there is one implementation of each and `cargo xtask sim FILE` behaves exactly as
+//! `elasticsim sim FILE`. `bench` runs the `elasticsim-bench` crate instead, built with the
+//! `bench-lto` profile (one optimisation unit, link-time optimised): it needs turmoil as the
+//! measured peer, which the simulator must not depend on. `tidy` runs the house rules itself
+//! (`tidy.rs`, also run by `cargo test -p xtask`). The exit code is passed through (0 pass,
+//! 1 violation, 2 bad input, 3 internal error). When cargo has something to compile, xtask
+//! says that it builds and how long that takes, shows cargo's progress, and says how long it
+//! took; when the binary is current it says nothing.
 
 #![deny(unsafe_code)]
 
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
-use std::time::SystemTime;
+use std::io::{BufRead, BufReader, IsTerminal};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
 
 mod tidy;
 
 const HELP: &str = "\
 cargo xtask <command> [args]
 
-Commands (forwarded to `elasticsim`, built with --release):
+Commands (forwarded to `elasticsim`, built with the `sim` profile):
   sim FILE [--seed N | --seeds N | --seeds A..B] [--policy P] [--variant V] [--out DIR] [--trace]
   check FILE...
   compare FILE --policies upstream,pr355,safe --seeds N
@@ -35,14 +35,40 @@ Commands (forwarded to `elasticsim`, built with --release):
   nightly [--seeds N] [--update-baseline]
       (sim --seeds, compare, review and nightly take --shard K/N or auto/N: shard K of N, from 0)
   merge DIR... [--out DIR]   (joins the shard folders of one --shard run)
-  bench [--quick] [--out DIR]   (runs elasticsim-bench; writes reports/bench/bench.{json,md})
+  bench [--quick] [--out DIR]   (runs elasticsim-bench, `bench-lto` profile; writes
+                                 reports/bench/bench.{json,md})
   plot DIR
-  tidy [--longest N]   (house rules: layers of docs/architecture.md, bans, sizes, ratchet;
+  tidy [--longest N]   (house rules: layers of docs/architecture.md, bans, sizes, ratchets;
                         --longest lists the N longest functions)
   record --namespace NS --out FILE [--kubeconfig PATH] [--for 1h]
   serve FILE [--port 6443] [--speed 60] [--out DIR]
 
 Run `cargo xtask <command> --help` for every flag.";
+
+/// What one forwarded command builds and runs.
+struct Target {
+    profile: &'static str,
+    package: &'static str,
+    binary: &'static str,
+    /// A clean build's time, measured on the 2-core machine the project is developed on.
+    clean_build: &'static str,
+}
+
+const SIM: Target = Target {
+    profile: "sim",
+    package: "elasticsim",
+    binary: "elasticsim",
+    clean_build: "about 10 CPU-minutes (588 s measured, crates downloaded), so at least 5 \
+                  minutes on 2 cores",
+};
+
+const BENCH: Target = Target {
+    profile: "bench-lto",
+    package: "elasticsim-bench",
+    binary: "elasticsim-bench",
+    clean_build: "about 10 CPU-minutes (610 s measured), the last of them on one core (one \
+                  optimisation unit, link-time optimised)",
+};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,37 +81,18 @@ fn main() -> ExitCode {
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     // `bench` has its own crate; every other command is the simulator's.
-    let (package, binary, forwarded) = if args[0] == "bench" {
-        ("elasticsim-bench", "elasticsim-bench", &args[1..])
+    let (target, forwarded) = if args[0] == "bench" {
+        (BENCH, &args[1..])
     } else {
-        ("elasticsim", "elasticsim", &args[..])
+        (SIM, &args[..])
     };
-    if let Some(reason) = build_needed(binary) {
-        // A cold release build takes minutes: say so, and let cargo show its progress.
-        eprintln!(
-            "xtask: building the release binary `{binary}` ({reason}); from scratch this takes \
-             about 8-9 minutes on 2 cores (one optimisation unit, link-time optimised), later \
-             runs start at once"
-        );
-        let built = Command::new(&cargo)
-            .args(["build", "--release", "--package", package, "--bin", binary])
-            .status();
-        if !built.is_ok_and(|status| status.success()) {
-            eprintln!("xtask: the release build failed");
-            return ExitCode::from(3);
-        }
+    if let Err(error) = build(&cargo, &target) {
+        eprintln!("xtask: the build of `{}` failed: {error}", target.binary);
+        return ExitCode::from(3);
     }
     let status = Command::new(cargo)
-        .args([
-            "run",
-            "--release",
-            "--quiet",
-            "--package",
-            package,
-            "--bin",
-            binary,
-            "--",
-        ])
+        .args(["run", "--quiet", "--profile", target.profile])
+        .args(["--package", target.package, "--bin", target.binary, "--"])
         .args(forwarded)
         .status();
     match status {
@@ -100,37 +107,77 @@ fn main() -> ExitCode {
     }
 }
 
-/// Why the release binary must be (re)built before it runs: it does not exist yet, or a
-/// source file or the manifest is newer. `None` when it looks current (cargo still checks).
-fn build_needed(binary: &str) -> Option<&'static str> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_owned();
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
-    let Ok(built) = fs::metadata(target.join("release").join(binary)).and_then(|m| m.modified())
-    else {
-        return Some("first run");
+/// Build `target` with cargo, passing cargo's messages through. Cargo decides whether
+/// anything needs compiling; the first `Compiling` line it prints is the cue to say that a
+/// build runs and how long a clean one takes, and to say how long it took at the end.
+fn build(cargo: &str, target: &Target) -> Result<(), String> {
+    let color = if std::io::stderr().is_terminal() {
+        "always"
+    } else {
+        "never"
     };
-    let inputs = ["src", "bench/src", "Cargo.toml", "Cargo.lock"];
-    inputs
-        .iter()
-        .any(|input| newer_than(&root.join(input), built))
-        .then_some("sources changed since the last build")
+    let mut child = Command::new(cargo)
+        .args(["build", "--profile", target.profile, "--color", color])
+        .args(["--package", target.package, "--bin", target.binary])
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("cannot run cargo: {error}"))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or("cargo's messages are not piped")?;
+    let mut started: Option<Instant> = None;
+    for line in BufReader::new(stderr).lines() {
+        let line = line.map_err(|error| format!("reading cargo's messages: {error}"))?;
+        if started.is_none() && is_compiling(&line) {
+            eprintln!(
+                "xtask: building `{}` (profile `{}`); from scratch this takes {}, after a \
+                 change to the simulator a few minutes",
+                target.binary, target.profile, target.clean_build
+            );
+            started = Some(now());
+        }
+        eprintln!("{line}");
+    }
+    let status = child.wait().map_err(|error| format!("cargo: {error}"))?;
+    if !status.success() {
+        return Err(format!("cargo exited with {status}"));
+    }
+    if let Some(started) = started {
+        let took = now().duration_since(started);
+        eprintln!("xtask: built `{}` in {}", target.binary, minutes(took));
+    }
+    Ok(())
 }
 
-/// True if `path`, or any file under it, was modified after `time`.
-fn newer_than(path: &Path, time: SystemTime) -> bool {
-    let Ok(metadata) = fs::metadata(path) else {
-        return false;
-    };
-    if metadata.is_dir() {
-        let Ok(entries) = fs::read_dir(path) else {
-            return false;
-        };
-        entries
-            .filter_map(Result::ok)
-            .any(|entry| newer_than(&entry.path(), time))
-    } else {
-        metadata.modified().is_ok_and(|modified| modified > time)
+/// True for the line cargo prints as it starts compiling a crate (coloured or not).
+fn is_compiling(line: &str) -> bool {
+    let plain: String = line.split('\u{1b}').map(without_escape).collect();
+    plain.trim_start().starts_with("Compiling ")
+}
+
+/// A piece of a line after an escape character, without the colour code it starts with.
+fn without_escape(piece: &str) -> &str {
+    match piece.strip_prefix('[') {
+        Some(rest) => rest.split_once('m').map_or(rest, |(_, after)| after),
+        None => piece,
     }
+}
+
+/// `1m05s`, `42s`.
+fn minutes(took: Duration) -> String {
+    let seconds = took.as_secs();
+    if seconds >= 60 {
+        format!("{}m{:02}s", seconds / 60, seconds % 60)
+    } else {
+        format!("{seconds}s")
+    }
+}
+
+/// The wall clock, read only to time a build (never inside a simulation run).
+#[allow(clippy::disallowed_methods)]
+fn now() -> Instant {
+    Instant::now()
 }
 
 /// `cargo xtask tidy`: every house rule, one line per violation; exit 1 if any.
@@ -172,28 +219,29 @@ fn tidy_command(args: &[String]) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::newer_than;
-    use std::time::{Duration, SystemTime};
+    use super::{is_compiling, minutes};
+    use std::time::Duration;
 
     #[test]
-    fn a_file_changed_after_the_build_is_newer_and_one_before_is_not() {
-        let dir = std::env::temp_dir().join(format!("xtask-newer-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("nested")).expect("a temporary folder");
-        let before = SystemTime::UNIX_EPOCH + Duration::from_secs(1);
-        std::fs::write(dir.join("nested").join("lib.rs"), "//").expect("writable");
-        assert!(
-            newer_than(&dir, before),
-            "a file written after `before` is newer"
-        );
-        let after = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::from(u32::MAX) * 4);
-        assert!(
-            !newer_than(&dir, after),
-            "nothing is newer than the far future"
-        );
-        assert!(
-            !newer_than(&dir.join("missing"), before),
-            "a missing path is not newer"
-        );
-        std::fs::remove_dir_all(&dir).expect("removable");
+    fn only_cargos_compiling_lines_announce_a_build() {
+        assert!(is_compiling("   Compiling serde v1.0.228"));
+        assert!(is_compiling(
+            "\u{1b}[1m\u{1b}[32m   Compiling\u{1b}[0m elasticsim v0.1.0 (/work)"
+        ));
+        assert!(!is_compiling(
+            "    Finished `sim` profile [optimized] target(s) in 0.31s"
+        ));
+        assert!(!is_compiling(
+            "     Running `target/sim/elasticsim sim x.toml`"
+        ));
+        assert!(!is_compiling(
+            "warning: Compiling is a word a warning may quote"
+        ));
+    }
+
+    #[test]
+    fn build_times_read_in_minutes_and_seconds() {
+        assert_eq!(minutes(Duration::from_secs(42)), "42s");
+        assert_eq!(minutes(Duration::from_secs(245)), "4m05s");
     }
 }

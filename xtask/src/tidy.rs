@@ -2,13 +2,18 @@
 //! tidy, TigerBeetle's `tidy.zig`): determinism bans, the module layers of
 //! `docs/architecture.md` (an allow-list), hash maps for lookups only, a `SAFETY` comment for
 //! every `unsafe`, no ignored or panicking-by-design tests, no leftover debugging, line, file
-//! and function size limits.
+//! and function size limits, and the assertion ratchet (`tidy/assertions.rs`).
 //!
 //! Every check is a function over file contents, so that its test can plant a violation.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+
+mod assertions;
+#[cfg(test)]
+use assertions::assertion_counts;
+use assertions::{ASSERTION_FLOORS, assertion_violations};
 
 /// Hard caps. Files aim under ~800 lines; only code crossing these fails.
 const LINE_COLUMNS_MAX: usize = 100;
@@ -657,6 +662,10 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
         (
             "functions stay within the ratchet",
             long_functions(&all, FUNCTION_LINES_MAX),
+        ),
+        (
+            "modules keep their assertions (the ratchet of tidy/assertions.rs)",
+            assertion_violations(&sources, ASSERTION_FLOORS),
         ),
     ]
 }

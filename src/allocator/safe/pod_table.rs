@@ -96,6 +96,10 @@ impl ClassIndex {
             bucket.insert(name.to_owned());
             self.idle.insert(name.to_owned(), key);
         }
+        debug_assert!(
+            !(self.idle.contains_key(name) && self.other.contains(name)),
+            "pod {name} is filed both idle and other"
+        );
     }
 
     /// The pod is gone.
@@ -421,6 +425,7 @@ impl PodTable {
         self.index.file(&name, class(&record, agent), &record);
         self.walks.record_added(&name, &record, agent);
         self.records.insert(name, record);
+        self.debug_check_index_size();
     }
 
     /// Drop a record.
@@ -429,6 +434,25 @@ impl PodTable {
             (self.walks).record_dropped(name, self.agents.get(name).is_some());
         }
         self.index.forget(name);
+        self.debug_check_index_size();
+    }
+
+    /// The class index files only pods that have a record, each in one class.
+    fn debug_check_index_size(&self) {
+        let filed = self.index.idle.len() + self.index.other.len();
+        debug_assert!(
+            filed <= self.records.len(),
+            "the class index holds pods without records"
+        );
+        debug_assert_eq!(
+            self.index.idle.len(),
+            self.index
+                .idle_by_config
+                .values()
+                .map(BTreeSet::len)
+                .sum::<usize>(),
+            "the idle pods and their buckets by config differ"
+        );
     }
 
     /// Replace every record at once (the naive merge); the index is rebuilt.

@@ -1,10 +1,11 @@
 //! The names four of `safe`'s walks look for, kept as the pods and agents change.
 //!
-//! At every server-ping `safe` deletes the agents whose pod is gone (rule 10) and writes
-//! the idle-since times it could not write before; at every list it starts the idle clock
-//! of idle pods that have none (rule 3); at every create-agent it looks for a pod reserved
-//! for the job (rule 4). Each walked every agent or every pod not settled to find the few
-//! that qualify, so the cost grew with the cluster however quiet it was. [`WalkIndex`] holds
+//! At every server-ping `safe` deletes the agents whose pod is gone (`reap-missing`) and
+//! writes the idle-since times it could not write before (rule 3); at every list it starts
+//! the idle clock of idle pods that have none (rule 3); at every create-agent it looks for a
+//! pod reserved for the job (rule 1). Each walked every agent or every pod not settled to
+//! find the few that qualify, so the cost grew with the cluster however quiet it was.
+//! [`WalkIndex`] holds
 //! the names that qualify, in name order (the order of the walks), and the pod table tells
 //! it of every change: a record added, changed or dropped, and the agents whose listing
 //! changed. The naive references are the walks themselves; debug builds compare at every

@@ -200,3 +200,22 @@ fn an_unsafe_block_needs_a_safety_comment_and_a_root_denies_unsafe_code() {
     let root = planted("src/lib.rs", "//! The crate.\nmod x;\n");
     assert_eq!(unsafe_violations(&root).len(), 1);
 }
+
+#[test]
+fn the_assertion_ratchet_counts_run_time_checks_and_fails_below_a_floor() {
+    let text = "fn f(x: u32) {\n    assert!(x > 0);\n    debug_assert_eq!(x, 1, \"one\");\n    \
+                // assert!(commented out)\n}\nconst _: () = assert!(8 == 8);\n\
+                #[cfg(test)]\nmod tests {\n    fn t() { assert!(true); }\n}\n";
+    let mut files = planted("src/kube/api.rs", text);
+    files.push((
+        "src/kube/tests.rs".to_owned(),
+        "fn t() { assert!(true); }\n".to_owned(),
+    ));
+    assert_eq!(assertion_counts(&files).get("kube"), Some(&2));
+    assert!(assertion_violations(&files, &[("kube", 2)]).is_empty());
+    let below = assertion_violations(&files, &[("kube", 3)]);
+    assert_eq!(below.len(), 1, "{below:?}");
+    assert!(below[0].starts_with("src/kube: 2 assertions, below its floor of 3"));
+    let missing = assertion_violations(&files, &[]);
+    assert!(missing[0].contains("no assertion floor"), "{missing:?}");
+}
