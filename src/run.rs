@@ -64,7 +64,8 @@ pub fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
 pub fn not_applicable(scenario: &Scenario, policy: Policy) -> Vec<(&'static str, String)> {
     if reuse_enabled(scenario, policy) && !policy.has_idle_timeout() {
         let reason = format!(
-            "{} has no idle timeout: an idle pod lives until a server-ping finds it older than the auto-register timeout since its creation",
+            "{} has no idle timeout: an idle pod lives until a server-ping finds it older than \
+             the auto-register timeout since its creation",
             policy.name()
         );
         return vec![("idle-timeout", reason)];

@@ -212,6 +212,22 @@ fn write_plots_markdown(out: &mut String, plots: &[PlotFile]) {
     }
 }
 
+/// The invariants the policy has no setting for, with the figure measured instead.
+fn write_not_applicable_markdown(out: &mut String, info: &RunInfo, metrics: &Metrics) {
+    if info.not_applicable.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Not applicable\n\n| invariant | why | measured |\n|---|---|---|"
+    );
+    for (id, why) in &info.not_applicable {
+        let measured = measured_instead(id, metrics);
+        let _ = writeln!(out, "| {id} | {why} | {measured} |");
+    }
+    out.push('\n');
+}
+
 /// `summary.md`: verdict, metrics, the `plots` drawn into the same folder (relative links),
 /// violations, coverage, reproduce command.
 pub fn summary_markdown_with_plots(
@@ -261,17 +277,7 @@ pub fn summary_markdown_with_plots(
             write_violation_markdown(&mut out, violation);
         }
     }
-    if !info.not_applicable.is_empty() {
-        let _ = writeln!(
-            out,
-            "## Not applicable\n\n| invariant | why | measured |\n|---|---|---|"
-        );
-        for (id, why) in &info.not_applicable {
-            let measured = measured_instead(id, metrics);
-            let _ = writeln!(out, "| {id} | {why} | {measured} |");
-        }
-        out.push('\n');
-    }
+    write_not_applicable_markdown(&mut out, info, metrics);
     if !info.sometimes.is_empty() {
         let _ = writeln!(
             out,

@@ -246,7 +246,8 @@ pub fn verdict_sentence(base: &str, candidate: &str, reviews: &[ScenarioReview])
     }
     if stopped {
         sentence.push_str(&format!(
-            "; the failures listed as consequences only follow from runs stopped at the `{STORM}` budget (judged at the stop, not after settling)"
+            "; the failures listed as consequences only follow from runs stopped at the \
+             `{STORM}` budget (judged at the stop, not after settling)"
         ));
     }
     if censored {

@@ -126,7 +126,8 @@ fn new_violations(rows: &[SeedReview]) -> (BySeeds, BySeeds) {
             if base.contains(&violated.id) {
                 continue;
             }
-            let judged_at_stop = stopped && violated.kind != crate::check::Kind::Always;
+            // Eventually- and sometimes-invariants (`liveness`) are judged when the run ends.
+            let judged_at_stop = stopped && violated.class() == "liveness";
             let found = if judged_at_stop {
                 &mut consequences
             } else {

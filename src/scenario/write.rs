@@ -151,6 +151,10 @@ fn write_server_and_plugin(out: &mut String, scenario: &Scenario) {
         "job_completion_delay",
         &duration(server.job_completion_delay_ms),
     );
+    write_plugin(out, scenario);
+}
+
+fn write_plugin(out: &mut String, scenario: &Scenario) {
     let plugin = &scenario.plugin;
     out.push_str("\n[plugin]\n");
     line(out, "policy", &quote(&plugin.policy));

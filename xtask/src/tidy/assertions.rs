@@ -21,7 +21,8 @@ pub const ASSERTION_FLOORS: &[(&str, usize)] = &[
     ("engine", 4),
     ("explore", 1),
     ("export", 0),
-    ("gocd", 22),
+    // 22 -> 21: the speed work removed the go-agent's cache-line layout assertions (#42).
+    ("gocd", 21),
     ("ids", 1),
     ("interrupt", 0),
     ("kube", 11),
