@@ -36,7 +36,8 @@ fn every_repro_file_is_replayed_by_an_entry_and_fails_on_its_own() {
         .filter(|entry| entry.scenario.to_string_lossy().ends_with("-repro.toml"))
         .filter(|entry| entry.seed.is_none() && entry.policy.is_none())
         .collect();
-    assert!(repros.len() >= 3, "expected the shrunk repros to be listed");
+    // Two since pr355-idle-timeout-repro.toml left (no defect: pr355 has no idle timeout).
+    assert!(repros.len() >= 2, "expected the shrunk repros to be listed");
     for entry in repros {
         // A repro pins seed and policy in the file: the entry overrides nothing.
         assert_eq!(entry.verdict, "fail", "{}", entry.scenario.display());

@@ -85,7 +85,7 @@ fn a_request_storm_ends_the_run_at_the_first_request_past_the_bound() {
     );
     assert!(t_ms < full_length_ms(&scenario));
 
-    let outcome = outcome(&scenario, Policy::Pr355);
+    let outcome = common::run_outcome(&scenario, 1, Some(Policy::Pr355));
     assert_eq!(
         outcome.info.sim_ms, t_ms,
         "the report covers the run up to the stop"

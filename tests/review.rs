@@ -50,7 +50,7 @@ fn keys(value: &Value) -> Vec<&str> {
     keys
 }
 
-const METRICS: [&str; 8] = [
+const METRICS: [&str; 9] = [
     "pod_seconds_busy",
     "pod_seconds_idle",
     "pod_seconds_pending",
@@ -59,6 +59,7 @@ const METRICS: [&str; 8] = [
     "reuse_ratio",
     "wait_s_p50",
     "wait_s_p95",
+    "waits_censored",
 ];
 
 /// `review.json` has exactly the keys the issue lists, at every level.
@@ -75,7 +76,8 @@ fn assert_every_key(json: &Value) {
                 "new_violations",
                 "reuse",
                 "scenario",
-                "seeds"
+                "seeds",
+                "stop_consequences"
             ]
         );
         for first in entry["first_divergences"].as_array().expect("a list") {
@@ -290,14 +292,14 @@ fn base_and_candidate_see_byte_equal_arrivals_faults_and_swarm_draws_on_every_se
     );
 }
 
-/// The review's repro of `id` on burst seed 7 (reuse off) is named in `markdown` with its
+/// The review's repro of `id` on burst seed 1 (reuse off) is named in `markdown` with its
 /// command, and fails `id` on its own under `pr355`.
 fn assert_burst_repro_fails_alone(out: &std::path::Path, markdown: &str, id: &str) {
     let out_text = out.to_str().expect("a UTF-8 path");
-    let repro = out.join(format!("repro/burst-reuse-off-{id}-seed-7.toml"));
+    let repro = out.join(format!("repro/burst-reuse-off-{id}-seed-1.toml"));
     assert!(
         markdown.contains(&format!(
-            "cargo xtask sim {out_text}/repro/burst-reuse-off-{id}-seed-7.toml"
+            "cargo xtask sim {out_text}/repro/burst-reuse-off-{id}-seed-1.toml"
         )),
         "{markdown}"
     );
@@ -315,11 +317,11 @@ fn assert_burst_repro_fails_alone(out: &std::path::Path, markdown: &str, id: &st
     );
 }
 
-/// Seed 7's first divergence: upstream answers should-assign-work false where pr355 evicts
+/// Seed 1's first divergence: upstream answers should-assign-work false where pr355 evicts
 /// the pod from its map; the clusters name the same pair.
 fn assert_burst_first_divergence_is_the_eviction(burst: &serde_json::Value) {
     let first = &burst["first_divergences"][0];
-    assert_eq!(first["seed"], 7);
+    assert_eq!(first["seed"], 1);
     let (base, candidate) = (&first["base"], &first["candidate"]);
     assert_eq!(base["code"], "assign-no", "{first}");
     assert_eq!(candidate["code"], "evict", "{first}");
@@ -339,7 +341,7 @@ fn assert_burst_first_divergence_is_the_eviction(burst: &serde_json::Value) {
     assert!(
         clusters.iter().any(|c| c["base_code"] == "assign-no"
             && c["candidate_code"] == "evict"
-            && c["example_seed"] == 7),
+            && c["example_seed"] == 1),
         "{clusters:?}"
     );
 }
@@ -356,7 +358,7 @@ fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_j
         "--reuse",
         "off",
         "--seeds",
-        "7..8",
+        "1..2",
         "--out",
         out_text,
     ]);
@@ -379,15 +381,24 @@ fn burst_reuse_off_pr355_first_diverges_at_the_eviction_and_breaks_one_pod_per_j
     );
     assert_burst_first_divergence_is_the_eviction(burst);
     let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
-    let opening = markdown.lines().next().unwrap_or_default();
+    let mut lines = markdown.lines();
+    assert_eq!(lines.next(), Some("# Review of `pr355` against `upstream`"));
+    let verdict = lines.nth(1).unwrap_or_default();
     assert!(
-        opening.starts_with("Review of `pr355` against `upstream`")
-            && opening.contains("reuse off")
-            && opening.contains("one-pod-per-job"),
-        "{opening}"
+        verdict.starts_with("**Verdict.**") && verdict.contains("one-pod-per-job"),
+        "{verdict}"
     );
-    // pr355's run of seed 7 ends in a request storm: the review says its metrics are cut.
-    assert!(opening.contains("request storm on 1 seeds"), "{opening}");
+    // pr355's run of seed 1 ends in a request storm: the failures judged at the stop are
+    // consequences, and the long form says its metrics are cut.
+    assert!(
+        verdict.contains("consequences only follow from runs stopped"),
+        "{verdict}"
+    );
+    assert!(
+        markdown.contains("| **breaks** | burst | off |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("request storm on 1 seeds"), "{markdown}");
     assert!(
         markdown.contains("1 candidate runs ended in a request storm"),
         "{markdown}"
@@ -574,7 +585,7 @@ fn an_ablated_candidate_diverges_from_its_plain_self_and_the_outputs_say_so() {
     );
     let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
     assert!(
-        markdown.starts_with("Review of `safe (ablated: limits)` against `safe`"),
+        markdown.starts_with("# Review of `safe (ablated: limits)` against `safe`"),
         "{markdown}"
     );
 }
@@ -621,7 +632,7 @@ fn sigint_during_a_review_writes_the_seeds_done_marked_interrupted() {
     let done = json["scenarios"][0]["seeds"].as_u64().expect("seeds done");
     assert!(done > 0 && done < 3000, "{done} seeds done");
     let markdown = std::fs::read_to_string(out.join("review.md")).expect("review.md");
-    assert!(markdown.starts_with("Review of `safe` against `upstream`"));
+    assert!(markdown.starts_with("# Review of `safe` against `upstream`"));
     assert!(markdown.contains(line), "{markdown}");
     assert!(out.join("index.html").exists());
 }

@@ -10,13 +10,13 @@ fn repository(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
-/// The lines of the fenced code blocks of the README's "Scale-out" section, with
+/// The lines of the fenced code blocks of the "Sharding" section of `docs/cli.md`, with
 /// continuation lines joined.
 fn documented_commands() -> Vec<String> {
-    let readme = read(&repository("README.md"));
+    let readme = read(&repository("docs/cli.md"));
     let start = readme
-        .find("\n## Scale-out\n")
-        .expect("the README has its Scale-out section");
+        .find("\n## Sharding\n")
+        .expect("docs/cli.md has its Sharding section");
     let rest = &readme[start + 1..];
     let text = &rest[..rest[3..].find("\n## ").map_or(rest.len(), |end| end + 4)];
     let mut commands = Vec::new();
