@@ -138,3 +138,67 @@ fn test_lr_run_leader_stop_on_agentk_v1() {
         .map(|l| l.spec.holder_identity.as_str());
     assert_eq!(holder, Some(""), "ReleaseOnCancel released the Lease");
 }
+
+/// Lead with one ctx-obeying module, then lose the Lease to an API outage longer than RD: the
+/// runner cancels the module's ctx and the module returns nil without the wrapper asking.
+fn lead_then_lose_the_term(variant: Variant) -> (Driver, Server) {
+    let settings = settings(variant, AGENTK_TIMINGS, &["gitops"]);
+    let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 7);
+    let mut server = Server::default();
+    driver.serve(&mut server, 3_000);
+    assert_eq!(driver.starts_of("gitops"), 1, "{variant:?}: leads first");
+    server.failing_until_ms = 20_000;
+    driver.serve(&mut server, 40_000);
+    (driver, server)
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_module_wrapper_test.go`,
+/// `TestLMW_Run_EarlyReturnNoError`, commit `4438242a` (which passes it): the module reads
+/// nothing and returns nil on its own; the wrapper calls the stop function `RunWhenLeader`
+/// returned (the test's `stopCalled`) and does not register again, and its `Run` returns nil
+/// once the configuration channel closes.
+///
+/// The original mocks the runner. Here agentk-v1's real runner and elector run it: the only
+/// return the wrapper did not ask for is the module obeying the ctx the runner cancels after
+/// a lost term (the mock module returns nil at once, i.e. it obeys any ctx). The original's
+/// assertions hold there: the stop function ran (the wrapper unregistered, and as the last
+/// function its unregistration cancelled the elector), the module never starts again, and
+/// closing the channel (shutdown) ends the wrapper without error.
+#[test]
+fn test_lmw_run_early_return_no_error_on_agentk_v1() {
+    let (mut driver, mut server) = lead_then_lose_the_term(Variant::AgentkV1);
+    assert!(!driver.replica().modules_active(), "the module returned");
+    assert!(
+        !driver.replica().election_running(),
+        "the stop function ran: nothing is registered, so no elector runs"
+    );
+    assert_eq!(driver.starts_of("gitops"), 1, "not registered again");
+    driver.input(elasticsim::leader::Input::Shutdown);
+    driver.serve(&mut server, 60_000);
+    assert!(driver.replica().has_exited(), "Run returned nil");
+    assert_eq!(driver.starts_of("gitops"), 1);
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_module_wrapper_test.go`,
+/// `TestLMW_Run_EarlyReturnNoErrorMoreConfig`, commit `4438242a` (which passes it): the
+/// module reads c1 and returns nil on its own; the wrapper unregisters; a later runnable c2
+/// makes it call `RunWhenLeader` again, and the new `Run` reads c2.
+///
+/// Run on agentk-v1's real runner and elector, the early return being the ctx-obeying
+/// module's return after a lost term (as in `test_lmw_run_early_return_no_error_on_agentk_v1`).
+/// The original's assertions hold there: a second registration, a second start, which reads
+/// c2 (the configurations read are [1, 2]).
+#[test]
+fn test_lmw_run_early_return_no_error_more_config_on_agentk_v1() {
+    let (mut driver, mut server) = lead_then_lose_the_term(Variant::AgentkV1);
+    assert!(!driver.replica().election_running(), "unregistered (#398)");
+    let flags = flags(&["gitops"], &[]);
+    driver.input(elasticsim::leader::Input::Config { version: 2, flags });
+    driver.serve(&mut server, 60_000);
+    assert!(driver.replica().election_running(), "registered again");
+    assert_eq!(driver.starts_of("gitops"), 2, "the module ran again");
+    assert_eq!(driver.configs_of("gitops"), [1, 2], "and read c2");
+    driver.input(elasticsim::leader::Input::Shutdown);
+    driver.serve(&mut server, 80_000);
+    assert!(driver.replica().has_exited(), "Run returned nil");
+}
