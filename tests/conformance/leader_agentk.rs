@@ -11,6 +11,13 @@
 //!
 //! - `cmd/agentk/agentkapp/leader_runner_test.go`, `TestLR_RunLeaderStop`, at `4438242a`
 //!   (which passes it): run on `agentk-v1` itself.
+//! - `cmd/agentk/agentkapp/leader_module_wrapper_test.go`, `TestLMW_Run_EarlyReturnNoError`
+//!   and `TestLMW_Run_EarlyReturnNoErrorMoreConfig`, at `4438242a` (which passes them): run
+//!   on `agentk-v1` itself.
+//! - `leader_module_wrapper_test.go`, `TestLMW_Run_StartWithConfig` and
+//!   `TestLMW_Run_ReceiveNewConfigs`, and `leader_election_test.go`,
+//!   `TestLeaderElection_NotLeader_OneModule_Shutdown`, at `3d59282c` and at the fork's HEAD
+//!   `0a4bdc9d` (which pass them): run on `agentk-v2` and `agentk-head`.
 //!
 //! `agentk-v1` is the runner at commit `4438242a` (before both fixes), so it must show the
 //! defects the fixes closed (H2 and #398); `fixed`, `agentk-v2` and `agentk-head` must pass
@@ -201,4 +208,114 @@ fn test_lmw_run_early_return_no_error_more_config_on_agentk_v1() {
     driver.input(elasticsim::leader::Input::Shutdown);
     driver.serve(&mut server, 80_000);
     assert!(driver.replica().has_exited(), "Run returned nil");
+}
+
+/// Lead with one module on configuration 1, then hand it `more` configurations (runnable) one
+/// after another, each after the module read the previous one.
+fn lead_and_receive(variant: Variant, more: &[u64]) -> (Driver, Server) {
+    let settings = settings(variant, AGENTK_TIMINGS, &["gitops"]);
+    let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 3);
+    let mut server = Server::default();
+    driver.serve(&mut server, 3_000);
+    for (step, version) in more.iter().enumerate() {
+        let flags = flags(&["gitops"], &[]);
+        driver.input(elasticsim::leader::Input::Config {
+            version: *version,
+            flags,
+        });
+        driver.serve(&mut server, 3_000 + 1_000 * (step as u64 + 1));
+    }
+    (driver, server)
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `leader_module_wrapper_test.go`,
+/// `TestLMW_Run_StartWithConfig`, at commit `3d59282c` (`cmd/agentk/agentkapp/`) and at the
+/// fork's HEAD `0a4bdc9d` (`modules/kas/cmd/agentk/agentkapp/`), which pass it: the wrapper
+/// registers, the start function runs the module, which reads c1; the configuration channel
+/// closes, the wrapper's `Run` returns nil and it no longer runs a module.
+///
+/// The original mocks the runner (its `RunWhenLeader` calls the start function at once, as a
+/// won election does). Here agentk-v2's and agentk-head's real runner and elector run it, on
+/// a free Lease; the closing channel is the stager's shutdown. The original's assertions hold
+/// there: one start, the module reads c1 (configurations read: [1]), and after the close no
+/// module is active and the process exits.
+#[test]
+fn test_lmw_run_start_with_config_on_agentk_v2_and_head() {
+    for variant in [Variant::AgentkV2, Variant::AgentkHead] {
+        let (mut driver, mut server) = lead_and_receive(variant, &[]);
+        assert_eq!(driver.starts_of("gitops"), 1, "{variant:?}: started");
+        assert_eq!(driver.configs_of("gitops"), [1], "{variant:?}: read c1");
+        driver.input(elasticsim::leader::Input::Shutdown);
+        driver.serve(&mut server, 30_000);
+        assert!(
+            !driver.replica().modules_active(),
+            "{variant:?}: !isRunning"
+        );
+        assert!(driver.replica().has_exited(), "{variant:?}: Run returned");
+    }
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `leader_module_wrapper_test.go`,
+/// `TestLMW_Run_ReceiveNewConfigs`, at commit `3d59282c` and at HEAD `0a4bdc9d` (which pass
+/// it): the running module reads c1, then c2 and c3 sent to the wrapper one after another,
+/// from the same `Run` (one start); closing the channel ends it.
+///
+/// Run on agentk-v2's and agentk-head's real runner and elector as above; the original's
+/// assertions hold there: configurations read [1, 2, 3], one start, no module after the close.
+#[test]
+fn test_lmw_run_receive_new_configs_on_agentk_v2_and_head() {
+    for variant in [Variant::AgentkV2, Variant::AgentkHead] {
+        let (mut driver, mut server) = lead_and_receive(variant, &[2, 3]);
+        assert_eq!(driver.starts_of("gitops"), 1, "{variant:?}: one Run");
+        assert_eq!(
+            driver.configs_of("gitops"),
+            [1, 2, 3],
+            "{variant:?}: read c1, c2, c3 in order"
+        );
+        driver.input(elasticsim::leader::Input::Shutdown);
+        driver.serve(&mut server, 30_000);
+        assert!(
+            !driver.replica().modules_active(),
+            "{variant:?}: !isRunning"
+        );
+        assert!(driver.replica().has_exited(), "{variant:?}: Run returned");
+    }
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `leader_election_test.go`,
+/// `TestLeaderElection_NotLeader_OneModule_Shutdown`, at commit `3d59282c`
+/// (`cmd/agentk/agentkapp/`) and at HEAD `0a4bdc9d` (`modules/kas/cmd/agentk/agentkapp/`),
+/// which pass it: the elector never leads; a wrapper gets a configuration and registers, the
+/// module is never started; closing the configuration channel and then cancelling the
+/// runner's ctx ends both without hanging.
+///
+/// The original's mock elector only waits for its ctx. Here the real elector runs, facing a
+/// Lease another candidate holds and that stays within its duration for the whole test (5 s of
+/// a 15 s lease), so it never leads either, and the original's assertions hold: no module
+/// start, and the shutdown (the stager closes the channel, then cancels the runner) ends the
+/// process, with no write of ours to the Lease.
+#[test]
+fn test_leader_election_not_leader_one_module_shutdown_on_agentk_v2_and_head() {
+    use elasticsim::resources::KubeReply;
+    for variant in [Variant::AgentkV2, Variant::AgentkHead] {
+        let settings = settings(variant, AGENTK_TIMINGS, &["gitops"]);
+        let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 9);
+        let mut server = Server::default();
+        let Ok(KubeReply::Lease(held)) = super::driver::lease("other", 15, 0, 1) else {
+            unreachable!("lease() builds a Lease")
+        };
+        server.lease = Some(held);
+        driver.serve(&mut server, 2_000);
+        assert!(driver.replica().election_running(), "{variant:?}: elects");
+        assert_eq!(driver.starts_of("gitops"), 0, "{variant:?}: not started");
+        driver.input(elasticsim::leader::Input::Shutdown);
+        driver.serve(&mut server, 5_000);
+        assert!(driver.replica().has_exited(), "{variant:?}: shut down");
+        assert_eq!(driver.starts_of("gitops"), 0, "{variant:?}: never started");
+        let holder = server
+            .lease
+            .as_ref()
+            .map(|l| l.spec.holder_identity.as_str());
+        assert_eq!(holder, Some("other"), "{variant:?}: no write of ours");
+    }
 }
