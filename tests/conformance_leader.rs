@@ -27,8 +27,10 @@
 //!   `TestLR_RunLeaderRunStopStop`, `TestLMW_Run_NotRunnableConfig`,
 //!   `…RunnableThenNotRunnable*`): not yet ported (out of time).
 //! * v2/HEAD have no `leader_runner_test.go` (MR !1021 replaced it with
-//!   `leader_election_test.go`); of that file `…LeaderNotLeaderLeader_OneModule_Shutdown`
-//!   and `…NotLeader_OneModule_Shutdown` are ported, the others not yet (out of time).
+//!   `leader_election_test.go`); of that file `…LeaderNotLeaderLeader_OneModule_Shutdown`,
+//!   `…NotLeader_OneModule_Shutdown` and `…NotLeader_OneModule_NewConfig_Shutdown` are
+//!   ported, the others (`…NoModule_Shutdown`, `…Leader_OneModule_Shutdown`) not yet (out of
+//!   time).
 
 #[path = "conformance/leader_driver.rs"]
 mod driver;

@@ -16,7 +16,8 @@
 //!   on `agentk-v1` itself.
 //! - `leader_module_wrapper_test.go`, `TestLMW_Run_StartWithConfig` and
 //!   `TestLMW_Run_ReceiveNewConfigs`, and `leader_election_test.go`,
-//!   `TestLeaderElection_NotLeader_OneModule_Shutdown`, at `3d59282c` and at the fork's HEAD
+//!   `TestLeaderElection_NotLeader_OneModule_Shutdown` and
+//!   `…NotLeader_OneModule_NewConfig_Shutdown`, at `3d59282c` and at the fork's HEAD
 //!   `0a4bdc9d` (which pass them): run on `agentk-v2` and `agentk-head`.
 //!
 //! `agentk-v1` is the runner at commit `4438242a` (before both fixes), so it must show the
@@ -317,5 +318,48 @@ fn test_leader_election_not_leader_one_module_shutdown_on_agentk_v2_and_head() {
             .as_ref()
             .map(|l| l.spec.holder_identity.as_str());
         assert_eq!(holder, Some("other"), "{variant:?}: no write of ours");
+    }
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `leader_election_test.go`,
+/// `TestLeaderElection_NotLeader_OneModule_NewConfig_Shutdown`, at commit `3d59282c` and at
+/// HEAD `0a4bdc9d` (which pass it): two runnable configurations reach the wrapper while the
+/// replica does not lead; when it starts leading, the module's first read is the second one;
+/// closing the channel then ends it.
+///
+/// The original's mock elector starts leading when the test says so. Here the real elector
+/// runs: another candidate's Lease, never renewed, keeps it from leading until the Lease has
+/// not changed for LD (15 s), by which time both configurations arrived (at 0 s and 0.2 s).
+/// The original's assertions hold there: one start, and the configurations read are [2].
+#[test]
+fn test_leader_election_not_leader_one_module_new_config_shutdown_on_agentk_v2_and_head() {
+    use elasticsim::resources::KubeReply;
+    for variant in [Variant::AgentkV2, Variant::AgentkHead] {
+        let settings = settings(variant, AGENTK_TIMINGS, &["gitops"]);
+        let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 13);
+        let mut server = Server::default();
+        let Ok(KubeReply::Lease(held)) = super::driver::lease("other", 15, 0, 1) else {
+            unreachable!("lease() builds a Lease")
+        };
+        server.lease = Some(held);
+        driver.serve(&mut server, 200);
+        let flags = flags(&["gitops"], &[]);
+        driver.input(elasticsim::leader::Input::Config { version: 2, flags });
+        driver.serve(&mut server, 10_000);
+        assert_eq!(
+            driver.starts_of("gitops"),
+            0,
+            "{variant:?}: not leading yet"
+        );
+        driver.serve(&mut server, 40_000);
+        assert!(
+            driver.replica().believed_term().is_some(),
+            "{variant:?}: leads"
+        );
+        assert_eq!(driver.starts_of("gitops"), 1, "{variant:?}: one start");
+        assert_eq!(driver.configs_of("gitops"), [2], "{variant:?}: reads c2");
+        driver.input(elasticsim::leader::Input::Shutdown);
+        driver.serve(&mut server, 60_000);
+        assert!(driver.replica().has_exited(), "{variant:?}: shut down");
     }
 }
