@@ -10,9 +10,6 @@
 //!   the function's return after the first term's cancel is taken for an early return, so the
 //!   wrapper unregisters and the second term the test expects never comes (#398). With the
 //!   shipped modules the runner blocks in `h.wait()` instead. Neither can meet the assertion.
-//! * `leader_module_wrapper_test.go` @`4438242a`, `TestLMW_Run_EarlyReturnNoErrorSameConfig`:
-//!   its module returns before reading the configuration it was started for; the model's
-//!   modules read the pending configuration as they start, so that return is not reachable.
 //! * `leader_module_wrapper_test.go` @`278235e8`, `3d59282c` and HEAD,
 //!   `TestLMW_Run_EarlyReturnNoError*`: the v2 modules return only when the runner's stop
 //!   function or the shutdown closes their channel, never on their own, so the wrapper's

@@ -11,9 +11,9 @@
 //!
 //! - `cmd/agentk/agentkapp/leader_runner_test.go`, `TestLR_RunLeaderStop`, at `4438242a`
 //!   (which passes it): run on `agentk-v1` itself.
-//! - `cmd/agentk/agentkapp/leader_module_wrapper_test.go`, `TestLMW_Run_EarlyReturnNoError`
-//!   and `TestLMW_Run_EarlyReturnNoErrorMoreConfig`, at `4438242a` (which passes them): run
-//!   on `agentk-v1` itself.
+//! - `cmd/agentk/agentkapp/leader_module_wrapper_test.go`, `TestLMW_Run_EarlyReturnNoError`,
+//!   `…EarlyReturnNoErrorSameConfig` and `…EarlyReturnNoErrorMoreConfig`, at `4438242a`
+//!   (which passes them): run on `agentk-v1` itself.
 //! - `leader_module_wrapper_test.go`, `TestLMW_Run_StartWithConfig` and
 //!   `TestLMW_Run_ReceiveNewConfigs`, and `leader_election_test.go`,
 //!   `TestLeaderElection_NotLeader_OneModule_Shutdown` and
@@ -362,4 +362,58 @@ fn test_leader_election_not_leader_one_module_new_config_shutdown_on_agentk_v2_a
         driver.serve(&mut server, 60_000);
         assert!(driver.replica().has_exited(), "{variant:?}: shut down");
     }
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_module_wrapper_test.go`,
+/// `TestLMW_Run_EarlyReturnNoErrorSameConfig`, commit `4438242a` (which passes it): the module
+/// returns nil on its own while the wrapper still holds a configuration it has not handed
+/// over; the wrapper calls the stop function, registers again (`RunWhenLeader` twice), and the
+/// second `Run` reads that configuration.
+///
+/// Run on agentk-v1's real runner and elector. The early return is the ctx-obeying module's
+/// return after a lost term, with a stop latency of 1 s; the configuration not handed over is
+/// version 2, which reaches the wrapper while the module is returning (the model's modules
+/// read their pending configuration as they start, so the original's unread c1 becomes a
+/// configuration that arrived too late for the first `Run`). The original's assertions hold
+/// there: a second registration and start, whose read is that configuration ([1, 2]), and
+/// unlike `test_lmw_run_early_return_no_error_on_agentk_v1` the election goes on (#398
+/// masked).
+#[test]
+fn test_lmw_run_early_return_no_error_same_config_on_agentk_v1() {
+    use elasticsim::leader::Observation;
+    let mut settings = settings(Variant::AgentkV1, AGENTK_TIMINGS, &["gitops"]);
+    settings.module_stop_latency_ms_min = 1_000;
+    settings.module_stop_latency_ms_max = 1_000;
+    let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 7);
+    let mut server = Server::default();
+    driver.serve(&mut server, 3_000);
+    assert_eq!(driver.starts_of("gitops"), 1, "leads first");
+    server.failing_until_ms = 20_000;
+    let stopped = |d: &Driver| {
+        (d.observations.iter()).any(|(_, o)| matches!(o, Observation::LeadingStopped { .. }))
+    };
+    let mut until_ms = 3_000;
+    while !stopped(&driver) {
+        until_ms += 10;
+        assert!(until_ms < 40_000, "the term ends");
+        driver.serve(&mut server, until_ms);
+    }
+    assert!(driver.replica().modules_active(), "the module is returning");
+    let flags = flags(&["gitops"], &[]);
+    driver.input(elasticsim::leader::Input::Config { version: 2, flags });
+    driver.serve(&mut server, 60_000);
+    assert_eq!(
+        driver.starts_of("gitops"),
+        2,
+        "registered and started again"
+    );
+    assert_eq!(
+        driver.configs_of("gitops"),
+        [1, 2],
+        "reading the unsent config"
+    );
+    assert!(driver.replica().election_running(), "the election goes on");
+    driver.input(elasticsim::leader::Input::Shutdown);
+    driver.serve(&mut server, 80_000);
+    assert!(driver.replica().has_exited(), "Run returned nil");
 }
