@@ -9,8 +9,9 @@
 //!   (MR !1021, closes #398): lead -> not lead -> lead again with one module; the module runs
 //!   again and reads the same configuration.
 //!
-//! - `cmd/agentk/agentkapp/leader_runner_test.go`, `TestLR_RunLeaderStop`, at `4438242a`
-//!   (which passes it): run on `agentk-v1` itself.
+//! - `cmd/agentk/agentkapp/leader_runner_test.go`, `TestLR_RunLeaderStop`,
+//!   `TestLR_RunNoLeaderStop` and `TestLR_RunLeaderRunStopStop`, at `4438242a` (which passes
+//!   them): run on `agentk-v1` itself.
 //! - `cmd/agentk/agentkapp/leader_module_wrapper_test.go`, `TestLMW_Run_EarlyReturnNoError`,
 //!   `…EarlyReturnNoErrorSameConfig` and `…EarlyReturnNoErrorMoreConfig`, at `4438242a`
 //!   (which passes them): run on `agentk-v1` itself.
@@ -416,4 +417,78 @@ fn test_lmw_run_early_return_no_error_same_config_on_agentk_v1() {
     driver.input(elasticsim::leader::Input::Shutdown);
     driver.serve(&mut server, 80_000);
     assert!(driver.replica().has_exited(), "Run returned nil");
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_runner_test.go`,
+/// `TestLR_RunNoLeaderStop`, commit `4438242a` (which passes it): the elector never leads; a
+/// function is registered and its stop function called; the function is never called.
+///
+/// The original's mock elector only waits for its ctx. Here agentk-v1's real elector runs,
+/// facing another candidate's Lease that stays within its duration (15 s) for the whole test,
+/// and the wrapper registers the function on a runnable configuration and stops it on a
+/// non-runnable one. The original's assertions hold there: no start; and, as the runner does
+/// after its last function went, the elector is cancelled, with no write of ours.
+#[test]
+fn test_lr_run_no_leader_stop_on_agentk_v1() {
+    use elasticsim::resources::KubeReply;
+    let settings = settings(Variant::AgentkV1, AGENTK_TIMINGS, &["gitops"]);
+    let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 17);
+    let mut server = Server::default();
+    let Ok(KubeReply::Lease(held)) = super::driver::lease("other", 15, 0, 1) else {
+        unreachable!("lease() builds a Lease")
+    };
+    server.lease = Some(held);
+    driver.serve(&mut server, 2_000);
+    assert!(driver.replica().election_running(), "registered: elects");
+    let flags = flags(&[], &["gitops"]);
+    driver.input(elasticsim::leader::Input::Config { version: 2, flags });
+    driver.serve(&mut server, 5_000);
+    assert!(!driver.replica().election_running(), "stopped: no elector");
+    assert_eq!(
+        driver.starts_of("gitops"),
+        0,
+        "the function was never called"
+    );
+    let holder = server
+        .lease
+        .as_ref()
+        .map(|l| l.spec.holder_identity.as_str());
+    assert_eq!(holder, Some("other"), "no write of ours");
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_runner_test.go`,
+/// `TestLR_RunLeaderRunStopStop`, commit `4438242a` (which passes it): while leading, a first
+/// function starts; a second one registered during the term starts too; both stop functions
+/// are called and both functions return.
+///
+/// Run on agentk-v1's real runner, elector and wrappers: `gitops` is runnable from the start,
+/// `starboard` becomes runnable once the replica leads (the second `RunWhenLeader` of the
+/// term, which H2 does not touch: H2 is in the loop over the functions at OnStartedLeading),
+/// and a configuration with both off calls both stop functions. The functions obey their ctx,
+/// as the test's `<-ctx.Done()` does. The original's assertions hold there: each starts once,
+/// and both have returned at the end.
+#[test]
+fn test_lr_run_leader_run_stop_stop_on_agentk_v1() {
+    let modules = ["gitops", "starboard"];
+    let settings = settings(Variant::AgentkV1, AGENTK_TIMINGS, &modules);
+    let mut driver = Driver::start(settings, flags(&["gitops"], &["starboard"]), 19);
+    let mut server = Server::default();
+    driver.serve(&mut server, 3_000);
+    assert_eq!(driver.starts_of("gitops"), 1, "the first function started");
+    let both_on = flags(&modules, &[]);
+    driver.input(elasticsim::leader::Input::Config {
+        version: 2,
+        flags: both_on,
+    });
+    driver.serve(&mut server, 4_000);
+    assert_eq!(driver.starts_of("starboard"), 1, "the second one started");
+    let both_off = flags(&[], &modules);
+    driver.input(elasticsim::leader::Input::Config {
+        version: 3,
+        flags: both_off,
+    });
+    driver.serve(&mut server, 8_000);
+    assert!(!driver.replica().modules_active(), "both returned");
+    assert_eq!(driver.starts_of("gitops"), 1);
+    assert_eq!(driver.starts_of("starboard"), 1);
 }
