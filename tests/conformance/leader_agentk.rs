@@ -10,14 +10,14 @@
 //!   again and reads the same configuration.
 //!
 //! - `cmd/agentk/agentkapp/leader_runner_test.go`, `TestLR_RunLeaderStop`,
-//!   `TestLR_RunNoLeaderStop` and `TestLR_RunLeaderRunStopStop`, at `4438242a` (which passes
-//!   them): run on `agentk-v1` itself.
+//!   `TestLR_RunNoLeaderStop`, `TestLR_RunNoLeaderRunStop` and `TestLR_RunLeaderRunStopStop`,
+//!   at `4438242a` (which passes them): run on `agentk-v1` itself.
 //! - `cmd/agentk/agentkapp/leader_module_wrapper_test.go`, `TestLMW_Run_EarlyReturnNoError`,
 //!   `…EarlyReturnNoErrorSameConfig` and `…EarlyReturnNoErrorMoreConfig`, at `4438242a`
 //!   (which passes them): run on `agentk-v1` itself.
 //! - `leader_module_wrapper_test.go`, `TestLMW_Run_StartWithConfig` and
 //!   `TestLMW_Run_ReceiveNewConfigs`, and `leader_election_test.go`,
-//!   `TestLeaderElection_NotLeader_OneModule_Shutdown` and
+//!   `TestLeaderElection_Leader_OneModule_Shutdown`, `…NotLeader_OneModule_Shutdown` and
 //!   `…NotLeader_OneModule_NewConfig_Shutdown`, at `3d59282c` and at the fork's HEAD
 //!   `0a4bdc9d` (which pass them): run on `agentk-v2` and `agentk-head`.
 //!
@@ -491,4 +491,69 @@ fn test_lr_run_leader_run_stop_stop_on_agentk_v1() {
     assert!(!driver.replica().modules_active(), "both returned");
     assert_eq!(driver.starts_of("gitops"), 1);
     assert_eq!(driver.starts_of("starboard"), 1);
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_runner_test.go`,
+/// `TestLR_RunNoLeaderRunStop`, commit `4438242a` (which passes it): the elector never leads;
+/// two functions are registered, then both stop functions are called; neither function is
+/// ever called.
+///
+/// Run on agentk-v1's real elector, facing another candidate's Lease within its duration for
+/// the whole test (as in `test_lr_run_no_leader_stop_on_agentk_v1`); the wrappers of two
+/// modules register on a configuration with both runnable and stop on one with both off. The
+/// original's assertions hold there: no start of either (H2 needs a win), and the last
+/// unregistration cancels the elector.
+#[test]
+fn test_lr_run_no_leader_run_stop_on_agentk_v1() {
+    use elasticsim::resources::KubeReply;
+    let modules = ["gitops", "starboard"];
+    let settings = settings(Variant::AgentkV1, AGENTK_TIMINGS, &modules);
+    let mut driver = Driver::start(settings, flags(&modules, &[]), 23);
+    let mut server = Server::default();
+    let Ok(KubeReply::Lease(held)) = super::driver::lease("other", 15, 0, 1) else {
+        unreachable!("lease() builds a Lease")
+    };
+    server.lease = Some(held);
+    driver.serve(&mut server, 2_000);
+    assert!(driver.replica().election_running(), "registered: elects");
+    let flags = flags(&[], &modules);
+    driver.input(elasticsim::leader::Input::Config { version: 2, flags });
+    driver.serve(&mut server, 5_000);
+    assert!(
+        !driver.replica().election_running(),
+        "both stopped: no elector"
+    );
+    assert_eq!(
+        driver.starts_of("gitops") + driver.starts_of("starboard"),
+        0
+    );
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `leader_election_test.go`,
+/// `TestLeaderElection_Leader_OneModule_Shutdown`, at commit `3d59282c` and at HEAD
+/// `0a4bdc9d` (which pass it): the elector leads, the wrapper's module is started once; the
+/// configuration channel closes and the runner's ctx is cancelled, and everything returns.
+///
+/// The original's mock elector leads at once; here the real elector leads on a free Lease, so
+/// the original's assertions hold: one start, then after the shutdown no module is active and
+/// the process exits; client-go's release (which the mock has not) leaves the holder empty.
+#[test]
+fn test_leader_election_leader_one_module_shutdown_on_agentk_v2_and_head() {
+    for variant in [Variant::AgentkV2, Variant::AgentkHead] {
+        let settings = settings(variant, AGENTK_TIMINGS, &["gitops"]);
+        let mut driver = Driver::start(settings, flags(&["gitops"], &[]), 29);
+        let mut server = Server::default();
+        driver.serve(&mut server, 3_000);
+        assert_eq!(driver.starts_of("gitops"), 1, "{variant:?}: started once");
+        driver.input(elasticsim::leader::Input::Shutdown);
+        driver.serve(&mut server, 20_000);
+        assert!(!driver.replica().modules_active(), "{variant:?}: returned");
+        assert!(driver.replica().has_exited(), "{variant:?}: shut down");
+        assert_eq!(driver.starts_of("gitops"), 1, "{variant:?}: once");
+        let holder = server
+            .lease
+            .as_ref()
+            .map(|l| l.spec.holder_identity.as_str());
+        assert_eq!(holder, Some(""), "{variant:?}: released");
+    }
 }
