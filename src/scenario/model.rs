@@ -38,6 +38,8 @@ pub struct Scenario {
     pub settle_ms: u64,
     /// The simulated Kubernetes cluster.
     pub cluster: Cluster,
+    /// The Kubernetes API server's and client-go's own timeouts.
+    pub kube: Kube,
     /// The simulated GoCD server's timings.
     pub server: Server,
     /// The cluster profile and the policy under test.
@@ -71,12 +73,6 @@ pub struct Cluster {
     pub api_latency: Range,
     /// `api_error_rate`: the fraction of API calls answered with a server error.
     pub api_error_rate: f64,
-    /// `api_request_timeout`: kube-apiserver's `--request-timeout`: a request held by a
-    /// `hang` outage is answered 504 after this long.
-    pub api_request_timeout_ms: u64,
-    /// `dial_timeout`: client-go's dial timeout: a replica whose connection died while cut
-    /// off fails each new dial after this long (instead of the HTTP/2 dead-peer deadline).
-    pub dial_timeout_ms: u64,
     /// `container_restart_backoff`: the kubelet's first restart delay after a container dies; it
     /// doubles on each restart.
     pub container_restart_backoff_ms: u64,
@@ -88,12 +84,35 @@ pub struct Cluster {
     pub node_eviction_ms: u64,
 }
 
-/// `[cluster] api_request_timeout` when absent: kube-apiserver's `--request-timeout` default.
-pub const DEFAULT_API_REQUEST_TIMEOUT_MS: u64 = 60_000;
+/// `[kube]`: the timeouts of the Kubernetes API server and of its Go clients (kube-apiserver's
+/// flags, client-go's transport), which decide how long a client waits on an API server that
+/// does not answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kube {
+    /// `request_timeout`: kube-apiserver's `--request-timeout`: a request held by a `hang`
+    /// outage is answered 504 after this long.
+    pub request_timeout_ms: u64,
+    /// `dial_timeout`: client-go's dial timeout: a replica whose connection died while cut
+    /// off fails each new dial after this long (instead of the HTTP/2 dead-peer deadline).
+    pub dial_timeout_ms: u64,
+}
 
-/// `[cluster] dial_timeout` when absent: client-go's transport dials with a 30 s timeout
+/// `[kube] request_timeout` when absent: kube-apiserver's `--request-timeout` default
+/// (`k8s.io/apiserver` `RecommendedOptions`, `ServerRunOptions.RequestTimeout`, 60 s).
+pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 60_000;
+
+/// `[kube] dial_timeout` when absent: client-go's transport dials with a 30 s timeout
 /// (`k8s.io/client-go/transport` cache, `net.Dialer{Timeout: 30 * time.Second}`).
 pub const DEFAULT_DIAL_TIMEOUT_MS: u64 = 30_000;
+
+impl Default for Kube {
+    fn default() -> Self {
+        Kube {
+            request_timeout_ms: DEFAULT_REQUEST_TIMEOUT_MS,
+            dial_timeout_ms: DEFAULT_DIAL_TIMEOUT_MS,
+        }
+    }
+}
 
 impl Default for Cluster {
     fn default() -> Self {
@@ -109,8 +128,6 @@ impl Default for Cluster {
                 max_ms: 40,
             },
             api_error_rate: 0.0,
-            api_request_timeout_ms: DEFAULT_API_REQUEST_TIMEOUT_MS,
-            dial_timeout_ms: DEFAULT_DIAL_TIMEOUT_MS,
             container_restart_backoff_ms: 10_000,
             termination_grace_ms: 30_000,
             node_eviction_ms: 5 * 60_000,

@@ -4,7 +4,7 @@
 
 use super::error::{ErrorKind, Source};
 use super::fault_type::FaultType;
-use super::model::{Cluster, FaultKind, JobSource, Plugin, Profile, Scenario, Server};
+use super::model::{Cluster, FaultKind, JobSource, Kube, Plugin, Profile, Scenario, Server};
 use super::reader::{
     Result, Table, boolean, count_at_least, duration, number, range, string, unsigned,
 };
@@ -21,6 +21,7 @@ const TOP_KEYS: &[&str] = &[
     "duration",
     "settle",
     "cluster",
+    "kube",
     "server",
     "plugin",
     "profiles",
@@ -80,6 +81,7 @@ pub(crate) fn scenario(
         duration_ms,
         settle_ms: top.or("settle", 30 * 60_000, &duration)?,
         cluster: cluster(&top)?,
+        kube: kube(&top)?,
         server: server(&top)?,
         plugin: plugin(&top)?,
         jobs: jobs(&top, &context, folder)?,
@@ -188,12 +190,6 @@ fn cluster(top: &Table<'_, '_>) -> Result<Cluster> {
         pod_startup: table.or("pod_startup", defaults.pod_startup, &range)?,
         api_latency: table.or("api_latency", defaults.api_latency, &range)?,
         api_error_rate,
-        api_request_timeout_ms: period(
-            &table,
-            "api_request_timeout",
-            defaults.api_request_timeout_ms,
-        )?,
-        dial_timeout_ms: period(&table, "dial_timeout", defaults.dial_timeout_ms)?,
         container_restart_backoff_ms: table.or(
             "container_restart_backoff",
             defaults.container_restart_backoff_ms,
@@ -206,6 +202,52 @@ fn cluster(top: &Table<'_, '_>) -> Result<Cluster> {
         )?,
         node_eviction_ms: table.or("node_eviction", defaults.node_eviction_ms, &duration)?,
     })
+}
+
+/// `[kube]`, or the two keys `[cluster]` took before it existed (`api_request_timeout`,
+/// `dial_timeout`, still accepted); a key given in both places is an error.
+fn kube(top: &Table<'_, '_>) -> Result<Kube> {
+    let defaults = Kube::default();
+    let kube = top.table("kube")?;
+    if let Some(table) = &kube {
+        table.expect_keys(&["request_timeout", "dial_timeout"])?;
+    }
+    let cluster = top.table("cluster")?;
+    let request_timeout_ms = one_of(
+        (&kube, "request_timeout"),
+        (&cluster, "api_request_timeout"),
+        defaults.request_timeout_ms,
+    )?;
+    let dial_timeout_ms = one_of(
+        (&kube, "dial_timeout"),
+        (&cluster, "dial_timeout"),
+        defaults.dial_timeout_ms,
+    )?;
+    Ok(Kube {
+        request_timeout_ms,
+        dial_timeout_ms,
+    })
+}
+
+/// A period read from `[kube]` or from its older place in `[cluster]`, not both.
+fn one_of(
+    (kube, key): (&Option<Table<'_, '_>>, &str),
+    (cluster, old_key): (&Option<Table<'_, '_>>, &str),
+    default_ms: u64,
+) -> Result<u64> {
+    let old = cluster
+        .as_ref()
+        .filter(|table| table.get(old_key).is_some());
+    match (kube.as_ref().filter(|table| table.get(key).is_some()), old) {
+        (Some(_), Some(cluster)) => Err(cluster.semantic(
+            old_key,
+            &format!("no `{old_key}` here when `[kube] {key}` is given (it is its older spelling)"),
+            "both",
+        )),
+        (Some(kube), None) => period(kube, key, default_ms),
+        (None, Some(cluster)) => period(cluster, old_key, default_ms),
+        (None, None) => Ok(default_ms),
+    }
 }
 
 /// A duration that must be longer than zero (a zero period would loop forever).

@@ -3,8 +3,8 @@
 
 use super::{
     Cluster, ClusterProfileChanges, FAULT_KINDS, Fault, FaultKind, Invariants, JobSource,
-    JobTarget, Leader, LeaderConfigChange, LeaderModule, Loaded, OutageMode, Plugin, PodTarget,
-    Profile, Range, ReplicaRef, Scenario, Server, Swarm, load, parse, to_toml,
+    JobTarget, Kube, Leader, LeaderConfigChange, LeaderModule, Loaded, OutageMode, Plugin,
+    PodTarget, Profile, Range, ReplicaRef, Scenario, Server, Swarm, load, parse, to_toml,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -179,6 +179,7 @@ fn contract_example_scenario() -> Scenario {
         duration_ms: 3_600_000,
         settle_ms: 1_800_000,
         cluster: Cluster::default(),
+        kube: Kube::default(),
         server: Server {
             create_agent_threads: 5,
             ..Server::default()
@@ -250,6 +251,7 @@ fn a_file_with_only_a_name_gets_every_default() {
         duration_ms: 3_600_000,
         settle_ms: 1_800_000,
         cluster: Cluster::default(),
+        kube: Kube::default(),
         server: Server::default(),
         plugin: Plugin::default(),
         profiles: Vec::new(),

@@ -1,6 +1,7 @@
 //! The Kubernetes-fidelity keys (`[cluster] termination_grace` and `node_eviction`,
 //! `[server] cancel_kill`, `node_loss.replace_after`, `job_cancel`): defaults, round trip,
-//! and bad values rejected with file, line, column and key.
+//! `[kube] request_timeout` and `dial_timeout` (and their older `[cluster]` spelling), and
+//! bad values rejected with file, line, column and key.
 
 use super::{ErrorKind, FaultKind, JobTarget, Scenario, ScenarioError, parse, to_toml};
 use std::path::Path;
@@ -129,4 +130,49 @@ fn bad_node_loss_and_job_cancel_values_are_located() {
     let swarm = error_of("name = \"x\"\n[swarm]\nenabled = true\nkinds = [\"job_cancle\"]\n");
     assert_eq!(swarm.key, "swarm.kinds[0]", "{swarm}");
     assert!(swarm.choices.contains(&"job_cancel".to_owned()), "{swarm}");
+}
+
+#[test]
+fn the_kube_timeouts_default_to_the_api_server_and_client_go_values() {
+    let scenario = load("name = \"x\"\n");
+    assert_eq!(scenario.kube.request_timeout_ms, 60_000);
+    assert_eq!(scenario.kube.dial_timeout_ms, 30_000);
+    assert!(
+        !to_toml(&scenario).contains("[kube]"),
+        "defaults are not written"
+    );
+}
+
+#[test]
+fn the_kube_section_round_trips_and_the_older_cluster_spelling_still_loads() {
+    let scenario =
+        load("name = \"x\"\n[kube]\nrequest_timeout = \"30s\"\ndial_timeout = \"10s\"\n");
+    assert_eq!(
+        (
+            scenario.kube.request_timeout_ms,
+            scenario.kube.dial_timeout_ms
+        ),
+        (30_000, 10_000)
+    );
+    let written = to_toml(&scenario);
+    assert!(
+        written.contains("[kube]\nrequest_timeout = \"30s\""),
+        "{written}"
+    );
+    assert_eq!(load(&written), scenario, "{written}");
+    let older =
+        load("name = \"x\"\n[cluster]\napi_request_timeout = \"30s\"\ndial_timeout = \"10s\"\n");
+    assert_eq!(older.kube, scenario.kube);
+}
+
+#[test]
+fn bad_or_doubled_kube_timeouts_are_located() {
+    let zero = error_of("name = \"x\"\n[kube]\nrequest_timeout = \"0s\"\n");
+    assert_located(&zero, ErrorKind::Semantic, "kube.request_timeout", 3, 19);
+    let unknown = error_of("name = \"x\"\n[kube]\nrequest_timout = \"5s\"\n");
+    assert_located(&unknown, ErrorKind::UnknownKey, "kube.request_timout", 3, 1);
+    let both =
+        error_of("name = \"x\"\n[cluster]\ndial_timeout = \"5s\"\n[kube]\ndial_timeout = \"9s\"\n");
+    assert_located(&both, ErrorKind::Semantic, "cluster.dial_timeout", 3, 16);
+    assert!(both.to_string().contains("[kube] dial_timeout"), "{both}");
 }

@@ -83,16 +83,6 @@ fn write_settings(out: &mut String, scenario: &Scenario) {
     line(out, "pod_startup", &range(cluster.pod_startup));
     line(out, "api_latency", &range(cluster.api_latency));
     line(out, "api_error_rate", &float(cluster.api_error_rate));
-    if cluster.api_request_timeout_ms != super::model::DEFAULT_API_REQUEST_TIMEOUT_MS {
-        line(
-            out,
-            "api_request_timeout",
-            &duration(cluster.api_request_timeout_ms),
-        );
-    }
-    if cluster.dial_timeout_ms != super::model::DEFAULT_DIAL_TIMEOUT_MS {
-        line(out, "dial_timeout", &duration(cluster.dial_timeout_ms));
-    }
     line(
         out,
         "container_restart_backoff",
@@ -104,7 +94,18 @@ fn write_settings(out: &mut String, scenario: &Scenario) {
         &duration(cluster.termination_grace_ms),
     );
     line(out, "node_eviction", &duration(cluster.node_eviction_ms));
+    write_kube(out, &scenario.kube);
     write_server_and_plugin(out, scenario);
+}
+
+/// `[kube]`, only when a timeout differs from its default (older files stay as they were).
+fn write_kube(out: &mut String, kube: &super::model::Kube) {
+    if *kube == super::model::Kube::default() {
+        return;
+    }
+    out.push_str("\n[kube]\n");
+    line(out, "request_timeout", &duration(kube.request_timeout_ms));
+    line(out, "dial_timeout", &duration(kube.dial_timeout_ms));
 }
 
 fn write_server_and_plugin(out: &mut String, scenario: &Scenario) {

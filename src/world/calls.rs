@@ -6,10 +6,10 @@
 //! (apimachinery: ReadIdleTimeout 30 s, then PingTimeout 15 s). While the replica reaches
 //! the API server its connection's pings are answered, so the deadline only runs out while
 //! it is cut off. A dead connection is replaced by a new dial, which a partition fails after
-//! client-go's dial timeout (`[cluster] dial_timeout`, 30 s: SYNs go unanswered, so the TLS
+//! client-go's dial timeout (`[kube] dial_timeout`, 30 s: SYNs go unanswered, so the TLS
 //! handshake timeout is never reached). Calls with a timeout keep the simpler model: a
 //! dropped request is lost. An API outage in `hang` mode holds the requests that reach the
-//! server until it ends or the server's own request timeout (`[cluster] api_request_timeout`,
+//! server until it ends or the server's own request timeout (`[kube] request_timeout`,
 //! kube-apiserver `--request-timeout`, 60 s) answers 504.
 
 use super::Sink;
@@ -109,7 +109,7 @@ impl World {
         match self.outage {
             Some(OutageMode::Hang) => {
                 self.held.push(call);
-                let timeout_ms = self.scenario.cluster.api_request_timeout_ms;
+                let timeout_ms = self.scenario.kube.request_timeout_ms;
                 self.queue
                     .push(now.plus_ms(timeout_ms), Event::KubeServerTimeout { call });
                 return;
@@ -296,7 +296,7 @@ impl World {
         match (slot.cut_since, slot.dialing_since) {
             (None, _) => now.plus_ms(dead_ms),
             // A new connection's dial: it fails after the dial timeout.
-            (Some(_), Some(dial)) => dial.plus_ms(self.scenario.cluster.dial_timeout_ms).max(now),
+            (Some(_), Some(dial)) => dial.plus_ms(self.scenario.kube.dial_timeout_ms).max(now),
             (Some(cut), None) => cut.max(slot.last_answer).plus_ms(dead_ms).max(now),
         }
     }
