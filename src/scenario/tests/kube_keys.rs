@@ -2,7 +2,7 @@
 //! `[server] cancel_kill`, `node_loss.replace_after`, `job_cancel`): defaults, round trip,
 //! and bad values rejected with file, line, column and key.
 
-use super::{ErrorKind, FaultKind, JobTarget, Scenario, ScenarioError, parse, to_toml};
+use crate::scenario::{ErrorKind, FaultKind, JobTarget, Scenario, ScenarioError, parse, to_toml};
 use std::path::Path;
 
 fn load(text: &str) -> Scenario {
