@@ -395,7 +395,7 @@ pub fn new_allocator_ablated(
 }
 
 #[cfg(test)]
-mod policy_tests {
+mod tests {
     use super::Policy;
     use clap::ValueEnum;
 

@@ -74,5 +74,4 @@ fn refresh_one(pods: &mut PodMap, name: &str, listed: Option<&Arc<Pod>>) {
 }
 
 #[cfg(test)]
-#[path = "refresh_tests.rs"]
 mod tests;

@@ -20,8 +20,6 @@ mod shared_view;
 mod view;
 
 #[cfg(test)]
-mod scenario_tests;
-#[cfg(test)]
 mod tests;
 
 use super::{Kind, Monitor, Violation};

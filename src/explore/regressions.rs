@@ -1,5 +1,5 @@
 //! Regression entries: runs that once failed (or whose verdict must not change), listed in
-//! `scenarios/regressions/regressions.toml` and replayed by `tests/regressions.rs` (and by
+//! `scenarios/regressions/regressions.toml` and replayed by `tests/claims/regressions.rs` (and by
 //! `nightly`).
 //!
 //! ```toml

@@ -544,5 +544,4 @@ pub fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "shard_tests.rs"]
 mod tests;

@@ -18,10 +18,6 @@ mod write;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_errors;
-#[cfg(test)]
-mod tests_kube_keys;
 
 pub use duration::{DurationError, format_duration_ms, parse_duration_ms};
 pub use error::{ErrorDetail, ErrorKind, ScenarioError};

@@ -612,3 +612,6 @@ set = { gitops = true }
     let warnings = load_text(text).warnings;
     assert!(warnings.is_empty(), "{warnings:?}");
 }
+
+mod errors;
+mod kube_keys;

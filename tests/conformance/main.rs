@@ -1,4 +1,9 @@
-//! Conformance: the real plugin's own unit tests, ported to the allocator interface.
+//! Conformance: the real projects' own tests, ported: the plugin's unit tests to the allocator
+//! interface (the modules named after a real test class), and client-go's and agentk's
+//! leader-election tests to the leader model (`leader`, whose file names what it ports).
+//!
+//! One of the four test binaries, one per axis (`docs/architecture.md`, "Tests"): `commands`,
+//! `fidelity`, `conformance` (this one) and `claims`.
 //!
 //! One module per real test class, one Rust test per real test, named after it (snake case).
 //! Every test opens with a comment naming its origin — repository, file, test and version —
@@ -37,6 +42,7 @@ mod job_completion_request_executor_test;
 mod kit;
 mod kubernetes_agent_instances_integration_test;
 mod kubernetes_agent_instances_test;
+mod leader;
 mod server_ping_request_executor_test;
 mod should_assign_work_request_executor_test;
 mod side_by_side;

@@ -2,7 +2,8 @@
 //! tidy, TigerBeetle's `tidy.zig`): determinism bans, the module layers of
 //! `docs/architecture.md` (an allow-list), hash maps for lookups only, a `SAFETY` comment for
 //! every `unsafe`, no ignored or panicking-by-design tests, no leftover debugging, line, file
-//! and function size limits, and the assertion ratchet (`tidy/assertions.rs`).
+//! and function size limits, the assertion ratchet (`tidy/assertions.rs`) and where tests live
+//! (`tidy/layout.rs`).
 //!
 //! Every check is a function over file contents, so that its test can plant a violation.
 
@@ -14,6 +15,8 @@ mod assertions;
 #[cfg(test)]
 use assertions::assertion_counts;
 use assertions::{ASSERTION_FLOORS, assertion_violations};
+mod layout;
+use layout::{test_binary_violations, unit_test_layout_violations};
 
 /// Hard caps. Files aim under ~800 lines; only code crossing these fails.
 const LINE_COLUMNS_MAX: usize = 100;
@@ -336,7 +339,6 @@ fn test_only(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     path.contains("/tests/")
         || file == "tests.rs"
-        || file.ends_with("_tests.rs")
         || file.starts_with("test_")
         || file == "testkit.rs"
 }
@@ -666,6 +668,14 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
         (
             "modules keep their assertions (the ratchet of tidy/assertions.rs)",
             assertion_violations(&sources, ASSERTION_FLOORS),
+        ),
+        (
+            "a module's unit tests are its `mod tests` (inline, tests.rs or tests/)",
+            unit_test_layout_violations(&all),
+        ),
+        (
+            "integration tests are modules of the axis binaries, tests/<axis>/main.rs",
+            test_binary_violations(&all),
         ),
     ]
 }

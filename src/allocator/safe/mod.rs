@@ -22,12 +22,6 @@ mod view;
 mod walk_index;
 
 #[cfg(test)]
-mod ablation_tests;
-#[cfg(test)]
-mod merge_tests;
-#[cfg(test)]
-mod pod_table_tests;
-#[cfg(test)]
 mod tests;
 
 use super::{

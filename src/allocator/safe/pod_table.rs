@@ -27,7 +27,7 @@
 //! The names are kept in order beside them for the walks over every pod.
 //!
 //! The naive reference is the filter over every record by class ([`PodTable::naive`]);
-//! debug builds compare the two at every walk, and `pod_table_tests.rs` drives both with
+//! debug builds compare the two at every walk, and `safe::tests::pod_table` drives both with
 //! random changes.
 
 use super::view::{PodRecord, agent_is_assignable, agent_may_be_building};

@@ -992,3 +992,7 @@ fn an_idle_since_landing_after_the_assignment_removed_it_is_removed_again() {
         "a pod running job 2 carries no idle start"
     );
 }
+
+mod ablation;
+mod merge;
+mod pod_table;

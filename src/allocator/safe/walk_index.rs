@@ -9,7 +9,7 @@
 //! the names that qualify, in name order (the order of the walks), and the pod table tells
 //! it of every change: a record added, changed or dropped, and the agents whose listing
 //! changed. The naive references are the walks themselves; debug builds compare at every
-//! question, and `pod_table_tests.rs` drives both with random changes.
+//! question, and `safe::tests::pod_table` drives both with random changes.
 
 use super::view::{PodRecord, agent_is_assignable};
 use crate::allocator::AgentMetadata;

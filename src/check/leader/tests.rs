@@ -698,3 +698,5 @@ fn the_drift_budget_is_judged_on_pairs_of_clock_rates() {
         "{reason:?}"
     );
 }
+
+mod scenario;

@@ -1,6 +1,6 @@
 //! Tests of the pure machines against a scripted fake Lease API (the list).
 
-mod elector_tests;
+mod elector;
 pub(crate) mod harness;
-mod runner_tests;
-mod shipped_tests;
+mod runner;
+mod shipped;

@@ -1,4 +1,5 @@
-//! Unit tests of the plots' arithmetic; the figures themselves are tested in `tests/plots.rs`.
+//! Unit tests of the plots' arithmetic; the figures themselves are tested in
+//! `tests/commands/plots.rs`.
 
 use super::kit::TimeUnit;
 use super::run_charts::cdf_steps;

@@ -219,3 +219,81 @@ fn the_assertion_ratchet_counts_run_time_checks_and_fails_below_a_floor() {
     let missing = assertion_violations(&files, &[]);
     assert!(missing[0].contains("no assertion floor"), "{missing:?}");
 }
+
+#[test]
+fn a_test_module_not_named_tests_a_path_and_a_test_file_name_fail_the_layout_check() {
+    let renamed = planted(
+        "src/x.rs",
+        "fn f() {}\n#[cfg(test)]\nmod policy_tests {\n}\n",
+    );
+    let found = unit_test_layout_violations(&renamed);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("src/x.rs:3: #[cfg(test)] mod policy_tests"));
+    let between = planted(
+        "src/x.rs",
+        "#[cfg(test)]\n#[allow(dead_code)]\npub(crate) mod kit;\n",
+    );
+    let found = unit_test_layout_violations(&between);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("mod kit"), "{found:?}");
+    let pathed = planted(
+        "src/x.rs",
+        "#[cfg(test)]\n#[path = \"x_tests.rs\"]\nmod tests;\n",
+    );
+    let found = unit_test_layout_violations(&pathed);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("src/x.rs:2: #[path]"), "{found:?}");
+    for misnamed in [
+        "src/a/tests_errors.rs",
+        "src/a/refresh_tests.rs",
+        "bench/src/x_test.rs",
+    ] {
+        let found = unit_test_layout_violations(&planted(misnamed, "\n"));
+        assert_eq!(found.len(), 1, "{misnamed}: {found:?}");
+        assert!(found[0].contains("a test file named"), "{found:?}");
+    }
+}
+
+#[test]
+fn tests_modules_inline_or_in_their_own_files_pass_the_layout_check() {
+    let inline = "fn f() {}\n#[cfg(test)]\nmod tests {\n    mod inner;\n}\n";
+    let declared = "#[cfg(test)]\npub(crate) mod tests;\n#[cfg(test)]\nuse x::y;\nmod other;\n";
+    let mut files = planted("src/a.rs", inline);
+    files.extend(planted("src/b/mod.rs", declared));
+    files.extend(planted("src/a/tests.rs", "mod topic;\n"));
+    files.extend(planted("src/b/tests/errors.rs", "use super::x;\n"));
+    files.extend(planted("src/allocator/testkit/test_cluster.rs", "\n"));
+    // Integration tests are modules of their axis binary, named as they like (here after the
+    // Java class a conformance module ports).
+    files.extend(planted(
+        "tests/conformance/kubernetes_agent_instances_test.rs",
+        "#[cfg(test)]\nmod helpers;\n",
+    ));
+    assert_eq!(unit_test_layout_violations(&files), Vec::<String>::new());
+}
+
+#[test]
+fn a_test_binary_outside_the_axes_fails() {
+    let mut files = planted("tests/cli.rs", "\n");
+    files.extend(planted("tests/live/main.rs", "\n"));
+    for path in [
+        "tests/commands/main.rs",
+        "tests/commands/cli.rs",
+        "tests/commands/live/turmoil_partition.rs",
+        "tests/common/mod.rs",
+        "tests/conformance/leader/driver.rs",
+        "src/main.rs",
+    ] {
+        files.extend(planted(path, "\n"));
+    }
+    let found = test_binary_violations(&files);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].starts_with("tests/cli.rs: a test binary `cli`"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].starts_with("tests/live/main.rs: a test binary `live`"),
+        "{found:?}"
+    );
+}

@@ -3,7 +3,7 @@
 //! `[kube] request_timeout` and `dial_timeout` (and their older `[cluster]` spelling), and
 //! bad values rejected with file, line, column and key.
 
-use super::{ErrorKind, FaultKind, JobTarget, Scenario, ScenarioError, parse, to_toml};
+use crate::scenario::{ErrorKind, FaultKind, JobTarget, Scenario, ScenarioError, parse, to_toml};
 use std::path::Path;
 
 fn load(text: &str) -> Scenario {

@@ -1,6 +1,6 @@
 //! Ablations, the hunt and interrupted sweeps, through the binary (`docs/cli.md`).
 
-mod common;
+use crate::common;
 
 use common::fresh_dir;
 use std::path::{Path, PathBuf};

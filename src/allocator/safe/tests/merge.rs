@@ -2,7 +2,7 @@
 //! by a new object of the same name, terminating and removed; lists delivered late and out of
 //! order; copies observed stale or fresh; pods forgotten after a delete.
 
-use super::view::View;
+use crate::allocator::safe::view::View;
 use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::resources::{Pod, PodList, PodPhase, StringMap};

@@ -83,7 +83,7 @@ fn the_documented_pod_commands_parse_and_shard_every_index_of_the_job() {
 #[cfg(feature = "live")]
 mod kubernetes {
     use super::*;
-    use crate::read;
+    use crate::scaleout::read;
     use k8s_openapi::api::batch::v1::Job;
     use k8s_openapi::api::core::v1::{Container, PersistentVolumeClaim};
 

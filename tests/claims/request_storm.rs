@@ -1,7 +1,7 @@
 //! `bounded-requests`: a request storm ends the run at the request that passes
 //! `plugin_requests_per_job_max` per job, and healthy policies never come near it.
 
-mod common;
+use crate::common;
 
 use common::scenario_file;
 use elasticsim::allocator::Policy;

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "live/turmoil_partition.rs"]
 mod turmoil_partition;
 
 /// Kills its process when dropped, so a failing test leaves nothing running.

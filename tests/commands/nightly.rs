@@ -2,7 +2,7 @@
 //! failure, baseline regressions named in the output, `--update-baseline`, lenient
 //! regression entries; and the CI workflow files parse as YAML.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

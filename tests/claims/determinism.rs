@@ -6,7 +6,7 @@
 //! simulation still; swarm faults never move job arrivals; `--trace` writes one JSON object
 //! per record.
 
-mod common;
+use crate::common;
 
 use common::{fresh_dir, record_run, run_outcome, scenario, scenario_file};
 use elasticsim::trace::{Fingerprint, Record};
@@ -239,7 +239,7 @@ fn the_trace_file_has_one_json_object_per_record() {
 // Pinned fingerprints: the golden run above, and the runs `tests/golden/pins.txt` lists.
 
 const PINS: &str = "tests/golden/pins.txt";
-const BLESS: &str = "ELASTICSIM_BLESS=1 cargo test --test determinism pinned";
+const BLESS: &str = "ELASTICSIM_BLESS=1 cargo test --test claims determinism::pinned";
 
 /// One line of `tests/golden/pins.txt`: a scenario run with one seed under its own policy or
 /// variant, where it is checked (`test`: here; `release`: by `.ci/run`, too slow in a debug

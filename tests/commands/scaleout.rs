@@ -5,10 +5,9 @@
 //! is wrong. And the deployment files agree with each other and with the documented commands:
 //! the Kubernetes Indexed Job, the Dockerfile and the matrix workflow.
 
-#[path = "scaleout/deploy.rs"]
 mod deploy;
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 //! leader monitor judges it.
 //! `agentk-v1` must trip the named invariant; `fixed` must trip none.
 
-use super::{LeaderBounds, leader_monitors};
 use crate::check::Violation;
+use crate::check::leader::{LeaderBounds, leader_monitors};
 use crate::leader::tests::harness::{Journal, OutageMode, World, settings};
 use crate::leader::{Observation, Variant};
 use crate::trace::{Actor, Record};
@@ -97,7 +97,7 @@ fn judge(
     let mut monitors = leader_monitors(bounds);
     let mut out = Vec::new();
     for (t_ms, record) in &records {
-        super::feed(&mut monitors, *t_ms, record, &mut out);
+        super::super::feed(&mut monitors, *t_ms, record, &mut out);
     }
     for monitor in &mut monitors {
         monitor.finish(end_ms, &mut out);

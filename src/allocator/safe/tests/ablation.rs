@@ -1,9 +1,9 @@
 //! Each name of `SAFE_ABLATIONS` changes a decision: the same steps as a rule's own test in
 //! `tests.rs`, once with the rule and once without, and the decision that differs.
 
-use super::super::testkit;
-use super::{SAFE_ABLATIONS, Safe};
 use crate::ablation::Ablations;
+use crate::allocator::safe::{SAFE_ABLATIONS, Safe};
+use crate::allocator::testkit;
 use crate::allocator::{AgentState, ClusterProfile};
 
 type Driver = testkit::Driver<Safe>;

@@ -3,7 +3,7 @@
 //! 0 every invariant held, 1 one was violated, 2 bad input (naming file, line, column and
 //! key), never 3 or a panic's 101 for anything a user can type.
 
-mod common;
+use crate::common;
 
 use common::fresh_dir;
 use std::path::{Path, PathBuf};

@@ -3,14 +3,14 @@
 //! assigned, released, retired, deleted, and the server's agents registered, changing
 //! state, disabled and deleted between listings.
 
-use super::super::messages::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
-use super::super::pod_spec::keys as pod_keys;
-use super::merge_tests::fresh;
-use super::pod_table::{Class, PodTable, class};
-use super::view::Claim;
-use super::view::PodRecord;
-use super::view::annotation::{CLAIM_DEADLINE_MS, CLAIM_JOB_ID, IDLE_SINCE_MS};
-use super::walk_index::is_idle;
+use super::merge::fresh;
+use crate::allocator::messages::{AgentList, AgentMetadata, AgentState, BuildState, ConfigState};
+use crate::allocator::pod_spec::keys as pod_keys;
+use crate::allocator::safe::pod_table::{Class, PodTable, class};
+use crate::allocator::safe::view::Claim;
+use crate::allocator::safe::view::PodRecord;
+use crate::allocator::safe::view::annotation::{CLAIM_DEADLINE_MS, CLAIM_JOB_ID, IDLE_SINCE_MS};
+use crate::allocator::safe::walk_index::is_idle;
 use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::resources::PodPhase;

@@ -1,7 +1,7 @@
 //! `elasticsim review`: identical inputs for base and candidate, the behaviour diff it finds,
 //! its files, its shards; and the `index.html` of `sim --seeds` and `compare`.
 
-mod common;
+use crate::common;
 
 use common::{fresh_dir, scenario, settings};
 use elasticsim::allocator::Policy;

@@ -1,13 +1,13 @@
 //! Error tests: each kind of malformed scenario names the right line, column and key, and no
 //! input makes loading panic.
 
-use super::{
+use crate::scenario::{
     ErrorKind, FAULT_KINDS, INVARIANT_IDS, PARTITION_GROUPS, POLICIES, ScenarioError, VARIANTS,
     load, parse, parse_bytes, to_toml,
 };
 use std::path::Path;
 
-const CONTRACT_EXAMPLE: &str = include_str!("testdata/contract_example.toml");
+const CONTRACT_EXAMPLE: &str = include_str!("../testdata/contract_example.toml");
 const PROFILE: &str = "[[profiles]]\nname = \"small\"\n";
 
 fn error_of(text: &str) -> ScenarioError {

@@ -3,7 +3,7 @@
 //! pods stay listed until they are evicted, a managed node group replaces a lost node, and a
 //! cancelled build keeps its agent busy until it is killed.
 
-mod common;
+use crate::common;
 
 use common::{Recording, record_run, run_outcome, scenario};
 use elasticsim::allocator::Policy;

@@ -5,7 +5,7 @@
 //! All scenarios use a fixed 1 ms API latency, so the only slack in a bound is the handful of
 //! API round trips between a decision and the record of its effect.
 
-mod common;
+use crate::common;
 
 use common::{Recording, allocator_created, record_run, scenario};
 use elasticsim::scenario::Scenario;

@@ -26,11 +26,6 @@
 //!   `leader_election_test.go`); of that file the `…OneModule…` tests are ported, the three
 //!   `…NoModule_Shutdown` ones not yet (out of time).
 
-#[path = "conformance/leader_driver.rs"]
-mod driver;
-
-#[path = "conformance/leader_client_go.rs"]
-mod client_go;
-
-#[path = "conformance/leader_agentk.rs"]
 mod agentk;
+mod client_go;
+mod driver;
