@@ -8,6 +8,8 @@
 //! | [`elector`] | client-go `tools/leaderelection` on a Lease: acquire, renew, release |
 //! | `module.rs` | one leader module's `Run`: start, periodic work, stop with latency |
 //! | `agentk_v1.rs` | agentk's 2022 runner actor and module wrappers, defects included |
+//! | `agentk_v2.rs` | agentk's 2023 rewrite (v2) and the fork's HEAD, defects included |
+//! | `election_loop.rs` | the shipped design's always-running election (v2, HEAD, fixed) |
 //! | `fixed.rs` | the same promise with every hazard fixed |
 //! | `replica.rs` | [`Replica`]: one agentk process, the single entry point |
 //!
@@ -31,6 +33,7 @@ pub mod elector;
 
 mod agentk_v1;
 mod agentk_v2;
+mod election_loop;
 mod fixed;
 mod module;
 mod replica;
