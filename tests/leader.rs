@@ -442,10 +442,10 @@ fn assert_election_follows_demand(variant: &str, seed: u64) {
 
 #[test]
 fn replicas_elect_only_while_a_module_is_runnable_and_release_when_none_is() {
+    // Only agentk-v1's design runs the election only while demanded; `fixed`, built on
+    // HEAD's, always runs it (`2f07ea9d`).
     for seed in ROW_SEEDS {
-        for variant in [AGENTK_V1, FIXED] {
-            assert_election_follows_demand(variant, seed);
-        }
+        assert_election_follows_demand(AGENTK_V1, seed);
     }
 }
 

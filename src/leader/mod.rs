@@ -10,13 +10,13 @@
 //! | `agentk_v1.rs` | agentk's 2022 runner actor and module wrappers, defects included |
 //! | `agentk_v2.rs` | agentk's 2023 rewrite (v2) and the fork's HEAD, defects included |
 //! | `election_loop.rs` | the shipped design's always-running election (v2, HEAD, fixed) |
-//! | `fixed.rs` | the same promise with every hazard fixed |
+//! | `fixed.rs` | HEAD's design with every hazard it shows fixed |
 //! | `replica.rs` | [`Replica`]: one agentk process, the single entry point |
 //!
 //! Nothing here reads a clock or draws randomness: every input carries the replica's own
 //! local time (`now_local_ms`), timers are outputs the caller fires later, Kubernetes calls
 //! are outputs whose answers come back as inputs, and random draws come through [`Random`].
-//! `docs/policies.md` ("Leader-runner variants") describes the algorithm and the two
+//! `docs/policies.md` ("Leader-runner variants") describes the algorithm and the
 //! variants.
 //!
 //! Contract for whoever drives a [`Replica`]:
@@ -95,10 +95,11 @@ pub enum Variant {
     #[serde(rename = "agentk-head")]
     #[value(name = "agentk-head")]
     AgentkHead,
-    /// Not a real version: agentk-v1's design (the election runs only while demanded) on
-    /// client-go v0.31 semantics plus documented fixes (`docs/fidelity.md`, "Variants"):
-    /// release after the modules stopped, release re-reads the holder, bounded acquire
-    /// requests, no optimistic renew, and the runner fixes of `fixed.rs`.
+    /// The fork's HEAD design (`0a4bdc9d`, client-go v0.34.2: the election always runs, the
+    /// modules decide runnability) plus fixes for the hazards it shows (`docs/fidelity.md`,
+    /// "Variants"): H3 release judged on a fresh record, H4 term-checked OnStartedLeading,
+    /// H5 one actor for runner and wrappers, H6 latest configuration on a (re)start, H8
+    /// modules stopped before the release, and bounded acquire requests (`fixed.rs`).
     #[serde(rename = "fixed")]
     #[value(name = "fixed")]
     Fixed,
@@ -134,12 +135,12 @@ impl Variant {
     }
 
     /// True when the design runs the election only while some leader module is demanded
-    /// (v1's goal, kept by `fixed`); v2 and later always run it (`2f07ea9d`, "Always run
-    /// leader election").
+    /// (v1's goal); v2 and later, and `fixed` built on HEAD, always run it (`2f07ea9d`,
+    /// "Always run leader election").
     pub fn promises_election_iff_demand(self) -> bool {
         match self {
-            Variant::AgentkV1 | Variant::Fixed => true,
-            Variant::AgentkV2 | Variant::AgentkHead => false,
+            Variant::AgentkV1 => true,
+            Variant::AgentkV2 | Variant::AgentkHead | Variant::Fixed => false,
         }
     }
 }
@@ -214,7 +215,7 @@ pub struct LeaderSettings {
     /// Whether the modules obey their ctx or run the shipped `for config := range cfg` loop.
     #[serde(default)]
     pub module_behaviour: ModuleBehaviour,
-    /// Fixes of `fixed` switched off (`FIXED_ABLATIONS`); ignored by `agentk-v1`.
+    /// Fixes of `fixed` switched off (`FIXED_ABLATIONS`); ignored by the other variants.
     #[serde(default, skip_serializing_if = "crate::ablation::Ablations::is_empty")]
     pub ablations: crate::ablation::Ablations,
 }

@@ -7,7 +7,8 @@ use crate::component::Random;
 use crate::leader::Variant;
 use crate::trace::{Actor, Record};
 
-/// LD 15 s, RD 10 s, RP 2 s, 40 ms each way, modules stop within 2 s.
+/// LD 15 s, RD 10 s, RP 2 s, 40 ms each way, modules stop within 2 s; a variant that
+/// promises `election-iff-demand` (agentk-v1), so every monitor runs.
 pub(super) fn bounds() -> LeaderBounds {
     LeaderBounds {
         lease_duration_ms: 15_000,
@@ -16,7 +17,7 @@ pub(super) fn bounds() -> LeaderBounds {
         api_latency_max_ms: 40,
         module_stop_latency_max_ms: 2_000,
         replicas: 3,
-        variant: Variant::Fixed,
+        variant: Variant::AgentkV1,
     }
 }
 
