@@ -393,6 +393,16 @@ pub enum Observation {
         /// The configuration version the module received.
         version: u64,
     },
+    /// The runner blocks until these modules' `Run` returned and handles nothing else
+    /// meanwhile (no configuration, no election): agentk-v1's OnStoppedLeading waits in
+    /// `holder.wait()`, which the shipped modules (ctx ignored) end only when a non-runnable
+    /// configuration closes their channel.
+    RunnerBlocked {
+        /// Where the runner waits, in the real code.
+        waits_in: String,
+        /// The modules it waits for.
+        modules: Vec<String>,
+    },
     /// A running module did one unit of its periodic work.
     ModuleAction {
         /// The name of the module that did the work.
