@@ -440,6 +440,38 @@ fn failover_bound_trips_when_nobody_takes_over_after_a_crash() {
     assert_eq!(found[0].kind, Kind::Eventually);
 }
 
+/// A new leader lost right after it took over (leader-chaos seed 241 under `fixed`: replica 1
+/// acquires 17.4 s after the old leader's last renewal and crashes 0.1 s later, before it
+/// renews with its modules running): the failover happened in time, and the next one is
+/// judged from the new leader's renewal, not the old one's.
+#[test]
+fn failover_bound_counts_from_the_renewal_of_a_new_leader_lost_at_once() {
+    let mut records = leader_at(0, 0);
+    records.push((0, config(1, 1, true)));
+    records.push((0, Record::ElectionStarted { replica: 1 }));
+    records.push((0, config(2, 1, true)));
+    records.push((0, Record::ElectionStarted { replica: 2 }));
+    records.push((1_000, held(0, 1)));
+    records.push((2_000, Record::ReplicaStopped { replica: 0 }));
+    // The fresh term's LeaseHeld precedes its modules' start, as the trace records it.
+    records.push((19_000, held(1, 1)));
+    records.push((19_000, leading(1, 1)));
+    records.push((19_000, started(1, 1)));
+    records.push((19_100, Record::ReplicaStopped { replica: 1 }));
+    let bound_ms = 15_000 + 2 * 4_400 + 3 * 80;
+    records.push((1_000 + bound_ms + 1, Record::Sample));
+    assert!(
+        run("failover-bound", &records, 19_000 + bound_ms).is_empty(),
+        "judged from replica 1's renewal at 19 s"
+    );
+    records.push((19_000 + bound_ms + 1, Record::Sample));
+    assert_eq!(
+        run("failover-bound", &records, 19_000 + bound_ms + 1).len(),
+        1,
+        "and still bounded from there"
+    );
+}
+
 #[test]
 fn rejoin_after_outage_trips_when_a_replica_that_lost_the_lease_stays_out() {
     let mut outage = leader_at(0, 0);
