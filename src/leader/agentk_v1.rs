@@ -233,6 +233,12 @@ impl AgentkV1Runner {
                 .collect::<BTreeSet<_>>();
             if !active.is_empty() {
                 // The actor blocks in h.wait() until every module returned.
+                cx.observe(Observation::RunnerBlocked {
+                    waits_in: HOLDER_WAIT.to_owned(),
+                    modules: (active.iter())
+                        .map(|&index| core.settings.modules[index].name.clone())
+                        .collect(),
+                });
                 self.waiting_for = Some(active);
                 return;
             }
@@ -399,6 +405,12 @@ impl AgentkV1Runner {
         }
     }
 }
+
+/// Where agentk-v1's runner blocks after a lost term, for the trace.
+const HOLDER_WAIT: &str = concat!(
+    "agentk 4438242a leader_runner.go Run, case <-r.onStoppedLeading: ",
+    "holder.wait() until the module returns"
+);
 
 /// Go's map iteration order over the registered functions: a random starting point, then in
 /// order (one bucket holds up to eight entries). One draw, and only for two or more.

@@ -34,6 +34,7 @@
 //! map order over `r.modules` only orders starts made in the same instant: they go in
 //! registration order.
 
+use super::election_loop::ElectionLoop;
 use super::replica::{Core, ModuleConfig, Runner};
 use super::{Context, Observation, TimerToken};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -86,10 +87,9 @@ pub(crate) struct AgentkV2Runner {
     inbox: VecDeque<Message>,
     draining: bool,
     wrappers: Vec<Wrapper>,
-    /// `wait.UntilWithContext`'s 1 ms pause before the next `elector.Run`.
-    rerun: Option<TimerToken>,
-    /// The runner's ctx was cancelled (shutdown, after the module stage stopped).
-    cancelled: bool,
+    /// The election always runs; its ctx is cancelled at shutdown, after the module stage
+    /// stopped.
+    election: ElectionLoop,
     /// H5: the runner made a blocking send to a wrapper that is itself blocked sending to
     /// the runner; both wait for ever.
     deadlocked: bool,
@@ -108,8 +108,7 @@ impl AgentkV2Runner {
             inbox: VecDeque::new(),
             draining: false,
             wrappers: vec![Wrapper::default(); module_count],
-            rerun: None,
-            cancelled: false,
+            election: ElectionLoop::default(),
             deadlocked: false,
             shutting_down: false,
         }
@@ -203,7 +202,7 @@ impl AgentkV2Runner {
     }
 
     fn on_stopped(&mut self, core: &mut Core, cx: &mut Context) {
-        if self.cancelled {
+        if self.election.is_cancelled() {
             // `case <-done`: the runner consumes the last OnStoppedLeading and returns (its
             // belief in leading ends with it; no module is registered any more).
             if let Some(term) = self.believed_term.take() {
@@ -234,7 +233,7 @@ impl AgentkV2Runner {
         self.status = Status::RunningNotLeader;
         // The elector's goroutine was blocked in this send; its Run returns now and
         // `wait.UntilWithContext` runs it again 1 ms later.
-        self.rerun = Some(cx.timer(cx.now_local_ms + 1));
+        self.election.run_again_soon(cx);
     }
 
     /// True when the runner's send to wrapper `index` (`requestStartCh` or `requestStopCh`)
@@ -316,7 +315,7 @@ impl AgentkV2Runner {
 
     /// The stager cancels the runner's ctx once every wrapper of the module stage returned.
     fn maybe_cancel(&mut self, core: &mut Core, cx: &mut Context) {
-        if !self.shutting_down || self.cancelled {
+        if !self.shutting_down || self.election.is_cancelled() {
             return;
         }
         let returned = self.wrappers.iter().all(|wrapper| {
@@ -332,20 +331,17 @@ impl AgentkV2Runner {
             "{} modules still want to run",
             self.modules.len()
         );
-        self.cancelled = true;
         // Until's ctx is done: no further elector.Run.
-        self.rerun = None;
-        core.cancel_election(cx);
+        self.election.cancel(core, cx);
     }
 }
 
 impl Runner for AgentkV2Runner {
     fn on_config(&mut self, core: &mut Core, configs: &[ModuleConfig], cx: &mut Context) {
         assert_eq!(configs.len(), self.wrappers.len(), "one config per module");
-        if self.status == Status::NotRunning && !self.cancelled {
-            // `name(ctx)` returns once the agent id is known: the elector starts.
+        // `name(ctx)` returns once the agent id is known: the elector starts.
+        if self.election.start_once(core, cx) {
             self.status = Status::RunningNotLeader;
-            core.start_election(cx);
         }
         for (index, config) in configs.iter().enumerate() {
             self.wrapper_config(core, index, *config, cx);
@@ -389,12 +385,7 @@ impl Runner for AgentkV2Runner {
     }
 
     fn handle_timer(&mut self, core: &mut Core, token: TimerToken, cx: &mut Context) -> bool {
-        if self.rerun != Some(token) {
-            return false;
-        }
-        self.rerun = None;
-        core.start_election(cx);
-        true
+        self.election.handle_timer(core, token, cx)
     }
 
     fn on_shutdown(&mut self, core: &mut Core, cx: &mut Context) {

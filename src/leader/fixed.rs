@@ -1,21 +1,30 @@
-//! The `fixed` runner: agentk's promise (leader modules run only on the leader, the election
-//! runs only while some module's configuration is runnable) on client-go v0.31 semantics plus
-//! documented fixes (the elector's are in `replica.rs` `elector_settings`; the list with the
-//! hazard each closes is in `docs/fidelity.md`). The runner's fixes:
+//! The `fixed` runner: the design agentk ships today (`pluralsh/kubernetes-agent` HEAD
+//! `0a4bdc9d`, `modules/kas/cmd/agentk/agentkapp/leader_runner.go` and
+//! `leader_module_wrapper.go`, on client-go v0.34.2) with the hazards that design shows
+//! closed. As at HEAD, the election always runs ([`ElectionLoop`]: one elector for the process
+//! life, re-run 1 ms after each term), every module with a configuration runs while the
+//! replica leads, and the module decides from its configuration whether to work. The fixes
+//! (the elector's are in `replica.rs` `elector_settings`; the list with the hazard each
+//! closes and its upstream commit or issue is in `docs/fidelity.md`, "Variants"):
 //!
-//! * each registered module starts exactly once per term (H2);
-//! * graceful shutdown stops the modules before the release (`on_shutdown`);
 //! * OnStartedLeading carries its term and is ignored unless that term is still being renewed
-//!   (H4);
-//! * after a lost or cancelled term the modules stop *before* the elector releases the Lease,
-//!   and the release itself is bounded by RD (H8, k/k#124588);
-//! * the runner re-enters the election after any loss while some module is runnable (#398);
-//! * runner and module state live in one actor, so no message between them can block (H5);
-//! * a (re)started module always gets the latest configuration (H6).
+//!   (H4; HEAD's callback carries nothing);
+//! * after a lost or cancelled term the modules stop *before* the elector releases the Lease
+//!   (H8; HEAD stops them in OnStoppedLeading, after `release()`);
+//! * runner and wrapper state live in one actor, so no send between them can block (H5; HEAD's
+//!   runner makes blocking sends to wrappers that may be blocked sending to it);
+//! * a (re)started module gets the latest configuration (H6; HEAD's start function sends the
+//!   configuration captured at registration);
+//! * graceful shutdown stops the modules, then cancels the election, which releases only once
+//!   they returned (as HEAD's stager does).
+//!
+//! Re-entry after a lost term (#398) is the loop itself; `Ablation::ReEnter` switches the
+//! loop's re-run off.
 
-use super::Context;
 use super::Observation;
+use super::election_loop::ElectionLoop;
 use super::replica::{Core, ModuleConfig, Runner};
+use super::{Context, TimerToken};
 use crate::ablation::Ablation;
 
 /// The fixes `--ablate` can switch off, one mutant each (the hazard it lets back in). The
@@ -28,7 +37,7 @@ pub const FIXED_ABLATIONS: [crate::ablation::Declared; 5] = [
     ),
     (
         Ablation::ReEnter,
-        "#398: after a lost term the runner does not rejoin the election",
+        "#398: after a lost term the elector's Run is not run again",
     ),
     (
         Ablation::LatestConfig,
@@ -45,47 +54,41 @@ pub const FIXED_ABLATIONS: [crate::ablation::Declared; 5] = [
 ];
 
 pub(crate) struct FixedRunner {
+    /// The election always runs, from the first configuration until shutdown.
+    election: ElectionLoop,
     /// The term whose OnStartedLeading the runner accepted, until that term is lost.
     leading_term: Option<u64>,
-    /// The latest configuration of each module.
+    /// The latest configuration of each module; a module with one is registered (it runs
+    /// while the replica leads, whatever the configuration asks).
     configs: Vec<Option<ModuleConfig>>,
     /// The newest configuration version each module received.
     delivered: Vec<Option<u64>>,
     /// The elector waits for every module to stop before it releases.
     acknowledgement_pending: bool,
+    /// Graceful shutdown: the module stage stops, then the election is cancelled.
+    shutting_down: bool,
     /// Fixes switched off (`FIXED_ABLATIONS`); empty in every ordinary run.
     ablations: crate::ablation::Ablations,
 }
 
 impl FixedRunner {
-    pub(crate) fn new(module_count: usize) -> FixedRunner {
+    /// The runner with the named fixes switched off (none: the plain `fixed`).
+    pub(crate) fn new(module_count: usize, ablations: crate::ablation::Ablations) -> FixedRunner {
         FixedRunner {
+            election: ElectionLoop::default(),
             leading_term: None,
             configs: vec![None; module_count],
             delivered: vec![None; module_count],
             acknowledgement_pending: false,
-            ablations: crate::ablation::Ablations::none(),
-        }
-    }
-
-    /// The runner with the named fixes switched off (a mutant).
-    pub(crate) fn with_ablations(
-        module_count: usize,
-        ablations: crate::ablation::Ablations,
-    ) -> FixedRunner {
-        FixedRunner {
+            shutting_down: false,
             ablations,
-            ..FixedRunner::new(module_count)
         }
     }
 
-    fn runnable(&self, index: usize) -> bool {
-        self.configs[index].is_some_and(|config| config.runnable)
-    }
-
-    /// Make module `index` run exactly when the runner leads and its config is runnable.
+    /// Make module `index` run exactly when the runner leads and the module is registered.
     fn reconcile_module(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
-        let wanted = self.runnable(index) && !self.acknowledgement_pending;
+        let wanted =
+            self.configs[index].is_some() && !self.acknowledgement_pending && !self.shutting_down;
         let running = core.modules[index].is_running();
         let idle = core.modules[index].is_idle();
         match self.leading_term {
@@ -94,6 +97,8 @@ impl FixedRunner {
                 self.deliver_latest(core, index, true, cx);
             }
             Some(_) if wanted && running => self.deliver_latest(core, index, false, cx),
+            // Cancel its ctx *and* close its channel (`278235e8`'s `stop`): the shipped
+            // modules return too.
             _ if running && !wanted => core.modules[index].stop(cx),
             None if running => core.modules[index].stop(cx),
             // A stopping module is reconciled again when its Run returns.
@@ -110,7 +115,7 @@ impl FixedRunner {
         fresh_start: bool,
         cx: &mut Context,
     ) {
-        let config = self.configs[index].expect("a running module had a runnable config");
+        let config = self.configs[index].expect("a running module is registered");
         let newer = self.delivered[index].is_none_or(|delivered| config.version > delivered);
         let fresh_start = fresh_start && !self.ablations.has(Ablation::LatestConfig);
         if fresh_start || newer {
@@ -118,18 +123,14 @@ impl FixedRunner {
                 self.delivered[index].is_none_or(|delivered| config.version >= delivered),
                 "the latest configuration is never older than one already delivered"
             );
-            core.modules[index].receive_config(config.version, cx);
+            core.modules[index].receive_config_of(config.version, config.runnable, cx);
             self.delivered[index] = Some(config.version);
         }
     }
 
-    /// Compete exactly while some module is runnable.
-    fn reconcile_election(&mut self, core: &mut Core, cx: &mut Context) {
-        let demand = (0..self.configs.len()).any(|index| self.runnable(index));
-        match (demand, core.elector.is_running()) {
-            (true, false) => core.start_election(cx),
-            (false, true) => core.cancel_election(cx),
-            _ => {}
+    fn reconcile_all(&mut self, core: &mut Core, cx: &mut Context) {
+        for index in 0..core.modules.len() {
+            self.reconcile_module(core, index, cx);
         }
     }
 
@@ -144,11 +145,12 @@ impl FixedRunner {
 impl Runner for FixedRunner {
     fn on_config(&mut self, core: &mut Core, configs: &[ModuleConfig], cx: &mut Context) {
         assert_eq!(configs.len(), self.configs.len(), "one config per module");
+        // `name(ctx)` returns once the agent id is known: the election starts.
+        self.election.start_once(core, cx);
         for (index, config) in configs.iter().enumerate() {
             self.configs[index] = Some(*config);
             self.reconcile_module(core, index, cx);
         }
-        self.reconcile_election(core, cx);
     }
 
     fn on_started_leading(&mut self, core: &mut Core, term: u64, cx: &mut Context) {
@@ -160,9 +162,7 @@ impl Runner for FixedRunner {
         }
         self.leading_term = Some(term);
         cx.observe(Observation::LeadingStarted { term });
-        for index in 0..core.modules.len() {
-            self.reconcile_module(core, index, cx);
-        }
+        self.reconcile_all(core, cx);
     }
 
     fn on_leadership_lost(&mut self, core: &mut Core, term: u64, cx: &mut Context) {
@@ -174,9 +174,7 @@ impl Runner for FixedRunner {
             cx.observe(Observation::LeadingStopped { term: leading });
         }
         self.acknowledgement_pending = true;
-        for index in 0..core.modules.len() {
-            self.reconcile_module(core, index, cx);
-        }
+        self.reconcile_all(core, cx);
         self.maybe_acknowledge(core, cx);
     }
 
@@ -188,9 +186,7 @@ impl Runner for FixedRunner {
             .take_if(|_| self.ablations.has(Ablation::TermCheck))
         {
             cx.observe(Observation::LeadingStopped { term });
-            for index in 0..core.modules.len() {
-                self.reconcile_module(core, index, cx);
-            }
+            self.reconcile_all(core, cx);
         }
         assert!(
             self.leading_term.is_none(),
@@ -201,7 +197,7 @@ impl Runner for FixedRunner {
             "a Run returns only after the acknowledgement"
         );
         if !self.ablations.has(Ablation::ReEnter) {
-            self.reconcile_election(core, cx);
+            self.election.run_again_soon(cx);
         }
     }
 
@@ -214,15 +210,15 @@ impl Runner for FixedRunner {
         self.leading_term
     }
 
-    /// Every configuration channel closes: no module is runnable any more, so the modules
-    /// stop and the election is cancelled; the elector releases only once they returned.
+    fn handle_timer(&mut self, core: &mut Core, token: TimerToken, cx: &mut Context) -> bool {
+        self.election.handle_timer(core, token, cx)
+    }
+
+    /// Every configuration channel closes: the modules stop, then the election's ctx is
+    /// cancelled; the elector releases only once they returned.
     fn on_shutdown(&mut self, core: &mut Core, cx: &mut Context) {
-        for index in 0..self.configs.len() {
-            if let Some(config) = self.configs[index].as_mut() {
-                config.runnable = false;
-            }
-            self.reconcile_module(core, index, cx);
-        }
-        self.reconcile_election(core, cx);
+        self.shutting_down = true;
+        self.reconcile_all(core, cx);
+        self.election.cancel(core, cx);
     }
 }

@@ -8,13 +8,15 @@
 //! | [`elector`] | client-go `tools/leaderelection` on a Lease: acquire, renew, release |
 //! | `module.rs` | one leader module's `Run`: start, periodic work, stop with latency |
 //! | `agentk_v1.rs` | agentk's 2022 runner actor and module wrappers, defects included |
-//! | `fixed.rs` | the same promise with every hazard fixed |
+//! | `agentk_v2.rs` | agentk's 2023 rewrite (v2) and the fork's HEAD, defects included |
+//! | `election_loop.rs` | the shipped design's always-running election (v2, HEAD, fixed) |
+//! | `fixed.rs` | HEAD's design with every hazard it shows fixed |
 //! | `replica.rs` | [`Replica`]: one agentk process, the single entry point |
 //!
 //! Nothing here reads a clock or draws randomness: every input carries the replica's own
 //! local time (`now_local_ms`), timers are outputs the caller fires later, Kubernetes calls
 //! are outputs whose answers come back as inputs, and random draws come through [`Random`].
-//! `docs/policies.md` ("Leader-runner variants") describes the algorithm and the two
+//! `docs/policies.md` ("Leader-runner variants") describes the algorithm and the
 //! variants.
 //!
 //! Contract for whoever drives a [`Replica`]:
@@ -31,6 +33,7 @@ pub mod elector;
 
 mod agentk_v1;
 mod agentk_v2;
+mod election_loop;
 mod fixed;
 mod module;
 mod replica;
@@ -92,10 +95,11 @@ pub enum Variant {
     #[serde(rename = "agentk-head")]
     #[value(name = "agentk-head")]
     AgentkHead,
-    /// Not a real version: agentk-v1's design (the election runs only while demanded) on
-    /// client-go v0.31 semantics plus documented fixes (`docs/fidelity.md`, "Variants"):
-    /// release after the modules stopped, release re-reads the holder, bounded acquire
-    /// requests, no optimistic renew, and the runner fixes of `fixed.rs`.
+    /// The fork's HEAD design (`0a4bdc9d`, client-go v0.34.2: the election always runs, the
+    /// modules decide runnability) plus fixes for the hazards it shows (`docs/fidelity.md`,
+    /// "Variants"): H3 release judged on a fresh record, H4 term-checked OnStartedLeading,
+    /// H5 one actor for runner and wrappers, H6 latest configuration on a (re)start, H8
+    /// modules stopped before the release, and bounded acquire requests (`fixed.rs`).
     #[serde(rename = "fixed")]
     #[value(name = "fixed")]
     Fixed,
@@ -131,12 +135,12 @@ impl Variant {
     }
 
     /// True when the design runs the election only while some leader module is demanded
-    /// (v1's goal, kept by `fixed`); v2 and later always run it (`2f07ea9d`, "Always run
-    /// leader election").
+    /// (v1's goal); v2 and later, and `fixed` built on HEAD, always run it (`2f07ea9d`,
+    /// "Always run leader election").
     pub fn promises_election_iff_demand(self) -> bool {
         match self {
-            Variant::AgentkV1 | Variant::Fixed => true,
-            Variant::AgentkV2 | Variant::AgentkHead => false,
+            Variant::AgentkV1 => true,
+            Variant::AgentkV2 | Variant::AgentkHead | Variant::Fixed => false,
         }
     }
 }
@@ -211,7 +215,7 @@ pub struct LeaderSettings {
     /// Whether the modules obey their ctx or run the shipped `for config := range cfg` loop.
     #[serde(default)]
     pub module_behaviour: ModuleBehaviour,
-    /// Fixes of `fixed` switched off (`FIXED_ABLATIONS`); ignored by `agentk-v1`.
+    /// Fixes of `fixed` switched off (`FIXED_ABLATIONS`); ignored by the other variants.
     #[serde(default, skip_serializing_if = "crate::ablation::Ablations::is_empty")]
     pub ablations: crate::ablation::Ablations,
 }
@@ -388,6 +392,16 @@ pub enum Observation {
         module: String,
         /// The configuration version the module received.
         version: u64,
+    },
+    /// The runner blocks until these modules' `Run` returned and handles nothing else
+    /// meanwhile (no configuration, no election): agentk-v1's OnStoppedLeading waits in
+    /// `holder.wait()`, which the shipped modules (ctx ignored) end only when a non-runnable
+    /// configuration closes their channel.
+    RunnerBlocked {
+        /// Where the runner waits, in the real code.
+        waits_in: String,
+        /// The modules it waits for.
+        modules: Vec<String>,
     },
     /// A running module did one unit of its periodic work.
     ModuleAction {

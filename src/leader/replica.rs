@@ -134,10 +134,7 @@ impl Replica {
         let runner: Box<dyn Runner> = match settings.variant {
             Variant::AgentkV1 => Box::new(AgentkV1Runner::new(modules.len())),
             Variant::AgentkV2 | Variant::AgentkHead => Box::new(AgentkV2Runner::new(modules.len())),
-            Variant::Fixed => Box::new(FixedRunner::with_ablations(
-                modules.len(),
-                settings.ablations.clone(),
-            )),
+            Variant::Fixed => Box::new(FixedRunner::new(modules.len(), settings.ablations.clone())),
         };
         let core = Core {
             settings,
@@ -387,15 +384,15 @@ enum ClientGo {
     V0_26,
     /// v0.34.2 (the fork HEAD's `modules/kas/go.mod`).
     V0_34,
-    /// v0.31 plus the fixes of `fixed`.
+    /// v0.34.2, as the fork's HEAD, plus the elector fixes of `fixed`.
     Fixed,
 }
 
 /// The elector each variant runs: client-go v0.24.3 for agentk-v1, with a new
 /// `LeaderElector` per run (`leader_runner.go` `startElector`); v0.26.5 for agentk-v2 and
-/// v0.34.2 for agentk-head, one `LeaderElector` for the process life; v0.31-like for fixed
-/// (record's LD, release bounded by RD, observations kept) plus release only after the
-/// modules stopped and acquire requests bounded by RP.
+/// v0.34.2 for agentk-head, one `LeaderElector` for the process life; v0.34.2 for fixed too
+/// (record's LD, release bounded by RD, observations kept) plus a release that re-reads the
+/// holder, release only after the modules stopped and acquire requests bounded by RP.
 fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
     let client_go = match settings.variant {
         Variant::AgentkV1 => ClientGo::V0_24,

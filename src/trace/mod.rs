@@ -336,6 +336,15 @@ pub enum Record {
         /// The module's name.
         module: String,
     },
+    /// The replica's runner blocks until these modules returned (agentk-v1's `holder.wait()`).
+    RunnerBlocked {
+        /// The replica.
+        replica: u32,
+        /// Where the runner waits, in the real code.
+        waits_in: String,
+        /// The modules it waits for.
+        modules: Vec<String>,
+    },
     /// A module received a configuration (`version` grows with the config timeline).
     ModuleConfig {
         /// The replica.
@@ -457,6 +466,7 @@ impl Record {
             | Record::ModuleStarted { replica, .. }
             | Record::ModuleStopped { replica, .. }
             | Record::ModuleConfig { replica, .. }
+            | Record::RunnerBlocked { replica, .. }
             | Record::ModuleAction { replica, .. }
             | Record::ConfigReceived { replica, .. }
             | Record::ReplicaStopped { replica }

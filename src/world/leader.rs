@@ -542,5 +542,10 @@ pub fn observation_record(replica: u32, observation: Observation) -> Record {
             version,
         },
         Observation::ModuleAction { module } => Record::ModuleAction { replica, module },
+        Observation::RunnerBlocked { waits_in, modules } => Record::RunnerBlocked {
+            replica,
+            waits_in,
+            modules,
+        },
     }
 }

@@ -20,11 +20,9 @@
 //!   models (one variant for both commits).
 //! * `TestLMW_DefaultAndValidateConfiguration_IsDelegated`, `TestLMW_Name_IsDelegated`,
 //!   `TestLR_MaybeWrapModule_*`: plumbing with no behaviour in the model.
-//! * `4438242a`'s `TestLMW_Run_NotRunnableConfig` and `…RunnableThenNotRunnable*`: not yet
-//!   ported (out of time).
 //! * v2/HEAD have no `leader_runner_test.go` (MR !1021 replaced it with
-//!   `leader_election_test.go`); of that file the `…OneModule…` tests are ported, the three
-//!   `…NoModule_Shutdown` ones not yet (out of time).
+//!   `leader_election_test.go`, whose `…OneModule…` and three `…NoModule_Shutdown` tests are
+//!   ported).
 
 mod agentk;
 mod client_go;

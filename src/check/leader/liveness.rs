@@ -49,6 +49,20 @@ impl FailoverBound {
                     (self.since_ms, self.bound_ms) = (t_ms, failover_ms);
                 }
             }
+            // A fresh term's LeaseHeld comes before its modules start: the clock restarts
+            // from that renewal once they do (the new leader may be lost before it renews
+            // with them running).
+            Record::ModuleStarted { replica, .. } => {
+                let held_ms = self
+                    .view
+                    .get()
+                    .replicas
+                    .get(replica)
+                    .and_then(|view| view.lease_term.and(view.last_held_ms));
+                if let Some(held_ms) = held_ms.filter(|held_ms| *held_ms > self.since_ms) {
+                    (self.since_ms, self.bound_ms) = (held_ms, failover_ms);
+                }
+            }
             Record::LeaseWritten {
                 by: Actor::Replica(_),
                 holder,

@@ -7,7 +7,8 @@ use crate::component::Random;
 use crate::leader::Variant;
 use crate::trace::{Actor, Record};
 
-/// LD 15 s, RD 10 s, RP 2 s, 40 ms each way, modules stop within 2 s.
+/// LD 15 s, RD 10 s, RP 2 s, 40 ms each way, modules stop within 2 s; a variant that
+/// promises `election-iff-demand` (agentk-v1), so every monitor runs.
 pub(super) fn bounds() -> LeaderBounds {
     LeaderBounds {
         lease_duration_ms: 15_000,
@@ -16,7 +17,7 @@ pub(super) fn bounds() -> LeaderBounds {
         api_latency_max_ms: 40,
         module_stop_latency_max_ms: 2_000,
         replicas: 3,
-        variant: Variant::Fixed,
+        variant: Variant::AgentkV1,
     }
 }
 
@@ -437,6 +438,38 @@ fn failover_bound_trips_when_nobody_takes_over_after_a_crash() {
     let found = run("failover-bound", &crashed, 1_000 + bound_ms + 1);
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].kind, Kind::Eventually);
+}
+
+/// A new leader lost right after it took over (leader-chaos seed 241 under `fixed`: replica 1
+/// acquires 17.4 s after the old leader's last renewal and crashes 0.1 s later, before it
+/// renews with its modules running): the failover happened in time, and the next one is
+/// judged from the new leader's renewal, not the old one's.
+#[test]
+fn failover_bound_counts_from_the_renewal_of_a_new_leader_lost_at_once() {
+    let mut records = leader_at(0, 0);
+    records.push((0, config(1, 1, true)));
+    records.push((0, Record::ElectionStarted { replica: 1 }));
+    records.push((0, config(2, 1, true)));
+    records.push((0, Record::ElectionStarted { replica: 2 }));
+    records.push((1_000, held(0, 1)));
+    records.push((2_000, Record::ReplicaStopped { replica: 0 }));
+    // The fresh term's LeaseHeld precedes its modules' start, as the trace records it.
+    records.push((19_000, held(1, 1)));
+    records.push((19_000, leading(1, 1)));
+    records.push((19_000, started(1, 1)));
+    records.push((19_100, Record::ReplicaStopped { replica: 1 }));
+    let bound_ms = 15_000 + 2 * 4_400 + 3 * 80;
+    records.push((1_000 + bound_ms + 1, Record::Sample));
+    assert!(
+        run("failover-bound", &records, 19_000 + bound_ms).is_empty(),
+        "judged from replica 1's renewal at 19 s"
+    );
+    records.push((19_000 + bound_ms + 1, Record::Sample));
+    assert_eq!(
+        run("failover-bound", &records, 19_000 + bound_ms + 1).len(),
+        1,
+        "and still bounded from there"
+    );
 }
 
 #[test]

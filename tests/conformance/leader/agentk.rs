@@ -13,13 +13,18 @@
 //!   `TestLR_RunNoLeaderStop`, `TestLR_RunNoLeaderRunStop` and `TestLR_RunLeaderRunStopStop`,
 //!   at `4438242a` (which passes them): run on `agentk-v1` itself.
 //! - `cmd/agentk/agentkapp/leader_module_wrapper_test.go`, `TestLMW_Run_EarlyReturnNoError`,
-//!   `…EarlyReturnNoErrorSameConfig` and `…EarlyReturnNoErrorMoreConfig`, at `4438242a`
-//!   (which passes them): run on `agentk-v1` itself.
+//!   `…EarlyReturnNoErrorSameConfig`, `…EarlyReturnNoErrorMoreConfig`,
+//!   `TestLMW_Run_NotRunnableConfig`, `…RunnableThenNotRunnableConfig` and
+//!   `…RunnableThenNotRunnableThenRunnableConfig`, at `4438242a` (which passes them): run on
+//!   `agentk-v1` itself.
 //! - `leader_module_wrapper_test.go`, `TestLMW_Run_StartWithConfig` and
 //!   `TestLMW_Run_ReceiveNewConfigs`, and `leader_election_test.go`,
 //!   `TestLeaderElection_Leader_OneModule_Shutdown`, `…NotLeader_OneModule_Shutdown` and
 //!   `…NotLeader_OneModule_NewConfig_Shutdown`, at `3d59282c` and at the fork's HEAD
-//!   `0a4bdc9d` (which pass them): run on `agentk-v2` and `agentk-head`.
+//!   `0a4bdc9d` (which pass them): run on `agentk-v2` and `agentk-head`; and
+//!   `TestLeaderElection_NotLeader_NoModule_Shutdown`, `…Leader_NoModule_Shutdown` and
+//!   `…LeaderNotLeaderLeader_NoModule_Shutdown`, the same at `278235e8`, `3d59282c` and HEAD:
+//!   run on `agentk-v2` and `agentk-head`.
 //!
 //! `agentk-v1` is the runner at commit `4438242a` (before both fixes), so it must show the
 //! defects the fixes closed (H2 and #398); `fixed`, `agentk-v2` and `agentk-head` must pass
@@ -555,5 +560,218 @@ fn test_leader_election_leader_one_module_shutdown_on_agentk_v2_and_head() {
             .as_ref()
             .map(|l| l.spec.holder_identity.as_str());
         assert_eq!(holder, Some(""), "{variant:?}: released");
+    }
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_module_wrapper_test.go`,
+/// `TestLMW_Run_NotRunnableConfig`, commit `4438242a` (which passes it): the module says its
+/// only configuration is not runnable, so the wrapper never calls `RunWhenLeader`; the
+/// channel closes and the wrapper's `Run` returns nil.
+///
+/// The original mocks the runner and the module's `IsRunnableConfiguration`. Here agentk-v1's
+/// real runner and elector run it, the configuration's flag saying "not runnable". The
+/// original's assertions hold there (nothing registered is the mock's unexpected
+/// `RunWhenLeader` never called): no registration, so no elector runs and nothing is written to
+/// the Lease, no module starts, and the close (shutdown) ends the process.
+#[test]
+fn test_lmw_run_not_runnable_config_on_agentk_v1() {
+    let settings = settings(Variant::AgentkV1, AGENTK_TIMINGS, &["gitops"]);
+    let mut driver = Driver::start(settings, flags(&[], &["gitops"]), 17);
+    let mut server = Server::default();
+    driver.serve(&mut server, 5_000);
+    assert!(
+        !driver.replica().election_running(),
+        "RunWhenLeader was not called: no elector"
+    );
+    assert!(driver.calls.is_empty(), "no call to the API server");
+    assert_eq!(driver.starts_of("gitops"), 0, "the module never runs");
+    driver.input(elasticsim::leader::Input::Shutdown);
+    driver.serve(&mut server, 6_000);
+    assert!(driver.replica().has_exited(), "Run returned nil");
+    assert!(server.lease.is_none(), "the Lease was never written");
+}
+
+/// Settings for agentk-v1 whose module behaves like the wrapper tests' mock module: it reads
+/// its configuration channel until it is closed and ignores its ctx (the shipped
+/// `for config := range cfg` loop).
+fn agentk_v1_ranging_module() -> elasticsim::leader::LeaderSettings {
+    let mut settings = settings(Variant::AgentkV1, AGENTK_TIMINGS, &["gitops"]);
+    settings.module_behaviour = elasticsim::leader::ModuleBehaviour::Shipped;
+    settings
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_module_wrapper_test.go`,
+/// `TestLMW_Run_RunnableThenNotRunnableConfig`, commit `4438242a` (which passes it): c1 is
+/// runnable, the wrapper registers and the module reads c1; c2 is not runnable, so the wrapper
+/// calls the stop function (`stopCalled`) and closes the module's channel, whose `Run` returns
+/// nil; the configuration channel closes and the wrapper's `Run` returns nil.
+///
+/// The original's mock runner starts the function at once. Here agentk-v1's real runner and
+/// elector run it on a free Lease (the first win starts the module), and the module ignores its
+/// ctx and returns only when its channel closes, as the mock's module does. The original's
+/// assertions hold there: one start, the module read [1] and returned (the channel was closed:
+/// it ignores its ctx), the stop function ran (the last unregistration cancelled the elector,
+/// which released the Lease), and the shutdown ends the process.
+#[test]
+fn test_lmw_run_runnable_then_not_runnable_config_on_agentk_v1() {
+    let mut driver = Driver::start(agentk_v1_ranging_module(), flags(&["gitops"], &[]), 19);
+    let mut server = Server::default();
+    driver.serve(&mut server, 3_000);
+    assert_eq!(driver.starts_of("gitops"), 1, "registered and started");
+    assert_eq!(driver.configs_of("gitops"), [1], "the module read c1");
+    let flags = flags(&[], &["gitops"]);
+    driver.input(elasticsim::leader::Input::Config { version: 2, flags });
+    driver.serve(&mut server, 6_000);
+    assert!(
+        !driver.replica().modules_active(),
+        "its channel closed: the module returned"
+    );
+    assert!(
+        !driver.replica().election_running(),
+        "the stop function ran: nothing registered, no elector"
+    );
+    let holder = server
+        .lease
+        .as_ref()
+        .map(|l| l.spec.holder_identity.as_str());
+    assert_eq!(holder, Some(""), "the cancelled elector released the Lease");
+    assert_eq!(driver.configs_of("gitops"), [1], "c2 is not handed over");
+    driver.input(elasticsim::leader::Input::Shutdown);
+    driver.serve(&mut server, 8_000);
+    assert!(driver.replica().has_exited(), "Run returned nil");
+    assert_eq!(driver.starts_of("gitops"), 1);
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `cmd/agentk/agentkapp/leader_module_wrapper_test.go`,
+/// `TestLMW_Run_RunnableThenNotRunnableThenRunnableConfig`, commit `4438242a` (which passes
+/// it): as above, then a runnable c3 makes the wrapper call `RunWhenLeader` again (twice in
+/// all) and the second `Run` reads c3; the close ends it.
+///
+/// Run like `test_lmw_run_runnable_then_not_runnable_config_on_agentk_v1`; the second
+/// registration starts a new elector, which finds the Lease the first one released and leads
+/// at once (the mock starts the function at once). The original's assertions hold there: two
+/// registrations and starts, the reads are [1, 3], and the shutdown ends the process.
+#[test]
+fn test_lmw_run_runnable_then_not_runnable_then_runnable_config_on_agentk_v1() {
+    let mut driver = Driver::start(agentk_v1_ranging_module(), flags(&["gitops"], &[]), 23);
+    let mut server = Server::default();
+    driver.serve(&mut server, 3_000);
+    let off = flags(&[], &["gitops"]);
+    driver.input(elasticsim::leader::Input::Config {
+        version: 2,
+        flags: off,
+    });
+    driver.serve(&mut server, 6_000);
+    assert!(!driver.replica().modules_active(), "c2 stopped the module");
+    let on = flags(&["gitops"], &[]);
+    driver.input(elasticsim::leader::Input::Config {
+        version: 3,
+        flags: on,
+    });
+    driver.serve(&mut server, 9_000);
+    assert!(driver.replica().election_running(), "registered again");
+    assert_eq!(driver.starts_of("gitops"), 2, "RunWhenLeader twice");
+    assert_eq!(
+        driver.configs_of("gitops"),
+        [1, 3],
+        "the second Run read c3"
+    );
+    driver.input(elasticsim::leader::Input::Shutdown);
+    driver.serve(&mut server, 12_000);
+    assert!(driver.replica().has_exited(), "Run returned nil");
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `leader_election_test.go`,
+/// `TestLeaderElection_NotLeader_NoModule_Shutdown`, at `278235e8` and `3d59282c`
+/// (`cmd/agentk/agentkapp/`) and at HEAD `0a4bdc9d` (`modules/kas/cmd/agentk/agentkapp/`),
+/// which pass it: a runner with no module whose elector never leads; cancelling the runner's
+/// ctx ends it (the elector's OnStoppedLeading is consumed, `Run` returns).
+///
+/// The original's mock elector only waits for its ctx. Here the real elector runs, facing a
+/// Lease another candidate holds and keeps valid for the whole test, so it never leads either;
+/// the original's assertions hold: the runner's `Run` returns (the process exits) and, never
+/// having led, it writes nothing to the Lease.
+#[test]
+fn test_leader_election_not_leader_no_module_shutdown_on_agentk_v2_and_head() {
+    use elasticsim::resources::KubeReply;
+    for variant in [Variant::AgentkV2, Variant::AgentkHead] {
+        let settings = settings(variant, AGENTK_TIMINGS, &[]);
+        let mut driver = Driver::start(settings, flags(&[], &[]), 29);
+        let mut server = Server::default();
+        let Ok(KubeReply::Lease(held)) = super::driver::lease("other", 15, 0, 1) else {
+            unreachable!("lease() builds a Lease")
+        };
+        server.lease = Some(held);
+        driver.serve(&mut server, 2_000);
+        assert!(driver.replica().election_running(), "{variant:?}: elects");
+        assert_eq!(driver.replica().believed_term(), None, "{variant:?}");
+        driver.input(elasticsim::leader::Input::Shutdown);
+        driver.serve(&mut server, 5_000);
+        assert!(driver.replica().has_exited(), "{variant:?}: Run returned");
+        let holder = server
+            .lease
+            .as_ref()
+            .map(|l| l.spec.holder_identity.as_str());
+        assert_eq!(holder, Some("other"), "{variant:?}: no write of ours");
+    }
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `leader_election_test.go`,
+/// `TestLeaderElection_Leader_NoModule_Shutdown`, at `278235e8`, `3d59282c` and HEAD
+/// `0a4bdc9d` (which pass it): a runner with no module leads (OnStartedLeading reaches it);
+/// cancelling its ctx then ends it.
+///
+/// The original's mock elector calls OnStartedLeading at once. Here the real elector acquires
+/// the free Lease; the original's assertions hold: the runner leads with nothing to start, and
+/// the shutdown ends its `Run` (after client-go's release, which the mock has not).
+#[test]
+fn test_leader_election_leader_no_module_shutdown_on_agentk_v2_and_head() {
+    for variant in [Variant::AgentkV2, Variant::AgentkHead] {
+        let settings = settings(variant, AGENTK_TIMINGS, &[]);
+        let mut driver = Driver::start(settings, flags(&[], &[]), 31);
+        let mut server = Server::default();
+        driver.serve(&mut server, 2_000);
+        assert_eq!(
+            driver.replica().believed_term(),
+            Some(1),
+            "{variant:?}: leads"
+        );
+        driver.input(elasticsim::leader::Input::Shutdown);
+        driver.serve(&mut server, 5_000);
+        assert!(driver.replica().has_exited(), "{variant:?}: Run returned");
+        assert_eq!(driver.replica().believed_term(), None, "{variant:?}");
+    }
+}
+
+/// Origin: `pluralsh/kubernetes-agent`, `leader_election_test.go`,
+/// `TestLeaderElection_LeaderNotLeaderLeader_NoModule_Shutdown`, at `278235e8`, `3d59282c`
+/// and HEAD `0a4bdc9d` (which pass it): a runner with no module leads, stops leading, leads
+/// again; cancelling its ctx then ends it.
+///
+/// The original's mock elector calls the three callbacks from one `Run`. Here the real elector
+/// leads, loses the term to an API outage longer than RD, and `wait.UntilWithContext` runs it
+/// again, which leads once the API answers: the same callback sequence from two `Run`s. The
+/// original's assertions hold: the runner reaches its second OnStartedLeading, and the
+/// shutdown ends it.
+#[test]
+fn test_leader_election_leader_not_leader_leader_no_module_shutdown_on_agentk_v2_and_head() {
+    use elasticsim::leader::Observation;
+    for variant in [Variant::AgentkV2, Variant::AgentkHead] {
+        let settings = settings(variant, AGENTK_TIMINGS, &[]);
+        let mut driver = Driver::start(settings, flags(&[], &[]), 37);
+        let mut server = Server::default();
+        driver.serve(&mut server, 3_000);
+        server.failing_until_ms = 20_000;
+        driver.serve(&mut server, 60_000);
+        let led = |d: &Driver| {
+            (d.observations.iter())
+                .filter(|(_, o)| matches!(o, Observation::LeadingStarted { .. }))
+                .count()
+        };
+        assert_eq!(led(&driver), 2, "{variant:?}: leads, not, leads again");
+        assert!(driver.replica().believed_term().is_some(), "{variant:?}");
+        driver.input(elasticsim::leader::Input::Shutdown);
+        driver.serve(&mut server, 65_000);
+        assert!(driver.replica().has_exited(), "{variant:?}: Run returned");
     }
 }
