@@ -5,13 +5,14 @@
 //! binary, built with the `sim` profile (optimised, quick to build, in `target/sim/`), so that
 //! there is one implementation of each and `cargo xtask sim FILE` behaves exactly as
 //! `elasticsim sim FILE`. The simulation commands build it without the `live` feature (half
-//! the crates); `record` and `serve`, which talk to real clusters, build it with. `bench` runs the `elasticsim-bench` crate instead, built with the
-//! `bench-lto` profile (one optimisation unit, link-time optimised): it needs turmoil as the
-//! measured peer, which the simulator must not depend on. `tidy` runs the house rules itself
-//! (`tidy.rs`, also run by `cargo test -p xtask`). The exit code is passed through (0 pass,
-//! 1 violation, 2 bad input, 3 internal error). When cargo has something to compile, xtask
-//! says that it builds and how long that takes, shows cargo's progress, and says how long it
-//! took; when the binary is current it says nothing.
+//! the crates); `record` and `serve`, which talk to real clusters, build it with. `bench`
+//! runs the `elasticsim-bench` crate instead, built with the `bench-lto` profile (one
+//! optimisation unit, link-time optimised): it needs turmoil as the measured peer, which the
+//! simulator must not depend on. `tidy` runs the house rules itself (`tidy.rs`, also run by
+//! `cargo test -p xtask`). The exit code is passed through (0 pass, 1 violation, 2 bad input,
+//! 3 internal error). When cargo has something to compile, xtask says that it builds and how
+//! long that takes, shows cargo's progress, and says how long it took; when the binary is
+//! current it says nothing.
 
 #![deny(unsafe_code)]
 
