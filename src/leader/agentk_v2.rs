@@ -23,14 +23,18 @@
 //!   (H8); on shutdown the stager stops the module stage first, then cancels the runner's ctx,
 //!   so a graceful stop releases only after the modules returned;
 //! * `OnStartedLeading` runs in client-go's goroutine and carries no term: a late one that
-//!   reaches the runner in `runningButNotLeader` starts the modules without the lease (H4).
+//!   reaches the runner in `runningButNotLeader` starts the modules without the lease (H4);
+//! * the runner's sends to a wrapper (`requestStartCh`, `requestStopCh`) and the wrapper's to
+//!   the runner (`addModule`, `removeModule`) are unbuffered and blocking: when the runner
+//!   sends to a wrapper that is itself blocked sending to the runner, or still waiting for its
+//!   module to return from a shutdown stop, both wait for ever (H5; the trace records
+//!   `RunnerBlocked`, explore/leader seed 16).
 //!
 //! Not reachable in this model, so v2 and HEAD differ here only by their client-go version:
 //! the send on a closed channel `f3e3bce8` (#434) fixed needs a module that has not read its
 //! pending configuration when it is stopped (modules here read it at once); the shutdown
 //! hang `ac5d3305` (#437) fixed needs a ctx cancelled before the lease name is known (the
-//! election starts only once it is); the runner/wrapper deadlock H5 needs the runner and a
-//! wrapper to block on each other in the same instant (each step here is atomic). Go's random
+//! election starts only once it is). Go's random
 //! map order over `r.modules` only orders starts made in the same instant: they go in
 //! registration order.
 
@@ -189,7 +193,7 @@ impl AgentkV2Runner {
     fn start(&mut self, core: &mut Core, id: u64, cx: &mut Context) {
         let index = self.modules[&id];
         let config = self.initial[&id];
-        if self.blocks_on(index) {
+        if self.blocks_on(core, index, cx) {
             return;
         }
         let term = self
@@ -219,7 +223,7 @@ impl AgentkV2Runner {
             cx.observe(Observation::LeadingStopped { term });
             let mut waiting = BTreeSet::new();
             for index in self.modules.values().copied().collect::<Vec<_>>() {
-                if self.blocks_on(index) {
+                if self.blocks_on(core, index, cx) {
                     return;
                 }
                 if self.wrapper_stop(core, index, true, cx) {
@@ -240,10 +244,14 @@ impl AgentkV2Runner {
     /// can never be received: the wrapper is blocked sending to the runner (a registration
     /// or unregistration still in the runner's mailbox, or a module still returning from
     /// its shutdown stop). Both block for ever (H5); the runner handles nothing more.
-    fn blocks_on(&mut self, index: usize) -> bool {
+    fn blocks_on(&mut self, core: &Core, index: usize, cx: &mut Context) -> bool {
         let wrapper = &self.wrappers[index];
-        if wrapper.sends_pending > 0 || wrapper.stopping.is_some() {
+        if !self.deadlocked && (wrapper.sends_pending > 0 || wrapper.stopping.is_some()) {
             self.deadlocked = true;
+            cx.observe(Observation::RunnerBlocked {
+                waits_in: RUNNER_WRAPPER_DEADLOCK.to_owned(),
+                modules: vec![core.settings.modules[index].name.clone()],
+            });
         }
         self.deadlocked
     }
@@ -401,3 +409,10 @@ impl Runner for AgentkV2Runner {
         self.maybe_cancel(core, cx);
     }
 }
+
+/// Where agentk-v2's runner blocks for ever (H5), for the trace.
+const RUNNER_WRAPPER_DEADLOCK: &str = concat!(
+    "agentk 278235e8 leader_runner.go: the runner's blocking send to the wrapper's ",
+    "requestStartCh/requestStopCh while the wrapper (leader_module_wrapper.go) blocks on ",
+    "its own send to the runner: both wait for ever"
+);

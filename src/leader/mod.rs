@@ -396,7 +396,8 @@ pub enum Observation {
     /// The runner blocks until these modules' `Run` returned and handles nothing else
     /// meanwhile (no configuration, no election): agentk-v1's OnStoppedLeading waits in
     /// `holder.wait()`, which the shipped modules (ctx ignored) end only when a non-runnable
-    /// configuration closes their channel.
+    /// configuration closes their channel; agentk-v2's runner blocks for ever in a send to a
+    /// wrapper that is blocked sending to it (H5).
     RunnerBlocked {
         /// Where the runner waits, in the real code.
         waits_in: String,

@@ -336,7 +336,8 @@ pub enum Record {
         /// The module's name.
         module: String,
     },
-    /// The replica's runner blocks until these modules returned (agentk-v1's `holder.wait()`).
+    /// The replica's runner blocks until these modules returned (agentk-v1's `holder.wait()`),
+    /// or for ever on a wrapper blocked on it (agentk-v2 and HEAD, H5).
     RunnerBlocked {
         /// The replica.
         replica: u32,

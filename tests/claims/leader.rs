@@ -562,3 +562,37 @@ fn leader_outage_seed_1_in_agentk_v1_fails_leader_only_and_quotes_the_blocked_ru
         );
     }
 }
+
+/// H5 in agentk-v2 (`278235e8` `leader_runner.go` / `leader_module_wrapper.go`): the runner's
+/// blocking send to a wrapper that is itself blocked sending to the runner stops both for
+/// ever; explore/leader seed 16 reaches it, and the `runner-progress` story quotes where.
+#[test]
+fn explore_leader_seed_16_in_agentk_v2_deadlocks_runner_and_wrapper_and_quotes_it() {
+    let binary = env!("CARGO_BIN_EXE_elasticsim");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("explore-leader-h5");
+    let output = Command::new(binary)
+        .arg("sim")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/explore/leader.toml"))
+        .args(["--variant", "agentk-v2", "--seed", "16", "--out"])
+        .arg(&dir)
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(1), "a violation exits 1");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).expect("summary.md written");
+    let section = summary
+        .split("\n### ")
+        .find(|section| section.starts_with("`runner-progress` (eventually)"))
+        .unwrap_or_else(|| panic!("runner-progress fails:\n{summary}"));
+    for needle in [
+        "module alpha on replica 0 did not start",
+        "RunnerBlocked { replica: 0",
+        "278235e8 leader_runner.go",
+        "both wait for ever",
+        "modules: [\"alpha\"]",
+    ] {
+        assert!(
+            section.contains(needle),
+            "the runner-progress story lacks {needle:?}:\n{section}"
+        );
+    }
+}
