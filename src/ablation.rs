@@ -36,11 +36,13 @@ pub enum Ablation {
     BoundedRelease,
     /// `fixed`: a candidate's Get/Update has a timeout.
     BoundedAcquire,
+    /// `fixed`: after a lost term the modules stop before the elector releases.
+    StopBeforeRelease,
 }
 
 impl Ablation {
     /// Every rule and fix, `safe`'s first.
-    pub const ALL: [Ablation; 14] = [
+    pub const ALL: [Ablation; 15] = [
         Ablation::Reservations,
         Ablation::FreshState,
         Ablation::IdleTimeout,
@@ -55,6 +57,7 @@ impl Ablation {
         Ablation::LatestConfig,
         Ablation::BoundedRelease,
         Ablation::BoundedAcquire,
+        Ablation::StopBeforeRelease,
     ];
 
     /// The name `--ablate` and `ablate = […]` take.
@@ -74,6 +77,7 @@ impl Ablation {
             Ablation::LatestConfig => "latest-config",
             Ablation::BoundedRelease => "bounded-release",
             Ablation::BoundedAcquire => "bounded-acquire",
+            Ablation::StopBeforeRelease => "stop-before-release",
         }
     }
 }

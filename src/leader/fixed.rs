@@ -28,9 +28,9 @@ use super::{Context, TimerToken};
 use crate::ablation::Ablation;
 
 /// The fixes `--ablate` can switch off, one mutant each (the hazard it lets back in). The
-/// first three are switched here; the last two in the elector settings `replica.rs` gives
-/// the `fixed` variant.
-pub const FIXED_ABLATIONS: [crate::ablation::Declared; 5] = [
+/// first three and the last are switched here; `bounded-release` and `bounded-acquire` in
+/// the elector settings `replica.rs` gives the `fixed` variant.
+pub const FIXED_ABLATIONS: [crate::ablation::Declared; 6] = [
     (
         Ablation::TermCheck,
         "H4: a late OnStartedLeading starts modules whatever its term",
@@ -50,6 +50,10 @@ pub const FIXED_ABLATIONS: [crate::ablation::Declared; 5] = [
     (
         Ablation::BoundedAcquire,
         "a candidate's Get/Update has no timeout (a lost answer hangs it)",
+    ),
+    (
+        Ablation::StopBeforeRelease,
+        "H8: the elector releases before the modules of the lost term stopped",
     ),
 ];
 
@@ -166,6 +170,12 @@ impl Runner for FixedRunner {
     }
 
     fn on_leadership_lost(&mut self, core: &mut Core, term: u64, cx: &mut Context) {
+        if self.ablations.has(Ablation::StopBeforeRelease) && !self.shutting_down {
+            // HEAD's order (H8): the elector releases at once; the belief and the modules
+            // end only when its Run returns, after `release()` (OnStoppedLeading).
+            core.acknowledge_modules_stopped(cx);
+            return;
+        }
         if let Some(leading) = self.leading_term.take() {
             assert!(
                 leading == term || self.ablations.has(Ablation::TermCheck),
@@ -179,12 +189,12 @@ impl Runner for FixedRunner {
     }
 
     fn on_run_returned(&mut self, core: &mut Core, _led_term: Option<u64>, cx: &mut Context) {
-        // Without the term check a stale callback may leave a belief no loss ended: it ends
-        // when the Run returns (the modules stop then, not when the lease was lost).
-        if let Some(term) = self
-            .leading_term
-            .take_if(|_| self.ablations.has(Ablation::TermCheck))
-        {
+        // Without the term check a stale callback may leave a belief no loss ended, and
+        // without the stop before the release the belief outlives the loss: it ends when the
+        // Run returns (the modules stop then, not when the lease was lost).
+        let late_end = self.ablations.has(Ablation::TermCheck)
+            || self.ablations.has(Ablation::StopBeforeRelease);
+        if let Some(term) = self.leading_term.take_if(|_| late_end) {
             cx.observe(Observation::LeadingStopped { term });
             self.reconcile_all(core, cx);
         }

@@ -80,7 +80,7 @@ fn an_unknown_ablation_is_bad_input_listing_the_valid_names() {
     }
     let listed = elasticsim(&dir, &["ablations"]);
     assert_eq!(listed.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 14);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 15);
 }
 
 /// Leader ablations of `fixed` bring back the hazard the fix closes, on the scenario that
@@ -91,6 +91,7 @@ fn fixed_ablations_bring_back_their_hazards() {
     for (scenario, ablation) in [
         ("scenarios/leader-outage.toml", "re-enter"),
         ("scenarios/leader-stale-start.toml", "term-check"),
+        ("scenarios/leader-blackhole.toml", "stop-before-release"),
     ] {
         let file = repository(scenario);
         let file = file.to_str().expect("utf-8");
