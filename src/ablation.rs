@@ -38,11 +38,13 @@ pub enum Ablation {
     BoundedAcquire,
     /// `fixed`: after a lost term the modules stop before the elector releases.
     StopBeforeRelease,
+    /// `fixed`: the release writes only while a fresh read still names us.
+    ReleaseHolderCheck,
 }
 
 impl Ablation {
     /// Every rule and fix, `safe`'s first.
-    pub const ALL: [Ablation; 15] = [
+    pub const ALL: [Ablation; 16] = [
         Ablation::Reservations,
         Ablation::FreshState,
         Ablation::IdleTimeout,
@@ -58,6 +60,7 @@ impl Ablation {
         Ablation::BoundedRelease,
         Ablation::BoundedAcquire,
         Ablation::StopBeforeRelease,
+        Ablation::ReleaseHolderCheck,
     ];
 
     /// The name `--ablate` and `ablate = […]` take.
@@ -78,6 +81,7 @@ impl Ablation {
             Ablation::BoundedRelease => "bounded-release",
             Ablation::BoundedAcquire => "bounded-acquire",
             Ablation::StopBeforeRelease => "stop-before-release",
+            Ablation::ReleaseHolderCheck => "release-holder-check",
         }
     }
 }

@@ -28,9 +28,10 @@ use super::{Context, TimerToken};
 use crate::ablation::Ablation;
 
 /// The fixes `--ablate` can switch off, one mutant each (the hazard it lets back in). The
-/// first three and the last are switched here; `bounded-release` and `bounded-acquire` in
-/// the elector settings `replica.rs` gives the `fixed` variant.
-pub const FIXED_ABLATIONS: [crate::ablation::Declared; 6] = [
+/// first three and `stop-before-release` are switched here; `bounded-release`,
+/// `bounded-acquire` and `release-holder-check` in the elector settings `replica.rs` gives
+/// the `fixed` variant.
+pub const FIXED_ABLATIONS: [crate::ablation::Declared; 7] = [
     (
         Ablation::TermCheck,
         "H4: a late OnStartedLeading starts modules whatever its term",
@@ -54,6 +55,10 @@ pub const FIXED_ABLATIONS: [crate::ablation::Declared; 6] = [
     (
         Ablation::StopBeforeRelease,
         "H8: the elector releases before the modules of the lost term stopped",
+    ),
+    (
+        Ablation::ReleaseHolderCheck,
+        "H3: the release judges the cached record after refreshing only its version",
     ),
 ];
 

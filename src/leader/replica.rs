@@ -428,6 +428,9 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
         release_read: match client_go {
             ClientGo::V0_24 | ClientGo::V0_26 => ReleaseRead::Nothing,
             ClientGo::V0_34 => ReleaseRead::RefreshVersion,
+            ClientGo::Fixed if settings.ablations.has(Ablation::ReleaseHolderCheck) => {
+                ReleaseRead::RefreshVersion
+            }
             ClientGo::Fixed => ReleaseRead::RefreshAndCheckHolder,
         },
         release_after_acknowledgement: fixed,

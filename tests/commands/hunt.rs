@@ -80,7 +80,7 @@ fn an_unknown_ablation_is_bad_input_listing_the_valid_names() {
     }
     let listed = elasticsim(&dir, &["ablations"]);
     assert_eq!(listed.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 15);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 16);
 }
 
 /// Leader ablations of `fixed` bring back the hazard the fix closes, on the scenario that
@@ -88,20 +88,32 @@ fn an_unknown_ablation_is_bad_input_listing_the_valid_names() {
 #[test]
 fn fixed_ablations_bring_back_their_hazards() {
     let dir = fresh_dir("hunt-fixed-ablations");
-    for (scenario, ablation) in [
-        ("scenarios/leader-outage.toml", "re-enter"),
-        ("scenarios/leader-stale-start.toml", "term-check"),
-        ("scenarios/leader-blackhole.toml", "stop-before-release"),
+    for (scenario, seed, ablation) in [
+        ("scenarios/leader-outage.toml", "1", "re-enter"),
+        ("scenarios/leader-stale-start.toml", "1", "term-check"),
+        (
+            "scenarios/leader-blackhole.toml",
+            "1",
+            "stop-before-release",
+        ),
+        (
+            "scenarios/explore/leader.toml",
+            "86",
+            "release-holder-check",
+        ),
     ] {
         let file = repository(scenario);
         let file = file.to_str().expect("utf-8");
-        let plain = elasticsim(&dir, &["sim", file, "--variant", "fixed", "--quiet"]);
+        let plain = ["sim", file, "--seed", seed, "--variant", "fixed", "--quiet"];
+        let plain = elasticsim(&dir, &plain);
         assert_eq!(plain.status.code(), Some(0), "{scenario}: {}", text(&plain));
         let ablated = elasticsim(
             &dir,
             &[
                 "sim",
                 file,
+                "--seed",
+                seed,
                 "--variant",
                 "fixed",
                 "--quiet",
@@ -112,7 +124,7 @@ fn fixed_ablations_bring_back_their_hazards() {
         assert_eq!(
             ablated.status.code(),
             Some(1),
-            "{scenario} without {ablation}: {}",
+            "{scenario} seed {seed} without {ablation}: {}",
             text(&ablated)
         );
     }
