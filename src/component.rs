@@ -88,7 +88,12 @@ pub trait Component {
 /// separate buffer per agent was a cache miss at nearly every agent event); more spill to a
 /// vector. A component with a timer per object (the kubelets, one per pod) needs an ordered
 /// structure instead.
+///
+/// Fields sit in memory in the order declared (`repr(C)`): the inline places first and the
+/// spill last, so that an owner laid out by `world::layout` keeps the inline ones on its hot
+/// cache line.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct ArmedTimers<T> {
     /// Each inline place's due time, meaningful where `kinds` holds a timer.
     due: [u64; INLINE_TIMERS],

@@ -67,7 +67,11 @@ enum Phase {
 }
 
 /// One go-agent process (one container incarnation).
+///
+/// Fields sit in memory in the order declared (`repr(C)`), the ones every ping, poll and reply
+/// reads first: `world::layout` starts each process on a cache line so that they share one.
 #[derive(Debug)]
+#[repr(C)]
 pub struct GoAgent {
     phase: Phase,
     /// The agent's uuid, fresh for each process start.

@@ -4,10 +4,13 @@
 //! whether the incarnation it was sent for is still the running one. A map from uid to
 //! process answered that in O(log pods); this table answers it in O(1) by indexing a vector
 //! with the uid, which the Kubernetes model hands out densely from 1 (`KubeApi`). A process is
-//! boxed, so a long-gone pod's uid costs 16 bytes (its address and its incarnation count).
+//! boxed, so a long-gone pod's uid costs 16 bytes (its address and its incarnation count); the
+//! box starts the process on a cache line (`layout::CacheLine`, measured there).
 //!
 //! The reference is `tests::NaiveTable` (the two maps this replaced); the randomised test
 //! beside it drives both with the same operations and compares every answer.
+
+use super::layout::CacheLine;
 
 /// The processes of the run, by uid: for each uid ever started, how many times its container
 /// started or was killed, and the running process, if any.
@@ -18,7 +21,7 @@ pub(super) struct ProcessTable<P> {
 /// One uid's incarnation count and running process.
 struct Slot<P> {
     incarnation: u32,
-    process: Option<Box<P>>,
+    process: Option<Box<CacheLine<P>>>,
 }
 
 impl<P> Default for ProcessTable<P> {
@@ -30,7 +33,7 @@ impl<P> Default for ProcessTable<P> {
 impl<P> ProcessTable<P> {
     /// The container of `uid` started `process`: a new incarnation, which is returned.
     pub(super) fn start(&mut self, uid: u64, process: P) -> u32 {
-        self.replace(uid, Some(Box::new(process)))
+        self.replace(uid, Some(Box::new(CacheLine::new(process))))
     }
 
     /// The container of `uid` died or its pod is gone: the process goes, and anything sent
@@ -41,7 +44,7 @@ impl<P> ProcessTable<P> {
 
     /// Put `process` in the place of `uid`'s, under a new incarnation, which is returned.
     /// The table grows to hold `uid`.
-    fn replace(&mut self, uid: u64, process: Option<Box<P>>) -> u32 {
+    fn replace(&mut self, uid: u64, process: Option<Box<CacheLine<P>>>) -> u32 {
         let at = index(uid);
         if at >= self.slots.len() {
             self.slots.resize_with(at + 1, || Slot {
@@ -61,7 +64,7 @@ impl<P> ProcessTable<P> {
         if slot.incarnation != incarnation {
             return None;
         }
-        slot.process.as_deref_mut()
+        slot.process.as_deref_mut().map(|line| &mut **line)
     }
 }
 

@@ -12,6 +12,7 @@ mod calls;
 mod elastic;
 mod events;
 mod faults;
+mod layout;
 mod leader;
 mod plugin_pods;
 mod requests;
