@@ -1,9 +1,9 @@
 //! House rules checked by `cargo xtask tidy` and by `cargo test -p xtask` (rust-analyzer's
 //! tidy, TigerBeetle's `tidy.zig`): determinism bans, the module layers of
-//! `docs/architecture.md` (an allow-list), hash maps for lookups only, a `SAFETY` comment for
-//! every `unsafe`, no ignored or panicking-by-design tests, no leftover debugging, line, file
-//! and function size limits, the assertion ratchet (`tidy/assertions.rs`) and where tests live
-//! (`tidy/layout.rs`).
+//! `docs/architecture.md` (an allow-list), hash maps for lookups only, micro-layouts in one
+//! module, a `SAFETY` comment for every `unsafe`, no ignored or panicking-by-design tests, no
+//! leftover debugging, line, file and function size limits, the assertion ratchet
+//! (`tidy/assertions.rs`) and where tests live (`tidy/layout.rs`).
 //!
 //! Every check is a function over file contents, so that its test can plant a violation.
 
@@ -176,6 +176,36 @@ pub fn hash_map_violations(files: &[SourceFile]) -> Vec<String> {
                 if hit {
                     found.push(format!("{path}:{line}: {needle}"));
                 }
+            }
+        }
+    }
+    found
+}
+
+/// The one module that chooses how data sits in memory for speed (`docs/performance.md`).
+pub const LAYOUT_MODULE: &str = "src/world/layout.rs";
+
+/// The domain types whose field order that module relies on: each may say `#[repr(C)]`, once.
+pub const LAYOUT_ORDERED: [&str; 2] = ["src/gocd/agent.rs", "src/component.rs"];
+
+/// Micro-layouts live in [`LAYOUT_MODULE`] only: any `#[repr(...)]` (alignment, padding, field
+/// order) or prefetch elsewhere in `src/` is flagged, except one plain `#[repr(C)]` in each of
+/// [`LAYOUT_ORDERED`], the field order the module's measured layout needs.
+pub fn micro_layout_violations(files: &[SourceFile]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, text) in files {
+        if path == LAYOUT_MODULE || !path.starts_with("src/") {
+            continue;
+        }
+        let mut ordered_left = usize::from(LAYOUT_ORDERED.contains(&path.as_str()));
+        for (line, code) in code_lines(text) {
+            let repr = code.contains("#[repr(");
+            if repr && code.trim() == "#[repr(C)]" && ordered_left > 0 {
+                ordered_left -= 1;
+            } else if repr || code.contains("prefetch") {
+                found.push(format!(
+                    "{path}:{line}: a micro-layout outside {LAYOUT_MODULE}"
+                ));
             }
         }
     }
@@ -644,6 +674,10 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
         (
             "hash maps are used for lookups only, through ids::FixedHashMap (never iterated)",
             hash_map_violations(&sources),
+        ),
+        (
+            "micro-layouts (repr, alignment, prefetch) live in src/world/layout.rs only",
+            micro_layout_violations(&sources),
         ),
         (
             "every unsafe block says why it is sound (// SAFETY:), under deny(unsafe_code)",

@@ -188,6 +188,36 @@ fn a_hash_map_outside_the_wrapper_and_iteration_inside_it_are_found() {
 }
 
 #[test]
+fn a_layout_outside_the_layout_module_is_found() {
+    let aligned = planted("src/kube/x.rs", "#[repr(C, align(64))]\nstruct Pod;\n");
+    assert_eq!(
+        micro_layout_violations(&aligned),
+        vec![format!(
+            "src/kube/x.rs:1: a micro-layout outside {LAYOUT_MODULE}"
+        )]
+    );
+    let prefetch = planted("src/engine/x.rs", "fn f() { _mm_prefetch(p, 3); }\n");
+    assert_eq!(micro_layout_violations(&prefetch).len(), 1);
+    let home = planted(
+        LAYOUT_MODULE,
+        "#[repr(C, align(64))]\nstruct CacheLine<T>(T);\n",
+    );
+    assert!(micro_layout_violations(&home).is_empty());
+    let ordered = planted(
+        LAYOUT_ORDERED[0],
+        "// #[repr(C)] in a comment\n#[repr(C)]\nstruct A;\n",
+    );
+    assert!(micro_layout_violations(&ordered).is_empty());
+    let twice = planted(
+        LAYOUT_ORDERED[1],
+        "#[repr(C)]\nstruct A;\n#[repr(C)]\nstruct B;\n",
+    );
+    assert_eq!(micro_layout_violations(&twice).len(), 1);
+    let aligned_there = planted(LAYOUT_ORDERED[0], "#[repr(C, align(64))]\nstruct A;\n");
+    assert_eq!(micro_layout_violations(&aligned_there).len(), 1);
+}
+
+#[test]
 fn an_unsafe_block_needs_a_safety_comment_and_a_root_denies_unsafe_code() {
     let bare = planted("src/engine/x.rs", "fn f() {\n    unsafe { g() }\n}\n");
     assert_eq!(unsafe_violations(&bare).len(), 1);
