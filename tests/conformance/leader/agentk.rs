@@ -146,10 +146,7 @@ fn test_lr_run_leader_stop_on_agentk_v1() {
         "the elector's Run returned"
     );
     assert_eq!(driver.starts_of("gitops"), 1, "and never started again");
-    let holder = server
-        .lease
-        .as_ref()
-        .map(|l| l.spec.holder_identity.as_str());
+    let holder = server.holder();
     assert_eq!(holder, Some(""), "ReleaseOnCancel released the Lease");
 }
 
@@ -319,10 +316,7 @@ fn test_leader_election_not_leader_one_module_shutdown_on_agentk_v2_and_head() {
         driver.serve(&mut server, 5_000);
         assert!(driver.replica().has_exited(), "{variant:?}: shut down");
         assert_eq!(driver.starts_of("gitops"), 0, "{variant:?}: never started");
-        let holder = server
-            .lease
-            .as_ref()
-            .map(|l| l.spec.holder_identity.as_str());
+        let holder = server.holder();
         assert_eq!(holder, Some("other"), "{variant:?}: no write of ours");
     }
 }
@@ -454,10 +448,7 @@ fn test_lr_run_no_leader_stop_on_agentk_v1() {
         0,
         "the function was never called"
     );
-    let holder = server
-        .lease
-        .as_ref()
-        .map(|l| l.spec.holder_identity.as_str());
+    let holder = server.holder();
     assert_eq!(holder, Some("other"), "no write of ours");
 }
 
@@ -555,10 +546,7 @@ fn test_leader_election_leader_one_module_shutdown_on_agentk_v2_and_head() {
         assert!(!driver.replica().modules_active(), "{variant:?}: returned");
         assert!(driver.replica().has_exited(), "{variant:?}: shut down");
         assert_eq!(driver.starts_of("gitops"), 1, "{variant:?}: once");
-        let holder = server
-            .lease
-            .as_ref()
-            .map(|l| l.spec.holder_identity.as_str());
+        let holder = server.holder();
         assert_eq!(holder, Some(""), "{variant:?}: released");
     }
 }
@@ -630,10 +618,7 @@ fn test_lmw_run_runnable_then_not_runnable_config_on_agentk_v1() {
         !driver.replica().election_running(),
         "the stop function ran: nothing registered, no elector"
     );
-    let holder = server
-        .lease
-        .as_ref()
-        .map(|l| l.spec.holder_identity.as_str());
+    let holder = server.holder();
     assert_eq!(holder, Some(""), "the cancelled elector released the Lease");
     assert_eq!(driver.configs_of("gitops"), [1], "c2 is not handed over");
     driver.input(elasticsim::leader::Input::Shutdown);
@@ -708,10 +693,7 @@ fn test_leader_election_not_leader_no_module_shutdown_on_agentk_v2_and_head() {
         driver.input(elasticsim::leader::Input::Shutdown);
         driver.serve(&mut server, 5_000);
         assert!(driver.replica().has_exited(), "{variant:?}: Run returned");
-        let holder = server
-            .lease
-            .as_ref()
-            .map(|l| l.spec.holder_identity.as_str());
+        let holder = server.holder();
         assert_eq!(holder, Some("other"), "{variant:?}: no write of ours");
     }
 }

@@ -279,10 +279,7 @@ fn release_on_cancellation(variant: Variant, stage: &str) -> Driver {
     driver.answer(Err(KubeError::Timeout));
     driver.serve(&mut server, 20_000);
     assert_eq!(
-        server
-            .lease
-            .as_ref()
-            .map(|l| l.spec.holder_identity.as_str()),
+        server.holder(),
         Some(""),
         "{variant:?}: the lock is released on cancellation of the {stage}"
     );

@@ -242,6 +242,13 @@ impl Server {
         }
     }
 
+    /// The Lease's holder, if a Lease exists (`""` once released).
+    pub fn holder(&self) -> Option<&str> {
+        self.lease
+            .as_ref()
+            .map(|lease| lease.spec.holder_identity.as_str())
+    }
+
     fn store(&mut self, spec: &LeaseSpec) -> KubeResult {
         self.next_version += 1;
         let lease = Lease {
