@@ -45,8 +45,9 @@ impl<T> DerefMut for CacheLine<T> {
 }
 
 /// A boxed go-agent takes exactly two lines on a 64-bit target: the hot one and the rest. A
-/// field added to `GoAgent` or `ArmedTimers` that breaks this fails the build; put it after
-/// the inline timers, or re-measure.
+/// field that grows it past two lines fails the build here; one added among the hot fields
+/// (before the inline timers' spill) may push them off the first line unnoticed: add fields
+/// after the inline timers, or re-measure.
 #[cfg(target_pointer_width = "64")]
 const _: () = {
     assert!(std::mem::align_of::<CacheLine<GoAgent>>() == 64);
