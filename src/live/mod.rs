@@ -4,7 +4,13 @@
 //! uses tokio; each such place says why with an `#[allow]`.
 
 #[cfg(feature = "live")]
+pub mod leases;
+#[cfg(feature = "live")]
 pub mod objects;
+#[cfg(feature = "live")]
+pub mod patch;
+#[cfg(feature = "live")]
+mod publish;
 #[cfg(feature = "live")]
 pub mod record;
 #[cfg(feature = "live")]
@@ -15,3 +21,7 @@ pub mod serve;
 pub mod store;
 #[cfg(feature = "live")]
 mod watch;
+#[cfg(feature = "live")]
+mod write_routes;
+#[cfg(feature = "live")]
+pub mod writes;

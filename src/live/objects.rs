@@ -1,4 +1,4 @@
-//! Kubernetes JSON for the simulated objects: pods, Leases, Status, and Table rows for
+//! Kubernetes JSON for the served objects: pods, Leases, namespaces, Status, and Table rows for
 //! `kubectl get`. Container environments are never served (they hold the auto-register key).
 
 use crate::resources::{Lease, Pod};
@@ -65,17 +65,15 @@ pub fn pod_status(object: &Value) -> Value {
     }
 }
 
-/// A Lease as `coordination.k8s.io/v1` JSON.
-pub fn lease_json(lease: &Lease, resource_version: u64, epoch_ms: u64) -> Value {
+/// A simulated Lease of key `key` (see `store::lease_key`) as `coordination.k8s.io/v1` JSON;
+/// the store sets its resourceVersion, uid and creation time when it publishes it.
+pub fn lease_json(key: &str, lease: &Lease, epoch_ms: u64) -> Value {
+    let (namespace, name) = super::store::split_lease_key(key);
     let spec = &lease.spec;
     json!({
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",
-        "metadata": {
-            "name": lease.name,
-            "namespace": NAMESPACE,
-            "resourceVersion": resource_version.to_string(),
-        },
+        "metadata": { "name": name, "namespace": namespace },
         "spec": {
             "holderIdentity": spec.holder_identity,
             "leaseDurationSeconds": spec.lease_duration_seconds,
@@ -84,6 +82,34 @@ pub fn lease_json(lease: &Lease, resource_version: u64, epoch_ms: u64) -> Value 
             "leaseTransitions": spec.lease_transitions,
         },
     })
+}
+
+/// A namespace as `v1` JSON: `Active`, or `Terminating` with a deletion timestamp once
+/// deleted (the DELETE answer and the watch's last event).
+pub fn namespace_json(
+    name: &str,
+    resource_version: u64,
+    created_unix_ms: u64,
+    deleted: bool,
+) -> Value {
+    let mut object = json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": name,
+            "uid": format!("00000000-0000-0000-0002-{resource_version:012x}"),
+            "resourceVersion": resource_version.to_string(),
+            "creationTimestamp": crate::replay::rfc3339(created_unix_ms),
+            "labels": { "kubernetes.io/metadata.name": name },
+        },
+        "spec": { "finalizers": ["kubernetes"] },
+        "status": { "phase": if deleted { "Terminating" } else { "Active" } },
+    });
+    if deleted {
+        object["metadata"]["deletionTimestamp"] =
+            Value::from(crate::replay::rfc3339(created_unix_ms));
+    }
+    object
 }
 
 /// A `Status` failure.
@@ -97,6 +123,28 @@ pub fn status(code: u16, reason: &str, message: &str) -> Value {
         "reason": reason,
         "code": code,
     })
+}
+
+/// A `Status` failure about one object, with the `details` the API server gives
+/// (`name`, `group`, `kind` as the resource's plural, and `causes` for 422 Invalid).
+pub fn object_status(
+    code: u16,
+    reason: &str,
+    message: &str,
+    resource: super::store::Resource,
+    name: &str,
+    causes: Option<Value>,
+) -> Value {
+    let mut body = status(code, reason, message);
+    let mut details = json!({ "name": name, "kind": resource.plural() });
+    if !resource.group().is_empty() {
+        details["group"] = Value::from(resource.group());
+    }
+    if let Some(causes) = causes {
+        details["causes"] = causes;
+    }
+    body["details"] = details;
+    body
 }
 
 /// `kubectl`'s short age: `45s`, `3m12s`, `25m`, `4h10m`, `20h`, `3d`.
@@ -117,23 +165,28 @@ fn column(name: &str, kind: &str, format: &str, priority: u32) -> Value {
     json!({ "name": name, "type": kind, "format": format, "description": "", "priority": priority })
 }
 
-/// The Table columns of a resource (`pods` or `leases`).
+/// The Table columns of a resource (`pods`, `leases` or `namespaces`), as the API server
+/// prints them.
 pub fn table_columns(resource: &str) -> Value {
-    if resource == "pods" {
-        json!([
+    match resource {
+        "pods" => json!([
             column("Name", "string", "name", 0),
             column("Ready", "string", "", 0),
             column("Status", "string", "", 0),
             column("Restarts", "integer", "", 0),
             column("Age", "string", "", 0),
             column("Node", "string", "", 1),
-        ])
-    } else {
-        json!([
+        ]),
+        "namespaces" => json!([
+            column("Name", "string", "name", 0),
+            column("Status", "string", "", 0),
+            column("Age", "string", "", 0),
+        ]),
+        _ => json!([
             column("Name", "string", "name", 0),
             column("Holder", "string", "", 0),
             column("Age", "string", "", 0),
-        ])
+        ]),
     }
 }
 
@@ -157,8 +210,12 @@ pub fn table_row(resource: &str, object: &Value, created_ms: u64, now_ms: u64) -
             age,
             object["spec"]["nodeName"].as_str().unwrap_or("<none>"),
         ])
+    } else if resource == "namespaces" {
+        json!([name, object["status"]["phase"], age])
     } else {
-        json!([name, object["spec"]["holderIdentity"], age])
+        // A Lease without a holder prints as the API server prints it: an empty cell.
+        let holder = object["spec"]["holderIdentity"].as_str().unwrap_or("");
+        json!([name, holder, age])
     };
     json!({ "cells": cells, "object": object })
 }

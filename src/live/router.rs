@@ -1,7 +1,9 @@
-//! The HTTP face of `serve`: enough of the Kubernetes API for `kubectl get/delete` and kube-rs
-//! clients — discovery, pods and Leases list/get/watch (label and name selectors,
-//! resourceVersion, Table responses) and pod delete, which becomes a fault in the run.
+//! The HTTP face of `serve`: enough of the Kubernetes API for `kubectl get/delete/create` and
+//! kube-rs clients — discovery, pods, Leases and namespaces list/get/watch (label and name
+//! selectors, resourceVersion, Table responses), pod delete, which becomes a fault in the run,
+//! and Lease and namespace writes (`write_routes`).
 
+use super::leases::Rejection;
 use super::objects::{status, table, table_row};
 use super::store::{Change, Filter, Hub, Resource, Stored};
 use axum::Router;
@@ -23,6 +25,13 @@ pub enum Command {
         /// Where the world thread sends the deleted pod's JSON (None: no such pod).
         reply: tokio::sync::oneshot::Sender<Option<Value>>,
     },
+    /// A Lease write (or a namespace delete, which deletes its Leases).
+    Lease {
+        /// The write.
+        call: super::writes::LeaseCall,
+        /// Where the world thread sends the answer.
+        reply: tokio::sync::oneshot::Sender<Result<super::writes::Answer, Rejection>>,
+    },
 }
 
 /// What every handler shares.
@@ -36,6 +45,9 @@ pub struct AppState {
 
 /// The router; the same one runs on loopback TCP and on turmoil's simulated network.
 pub fn router(state: AppState) -> Router {
+    use super::write_routes::{
+        create_lease, create_namespace, delete_lease, delete_namespace, patch_lease, replace_lease,
+    };
     let pods = "/api/v1/namespaces/{namespace}/pods";
     let leases = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases";
     Router::new()
@@ -51,13 +63,28 @@ pub fn router(state: AppState) -> Router {
             "/apis/coordination.k8s.io/v1/leases",
             get(list_leases_everywhere),
         )
-        .route(leases, get(list_leases))
-        .route(&format!("{leases}/{{name}}"), get(get_lease))
+        .route(leases, get(list_leases).post(create_lease))
+        .route(
+            &format!("{leases}/{{name}}"),
+            get(get_lease)
+                .put(replace_lease)
+                .patch(patch_lease)
+                .delete(delete_lease),
+        )
+        .route(
+            "/api/v1/namespaces",
+            get(list_namespaces).post(create_namespace),
+        )
+        .route(
+            "/api/v1/namespaces/{name}",
+            get(get_namespace).delete(delete_namespace),
+        )
         .fallback(not_found)
         .with_state(state)
 }
 
-fn respond(code: StatusCode, value: &Value) -> Response {
+/// A JSON response.
+pub fn respond(code: StatusCode, value: &Value) -> Response {
     Response::builder()
         .status(code)
         .header(header::CONTENT_TYPE, "application/json")
@@ -114,38 +141,45 @@ async fn api_groups() -> Response {
     )
 }
 
-fn resource_list(
-    group_version: &str,
-    name: &str,
-    kind: &str,
-    verbs: &[&str],
-    short: &[&str],
-) -> Value {
+/// One resource of an `APIResourceList`.
+fn resource(name: &str, kind: &str, namespaced: bool, verbs: &[&str], short: &[&str]) -> Value {
+    json!({
+        "name": name, "singularName": kind.to_lowercase(), "namespaced": namespaced,
+        "kind": kind, "verbs": verbs, "shortNames": short,
+    })
+}
+
+fn resource_list(group_version: &str, resources: &[Value]) -> Value {
     json!({
         "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
-        "resources": [{
-            "name": name, "singularName": kind.to_lowercase(), "namespaced": true, "kind": kind,
-            "verbs": verbs, "shortNames": short,
-        }],
+        "resources": resources,
     })
 }
 
 async fn core_resources() -> Response {
-    let verbs = ["get", "list", "watch", "delete"];
-    respond(
-        StatusCode::OK,
-        &resource_list("v1", "pods", "Pod", &verbs, &["po"]),
-    )
+    let pods = resource(
+        "pods",
+        "Pod",
+        true,
+        &["get", "list", "watch", "delete"],
+        &["po"],
+    );
+    let verbs = ["create", "delete", "get", "list", "watch"];
+    let namespaces = resource("namespaces", "Namespace", false, &verbs, &["ns"]);
+    respond(StatusCode::OK, &resource_list("v1", &[pods, namespaces]))
 }
 
 async fn coordination_resources() -> Response {
-    let verbs = ["get", "list", "watch"];
-    let list = resource_list("coordination.k8s.io/v1", "leases", "Lease", &verbs, &[]);
+    let verbs = [
+        "create", "delete", "get", "list", "patch", "update", "watch",
+    ];
+    let leases = resource("leases", "Lease", true, &verbs, &[]);
+    let list = resource_list("coordination.k8s.io/v1", &[leases]);
     respond(StatusCode::OK, &list)
 }
 
 /// The query string as a map (`+` and `%XX` decoded).
-fn query_map(raw: Option<String>) -> BTreeMap<String, String> {
+pub fn query_map(raw: Option<String>) -> BTreeMap<String, String> {
     raw.unwrap_or_default()
         .split('&')
         .filter(|pair| !pair.is_empty())
@@ -192,16 +226,16 @@ async fn list_pods_everywhere(
     headers: HeaderMap,
     query: RawQuery,
 ) -> Response {
-    collection(state.0, Resource::Pods, &headers, query.0)
+    collection(state.0, Resource::Pods, None, &headers, query.0)
 }
 
 async fn list_pods(
     state: State<AppState>,
-    Path(_namespace): Path<String>,
+    Path(namespace): Path<String>,
     headers: HeaderMap,
     query: RawQuery,
 ) -> Response {
-    collection(state.0, Resource::Pods, &headers, query.0)
+    collection(state.0, Resource::Pods, Some(namespace), &headers, query.0)
 }
 
 async fn list_leases_everywhere(
@@ -209,44 +243,80 @@ async fn list_leases_everywhere(
     headers: HeaderMap,
     query: RawQuery,
 ) -> Response {
-    collection(state.0, Resource::Leases, &headers, query.0)
+    collection(state.0, Resource::Leases, None, &headers, query.0)
 }
 
 async fn list_leases(
     state: State<AppState>,
-    Path(_namespace): Path<String>,
+    Path(namespace): Path<String>,
     headers: HeaderMap,
     query: RawQuery,
 ) -> Response {
-    collection(state.0, Resource::Leases, &headers, query.0)
+    collection(
+        state.0,
+        Resource::Leases,
+        Some(namespace),
+        &headers,
+        query.0,
+    )
+}
+
+async fn list_namespaces(state: State<AppState>, headers: HeaderMap, query: RawQuery) -> Response {
+    collection(state.0, Resource::Namespaces, None, &headers, query.0)
 }
 
 async fn get_pod(
     state: State<AppState>,
-    Path((_namespace, name)): Path<(String, String)>,
+    Path((namespace, name)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    one(&state.0, Resource::Pods, &name, &headers)
+    let found = namespace == super::objects::NAMESPACE;
+    one(
+        &state.0,
+        Resource::Pods,
+        &name,
+        found.then_some(name.as_str()),
+        &headers,
+    )
 }
 
 async fn get_lease(
     state: State<AppState>,
-    Path((_namespace, name)): Path<(String, String)>,
+    Path((namespace, name)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    one(&state.0, Resource::Leases, &name, &headers)
+    let key = super::store::lease_key(&namespace, &name);
+    one(&state.0, Resource::Leases, &name, Some(&key), &headers)
 }
 
-fn missing(resource: Resource, name: &str) -> Response {
-    let message = format!("{} \"{name}\" not found", resource.plural());
-    respond(StatusCode::NOT_FOUND, &status(404, "NotFound", &message))
+async fn get_namespace(
+    state: State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    one(&state.0, Resource::Namespaces, &name, Some(&name), &headers)
 }
 
-fn one(state: &AppState, resource: Resource, name: &str, headers: &HeaderMap) -> Response {
+/// 404 for object `name`, as the API server words it (`leases.coordination.k8s.io "x" not
+/// found`, with `details`).
+pub fn missing(resource: Resource, name: &str) -> Response {
+    let message = format!("{} \"{name}\" not found", resource.qualified());
+    let body = super::objects::object_status(404, "NotFound", &message, resource, name, None);
+    respond(StatusCode::NOT_FOUND, &body)
+}
+
+/// One object: `name` as the client named it, `key` as the store keeps it (None: cannot exist).
+fn one(
+    state: &AppState,
+    resource: Resource,
+    name: &str,
+    key: Option<&str>,
+    headers: &HeaderMap,
+) -> Response {
     let (stored, now_ms, rv) = {
         let store = state.hub.lock();
         (
-            store.get(resource, name),
+            key.and_then(|key| store.get(resource, key)),
             store.sim_ms,
             store.resource_version(),
         )
@@ -294,11 +364,12 @@ async fn delete_pod(
 fn collection(
     state: AppState,
     resource: Resource,
+    namespace: Option<String>,
     headers: &HeaderMap,
     raw: Option<String>,
 ) -> Response {
     let query = query_map(raw);
-    let filter = match Filter::parse(
+    let mut filter = match Filter::parse(
         query.get("labelSelector").map(String::as_str),
         query.get("fieldSelector").map(String::as_str),
     ) {
@@ -310,6 +381,7 @@ fn collection(
             );
         }
     };
+    filter.namespace = namespace;
     let table_wanted = wants_table(headers);
     if query.get("watch").is_some_and(|w| w == "true" || w == "1") {
         let from = query
@@ -339,6 +411,7 @@ fn collection(
     let (api_version, kind) = match resource {
         Resource::Pods => ("v1", "PodList"),
         Resource::Leases => ("coordination.k8s.io/v1", "LeaseList"),
+        Resource::Namespaces => ("v1", "NamespaceList"),
     };
     let items: Vec<Value> = items
         .into_iter()

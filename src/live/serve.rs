@@ -3,11 +3,12 @@
 //! record, with `kubectl delete pod` as `pod_delete` faults) and `export.jsonl` (the run's pod
 //! observations in the recorded trace format) into the output folder.
 
+use super::publish::Publisher;
 use super::router::{AppState, Command, router};
 use super::store::{Hub, Store};
+use super::writes::Writer;
 use crate::engine::SimTime;
 use crate::export::{Exporter, PodDiff, Touched, export_header};
-use crate::resources::Lease;
 use crate::scenario::Scenario;
 use crate::trace::JsonlWriter;
 use crate::world::{RunSettings, Sink, World};
@@ -154,48 +155,6 @@ impl Sink for Outputs {
     }
 }
 
-/// What the world thread publishes after each event: pod and Lease changes, export lines.
-struct Publisher<'a> {
-    hub: &'a Hub,
-    pods: PodDiff,
-    leases: BTreeMap<String, u64>,
-    export: Exporter<std::io::LineWriter<std::fs::File>>,
-}
-
-impl Publisher<'_> {
-    fn publish(&mut self, world: &World) -> Result<(), String> {
-        let now_ms = world.now().as_ms();
-        let changes = self.pods.diff(world.kube().pods());
-        let leases: Vec<Lease> = world.kube().leases().cloned().collect();
-        let gone: Vec<String> = self
-            .leases
-            .keys()
-            .filter(|name| !leases.iter().any(|lease| &lease.name == *name))
-            .cloned()
-            .collect();
-        self.hub.with(|store| {
-            for change in &changes {
-                store.publish_pod(change.event, &change.pod);
-            }
-            for lease in &leases {
-                if self.leases.get(&lease.name) != Some(&lease.resource_version) {
-                    self.leases
-                        .insert(lease.name.clone(), lease.resource_version);
-                    store.publish_lease(&lease.name, Some(lease));
-                }
-            }
-            for name in &gone {
-                self.leases.remove(name);
-                store.publish_lease(name, None);
-            }
-        });
-        let written: Vec<_> = changes.into_iter().filter(|c| c.state_changed).collect();
-        self.export
-            .write_changes(now_ms, written)
-            .map_err(|e| format!("writing export.jsonl: {e}"))
-    }
-}
-
 /// `export.jsonl` in `out`, its header written.
 fn open_export(
     out: &Path,
@@ -210,26 +169,43 @@ fn open_export(
         .map_err(|e| format!("writing {}: {e}", export_path.display()))
 }
 
-/// Answer every `kubectl delete pod` waiting in `inbox` with the pod as it was (or nothing),
-/// injecting each delete of a pod that exists; returns how many were injected.
-fn answer_deletes(
+/// Answer every request waiting in `inbox`: a `kubectl delete pod` with the pod as it was (or
+/// nothing), injecting each delete of a pod that exists; a Lease write with its answer.
+/// Returns how many pods were deleted.
+fn answer_commands(
+    first: Option<Command>,
     inbox: &std::sync::mpsc::Receiver<Command>,
     world: &mut World,
     sink: &mut dyn Sink,
     publisher: &mut Publisher<'_>,
 ) -> Result<u32, String> {
     let mut deleted = 0;
-    while let Ok(Command::DeletePod { name, reply }) = inbox.try_recv() {
-        let before = publisher
-            .hub
-            .lock()
-            .get(super::store::Resource::Pods, &name)
-            .map(|stored| stored.object);
-        if before.is_some() && world.inject_pod_delete(&name, sink) {
-            deleted += 1;
-            publisher.publish(world)?;
+    for command in first
+        .into_iter()
+        .chain(std::iter::from_fn(|| inbox.try_recv().ok()))
+    {
+        match command {
+            Command::DeletePod { name, reply } => {
+                let before = publisher
+                    .hub
+                    .lock()
+                    .get(super::store::Resource::Pods, &name)
+                    .map(|stored| stored.object);
+                if before.is_some() && world.inject_pod_delete(&name, sink) {
+                    deleted += 1;
+                    publisher.publish(world)?;
+                }
+                let _ = reply.send(before);
+            }
+            Command::Lease { call, reply } => {
+                let mut writer = Writer {
+                    world,
+                    sink,
+                    publisher,
+                };
+                let _ = reply.send(writer.write(call));
+            }
         }
-        let _ = reply.send(before);
     }
     Ok(deleted)
 }
@@ -257,25 +233,30 @@ fn pace(
         hub,
         pods: PodDiff::default(),
         leases: BTreeMap::new(),
+        written: BTreeMap::new(),
         export,
     };
     let mut world = World::new(scenario, settings).map_err(|e| e.to_string())?;
     let end_ms = world.scenario().duration_ms + world.scenario().settle_ms;
     let started = std::time::Instant::now();
     let mut deleted = 0;
+    let mut waiting = None;
     let mut touched = Touched {
         inner: &mut outputs,
         touched: false,
     };
     world.start_run(&mut touched);
     while !stop.load(Ordering::SeqCst) {
-        deleted += answer_deletes(inbox, &mut world, &mut touched, &mut publisher)?;
+        let first = waiting.take();
+        deleted += answer_commands(first, inbox, &mut world, &mut touched, &mut publisher)?;
         let target_ms = ((started.elapsed().as_secs_f64() * speed * 1000.0) as u64).min(end_ms);
         let target = SimTime::from_ms(target_ms);
         while !world.has_ended() && world.next_event_time().is_some_and(|t| t <= target) {
             touched.touched = false;
             world.step(&mut touched).map_err(|e| e.to_string())?;
-            if touched.touched {
+            // `Touched` notes pod records only: a Lease write (a renewal every retry period
+            // in a leader scenario) is found by the Lease versions.
+            if touched.touched || publisher.leases_changed(&world) {
                 publisher.publish(&world)?;
             }
         }
@@ -284,7 +265,10 @@ fn pace(
             store.sim_ms = target_ms;
             store.ended = ended;
         });
-        std::thread::sleep(std::time::Duration::from_millis(10));
+        // Wait for the next tick, or less if a request comes: its answer waits for no tick.
+        waiting = inbox
+            .recv_timeout(std::time::Duration::from_millis(10))
+            .ok();
     }
     if let Some(error) = outputs.trace_error {
         return Err(format!("writing trace.jsonl: {error}"));

@@ -1,10 +1,11 @@
-//! What `serve` shows: the simulated pods and Leases as Kubernetes JSON, each change numbered
-//! with a resourceVersion and kept in a history that watches replay from any recent version.
-//! The world thread publishes; HTTP handlers read. Pure data plus a change notifier.
+//! What `serve` shows: the simulated pods and Leases, and the namespaces, as Kubernetes JSON,
+//! each change numbered with a resourceVersion and kept in a history that watches replay from
+//! any recent version. The world thread publishes pods and Leases; namespaces are written by
+//! the HTTP handlers (the model has none). Pure data plus a change notifier.
 
-use super::objects::{lease_json, pod_json};
+use super::objects::{namespace_json, pod_json};
 use crate::replay::PodEvent;
-use crate::resources::{Lease, Pod, StringMap};
+use crate::resources::{Pod, StringMap};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -12,13 +13,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// Watch history kept; a watch from an older resourceVersion gets 410 Gone and re-lists.
 const HISTORY_MAX: usize = 20_000;
 
-/// The two resources served.
+/// The namespaces a new store holds, as a fresh cluster's API server has them.
+pub const BUILT_IN_NAMESPACES: [&str; 4] =
+    ["default", "kube-node-lease", "kube-public", "kube-system"];
+
+/// The resources served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resource {
     /// `pods`.
     Pods,
     /// `leases` (`coordination.k8s.io/v1`).
     Leases,
+    /// `namespaces` (cluster-scoped).
+    Namespaces,
 }
 
 impl Resource {
@@ -27,8 +34,43 @@ impl Resource {
         match self {
             Resource::Pods => "pods",
             Resource::Leases => "leases",
+            Resource::Namespaces => "namespaces",
         }
     }
+
+    /// The plural qualified by its API group, as the API server's messages name it
+    /// (`leases.coordination.k8s.io`).
+    pub fn qualified(self) -> &'static str {
+        match self {
+            Resource::Pods => "pods",
+            Resource::Leases => "leases.coordination.k8s.io",
+            Resource::Namespaces => "namespaces",
+        }
+    }
+
+    /// The API group (empty for the core group).
+    pub fn group(self) -> &'static str {
+        match self {
+            Resource::Leases => "coordination.k8s.io",
+            Resource::Pods | Resource::Namespaces => "",
+        }
+    }
+}
+
+/// The key of a Lease in the simulated API server, which has no namespaces: the name in
+/// `default`, `NAMESPACE/NAME` elsewhere (a name never holds a `/`, so keys never collide).
+pub fn lease_key(namespace: &str, name: &str) -> String {
+    if namespace == super::objects::NAMESPACE {
+        name.to_owned()
+    } else {
+        format!("{namespace}/{name}")
+    }
+}
+
+/// The namespace and name of a Lease key (see [`lease_key`]).
+pub fn split_lease_key(key: &str) -> (&str, &str) {
+    key.split_once('/')
+        .unwrap_or((super::objects::NAMESPACE, key))
 }
 
 /// An object as served.
@@ -36,6 +78,8 @@ impl Resource {
 pub struct Stored {
     /// `metadata.name`.
     pub name: String,
+    /// `metadata.namespace` (empty for a namespace).
+    pub namespace: String,
     /// `metadata.labels`, for label selectors.
     pub labels: StringMap,
     /// Simulated creation time (for AGE).
@@ -72,19 +116,26 @@ pub struct Store {
     pub ended: bool,
     resource_version: u64,
     pods: BTreeMap<String, Stored>,
+    /// By [`lease_key`].
     leases: BTreeMap<String, Stored>,
+    namespaces: BTreeMap<String, Stored>,
     history: VecDeque<Change>,
     /// Every change after this version is in `history`.
     history_from: u64,
 }
 
 impl Store {
-    /// An empty store whose simulated time zero is `epoch_ms` (Unix wall-clock milliseconds).
+    /// A store whose simulated time zero is `epoch_ms` (Unix wall-clock milliseconds), with
+    /// the built-in namespaces and no other object.
     pub fn new(epoch_ms: u64) -> Store {
-        Store {
+        let mut store = Store {
             epoch_ms,
             ..Store::default()
+        };
+        for name in BUILT_IN_NAMESPACES {
+            store.publish_namespace(name, false);
         }
+        store
     }
 
     /// The version of the latest change (0 before the first).
@@ -96,19 +147,21 @@ impl Store {
         match resource {
             Resource::Pods => &self.pods,
             Resource::Leases => &self.leases,
+            Resource::Namespaces => &self.namespaces,
         }
     }
 
     fn record(&mut self, resource: Resource, kind: &'static str, stored: Stored) {
         self.resource_version += 1;
-        let objects = match resource {
-            Resource::Pods => &mut self.pods,
-            Resource::Leases => &mut self.leases,
+        let (objects, key) = match resource {
+            Resource::Pods => (&mut self.pods, stored.name.clone()),
+            Resource::Leases => (&mut self.leases, lease_key(&stored.namespace, &stored.name)),
+            Resource::Namespaces => (&mut self.namespaces, stored.name.clone()),
         };
         if kind == "DELETED" {
-            objects.remove(&stored.name);
+            objects.remove(&key);
         } else {
-            objects.insert(stored.name.clone(), stored.clone());
+            objects.insert(key, stored.clone());
         }
         self.history.push_back(Change {
             resource_version: self.resource_version,
@@ -133,6 +186,7 @@ impl Store {
         let object = pod_json(pod, self.resource_version + 1, self.epoch_ms);
         let stored = Stored {
             name: pod.name.clone(),
+            namespace: super::objects::NAMESPACE.to_owned(),
             labels: StringMap::clone(&pod.labels),
             created_ms: pod.created_ms,
             object,
@@ -140,36 +194,64 @@ impl Store {
         self.record(Resource::Pods, kind, stored);
     }
 
-    /// A Lease was written (`Some`) or deleted (`None`).
-    pub fn publish_lease(&mut self, name: &str, lease: Option<&Lease>) {
-        let (kind, object) = match lease {
-            Some(lease) => {
-                let kind = if self.leases.contains_key(name) {
-                    "MODIFIED"
-                } else {
-                    "ADDED"
-                };
-                (
-                    kind,
-                    lease_json(lease, self.resource_version + 1, self.epoch_ms),
-                )
+    /// The Lease of key `key` (see [`lease_key`]) was written (`Some`: its JSON, whose
+    /// `metadata.resourceVersion`, `uid` and `creationTimestamp` this sets) or deleted
+    /// (`None`).
+    pub fn publish_lease(&mut self, key: &str, object: Option<Value>) {
+        let (namespace, name) = split_lease_key(key);
+        let old = self.leases.get(key);
+        let created_ms = old.map_or(self.sim_ms, |old| old.created_ms);
+        let (kind, object) = match (object, old) {
+            (Some(mut object), old) => {
+                let rv = self.resource_version + 1;
+                let metadata = &mut object["metadata"];
+                metadata["resourceVersion"] = Value::from(rv.to_string());
+                metadata["uid"] = old.map_or_else(
+                    || Value::from(format!("00000000-0000-0000-0001-{rv:012x}")),
+                    |old| old.object["metadata"]["uid"].clone(),
+                );
+                metadata["creationTimestamp"] =
+                    Value::from(crate::replay::rfc3339(self.epoch_ms + created_ms));
+                (if old.is_some() { "MODIFIED" } else { "ADDED" }, object)
             }
-            None => match self.leases.get(name) {
-                Some(old) => ("DELETED", old.object.clone()),
-                None => return,
-            },
+            (None, Some(old)) => ("DELETED", old.object.clone()),
+            (None, None) => return,
         };
-        let created_ms = self
-            .leases
-            .get(name)
-            .map_or(self.sim_ms, |old| old.created_ms);
+        let labels = label_map(&object);
         let stored = Stored {
             name: name.to_owned(),
-            labels: StringMap::new(),
+            namespace: namespace.to_owned(),
+            labels,
             created_ms,
             object,
         };
         self.record(Resource::Leases, kind, stored);
+    }
+
+    /// Namespace `name` was created (`deleted` false) or deleted.
+    pub fn publish_namespace(&mut self, name: &str, deleted: bool) {
+        let old = self.namespaces.get(name);
+        let created_ms = old.map_or(self.sim_ms, |old| old.created_ms);
+        let kind = match (deleted, old.is_some()) {
+            (true, false) => return,
+            (true, true) => "DELETED",
+            (false, true) => "MODIFIED",
+            (false, false) => "ADDED",
+        };
+        let object = namespace_json(
+            name,
+            self.resource_version + 1,
+            self.epoch_ms + created_ms,
+            deleted,
+        );
+        let stored = Stored {
+            name: name.to_owned(),
+            namespace: String::new(),
+            labels: label_map(&object),
+            created_ms,
+            object,
+        };
+        self.record(Resource::Namespaces, kind, stored);
     }
 
     /// Current objects matching `filter`, by name.
@@ -181,9 +263,18 @@ impl Store {
             .collect()
     }
 
-    /// One object by name.
-    pub fn get(&self, resource: Resource, name: &str) -> Option<Stored> {
-        self.objects(resource).get(name).cloned()
+    /// One object by key: a pod's or a namespace's name, a Lease's [`lease_key`].
+    pub fn get(&self, resource: Resource, key: &str) -> Option<Stored> {
+        self.objects(resource).get(key).cloned()
+    }
+
+    /// The Lease keys of namespace `namespace`.
+    pub fn lease_keys_in(&self, namespace: &str) -> Vec<String> {
+        self.leases
+            .iter()
+            .filter(|(_, stored)| stored.namespace == namespace)
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 
     /// Changes after `resource_version` matching `filter`, oldest first.
@@ -206,12 +297,27 @@ impl Store {
     }
 }
 
+/// `metadata.labels` of an object's JSON.
+fn label_map(object: &Value) -> StringMap {
+    object["metadata"]["labels"]
+        .as_object()
+        .map(|labels| {
+            labels
+                .iter()
+                .filter_map(|(key, value)| Some((key.clone(), value.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A label selector (`a=b`, `a==b`, `a!=b`, `a`, `!a`, comma-separated) and the field selector
 /// `metadata.name=NAME`.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
     labels: Vec<(String, Requirement)>,
     name: Option<String>,
+    /// Only objects of this namespace (a namespaced path); None: every namespace.
+    pub namespace: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -265,7 +371,12 @@ impl Filter {
 
     /// True if `stored` satisfies every selector term.
     pub fn matches(&self, stored: &Stored) -> bool {
-        if self.name.as_ref().is_some_and(|name| *name != stored.name) {
+        if self.name.as_ref().is_some_and(|name| *name != stored.name)
+            || self
+                .namespace
+                .as_ref()
+                .is_some_and(|namespace| *namespace != stored.namespace)
+        {
             return false;
         }
         self.labels.iter().all(|(key, requirement)| {

@@ -7,8 +7,9 @@ use super::Sink;
 use super::build::{World, WorldError};
 use super::run::node;
 use crate::engine::SimTime;
-use crate::kube::{KubeApi, KubeEffects, KubeletInput};
-use crate::trace::Record;
+use crate::kube::{ApiRequest, KubeApi, KubeEffects, KubeletInput};
+use crate::resources::{KubeRequest, KubeResult};
+use crate::trace::{Actor, Record};
 
 impl World {
     /// Start the run: the server boots and every arrival, fault and phase end is scheduled.
@@ -61,6 +62,25 @@ impl World {
     /// The simulated API server, read-only (pods, Leases).
     pub fn kube(&self) -> &KubeApi {
         &self.elastic.kube
+    }
+
+    /// One call to the simulated API server from outside the run (serve mode: a client's
+    /// Lease write), now, as `Actor::External`: its records go to the trace like any write's.
+    /// None once the run has ended (nothing is written any more).
+    pub fn external_api_request(
+        &mut self,
+        request: KubeRequest,
+        sink: &mut dyn Sink,
+    ) -> Option<KubeResult> {
+        if self.ended {
+            return None;
+        }
+        let now = self.queue.now();
+        let input = ApiRequest {
+            actor: Actor::External,
+            request,
+        };
+        Some(self.api_request(now, input, sink))
     }
 
     /// `kubectl delete pod NAME` from outside the run (serve mode), now: recorded as a

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod leases;
 mod turmoil_partition;
 
 /// Kills its process when dropped, so a failing test leaves nothing running.
