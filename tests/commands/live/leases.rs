@@ -39,8 +39,9 @@ fn traced_holders(trace: &Path) -> Vec<String> {
 fn kubectl_watches_every_holder_change_of_leader_failover() {
     let dir = scratch("leases-watch");
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/leader-failover.toml");
-    // 7 simulated minutes at 30x: 14 s of wall time; the first crash comes 2 s in.
-    let (mut server, kubeconfig) = serve(&dir, &scenario, "30", "15s");
+    // 7 simulated minutes at 20x: 21 s of wall time; the first takeover comes about 75
+    // simulated seconds (nearly 4 s) in, so kubectl is watching long before it.
+    let (mut server, kubeconfig) = serve(&dir, &scenario, "20", "22s");
     let Some(mut watch) = kubectl(&dir, &kubeconfig) else {
         return;
     };
