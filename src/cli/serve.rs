@@ -49,6 +49,12 @@ pub(super) fn run(args: &ServeArgs) -> Result<(), Failure> {
         out,
     };
     let speed = args.speed;
+    // A leader scenario's story is its Lease; an elastic one's, its pods.
+    let watched = if scenario.leader.is_some() {
+        "leases -A"
+    } else {
+        "pods"
+    };
     // Printing must not fail the run: whoever started serve may stop reading its output.
     let summary = serve(scenario, settings, options, |address, kubeconfig| {
         let mut stdout = std::io::stdout();
@@ -57,7 +63,10 @@ pub(super) fn run(args: &ServeArgs) -> Result<(), Failure> {
             stdout,
             "serving on http://{address} at {speed}x; kubeconfig: {config}"
         );
-        let _ = writeln!(stdout, "try: kubectl --kubeconfig {config} get pods -w");
+        let _ = writeln!(
+            stdout,
+            "try: kubectl --kubeconfig {config} get {watched} -w"
+        );
         let _ = stdout.flush();
     })
     .map_err(Failure::Internal)?;

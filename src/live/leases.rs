@@ -151,7 +151,8 @@ pub fn version_required(name: &str) -> Rejection {
 
 /// 422 for an apply without `fieldManager`.
 pub fn field_manager_required() -> Rejection {
-    let message = "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch";
+    let message = "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: \
+                   is required for apply patch";
     Rejection {
         code: 422,
         body: super::objects::status(422, "Invalid", message),
@@ -189,7 +190,26 @@ pub fn check(
     path_name: Option<&str>,
     epoch_ms: u64,
 ) -> Result<Checked, Rejection> {
-    use k8s_openapi::api::coordination::v1::Lease;
+    let decoded = decode(&object, namespace, path_name)?;
+    let name = decoded.metadata.name.clone().unwrap_or_default();
+    let spec = decoded.spec.unwrap_or_default();
+    let causes = validate(&name, &spec);
+    if !causes.is_empty() {
+        return Err(invalid(&name, &causes));
+    }
+    object["metadata"]["namespace"] = Value::from(namespace);
+    Ok(Checked {
+        object,
+        name,
+        spec: model_spec(spec, epoch_ms),
+    })
+}
+
+type ApiLease = k8s_openapi::api::coordination::v1::Lease;
+type ApiLeaseSpec = k8s_openapi::api::coordination::v1::LeaseSpec;
+
+/// The body as a Lease of `namespace` named as in the URL, else 400.
+fn decode(object: &Value, namespace: &str, path_name: Option<&str>) -> Result<ApiLease, Rejection> {
     let kind_ok = object["kind"].as_str().is_none_or(|kind| kind == "Lease");
     let version_ok = object["apiVersion"]
         .as_str()
@@ -199,12 +219,12 @@ pub fn check(
             "the body is not a coordination.k8s.io/v1 Lease",
         ));
     }
-    let decoded: Lease = serde_json::from_value(object.clone()).map_err(|error| {
+    let decoded: ApiLease = serde_json::from_value(object.clone()).map_err(|error| {
         bad_request(&format!(
             "Lease in version \"v1\" cannot be handled as a Lease: {error}"
         ))
     })?;
-    let name = decoded.metadata.name.clone().unwrap_or_default();
+    let name = decoded.metadata.name.as_deref().unwrap_or_default();
     if let Some(path_name) = path_name
         && name != path_name
     {
@@ -219,10 +239,15 @@ pub fn check(
         .is_some_and(|written| written != namespace)
     {
         return Err(bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request",
+            "the namespace of the provided object does not match the namespace sent on the \
+             request",
         ));
     }
-    let spec = decoded.spec.unwrap_or_default();
+    Ok(decoded)
+}
+
+/// `ValidateLease`'s checks of the name and the spec: one cause per failed field.
+fn validate(name: &str, spec: &ApiLeaseSpec) -> Vec<Cause> {
     let mut causes = Vec::new();
     if name.is_empty() {
         causes.push(Cause {
@@ -230,11 +255,13 @@ pub fn check(
             value: None,
             detail: "name or generateName is required",
         });
-    } else if !is_subdomain(&name) {
+    } else if !is_subdomain(name) {
         causes.push(Cause {
             field: "metadata.name",
             value: Some(json!(name)),
-            detail: "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+            detail: "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
+                     characters, '-' or '.', and must start and end with an alphanumeric \
+                     character",
         });
     }
     if let Some(seconds) = spec.lease_duration_seconds.filter(|s| *s <= 0) {
@@ -251,27 +278,23 @@ pub fn check(
             detail: "must be greater than or equal to 0",
         });
     }
-    if !causes.is_empty() {
-        return Err(invalid(&name, &causes));
-    }
+    causes
+}
+
+/// The model's view of a checked spec: times as milliseconds since simulated time zero.
+fn model_spec(spec: ApiLeaseSpec, epoch_ms: u64) -> LeaseSpec {
     let since_zero = |time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime>| {
         time.map_or(0, |time| {
             (time.0.as_millisecond() - epoch_ms as i64).max(0) as u64
         })
     };
-    let model = LeaseSpec {
+    LeaseSpec {
         holder_identity: spec.holder_identity.unwrap_or_default(),
         lease_duration_seconds: spec.lease_duration_seconds.unwrap_or(0) as u32,
         acquire_time_ms: since_zero(spec.acquire_time),
         renew_time_ms: since_zero(spec.renew_time),
         lease_transitions: spec.lease_transitions.unwrap_or(0) as u32,
-    };
-    object["metadata"]["namespace"] = Value::from(namespace);
-    Ok(Checked {
-        object,
-        name,
-        spec: model,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -210,7 +210,27 @@ fn answer_commands(
     Ok(deleted)
 }
 
-/// Run the world paced against the wall clock until `stop`; answer pod deletes.
+/// Handle every event due by `target`, publishing what each changed.
+fn step_to(
+    target: SimTime,
+    world: &mut World,
+    touched: &mut Touched<'_>,
+    publisher: &mut Publisher<'_>,
+) -> Result<(), String> {
+    while !world.has_ended() && world.next_event_time().is_some_and(|t| t <= target) {
+        touched.touched = false;
+        world.step(touched).map_err(|e| e.to_string())?;
+        // `Touched` notes pod records only: a Lease write (a renewal every retry period in a
+        // leader scenario) is found by the Lease versions.
+        if touched.touched || publisher.leases_changed(world) {
+            publisher.publish(world)?;
+        }
+    }
+    Ok(())
+}
+
+/// Run the world paced against the wall clock until `stop`; answer pod deletes and Lease
+/// writes.
 #[allow(clippy::disallowed_methods)] // Pacing against the wall clock is what serve does.
 fn pace(
     scenario: Scenario,
@@ -250,16 +270,12 @@ fn pace(
         let first = waiting.take();
         deleted += answer_commands(first, inbox, &mut world, &mut touched, &mut publisher)?;
         let target_ms = ((started.elapsed().as_secs_f64() * speed * 1000.0) as u64).min(end_ms);
-        let target = SimTime::from_ms(target_ms);
-        while !world.has_ended() && world.next_event_time().is_some_and(|t| t <= target) {
-            touched.touched = false;
-            world.step(&mut touched).map_err(|e| e.to_string())?;
-            // `Touched` notes pod records only: a Lease write (a renewal every retry period
-            // in a leader scenario) is found by the Lease versions.
-            if touched.touched || publisher.leases_changed(&world) {
-                publisher.publish(&world)?;
-            }
-        }
+        step_to(
+            SimTime::from_ms(target_ms),
+            &mut world,
+            &mut touched,
+            &mut publisher,
+        )?;
         let ended = world.has_ended();
         hub.with(|store| {
             store.sim_ms = target_ms;

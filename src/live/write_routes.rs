@@ -102,7 +102,10 @@ pub async fn patch_lease(
         .unwrap_or("");
     let Some(kind) = PatchKind::from_content_type(content_type) else {
         let message = format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"
+            "the body of the request was in an unknown format - accepted media types include: \
+             application/json-patch+json, application/merge-patch+json, \
+             application/apply-patch+yaml, application/strategic-merge-patch+json \
+             (got {content_type:?})"
         );
         let body = super::objects::status(415, "UnsupportedMediaType", &message);
         return respond(StatusCode::UNSUPPORTED_MEDIA_TYPE, &body);
@@ -219,7 +222,9 @@ pub async fn create_namespace(state: State<AppState>, headers: HeaderMap, body: 
     };
     if !is_label(&name) {
         let message = format!(
-            "Namespace \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
+            "Namespace \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": a \
+             lowercase RFC 1123 label must consist of lower case alphanumeric characters or \
+             '-', and must start and end with an alphanumeric character"
         );
         let body = object_status(422, "Invalid", &message, Resource::Namespaces, &name, None);
         return respond(StatusCode::UNPROCESSABLE_ENTITY, &body);
@@ -294,11 +299,15 @@ mod tests {
     /// The body `kubectl create namespace team` (v1.33) sends.
     #[test]
     fn a_protobuf_namespace_from_kubectl_names_itself() {
-        let body = b"k8s\0\n\x0f\n\x02v1\x12\tNamespace\x12\x1c\n\x14\n\x04team\x12\x00\x1a\x00\"\x00*\x002\x008\x00B\x00\x12\x00\x1a\x02\n\x00\x1a\x00\"\x00";
+        let body: &[u8] = &[
+            b"k8s\0\n\x0f\n\x02v1\x12\tNamespace\x12\x1c\n\x14\n\x04team".as_slice(),
+            b"\x12\x00\x1a\x00\"\x00*\x002\x008\x00B\x00\x12\x00\x1a\x02\n\x00\x1a\x00\"\x00",
+        ]
+        .concat();
         let mut headers = HeaderMap::new();
         let protobuf = HeaderValue::from_static("application/vnd.kubernetes.protobuf");
         headers.insert(header::CONTENT_TYPE, protobuf);
-        let name = namespace_name(&headers, &Bytes::from_static(body));
+        let name = namespace_name(&headers, &Bytes::copy_from_slice(body));
         assert_eq!(name, Ok("team".to_owned()));
     }
 }

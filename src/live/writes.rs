@@ -248,8 +248,7 @@ impl Writer<'_, '_, '_> {
         }
         let sent = object["metadata"]["resourceVersion"].clone();
         if sent != current {
-            let detail = "the object has been modified; please apply your changes to the latest version and try again";
-            return Err(conflict(name, detail));
+            return Err(conflict(name, MODIFIED));
         }
         let checked = check(object, namespace, Some(name), self.epoch_ms())?;
         let sent = current.as_str().unwrap_or_default().to_owned();
@@ -269,7 +268,8 @@ impl Writer<'_, '_, '_> {
             .unwrap_or_default();
         if let Some(precondition) = precondition.filter(|p| *p != version) {
             let detail = format!(
-                "Precondition failed: ResourceVersion in precondition: {precondition}, ResourceVersion in object meta: {version}"
+                "Precondition failed: ResourceVersion in precondition: {precondition}, \
+                 ResourceVersion in object meta: {version}"
             );
             return Err(conflict(name, &detail));
         }

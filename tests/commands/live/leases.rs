@@ -92,7 +92,9 @@ fn lease(name: &str, holder: &str, duration: i32) -> Lease {
     serde_json::from_value(json!({
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
         "metadata": { "name": name },
-        "spec": { "holderIdentity": holder, "leaseDurationSeconds": duration, "leaseTransitions": 0 },
+        "spec": {
+            "holderIdentity": holder, "leaseDurationSeconds": duration, "leaseTransitions": 0,
+        },
     }))
     .expect("a Lease")
 }
@@ -107,8 +109,9 @@ fn refused<T: std::fmt::Debug>(result: kube::Result<T>) -> (u16, String, String)
     }
 }
 
-async fn writes_and_their_refusals(client: kube::Client) {
-    let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
+/// Create (once: a second create is AlreadyExists) and replace (the current version once;
+/// a stale one is Conflict, none is Invalid). Returns the created Lease's version.
+async fn creates_and_replaces(leases: &Api<Lease>) -> String {
     let created = leases
         .create(&PostParams::default(), &lease("lock", "a", 15))
         .await
@@ -142,7 +145,8 @@ async fn writes_and_their_refusals(client: kube::Client) {
     assert_eq!((code, reason.as_str()), (409, "Conflict"));
     assert_eq!(
         message,
-        "Operation cannot be fulfilled on leases.coordination.k8s.io \"lock\": the object has been modified; please apply your changes to the latest version and try again"
+        "Operation cannot be fulfilled on leases.coordination.k8s.io \"lock\": the object has \
+         been modified; please apply your changes to the latest version and try again"
     );
     let mut unversioned = next.clone();
     unversioned.metadata.resource_version = None;
@@ -158,8 +162,11 @@ async fn writes_and_their_refusals(client: kube::Client) {
         ),
         "{message}"
     );
+    version
+}
 
-    // Patches: merge with a stale version precondition, strategic, JSON patch, apply.
+/// Patches: merge with a stale version precondition, merge, strategic, apply.
+async fn patches(leases: &Api<Lease>, version: &str) {
     let stale =
         json!({ "metadata": { "resourceVersion": version }, "spec": { "holderIdentity": "c" } });
     let (code, reason, _) = refused(
@@ -206,8 +213,10 @@ async fn writes_and_their_refusals(client: kube::Client) {
         applied.spec.expect("spec").holder_identity.as_deref(),
         Some("d")
     );
+}
 
-    // Validation and missing objects.
+/// Validation, a missing namespace, a stale delete precondition, a missing Lease.
+async fn refusals(client: kube::Client, leases: &Api<Lease>, version: String) {
     let (code, reason, message) = refused(
         leases
             .create(&PostParams::default(), &lease("zero", "a", 0))
@@ -216,7 +225,8 @@ async fn writes_and_their_refusals(client: kube::Client) {
     assert_eq!((code, reason.as_str()), (422, "Invalid"));
     assert_eq!(
         message,
-        "Lease.coordination.k8s.io \"zero\" is invalid: spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"
+        "Lease.coordination.k8s.io \"zero\" is invalid: spec.leaseDurationSeconds: Invalid \
+         value: 0: must be greater than 0"
     );
     let elsewhere: Api<Lease> = Api::namespaced(client, "nowhere");
     let (code, _, message) = refused(
@@ -258,7 +268,10 @@ fn written_leases_get_the_api_servers_codes_and_bodies() {
         let client = elasticsim::live::record::client(Some(&kubeconfig))
             .await
             .expect("a client");
-        writes_and_their_refusals(client).await;
+        let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
+        let version = creates_and_replaces(&leases).await;
+        patches(&leases, &version).await;
+        refusals(client, &leases, version).await;
     });
     assert!(server.wait(Duration::from_secs(20)).success());
     let trace = std::fs::read_to_string(dir.join("served/trace.jsonl")).expect("trace written");
@@ -275,6 +288,40 @@ fn written_leases_get_the_api_servers_codes_and_bodies() {
     assert_eq!(
         verbs,
         ["create", "update", "update", "update", "create", "delete"]
+    );
+}
+
+/// `kubectl patch --type=json` on Lease `team/lock` (holder `me`): a failing `test` changes
+/// nothing and says why; a passing one lets the `replace` through.
+fn json_patches(dir: &Path, kubeconfig: &Path) {
+    let patch = |operations: &str| {
+        let mut patch = kubectl(dir, kubeconfig).expect("present");
+        patch.args([
+            "-n",
+            "team",
+            "patch",
+            "lease",
+            "lock",
+            "--type=json",
+            "-p",
+            operations,
+        ]);
+        patch.output().expect("kubectl runs")
+    };
+    let failing = patch(r#"[{"op":"test","path":"/spec/holderIdentity","value":"you"}]"#);
+    assert!(!failing.status.success());
+    assert!(
+        String::from_utf8_lossy(&failing.stderr)
+            .contains("testing value /spec/holderIdentity failed")
+    );
+    let passing = patch(
+        r#"[{"op":"test","path":"/spec/holderIdentity","value":"me"},
+            {"op":"replace","path":"/spec/holderIdentity","value":"you"}]"#,
+    );
+    assert!(
+        passing.status.success(),
+        "{}",
+        String::from_utf8_lossy(&passing.stderr)
     );
 }
 
@@ -310,34 +357,7 @@ fn kubectl_creates_and_deletes_namespaces_and_their_leases() {
         .collect();
     assert_eq!(rows[0], ["NAME", "HOLDER", "AGE"]);
     assert_eq!(rows[1][..2], ["lock", "me"]);
-    let patch = |operations: &str| {
-        let mut patch = kubectl(&dir, &kubeconfig).expect("present");
-        patch.args([
-            "-n",
-            "team",
-            "patch",
-            "lease",
-            "lock",
-            "--type=json",
-            "-p",
-            operations,
-        ]);
-        patch.output().expect("kubectl runs")
-    };
-    let failing = patch(r#"[{"op":"test","path":"/spec/holderIdentity","value":"you"}]"#);
-    assert!(!failing.status.success());
-    assert!(
-        String::from_utf8_lossy(&failing.stderr)
-            .contains("testing value /spec/holderIdentity failed")
-    );
-    let passing = patch(
-        r#"[{"op":"test","path":"/spec/holderIdentity","value":"me"},{"op":"replace","path":"/spec/holderIdentity","value":"you"}]"#,
-    );
-    assert!(
-        passing.status.success(),
-        "{}",
-        String::from_utf8_lossy(&passing.stderr)
-    );
+    json_patches(&dir, &kubeconfig);
     let mut delete = kubectl(&dir, &kubeconfig).expect("present");
     delete.args(["delete", "namespace", "team", "--wait=false"]);
     assert!(run(delete).contains("namespace \"team\" deleted"));
