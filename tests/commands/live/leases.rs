@@ -262,7 +262,7 @@ async fn refusals(client: kube::Client, leases: &Api<Lease>, version: String) {
 #[test]
 fn written_leases_get_the_api_servers_codes_and_bodies() {
     let dir = scratch("leases-write");
-    let (mut server, kubeconfig) = serve(&dir, &api_only(), "1", "6s");
+    let (mut server, kubeconfig) = serve(&dir, &api_only(), "1", "10s");
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     runtime.block_on(async {
         let client = elasticsim::live::record::client(Some(&kubeconfig))
