@@ -31,6 +31,8 @@ struct IdlePod {
     /// the server stopped while the pod was idle and carried an older idle start; cleared
     /// when the pod is assigned or becomes idle again.
     lost_writes_idle_since_ms: Option<u64>,
+    /// The node the pod was bound to, if any.
+    node: Option<String>,
 }
 
 /// `idle-timeout` (only with reuse): a reusable pod that became idle (at `AgentRegistered` or
@@ -47,6 +49,18 @@ struct IdlePod {
 /// ends, the restarted plugin can only read that earlier idle start (no plugin without
 /// storage of its own can know better). A delete of that pod before IDLE since the
 /// completion, but at least IDLE after the earlier idle start, is reported as expected.
+///
+/// A pod on a node that is lost is no longer reusable: its container is gone, the pod stays
+/// listed (not ready) until the node controller evicts it (`node_eviction`), and its agent,
+/// Missing at the server, may never ask for work again; deleting it is no early delete, and
+/// keeping it until eviction is no late one (explore/elastic seeds 231, 343, 1011, 1405,
+/// 1715, 1743, 1795, 1837: idle pods on a node lost after they became idle).
+///
+/// The lost-writes budget reaches past the cut: the plugin learns that the API is back only
+/// by calling it, so a write lost in a cut is repaired at the plugin's next request with the
+/// API reachable (create-agent, server-ping or job-completion: a `PluginRequestDone` with no
+/// cut). Until then the pod keeps what it carried at the cut, and a server crash before such
+/// a request (a second cut that started before one came, say) is inside the budget.
 ///
 /// A `cluster_profile_edited` record changes the rules for what follows it: turning reuse off
 /// makes every pod non-reusable (the server-ping carries the profile as it is now, so the
@@ -75,6 +89,8 @@ pub struct IdleTimeout {
     deadlines: Deadlines<String>,
     outage: ServerOutage,
     api_cut: ApiCut,
+    /// A cut ended and no plugin request finished since: the writes it lost are not repaired.
+    awaiting_request: bool,
     reported: BTreeSet<String>,
 }
 
@@ -99,6 +115,7 @@ impl IdleTimeout {
             deadlines: Deadlines::default(),
             outage: ServerOutage::default(),
             api_cut: ApiCut::new(notice_ms),
+            awaiting_request: false,
             reported: BTreeSet::new(),
         }
     }
@@ -218,6 +235,7 @@ impl IdleTimeout {
             least_idle_timeout_ms: self.idle_timeout_ms,
             written_idle_since_ms: None,
             lost_writes_idle_since_ms: None,
+            node: None,
         };
         self.pods.insert(pod, state);
     }
@@ -234,7 +252,18 @@ impl IdleTimeout {
         }
     }
 
-    /// The cut between the plugin and the API is over: the plugin writes what it holds.
+    /// A node was lost: its pods' containers are gone, they can never take a job again.
+    fn node_lost(&mut self, node: &str) {
+        let lost: Vec<String> = (self.pods.sorted().into_iter())
+            .filter(|(_, p)| p.node.as_deref() == Some(node))
+            .map(|(pod, _)| pod.to_owned())
+            .collect();
+        for pod in lost {
+            self.never_reusable(&pod);
+        }
+    }
+
+    /// The plugin finished a request with the API reachable: it wrote what it holds.
     fn api_reachable(&mut self) {
         for state in self.pods.values_mut() {
             state.written_idle_since_ms = state.idle_since_ms;
@@ -294,6 +323,13 @@ impl Monitor for IdleTimeout {
         }
         if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {
             self.deadlines.delay_all(delay_ms, 0);
+            self.awaiting_request = true;
+        }
+        if self.awaiting_request
+            && !self.api_cut.is_cut()
+            && matches!(record, Record::PluginRequestDone { .. })
+        {
+            self.awaiting_request = false;
             self.api_reachable();
         }
         match record {
@@ -321,6 +357,12 @@ impl Monitor for IdleTimeout {
             | Record::PodPhase { pod, .. } => {
                 self.never_reusable(pod);
             }
+            Record::PodScheduled { pod, node } => {
+                if let Some(state) = self.pods.get_mut(pod) {
+                    state.node = Some(node.clone());
+                }
+            }
+            Record::NodeLost { node } => self.node_lost(node),
             Record::AgentRegistered { agent, .. } => {
                 // A re-registration keeps the earliest idle start: the plugin may remember it.
                 let starts_idle = self
