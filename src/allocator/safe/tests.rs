@@ -396,6 +396,12 @@ fn an_idle_since_whose_write_failed_is_written_at_the_next_ping_and_a_restart_re
     );
     driver.now_ms = 10 * MINUTE_MS;
     driver.complete(&pod, 2);
+    // The removal owed since 4 min is retried first (`retry_lost_writes`); it fails too.
+    let retry = driver.answer_next_with(Err(KubeError::ServerError));
+    assert!(
+        matches!(&retry, KubeRequest::AnnotatePod { remove, .. } if !remove.is_empty()),
+        "{retry:?}"
+    );
     let write = driver.answer_next_with(Err(KubeError::ServerError));
     assert!(
         matches!(write, KubeRequest::AnnotatePod { .. }),
@@ -991,6 +997,174 @@ fn an_idle_since_landing_after_the_assignment_removed_it_is_removed_again() {
         None,
         "a pod running job 2 carries no idle start"
     );
+}
+
+/// Issue 48 and explore/elastic seeds 838, 914, 1415, 1971: the write removing a pod's
+/// idle-since when it takes a job was lost in an API outage and never retried, so a restart
+/// in a later outage read the earlier idle period's start and reaped the pod early.
+#[test]
+fn an_idle_since_whose_removal_failed_is_removed_at_the_next_request() {
+    let mut driver = with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    assert_eq!(annotated_idle_since(&driver, &pod).as_deref(), Some("0"));
+    driver.now_ms = MINUTE_MS;
+    assert!(driver.should_assign(&pod, 2));
+    let removal = driver.answer_next_with(Err(KubeError::ServerError));
+    assert!(
+        matches!(removal, KubeRequest::AnnotatePod { .. }),
+        "{removal:?}"
+    );
+    driver.settle();
+    assert_eq!(annotated_idle_since(&driver, &pod).as_deref(), Some("0"));
+    driver.now_ms = 2 * MINUTE_MS;
+    driver.create_agent(3);
+    driver.settle();
+    assert_eq!(
+        annotated_idle_since(&driver, &pod),
+        None,
+        "the next request removes the idle start of the pod's earlier idle period"
+    );
+    // The job ends while the server is down; the restarted process sees the pod idle and
+    // starts its clock then.
+    driver.now_ms = 3 * MINUTE_MS;
+    driver.restart_with(Safe::new(2));
+    driver.set_agent(&pod, AgentState::Idle);
+    driver.now_ms = 5 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(!driver.kube.deleted(&pod), "idle for 0 of 5 minutes: kept");
+}
+
+/// explore/elastic seeds 392 and 1181: the job-completion of a pod's earlier job came
+/// after the pod took its next job; it wiped that assignment, so the pod counted as idle
+/// from then and was reaped 21.6 s after the next job ended.
+#[test]
+fn a_completion_of_an_earlier_job_leaves_the_pod_running_its_current_one() {
+    let mut driver = with_reuse();
+    driver.create_agent(1);
+    driver.settle();
+    let pod = driver.pod_of(1);
+    driver.register(&pod);
+    assert!(driver.should_assign(&pod, 1));
+    driver.settle();
+    // Job 1 ends at the server; a ping sees the agent idle before job 1's completion came.
+    driver.now_ms = MINUTE_MS;
+    driver.set_agent(&pod, AgentState::Idle);
+    driver.ping();
+    driver.settle();
+    assert!(driver.should_assign(&pod, 2), "the idle pod takes job 2");
+    driver.settle();
+    driver.job_completion(&pod, 1);
+    driver.settle();
+    assert_eq!(driver.decided("complete-stale").len(), 1);
+    assert!(driver.decided("complete-idle").is_empty());
+    // Job 2 ends at 10 min, its completion not come yet: the pod is idle from then.
+    driver.now_ms = 10 * MINUTE_MS;
+    driver.set_agent(&pod, AgentState::Idle);
+    driver.ping();
+    driver.settle();
+    assert!(!driver.kube.deleted(&pod), "idle since 10 min: kept");
+}
+
+/// explore/elastic seeds 1414, 1971, 1181: a restarted process got a job-completion before
+/// any list showed it the pod, and dropped the idle start; the first list read the
+/// annotation of the pod's earlier idle period (its removal lost) and reaped it early.
+#[test]
+fn a_completion_before_the_restarted_process_lists_the_pod_dates_its_idle_start() {
+    let mut driver = with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = MINUTE_MS;
+    assert!(driver.should_assign(&pod, 2));
+    driver.answer_next_with(Err(KubeError::Timeout));
+    driver.settle();
+    driver.now_ms = 2 * MINUTE_MS;
+    driver.restart_with(Safe::new(2));
+    driver.now_ms = 3 * MINUTE_MS;
+    driver.complete(&pod, 2);
+    let write = driver.answer_next_with(Err(KubeError::ServerError));
+    assert!(
+        matches!(write, KubeRequest::AnnotatePod { .. }),
+        "{write:?}"
+    );
+    driver.settle();
+    assert_eq!(annotated_idle_since(&driver, &pod).as_deref(), Some("0"));
+    driver.now_ms = 5 * MINUTE_MS + 30_000;
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.kube.deleted(&pod),
+        "idle since its job ended at 3 min, not since 0: kept"
+    );
+}
+
+/// explore/elastic seeds 396, 727, 1785: a job rescheduled as hung keeps the plan of its
+/// first instance, with the pending limit from before a cluster profile edit lowered it;
+/// its request found room under that limit and rule 9 gave it to an older job turned away
+/// under the lower one, whose pod broke that job's limit.
+#[test]
+fn the_room_goes_to_an_older_job_only_within_that_jobs_own_limit() {
+    let mut driver = driver(ClusterProfile {
+        pending_pods_count: 1,
+        ..ClusterProfile::default()
+    });
+    driver.create_agent(1);
+    driver.create_agent(2);
+    driver.settle();
+    assert_eq!(driver.decided("skip-limit")[0].job_id, Some(2));
+    driver.settings.pending_pods_count = 2;
+    driver.create_agent(3);
+    driver.settle();
+    assert!(
+        driver.decided("skip-turn").is_empty(),
+        "job 2's limit is full"
+    );
+    let created: Vec<Option<u64>> = driver.decided("create").iter().map(|d| d.job_id).collect();
+    assert_eq!(created, vec![Some(1), Some(3)]);
+}
+
+/// explore/elastic seed 317: an agent cut from the server finished its build but could not
+/// report it; the server marked it LostContact and `safe` reaped its pod 20 s before the
+/// hung-job check rescheduled the job, losing the finished build. The pod of a lost agent
+/// that runs a job of ours now stays until the server reschedules the job (a create-agent
+/// for another instance of the same job).
+#[test]
+fn a_lost_agent_running_our_job_is_reaped_only_once_the_job_is_rescheduled() {
+    let mut driver = with_reuse();
+    driver.create_agent(1);
+    driver.settle();
+    let pod = driver.pod_of(1);
+    driver.register(&pod);
+    assert!(driver.should_assign(&pod, 1));
+    driver.settle();
+    driver.now_ms = 5 * MINUTE_MS;
+    driver.set_agent(&pod, AgentState::LostContact);
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.kube.deleted(&pod),
+        "its build may be done, unreported"
+    );
+    assert!(driver.decided("reap-lost").is_empty());
+    // The hung-job check reschedules job 1 as instance 2: its create-agent ends the
+    // assignment, and the next ping reaps the lost agent's pod.
+    driver.now_ms = 6 * MINUTE_MS;
+    let rescheduled = crate::allocator::CreateAgentRequest {
+        auto_register_key: "key-2".to_owned(),
+        elastic_agent_profile_properties: driver.elastic_properties.clone(),
+        cluster_profile_properties: driver.cluster_properties(),
+        environment: None,
+        job_identifier: crate::allocator::JobIdentifier {
+            job_id: 2,
+            ..Driver::job(1)
+        },
+    };
+    driver.send(crate::allocator::PluginRequest::CreateAgent(rescheduled));
+    driver.settle();
+    driver.now_ms = 7 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert_eq!(driver.decided("reap-lost").len(), 1);
+    assert!(driver.kube.deleted(&pod) || driver.kube.terminating(&pod));
 }
 
 mod ablation;
