@@ -318,7 +318,12 @@ impl Monitor for IdleTimeout {
         }
         self.frozen.observe(record);
         if let Some(down_ms) = self.outage.observe(t_ms, record) {
-            let floor_ms = t_ms.saturating_add(self.idle_deadline_ms);
+            // The restarted plugin sees an idle pod first at one of its lists, up to a PING
+            // after the restart, and starts its clock then (explore/elastic seed 10426: idle
+            // since the first list 10 s after the restart, the ping 0.1 s short of IDLE
+            // after it, reaped one PING later).
+            let floor_ms =
+                (t_ms.saturating_add(self.idle_deadline_ms)).saturating_add(self.notice_ms);
             self.deadlines.delay_all(down_ms, floor_ms);
         }
         if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {

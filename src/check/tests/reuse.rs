@@ -460,3 +460,24 @@ fn an_idle_pod_on_a_lost_node_owes_no_idle_deadline_and_may_go_early() {
     let violations = run(&reuse_bounds(), &other, 100_000);
     assert_eq!(of(&violations, "idle-timeout").len(), 1);
 }
+
+/// explore/elastic seed 10426 under `safe`: the restarted plugin first saw an idle pod at a
+/// list 10 s after the restart and started its clock then; the ping IDLE after that came
+/// 0.1 s short of it, so the pod went one PING later. The restarted plugin gets a PING to see
+/// the pod before its IDLE + PING runs.
+#[test]
+fn the_restarted_plugin_gets_a_ping_to_see_an_idle_pod_before_its_idle_window_runs() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((20_000, Record::ServerStopped));
+    records.push((30_000, Record::ServerStarted));
+    let mut kept = records.clone();
+    // Restart 30 s + PING 10 s + IDLE 50 s + PING 10 s = 100 s.
+    kept.push((95_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &kept, 200_000);
+    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    records.push((150_000, Record::Sample));
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let late = of(&violations, "idle-timeout");
+    assert_eq!(late.len(), 1, "{violations:?}");
+    assert_eq!(late[0].at_ms, 100_000);
+}
