@@ -282,6 +282,55 @@ impl IdleTimeout {
         }
     }
 
+    /// Server outages and cuts between the plugin and the API move the deadlines; a plugin
+    /// request finished with the API reachable after a cut repairs the writes it lost.
+    fn follow_faults(&mut self, t_ms: u64, record: &Record) {
+        if let Some(down_ms) = self.outage.observe(t_ms, record) {
+            // The restarted plugin sees an idle pod first at one of its lists, up to a PING
+            // after the restart, and starts its clock then (explore/elastic seed 10426: idle
+            // since the first list 10 s after the restart, the ping 0.1 s short of IDLE
+            // after it, reaped one PING later).
+            let floor_ms =
+                (t_ms.saturating_add(self.idle_deadline_ms)).saturating_add(self.notice_ms);
+            self.deadlines.delay_all(down_ms, floor_ms);
+        }
+        if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {
+            self.deadlines.delay_all(delay_ms, 0);
+            self.awaiting_request = true;
+        }
+        if self.awaiting_request
+            && !self.api_cut.is_cut()
+            && matches!(record, Record::PluginRequestDone { .. })
+        {
+            self.awaiting_request = false;
+            self.api_reachable();
+        }
+    }
+
+    fn agent_registered(&mut self, t_ms: u64, agent: &str) {
+        // A re-registration keeps the earliest idle start: the plugin may remember it.
+        let starts_idle = self
+            .pods
+            .get(agent)
+            .is_some_and(|p| !p.building && p.idle_since_ms.is_none());
+        if starts_idle {
+            self.become_idle(t_ms, agent, self.notice_ms);
+        }
+    }
+
+    fn job_assigned(&mut self, agent: &str) {
+        let cut = self.api_cut.is_cut();
+        if let Some(state) = self.pods.get_mut(agent) {
+            state.building = true;
+            state.idle_since_ms = None;
+            state.lost_writes_idle_since_ms = None;
+            if !cut {
+                state.written_idle_since_ms = None;
+            }
+            self.deadlines.remove(&agent.to_owned());
+        }
+    }
+
     /// The cluster profile now has reuse `reuse_on` and idle timeout `idle_timeout_ms`.
     fn cluster_edited(&mut self, reuse_on: bool, idle_timeout_ms: u64) {
         if !reuse_on {
@@ -317,26 +366,7 @@ impl Monitor for IdleTimeout {
             self.report_passed(t_ms, out);
         }
         self.frozen.observe(record);
-        if let Some(down_ms) = self.outage.observe(t_ms, record) {
-            // The restarted plugin sees an idle pod first at one of its lists, up to a PING
-            // after the restart, and starts its clock then (explore/elastic seed 10426: idle
-            // since the first list 10 s after the restart, the ping 0.1 s short of IDLE
-            // after it, reaped one PING later).
-            let floor_ms =
-                (t_ms.saturating_add(self.idle_deadline_ms)).saturating_add(self.notice_ms);
-            self.deadlines.delay_all(down_ms, floor_ms);
-        }
-        if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {
-            self.deadlines.delay_all(delay_ms, 0);
-            self.awaiting_request = true;
-        }
-        if self.awaiting_request
-            && !self.api_cut.is_cut()
-            && matches!(record, Record::PluginRequestDone { .. })
-        {
-            self.awaiting_request = false;
-            self.api_reachable();
-        }
+        self.follow_faults(t_ms, record);
         match record {
             Record::ServerStopped => self.server_stopped(),
             Record::JobScheduled { job, profile, .. } => {
@@ -368,30 +398,10 @@ impl Monitor for IdleTimeout {
                 }
             }
             Record::NodeLost { node } => self.node_lost(node),
-            Record::AgentRegistered { agent, .. } => {
-                // A re-registration keeps the earliest idle start: the plugin may remember it.
-                let starts_idle = self
-                    .pods
-                    .get(agent)
-                    .is_some_and(|p| !p.building && p.idle_since_ms.is_none());
-                if starts_idle {
-                    self.become_idle(t_ms, agent, self.notice_ms);
-                }
-            }
+            Record::AgentRegistered { agent, .. } => self.agent_registered(t_ms, agent),
             // job-completion tells the plugin at once.
             Record::JobCompleted { agent, .. } => self.become_idle(t_ms, agent, 0),
-            Record::JobAssigned { agent, .. } => {
-                let cut = self.api_cut.is_cut();
-                if let Some(state) = self.pods.get_mut(agent) {
-                    state.building = true;
-                    state.idle_since_ms = None;
-                    state.lost_writes_idle_since_ms = None;
-                    if !cut {
-                        state.written_idle_since_ms = None;
-                    }
-                    self.deadlines.remove(agent);
-                }
-            }
+            Record::JobAssigned { agent, .. } => self.job_assigned(agent),
             Record::PodDeleted { pod, by } => self.pod_deleted(t_ms, pod, *by, out),
             _ => {}
         }

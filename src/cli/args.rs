@@ -68,7 +68,10 @@ pub struct HuntArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "pr355,agentk-v1,agentk-v2,agentk-head,safe-ablations,fixed-ablations,safe,fixed"
+        default_value = concat!(
+            "pr355,agentk-v1,agentk-v2,agentk-head,",
+            "safe-ablations,fixed-ablations,safe,fixed"
+        )
     )]
     pub targets: Vec<String>,
     /// Exit 1 when any target is killed (the nightly hunts `safe` and `fixed` with it: a find

@@ -424,9 +424,8 @@ fn mark_interrupted(outcome: &mut NightlyOutcome, done: usize, planned: usize) {
     outcome.interrupted = Some(line);
 }
 
-/// Run the nightly and write its outputs. The outcome says whether it failed; errors are
-/// bad input or a harness failure.
-pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
+/// Flags that exclude each other.
+fn check_flags(options: &NightlyOptions) -> Result<(), NightlyError> {
     if options.update_baseline && options.check_baseline {
         return Err(NightlyError::Input(
             "--update-baseline and --check-baseline exclude each other".to_owned(),
@@ -439,6 +438,13 @@ pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
                 .to_owned(),
         ));
     }
+    Ok(())
+}
+
+/// Run the nightly and write its outputs. The outcome says whether it failed; errors are
+/// bad input or a harness failure.
+pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
+    check_flags(options)?;
     let config_path = options.scenarios_dir.join("nightly.toml");
     let config_text = NightlyConfig::read_text(&config_path).map_err(NightlyError::Input)?;
     let config = match &config_text {

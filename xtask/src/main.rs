@@ -32,7 +32,8 @@ with the `live` feature):
   compare FILE --policies upstream,pr355,safe --seeds N
   review [FILE...] --candidate P [--base upstream] [--seeds 50] [--reuse on|off|both] [--out DIR]
   shrink FILE --seed N [--time 60s]
-  hunt [FILE...] [--targets pr355,agentk-v1,agentk-v2,agentk-head,safe-ablations,fixed-ablations,safe,fixed] [--fail-on-find]
+  hunt [FILE...] [--targets pr355,agentk-v1,agentk-v2,agentk-head,safe-ablations,fixed-ablations,
+                 safe,fixed] [--fail-on-find]
        [--budget 60s] [--guided | --uniform] [--master-seed N] [--out DIR]
   ablations   (the names sim/compare/shrink take with --ablate NAME[,NAME...])
   nightly [--seeds N] [--update-baseline | --check-baseline]
