@@ -74,8 +74,8 @@ pub struct HuntArgs {
         )
     )]
     pub targets: Vec<String>,
-    /// Exit 1 when any target is killed (the nightly hunts `safe` and `fixed` with it: a find
-    /// there is a defect of the design, shrunk and reported like any other).
+    /// Exit 1 when any target is killed: a gate for designs that should survive (`safe`,
+    /// `fixed`), whose finds are shrunk and reported like any other.
     #[arg(long)]
     pub fail_on_find: bool,
     /// Wall-clock budget per target and mode (`60s`, `5m`).

@@ -2,7 +2,7 @@
 //! sweep the generic scenarios until a violation or the budget; shrink each find into
 //! `<out>/<target>/repro.toml` and check it fails on its own; write `hunt.md` and `hunt.json`.
 //! Exits 0 when the hunt ran (finds are its result), 1 with `--fail-on-find` when a target
-//! was killed (the nightly hunts `safe` and `fixed` so), 130 when interrupted.
+//! was killed (a gate for designs that should survive), 130 when interrupted.
 
 use super::Failure;
 use super::args::HuntArgs;

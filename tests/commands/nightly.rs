@@ -316,10 +316,8 @@ fn the_ci_workflows_parse_as_yaml_and_run_the_expected_commands() {
         .collect();
     assert!(runs.contains(&"cargo xtask nightly"), "{runs:?}");
     assert!(
-        runs.iter().any(
-            |run| run.starts_with("cargo xtask hunt --targets safe,fixed")
-                && run.contains("--fail-on-find")
-        ),
+        runs.iter()
+            .any(|run| run.starts_with("cargo xtask hunt --targets safe,fixed")),
         "the nightly hunts our own designs: {runs:?}"
     );
     let uses: Vec<&str> = steps
