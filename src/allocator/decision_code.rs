@@ -23,6 +23,9 @@ pub enum DecisionCode {
     CompleteDelete,
     /// `complete-idle`: job-completion with reuse: the pod is kept idle for the next job.
     CompleteIdle,
+    /// `complete-stale`: job-completion for a job other than the one the pod runs now (it came
+    /// after the next assignment): nothing changes.
+    CompleteStale,
     /// `complete-unknown`: job-completion for a pod not in the plugin's map.
     CompleteUnknown,
     /// `create`: a new pod is created for the job.
@@ -87,7 +90,7 @@ pub enum DecisionCode {
 
 impl DecisionCode {
     /// Every code, in the order of their spellings.
-    pub const ALL: [DecisionCode; 37] = [
+    pub const ALL: [DecisionCode; 38] = [
         DecisionCode::AssignNo,
         DecisionCode::AssignYes,
         DecisionCode::Claim,
@@ -95,6 +98,7 @@ impl DecisionCode {
         DecisionCode::ClaimLost,
         DecisionCode::CompleteDelete,
         DecisionCode::CompleteIdle,
+        DecisionCode::CompleteStale,
         DecisionCode::CompleteUnknown,
         DecisionCode::Create,
         DecisionCode::CreateFailed,
@@ -137,6 +141,7 @@ impl DecisionCode {
             DecisionCode::ClaimLost => "claim-lost",
             DecisionCode::CompleteDelete => "complete-delete",
             DecisionCode::CompleteIdle => "complete-idle",
+            DecisionCode::CompleteStale => "complete-stale",
             DecisionCode::CompleteUnknown => "complete-unknown",
             DecisionCode::Create => "create",
             DecisionCode::CreateFailed => "create-failed",

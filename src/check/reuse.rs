@@ -31,6 +31,8 @@ struct IdlePod {
     /// the server stopped while the pod was idle and carried an older idle start; cleared
     /// when the pod is assigned or becomes idle again.
     lost_writes_idle_since_ms: Option<u64>,
+    /// The node the pod was bound to, if any.
+    node: Option<String>,
 }
 
 /// `idle-timeout` (only with reuse): a reusable pod that became idle (at `AgentRegistered` or
@@ -47,6 +49,18 @@ struct IdlePod {
 /// ends, the restarted plugin can only read that earlier idle start (no plugin without
 /// storage of its own can know better). A delete of that pod before IDLE since the
 /// completion, but at least IDLE after the earlier idle start, is reported as expected.
+///
+/// A pod on a node that is lost is no longer reusable: its container is gone, the pod stays
+/// listed (not ready) until the node controller evicts it (`node_eviction`), and its agent,
+/// Missing at the server, may never ask for work again; deleting it is no early delete, and
+/// keeping it until eviction is no late one (explore/elastic seeds 231, 343, 1011, 1405,
+/// 1715, 1743, 1795, 1837: idle pods on a node lost after they became idle).
+///
+/// The lost-writes budget reaches past the cut: the plugin learns that the API is back only
+/// by calling it, so a write lost in a cut is repaired at the plugin's next request with the
+/// API reachable (create-agent, server-ping or job-completion: a `PluginRequestDone` with no
+/// cut). Until then the pod keeps what it carried at the cut, and a server crash before such
+/// a request (a second cut that started before one came, say) is inside the budget.
 ///
 /// A `cluster_profile_edited` record changes the rules for what follows it: turning reuse off
 /// makes every pod non-reusable (the server-ping carries the profile as it is now, so the
@@ -75,6 +89,8 @@ pub struct IdleTimeout {
     deadlines: Deadlines<String>,
     outage: ServerOutage,
     api_cut: ApiCut,
+    /// A cut ended and no plugin request finished since: the writes it lost are not repaired.
+    awaiting_request: bool,
     reported: BTreeSet<String>,
 }
 
@@ -99,6 +115,7 @@ impl IdleTimeout {
             deadlines: Deadlines::default(),
             outage: ServerOutage::default(),
             api_cut: ApiCut::new(notice_ms),
+            awaiting_request: false,
             reported: BTreeSet::new(),
         }
     }
@@ -218,6 +235,7 @@ impl IdleTimeout {
             least_idle_timeout_ms: self.idle_timeout_ms,
             written_idle_since_ms: None,
             lost_writes_idle_since_ms: None,
+            node: None,
         };
         self.pods.insert(pod, state);
     }
@@ -234,7 +252,18 @@ impl IdleTimeout {
         }
     }
 
-    /// The cut between the plugin and the API is over: the plugin writes what it holds.
+    /// A node was lost: its pods' containers are gone, they can never take a job again.
+    fn node_lost(&mut self, node: &str) {
+        let lost: Vec<String> = (self.pods.sorted().into_iter())
+            .filter(|(_, p)| p.node.as_deref() == Some(node))
+            .map(|(pod, _)| pod.to_owned())
+            .collect();
+        for pod in lost {
+            self.never_reusable(&pod);
+        }
+    }
+
+    /// The plugin finished a request with the API reachable: it wrote what it holds.
     fn api_reachable(&mut self) {
         for state in self.pods.values_mut() {
             state.written_idle_since_ms = state.idle_since_ms;
@@ -250,6 +279,55 @@ impl IdleTimeout {
             if lagging && let Some(written_ms) = state.written_idle_since_ms {
                 state.lost_writes_idle_since_ms = Some(written_ms);
             }
+        }
+    }
+
+    /// Server outages and cuts between the plugin and the API move the deadlines; a plugin
+    /// request finished with the API reachable after a cut repairs the writes it lost.
+    fn follow_faults(&mut self, t_ms: u64, record: &Record) {
+        if let Some(down_ms) = self.outage.observe(t_ms, record) {
+            // The restarted plugin sees an idle pod first at one of its lists, up to a PING
+            // after the restart, and starts its clock then (explore/elastic seed 10426: idle
+            // since the first list 10 s after the restart, the ping 0.1 s short of IDLE
+            // after it, reaped one PING later).
+            let floor_ms =
+                (t_ms.saturating_add(self.idle_deadline_ms)).saturating_add(self.notice_ms);
+            self.deadlines.delay_all(down_ms, floor_ms);
+        }
+        if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {
+            self.deadlines.delay_all(delay_ms, 0);
+            self.awaiting_request = true;
+        }
+        if self.awaiting_request
+            && !self.api_cut.is_cut()
+            && matches!(record, Record::PluginRequestDone { .. })
+        {
+            self.awaiting_request = false;
+            self.api_reachable();
+        }
+    }
+
+    fn agent_registered(&mut self, t_ms: u64, agent: &str) {
+        // A re-registration keeps the earliest idle start: the plugin may remember it.
+        let starts_idle = self
+            .pods
+            .get(agent)
+            .is_some_and(|p| !p.building && p.idle_since_ms.is_none());
+        if starts_idle {
+            self.become_idle(t_ms, agent, self.notice_ms);
+        }
+    }
+
+    fn job_assigned(&mut self, agent: &str) {
+        let cut = self.api_cut.is_cut();
+        if let Some(state) = self.pods.get_mut(agent) {
+            state.building = true;
+            state.idle_since_ms = None;
+            state.lost_writes_idle_since_ms = None;
+            if !cut {
+                state.written_idle_since_ms = None;
+            }
+            self.deadlines.remove(&agent.to_owned());
         }
     }
 
@@ -288,14 +366,7 @@ impl Monitor for IdleTimeout {
             self.report_passed(t_ms, out);
         }
         self.frozen.observe(record);
-        if let Some(down_ms) = self.outage.observe(t_ms, record) {
-            let floor_ms = t_ms.saturating_add(self.idle_deadline_ms);
-            self.deadlines.delay_all(down_ms, floor_ms);
-        }
-        if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {
-            self.deadlines.delay_all(delay_ms, 0);
-            self.api_reachable();
-        }
+        self.follow_faults(t_ms, record);
         match record {
             Record::ServerStopped => self.server_stopped(),
             Record::JobScheduled { job, profile, .. } => {
@@ -321,30 +392,16 @@ impl Monitor for IdleTimeout {
             | Record::PodPhase { pod, .. } => {
                 self.never_reusable(pod);
             }
-            Record::AgentRegistered { agent, .. } => {
-                // A re-registration keeps the earliest idle start: the plugin may remember it.
-                let starts_idle = self
-                    .pods
-                    .get(agent)
-                    .is_some_and(|p| !p.building && p.idle_since_ms.is_none());
-                if starts_idle {
-                    self.become_idle(t_ms, agent, self.notice_ms);
+            Record::PodScheduled { pod, node } => {
+                if let Some(state) = self.pods.get_mut(pod) {
+                    state.node = Some(node.clone());
                 }
             }
+            Record::NodeLost { node } => self.node_lost(node),
+            Record::AgentRegistered { agent, .. } => self.agent_registered(t_ms, agent),
             // job-completion tells the plugin at once.
             Record::JobCompleted { agent, .. } => self.become_idle(t_ms, agent, 0),
-            Record::JobAssigned { agent, .. } => {
-                let cut = self.api_cut.is_cut();
-                if let Some(state) = self.pods.get_mut(agent) {
-                    state.building = true;
-                    state.idle_since_ms = None;
-                    state.lost_writes_idle_since_ms = None;
-                    if !cut {
-                        state.written_idle_since_ms = None;
-                    }
-                    self.deadlines.remove(agent);
-                }
-            }
+            Record::JobAssigned { agent, .. } => self.job_assigned(agent),
             Record::PodDeleted { pod, by } => self.pod_deleted(t_ms, pod, *by, out),
             _ => {}
         }

@@ -63,13 +63,21 @@ pub struct HuntArgs {
     pub files: Vec<PathBuf>,
     /// Targets: pr355, agentk-v1, agentk-v2, agentk-head, safe-ablations (one target per
     /// rule of safe), fixed-ablations (one per fix of fixed), or one ablation as
-    /// `safe-NAME`/`fixed-NAME`.
+    /// `safe-NAME`/`fixed-NAME`; and the designs this project proposes, `safe` and `fixed`,
+    /// searched for their next defect.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "pr355,agentk-v1,agentk-v2,agentk-head,safe-ablations,fixed-ablations"
+        default_value = concat!(
+            "pr355,agentk-v1,agentk-v2,agentk-head,",
+            "safe-ablations,fixed-ablations,safe,fixed"
+        )
     )]
     pub targets: Vec<String>,
+    /// Exit 1 when any target is killed: a gate for designs that should survive (`safe`,
+    /// `fixed`), whose finds are shrunk and reported like any other.
+    #[arg(long)]
+    pub fail_on_find: bool,
     /// Wall-clock budget per target and mode (`60s`, `5m`).
     #[arg(long, default_value = "60s")]
     pub budget: String,
@@ -111,9 +119,15 @@ pub struct NightlyArgs {
     /// and caps the per-scenario counts (default from `nightly.toml`, else 200).
     #[arg(long)]
     pub seeds: Option<u64>,
-    /// Rewrite the baselines from this run instead of comparing with them.
-    #[arg(long)]
+    /// Rewrite the baselines (`reports/baselines/`): runs the scenarios `nightly.toml` lists
+    /// under `baselines` for `baseline_seeds` seeds each and writes their means.
+    #[arg(long, conflicts_with = "check_baseline")]
     pub update_baseline: bool,
+    /// Re-run exactly what `--update-baseline` runs and fail (exit 1) unless every metric
+    /// equals its committed baseline: runs are deterministic, so a moved metric is a change
+    /// of the model or of a policy, whose commit must re-make the baselines.
+    #[arg(long)]
+    pub check_baseline: bool,
     /// Output folder.
     #[arg(long, default_value = "reports/nightly")]
     pub out: PathBuf,

@@ -1,7 +1,8 @@
 //! `elasticsim hunt [FILE…]`: per target (a defective policy or variant, or one ablation),
 //! sweep the generic scenarios until a violation or the budget; shrink each find into
 //! `<out>/<target>/repro.toml` and check it fails on its own; write `hunt.md` and `hunt.json`.
-//! Exits 0 when the hunt ran (finds are its result), 130 when interrupted.
+//! Exits 0 when the hunt ran (finds are its result), 1 with `--fail-on-find` when a target
+//! was killed (a gate for designs that should survive), 130 when interrupted.
 
 use super::Failure;
 use super::args::HuntArgs;
@@ -141,6 +142,14 @@ pub(super) fn run(args: &HuntArgs) -> Result<(), Failure> {
             rows.len(),
             done.join(", ")
         )));
+    }
+    let killed: Vec<&str> = (rows.iter())
+        .filter(|row| row.killed || row.harness_bug)
+        .map(|row| row.target.as_str())
+        .collect();
+    if args.fail_on_find && !killed.is_empty() {
+        eprintln!("--fail-on-find: killed {}", killed.join(", "));
+        return Err(Failure::Violated);
     }
     Ok(())
 }

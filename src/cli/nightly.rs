@@ -23,6 +23,7 @@ pub(super) fn run(args: &NightlyArgs) -> Result<(), Failure> {
         out_dir: shard_folder(args.out.clone(), shard),
         seeds: args.seeds,
         update_baseline: args.update_baseline,
+        check_baseline: args.check_baseline,
         threads: args.threads,
         progress: true,
         shard,

@@ -125,3 +125,27 @@ pub fn compare(
         })
         .collect()
 }
+
+/// Every metric whose mean differs from the baseline's, or is in only one of them, as
+/// `metric: baseline X, now Y` lines (wall-clock metrics aside). Runs are deterministic, so
+/// equal means equal up to a JSON round trip of the number (a relative 1e-12).
+pub fn moved_metrics(
+    baseline: &BTreeMap<String, f64>,
+    means: &BTreeMap<String, f64>,
+) -> Vec<String> {
+    let names: std::collections::BTreeSet<&String> = baseline.keys().chain(means.keys()).collect();
+    names
+        .into_iter()
+        .filter(|name| !WALL_CLOCK_METRICS.contains(&name.as_str()))
+        .filter_map(|name| match (baseline.get(name), means.get(name)) {
+            (Some(&base), Some(&value)) if same(base, value) => None,
+            (Some(&base), Some(&value)) => Some(format!("{name}: baseline {base}, now {value}")),
+            (Some(_), None) => Some(format!("{name}: in the baseline, not measured now")),
+            (None, _) => Some(format!("{name}: measured now, not in the baseline")),
+        })
+        .collect()
+}
+
+fn same(base: f64, value: f64) -> bool {
+    (base - value).abs() <= 1e-12 * base.abs().max(value.abs()).max(1.0)
+}

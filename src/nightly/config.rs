@@ -3,7 +3,8 @@
 //!
 //! ```toml
 //! seeds = 200                 # seeds per (scenario, policy); `--seeds` overrides
-//! baseline_seeds = 20         # seeds `--update-baseline` uses when `--seeds` is not given
+//! baseline_seeds = 20         # seeds `--update-baseline` and `--check-baseline` use
+//! baselines = ["capacity"]    # the scenarios with a baseline (default: every scenario)
 //! [scenarios.burst]
 //! policies = ["upstream", "safe"]   # default: the scenario's own `[plugin] policy`
 //! seeds = 100                 # optional, overrides `seeds` for this scenario
@@ -84,9 +85,12 @@ pub struct NightlyConfig {
     /// Seeds per (scenario, policy); `--seeds` overrides it.
     #[serde(default = "seeds_default")]
     pub seeds: u64,
-    /// Seeds `--update-baseline` uses when `--seeds` is not given.
+    /// Seeds `--update-baseline` and `--check-baseline` use when `--seeds` is not given.
     #[serde(default = "baseline_seeds_default")]
     pub baseline_seeds: u64,
+    /// The scenarios (by name) that keep a baseline; `None`: every scenario.
+    #[serde(default)]
+    pub baselines: Option<Vec<String>>,
     /// Per-scenario plans, by scenario name.
     #[serde(default)]
     pub scenarios: BTreeMap<String, ScenarioPlan>,
@@ -108,6 +112,7 @@ impl Default for NightlyConfig {
         NightlyConfig {
             seeds: SEEDS_DEFAULT,
             baseline_seeds: baseline_seeds_default(),
+            baselines: None,
             scenarios: BTreeMap::new(),
             metrics: BTreeMap::new(),
         }
@@ -115,6 +120,13 @@ impl Default for NightlyConfig {
 }
 
 impl NightlyConfig {
+    /// True when scenario `name` keeps a baseline.
+    pub fn has_baseline(&self, name: &str) -> bool {
+        self.baselines
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|listed| listed == name))
+    }
+
     /// Parse `nightly.toml` text; the error names the file and what is wrong.
     pub fn parse(text: &str, path: &Path) -> Result<NightlyConfig, String> {
         let config: NightlyConfig =

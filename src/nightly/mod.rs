@@ -52,12 +52,22 @@ pub struct NightlyOptions {
     pub seeds: Option<u64>,
     /// Write new baselines instead of comparing with them.
     pub update_baseline: bool,
+    /// Re-run the baseline seeds and require every baseline metric exactly (`.ci/run`).
+    pub check_baseline: bool,
     /// Worker threads; `None`: one per core.
     pub threads: Option<usize>,
     /// Draw a progress bar on stderr (only shown on a terminal).
     pub progress: bool,
     /// Run only this shard's tasks (`out_dir` is then the shard's own folder).
     pub shard: Option<Shard>,
+}
+
+impl NightlyOptions {
+    /// A baseline run (`--update-baseline`, `--check-baseline`): the scenarios that keep a
+    /// baseline only, `baseline_seeds` seeds each, no regression entries.
+    fn baseline_run(&self) -> bool {
+        self.update_baseline || self.check_baseline
+    }
 }
 
 /// Why the nightly could not produce a verdict.
@@ -257,7 +267,7 @@ fn plan_regressions(
 /// Seeds per (scenario, policy) for this run. `--seeds N` is a quick-run knob: it replaces the
 /// default count and caps a scenario's own (a simulated day planned for 3 seeds stays at 3).
 fn seed_count(options: &NightlyOptions, config: &NightlyConfig, plan: &ScenarioPlan) -> u64 {
-    match (options.seeds, options.update_baseline) {
+    match (options.seeds, options.baseline_run()) {
         (Some(seeds), _) => plan.seeds.map_or(seeds, |planned| planned.min(seeds)),
         (None, true) => config.baseline_seeds,
         (None, false) => plan.seeds.unwrap_or(config.seeds),
@@ -273,6 +283,9 @@ fn plan_scenarios(
     let mut groups = Vec::new();
     for file in scenario_files(&options.scenarios_dir)? {
         let scenario = load_scenario(&file, warnings)?;
+        if options.baseline_run() && !config.has_baseline(&scenario.name) {
+            continue;
+        }
         let plan = config
             .scenarios
             .get(&scenario.name)
@@ -411,14 +424,27 @@ fn mark_interrupted(outcome: &mut NightlyOutcome, done: usize, planned: usize) {
     outcome.interrupted = Some(line);
 }
 
+/// Flags that exclude each other.
+fn check_flags(options: &NightlyOptions) -> Result<(), NightlyError> {
+    if options.update_baseline && options.check_baseline {
+        return Err(NightlyError::Input(
+            "--update-baseline and --check-baseline exclude each other".to_owned(),
+        ));
+    }
+    if options.baseline_run() && options.shard.is_some() {
+        return Err(NightlyError::Input(
+            "--update-baseline and --check-baseline need every seed of the run: run them \
+             without --shard"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 /// Run the nightly and write its outputs. The outcome says whether it failed; errors are
 /// bad input or a harness failure.
 pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
-    if options.update_baseline && options.shard.is_some() {
-        return Err(NightlyError::Input(
-            "--update-baseline needs every seed of the run: run it without --shard".to_owned(),
-        ));
-    }
+    check_flags(options)?;
     let config_path = options.scenarios_dir.join("nightly.toml");
     let config_text = NightlyConfig::read_text(&config_path).map_err(NightlyError::Input)?;
     let config = match &config_text {
@@ -427,9 +453,12 @@ pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
     };
     let mut warnings = Vec::new();
     let mut scenarios = Vec::new();
-    let (entries, entry_warnings) = regressions::load(&options.scenarios_dir);
-    warnings.extend(entry_warnings);
-    let mut groups = plan_regressions(entries, &mut scenarios, &mut warnings);
+    let mut groups = Vec::new();
+    if !options.baseline_run() {
+        let (entries, entry_warnings) = regressions::load(&options.scenarios_dir);
+        warnings.extend(entry_warnings);
+        groups = plan_regressions(entries, &mut scenarios, &mut warnings);
+    }
     groups.extend(plan_scenarios(
         options,
         &config,

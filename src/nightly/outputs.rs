@@ -64,10 +64,51 @@ pub(super) fn judge_baselines(
             baselines.insert(suite, baseline);
         }
     }
-    if !options.update_baseline {
+    if options.check_baseline {
+        check_exact(&baselines, outcome);
+    } else if !options.update_baseline {
         judge(&config.metrics, &baselines, outcome);
     }
     Ok(())
+}
+
+/// `--check-baseline`: runs are deterministic, so a baseline run's means must equal the
+/// committed baseline's, metric by metric (up to a JSON round trip); any difference, a
+/// missing baseline, policy or metric fails its case, naming what moved and the command that
+/// re-makes the baselines.
+fn check_exact(baselines: &BTreeMap<String, Baseline>, outcome: &mut NightlyOutcome) {
+    const REMAKE: &str = "if the change is meant to move it, re-make the baselines in the same \
+                          commit (cargo xtask nightly --update-baseline) and say why";
+    for suite in scenario_suites(outcome) {
+        let baseline = baselines.get(&suite);
+        for group in outcome.groups.iter_mut().filter(|g| g.suite == suite) {
+            let base = baseline.and_then(|baseline| baseline.policies.get(&group.case));
+            let moved = match (baseline, base) {
+                (None, _) => vec![format!("no baseline file for scenario {suite}")],
+                (Some(_), None) => vec![format!("the baseline has no policy {}", group.case)],
+                (Some(baseline), Some(base)) => {
+                    let mut moved = super::baseline::moved_metrics(base, &group.means);
+                    if baseline.seeds != group.seeds {
+                        moved.insert(
+                            0,
+                            format!(
+                                "baseline made from {} seeds, this run {}",
+                                baseline.seeds, group.seeds
+                            ),
+                        );
+                    }
+                    moved
+                }
+            };
+            if !moved.is_empty() {
+                group.expectation = Some(format!(
+                    "baseline moved ({suite}, {}): {}; {REMAKE}",
+                    group.case,
+                    moved.join("; ")
+                ));
+            }
+        }
+    }
 }
 
 /// Compare every scenario group's means with its suite's baseline (suite → baseline; a

@@ -1,5 +1,6 @@
 //! Unit tests of the nightly's pieces: JUnit XML, baselines, regression entries.
 
+use super::baseline::moved_metrics;
 use super::{Baseline, Case, Suite, Tolerance, Worse, compare, junit_xml, regressions};
 use std::collections::BTreeMap;
 use std::fs;
@@ -149,4 +150,35 @@ fn regression_entries_are_read_leniently_and_bad_ones_become_warnings() {
     let (entries, warnings) = regressions::load(&dir);
     assert!(entries.is_empty());
     assert!(warnings[0].contains("skipped"), "{warnings:?}");
+}
+
+#[test]
+fn moved_metrics_names_every_difference_both_ways_but_not_wall_clock_ones() {
+    let base: BTreeMap<String, f64> = [
+        ("wait_s_p95".to_owned(), 30.0),
+        ("pods_created".to_owned(), 40.0),
+        ("events".to_owned(), 1000.0),
+        ("wall_s".to_owned(), 1.0),
+    ]
+    .into_iter()
+    .collect();
+    let mut now = base.clone();
+    assert!(moved_metrics(&base, &now).is_empty());
+    now.insert("wall_s".to_owned(), 9.0);
+    assert!(
+        moved_metrics(&base, &now).is_empty(),
+        "wall clock is no metric"
+    );
+    now.insert("wait_s_p95".to_owned(), 29.5);
+    now.remove("events");
+    now.insert("reuse_ratio".to_owned(), 0.5);
+    let moved = moved_metrics(&base, &now);
+    assert_eq!(
+        moved,
+        vec![
+            "events: in the baseline, not measured now".to_owned(),
+            "reuse_ratio: measured now, not in the baseline".to_owned(),
+            "wait_s_p95: baseline 30, now 29.5".to_owned(),
+        ]
+    );
 }

@@ -326,3 +326,40 @@ fn sigint_during_a_sweep_keeps_the_rows_of_the_seeds_done() {
         assert_eq!(same, Some(line), "seed {seed}");
     }
 }
+
+/// The nightly hunts the designs this project proposes with `--fail-on-find`: a find there is
+/// a defect, so the hunt fails (exit 1), after shrinking and reporting it like any other.
+#[test]
+fn a_find_in_our_own_design_fails_the_hunt_with_fail_on_find() {
+    let dir = fresh_dir("hunt-own-find");
+    let strict = dir.join("strict.toml");
+    std::fs::write(&strict, common::tiny_scenario_toml("strict", "1s")).expect("write");
+    let args = |fail: bool| {
+        let mut args = vec![
+            "hunt",
+            strict.to_str().expect("utf-8"),
+            "--out",
+            "hunt",
+            "--targets",
+            "safe",
+            "--budget",
+            "5s",
+            "--uniform",
+            "--shrink-time",
+            "2s",
+        ];
+        if fail {
+            args.push("--fail-on-find");
+        }
+        args
+    };
+    let output = elasticsim(&dir, &args(false));
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let output = elasticsim(&dir, &args(true));
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let json = hunt_json(&dir.join("hunt"));
+    let row = &json["targets"][0];
+    assert_eq!(row["target"], "safe");
+    assert_eq!(row["killed"], true, "{json}");
+    assert!(row["repro"].is_string(), "{json}");
+}

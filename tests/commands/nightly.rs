@@ -166,6 +166,55 @@ fn a_better_baseline_fails_the_nightly_naming_the_metric_until_the_baseline_is_u
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
 }
 
+/// `.ci/run` re-runs the baseline seeds: a fresh baseline passes; any metric that moves, in
+/// either direction, by however little, fails (exit 1) naming it and the command that
+/// re-makes the baselines; a scenario `baselines` does not list keeps none.
+#[test]
+fn check_baseline_requires_every_metric_exactly_until_the_baselines_are_re_made() {
+    let folder = Folder::new("check");
+    fs::write(
+        folder.path("scenarios/other.toml"),
+        common::tiny_scenario_toml("other", "5m"),
+    )
+    .expect("writable");
+    let config = NIGHTLY_TOML.replace(
+        "baseline_seeds = 2",
+        "baseline_seeds = 2\nbaselines = [\"calm\"]",
+    );
+    fs::write(folder.path("scenarios/nightly.toml"), config).expect("writable");
+    let output = folder.nightly(&["--update-baseline"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(folder.path("baselines/calm.json").is_file());
+    assert!(
+        !folder.path("baselines/other.json").exists(),
+        "other keeps no baseline"
+    );
+    let output = folder.nightly(&["--check-baseline"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let baseline = folder.path("baselines/calm.json");
+    let text_of = |path: &Path| fs::read_to_string(path).expect("the baseline was written");
+    let value: serde_json::Value = serde_json::from_str(&text_of(&baseline)).expect("JSON");
+    let pending = value["policies"]["safe"]["pods_created"]
+        .as_f64()
+        .expect("pods_created is measured");
+    // Better or worse, a moved metric fails.
+    set_metric(&baseline, "safe", "pods_created", pending + 0.001);
+    let output = folder.nightly(&["--check-baseline"]);
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{printed}");
+    assert!(
+        printed.contains("baseline moved (calm, safe): pods_created: baseline")
+            && printed.contains("cargo xtask nightly --update-baseline"),
+        "{printed}"
+    );
+    let output = folder.nightly(&["--update-baseline"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let output = folder.nightly(&["--check-baseline"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let output = folder.nightly(&["--check-baseline", "--update-baseline"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+}
+
 /// Leader election only: the leader crashes once, a follower takes over.
 const LEADER_TOML: &str = r#"
 name = "lead"
@@ -266,6 +315,11 @@ fn the_ci_workflows_parse_as_yaml_and_run_the_expected_commands() {
         .filter_map(|step| step["run"].as_str())
         .collect();
     assert!(runs.contains(&"cargo xtask nightly"), "{runs:?}");
+    assert!(
+        runs.iter()
+            .any(|run| run.starts_with("cargo xtask hunt --targets safe,fixed")),
+        "the nightly hunts our own designs: {runs:?}"
+    );
     let uses: Vec<&str> = steps
         .iter()
         .filter_map(|step| step["uses"].as_str())

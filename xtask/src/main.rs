@@ -32,10 +32,11 @@ with the `live` feature):
   compare FILE --policies upstream,pr355,safe --seeds N
   review [FILE...] --candidate P [--base upstream] [--seeds 50] [--reuse on|off|both] [--out DIR]
   shrink FILE --seed N [--time 60s]
-  hunt [FILE...] [--targets pr355,agentk-v1,agentk-v2,agentk-head,safe-ablations,fixed-ablations]
+  hunt [FILE...] [--targets pr355,agentk-v1,agentk-v2,agentk-head,safe-ablations,fixed-ablations,
+                 safe,fixed] [--fail-on-find]
        [--budget 60s] [--guided | --uniform] [--master-seed N] [--out DIR]
   ablations   (the names sim/compare/shrink take with --ablate NAME[,NAME...])
-  nightly [--seeds N] [--update-baseline]
+  nightly [--seeds N] [--update-baseline | --check-baseline]
       (sim --seeds, compare, review and nightly take --shard K/N or auto/N: shard K of N, from 0)
   merge DIR... [--out DIR]   (joins the shard folders of one --shard run)
   bench [--quick] [--out DIR]   (runs elasticsim-bench, `bench-lto` profile; writes

@@ -55,6 +55,8 @@ impl Safe {
             })
             .expect("the verdict found the pod");
         self.view.served_jobs.insert(job_id);
+        let key = super::job_key(&request.job_identifier);
+        self.assigned_jobs.insert(key, (name.to_owned(), job_id));
         let set = StringMap::from([(annotation::ASSIGNED_JOB_ID.to_owned(), job_id.to_string())]);
         let remove = [
             annotation::IDLE_SINCE_MS,
@@ -158,8 +160,36 @@ impl Safe {
         let reuse =
             ClusterProfile::from_properties(&request.cluster_profile_properties).enable_agent_reuse;
         self.view.served_jobs.insert(job_id);
+        let key = super::job_key(&request.job_identifier);
+        if self
+            .assigned_jobs
+            .get(&key)
+            .is_some_and(|(_, job)| *job == job_id)
+        {
+            self.assigned_jobs.remove(&key);
+        }
+        // A completion for an earlier job of a pod that runs another job of ours now (it
+        // came after the next assignment) says nothing about the pod: it is not idle.
+        let running = self
+            .view
+            .pods
+            .get(&name)
+            .and_then(|record| record.running_job);
+        if let Some(running) = running.filter(|&running| running != job_id) {
+            let text = format!(
+                "job {job_id} completed on pod {name}, which runs job {running} now: \
+                 nothing changes"
+            );
+            out.decide(Some(job_id), Some(&name), DecisionCode::CompleteStale, text);
+            out.finished.push(id);
+            return;
+        }
         // A pod not listed yet (right after a restart) is kept when reuse is on: the next
-        // list shows whether it is healthy, and the reapers handle it if it is not.
+        // list shows whether it is healthy, and the reapers handle it if it is not; its
+        // idle start waits for that list (`View::early_idle`).
+        if reuse && !self.view.pods.contains_key(&name) {
+            self.view.early_idle.insert(name.clone(), now_ms);
+        }
         let reusable = reuse
             && self
                 .view
@@ -332,6 +362,60 @@ impl Safe {
         };
         let pod = name.to_owned();
         self.issue(request, Pending::Annotate { pod }, out);
+    }
+
+    /// A create-agent for another instance of a job a pod of ours was given: the server
+    /// rescheduled that job (its agent lost contact past the hung-job check), so the pod runs
+    /// it no more and a lost agent's pod may be reaped (`dead_reason` in `ping.rs`).
+    pub(super) fn release_rescheduled(&mut self, job: &crate::allocator::JobIdentifier) {
+        let key = super::job_key(job);
+        let Some((pod, old_job)) = self.assigned_jobs.get(&key).cloned() else {
+            return;
+        };
+        if old_job == job.job_id {
+            return;
+        }
+        self.assigned_jobs.remove(&key);
+        self.view.pods.update(&pod, |record| {
+            if record.running_job == Some(old_job) {
+                record.running_job = None;
+            }
+        });
+    }
+
+    /// A write to a pod failed: if the pod runs a job of this process and still carries an
+    /// idle-since, the removal is owed until a write lands (`retry_lost_writes`).
+    pub(super) fn note_unremoved_idle_since(&mut self, name: &str) {
+        let stale = (self.view.pods.get(name))
+            .is_some_and(|record| record.running_job.is_some() && record.carries_idle_since());
+        if stale {
+            self.unremoved_idle_since.insert(name.to_owned());
+        }
+    }
+
+    /// Retry the writes an API fault lost, at every request (create-agent, server-ping,
+    /// job-completion): an idle-since held but not written (a completion's write failed),
+    /// and the removal of an idle-since from a pod given a job (the assignment's write
+    /// failed). Either left alone until a server restart makes the restarted process read
+    /// an older idle period's start and reap the pod early (rule 3); retried at once, only
+    /// a restart with no request with the API reachable since the lost write can
+    /// (`docs/invariants.md`, the lost-writes budget).
+    pub(super) fn retry_lost_writes(&mut self, out: &mut Outbox) {
+        if !self.ablated(Ablation::IdleTimeout) {
+            self.write_unwritten_idle_since(out);
+        }
+        if self.unremoved_idle_since.is_empty() {
+            return;
+        }
+        let owed = std::mem::take(&mut self.unremoved_idle_since);
+        for name in owed {
+            let stale = (self.view.pods.get(&name))
+                .is_some_and(|record| record.running_job.is_some() && record.carries_idle_since());
+            if stale {
+                self.unremoved_idle_since.insert(name.clone());
+                self.remove_stale_idle_since(&name, out);
+            }
+        }
     }
 
     fn finish_completion(&mut self, id: RequestId, out: &mut Outbox) {

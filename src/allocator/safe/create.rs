@@ -23,6 +23,7 @@ impl Safe {
         out: &mut Outbox,
     ) {
         let job_id = request.job_identifier.job_id;
+        self.release_rescheduled(&request.job_identifier);
         self.view.requested_jobs.insert(job_id);
         self.turns.asking(job_id);
         if self.view.served_jobs.contains(&job_id) {
@@ -512,14 +513,36 @@ impl Safe {
         if self.ablated(Ablation::Limits) {
             return None;
         }
+        // The older job's pod must fit its own limits: its plan may carry a lower
+        // pending_pods_count than the request that found the room (a job rescheduled as
+        // hung keeps the plan of its first instance, from before a cluster profile edit;
+        // explore/elastic seed 396).
+        let counts = self.limit_counts();
         let served = &self.view.served_jobs;
         let job_id = task.request.job_identifier.job_id;
         self.turns.take_ahead_of(
             job_id,
             now_ms,
             |job| served.contains(&job),
-            |waiting| waiting.config_hash == task.config_hash,
+            |waiting| {
+                waiting.config_hash == task.config_hash
+                    && limit_refusal_at(counts, waiting).is_none()
+            },
         )
+    }
+
+    /// What rule 9's limits count now: pods not Running yet (every pod when ablated), and
+    /// all pods.
+    fn limit_counts(&self) -> LimitCounts {
+        let pending = if self.ablated(Ablation::Limits) {
+            self.view.pods.len()
+        } else {
+            self.view.pods_not_running_count()
+        };
+        LimitCounts {
+            pending,
+            pods: self.view.pods.len(),
+        }
     }
 
     /// Rule 9: why a limit says no pod for `task`'s job now, if one does. pending_pods_count
@@ -527,26 +550,7 @@ impl Safe {
     /// concurrency at 10 running agents, and Running pods (idle or building) never block a
     /// create; the optional max_pods limits all pods.
     fn limit_refusal(&self, task: &CreateTask) -> Option<(DecisionCode, String)> {
-        let (job_id, settings) = (task.request.job_identifier.job_id, &task.settings);
-        let pending_count = if self.ablated(Ablation::Limits) {
-            self.view.pods.len()
-        } else {
-            self.view.pods_not_running_count()
-        };
-        if pending_count >= settings.pending_pods_count as usize {
-            let text = format!(
-                "{pending_count} pods are not Running yet (limit {}): no pod for job {job_id} now",
-                settings.pending_pods_count
-            );
-            return Some((DecisionCode::SkipLimit, text));
-        }
-        let pods_count = self.view.pods.len();
-        let pods_max = settings
-            .max_pods
-            .filter(|max| pods_count >= *max as usize)?;
-        let text =
-            format!("{pods_count} pods exist (max_pods {pods_max}): no pod for job {job_id} now");
-        Some((DecisionCode::SkipMaxPods, text))
+        limit_refusal_at(self.limit_counts(), task)
     }
 
     /// Create a pod for the job unless a limit says no (rule 9).
@@ -681,4 +685,31 @@ impl Safe {
             self.claim_next_or_create(now_ms, id, out);
         }
     }
+}
+
+/// The pod counts rule 9's limits compare with.
+#[derive(Clone, Copy, Debug)]
+struct LimitCounts {
+    pending: usize,
+    pods: usize,
+}
+
+/// Why a limit says no pod for `task`'s job under `counts`, if one does (rule 9).
+fn limit_refusal_at(counts: LimitCounts, task: &CreateTask) -> Option<(DecisionCode, String)> {
+    let (job_id, settings) = (task.request.job_identifier.job_id, &task.settings);
+    let pending_count = counts.pending;
+    if pending_count >= settings.pending_pods_count as usize {
+        let text = format!(
+            "{pending_count} pods are not Running yet (limit {}): no pod for job {job_id} now",
+            settings.pending_pods_count
+        );
+        return Some((DecisionCode::SkipLimit, text));
+    }
+    let pods_count = counts.pods;
+    let pods_max = settings
+        .max_pods
+        .filter(|max| pods_count >= *max as usize)?;
+    let text =
+        format!("{pods_count} pods exist (max_pods {pods_max}): no pod for job {job_id} now");
+    Some((DecisionCode::SkipMaxPods, text))
 }

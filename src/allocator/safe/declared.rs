@@ -93,6 +93,11 @@ const ASSIGN_CODES: &[DeclaredCode] = &[
         "the job finished: disable the agent, delete its pod and the agent",
     ),
     code(
+        DecisionCode::CompleteStale,
+        RequestKind::JobCompletion,
+        "an earlier job of a pod that runs another job now finished: nothing changes",
+    ),
+    code(
         DecisionCode::DeleteFailed,
         RequestKind::Step,
         "a pod delete failed",

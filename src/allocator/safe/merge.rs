@@ -55,6 +55,7 @@ impl View {
             self.pods.records() == expected,
             "the incremental merge left the view unlike the naive merge"
         );
+        self.apply_early_idle();
     }
 
     /// The naive merge, for tests that compare the two.

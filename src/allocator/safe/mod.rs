@@ -151,6 +151,15 @@ pub(crate) struct Safe {
     config_hashes: ConfigHashMemo,
     /// The jobs the pending limit turned away, who go first when room frees (rule 9).
     turns: turns::Turns<CreateTask>,
+    /// Pods given a job whose write removing their idle-since failed: retried at every
+    /// request until the pod no longer carries it (`assign.rs`), or a restarted process
+    /// would read that idle start while the job runs, or after it.
+    unremoved_idle_since: BTreeSet<String>,
+    /// Each job (by its name, [`job_key`]) should-assign-work gave a pod, with the pod and
+    /// the job instance: a create-agent for another instance of the same job means the server
+    /// rescheduled it (hung: its agent lost contact), so the assignment is over
+    /// (`release_rescheduled` in `assign.rs`).
+    assigned_jobs: BTreeMap<String, (String, u64)>,
     /// Rules switched off (`SAFE_ABLATIONS`); empty in every ordinary run.
     ablations: crate::ablation::Ablations,
 }
@@ -171,6 +180,8 @@ impl Safe {
             completions: BTreeMap::new(),
             config_hashes: ConfigHashMemo::default(),
             turns: turns::Turns::default(),
+            unremoved_idle_since: BTreeSet::new(),
+            assigned_jobs: BTreeMap::new(),
             ablations: crate::ablation::Ablations::none(),
         }
     }
@@ -271,6 +282,7 @@ impl Allocator for Safe {
         out: &mut Outbox,
     ) {
         self.note_time(now_ms);
+        self.retry_lost_writes(out);
         match request {
             PluginRequest::JobCompletion(request) => {
                 self.start_completion(now_ms, id, request, server, out);
@@ -326,6 +338,15 @@ impl Allocator for Safe {
         self.note_time(now_ms);
         self.assign_work(now_ms, request, out)
     }
+}
+
+/// A job's name without its instance id: a rescheduled job keeps it (`JobIdentifier` in
+/// GoCD's `BuildAssignmentService` names pipeline, counters, stage and job).
+fn job_key(job: &super::JobIdentifier) -> String {
+    format!(
+        "{}/{}/{}/{}/{}",
+        job.pipeline_name, job.pipeline_counter, job.stage_name, job.stage_counter, job.job_name
+    )
 }
 
 /// A reply whose shape does not match its request is a bug in whoever answers calls.

@@ -92,7 +92,13 @@ impl Safe {
     /// job-completion's write failed, or an assignment ended without one. Otherwise a
     /// restarted process reads an older idle period's annotation and reaps the pod early.
     /// Pods with an annotation write in flight wait for its answer.
-    fn write_unwritten_idle_since(&mut self, out: &mut Outbox) {
+    pub(super) fn write_unwritten_idle_since(&mut self, out: &mut Outbox) {
+        let unwritten: Vec<(String, u64)> = (self.view.pods.unwritten_idle_since())
+            .map(|(name, idle_since_ms)| (name.clone(), idle_since_ms))
+            .collect();
+        if unwritten.is_empty() {
+            return;
+        }
         let in_flight: BTreeSet<&str> = self
             .calls
             .values()
@@ -103,9 +109,8 @@ impl Safe {
                 _ => None,
             })
             .collect();
-        let unwritten: Vec<(String, u64)> = (self.view.pods.unwritten_idle_since())
+        let unwritten: Vec<(String, u64)> = (unwritten.into_iter())
             .filter(|(name, _)| !in_flight.contains(name.as_str()))
-            .map(|(name, idle_since_ms)| (name.clone(), idle_since_ms))
             .collect();
         for (name, idle_since_ms) in unwritten {
             self.write_idle_since(&name, idle_since_ms, out);
@@ -231,6 +236,11 @@ impl Safe {
                 DecisionCode::ReapDisabled,
                 format!("agent {name} is disabled at the server"),
             )),
+            // A lost agent may have finished its build and be unable to report it: its pod
+            // stays until the server reschedules the job (`release_rescheduled`) or the pod
+            // dies (explore/elastic seed 317: the pod of a finished, unreported build reaped
+            // 20 s before the hung-job check would have rescheduled it).
+            (_, AgentState::LostContact) if record.running_job.is_some() => None,
             (_, AgentState::LostContact) => Some((
                 DecisionCode::ReapLost,
                 format!("agent {name} lost contact with the server"),
@@ -441,8 +451,9 @@ impl Safe {
             }
             Ok(other) => unexpected_reply(&other, "a pod annotation"),
             Err(KubeError::NotFound) => self.view.forget(name),
-            // The in-memory value stands; the next ping writes it again if it is missing.
-            Err(_) => {}
+            // The in-memory value stands; the next request writes it again if it is missing
+            // (`retry_lost_writes`), and removes an idle-since the pod's job made stale.
+            Err(_) => self.note_unremoved_idle_since(name),
         }
     }
 }

@@ -380,55 +380,6 @@ fn annotated_idle_since(driver: &Driver, pod: &str) -> Option<String> {
 }
 
 #[test]
-fn an_idle_since_whose_write_failed_is_written_at_the_next_ping_and_a_restart_reads_it() {
-    // Found by the explore swarm (seed 20 of scenarios/explore/elastic.toml): both writes
-    // of a job's turn failed in an API outage, so the pod kept the idle-since of its earlier
-    // idle period, and a process restarted later reaped it minutes early.
-    let mut driver = with_reuse();
-    let pod = driver.idle_pod_after_job(1, None);
-    assert_eq!(annotated_idle_since(&driver, &pod).as_deref(), Some("0"));
-    driver.now_ms = 4 * MINUTE_MS;
-    assert!(driver.should_assign(&pod, 2));
-    let removal = driver.answer_next_with(Err(KubeError::Timeout));
-    assert!(
-        matches!(removal, KubeRequest::AnnotatePod { .. }),
-        "{removal:?}"
-    );
-    driver.now_ms = 10 * MINUTE_MS;
-    driver.complete(&pod, 2);
-    let write = driver.answer_next_with(Err(KubeError::ServerError));
-    assert!(
-        matches!(write, KubeRequest::AnnotatePod { .. }),
-        "{write:?}"
-    );
-    driver.settle();
-    assert_eq!(
-        annotated_idle_since(&driver, &pod).as_deref(),
-        Some("0"),
-        "stale"
-    );
-
-    driver.now_ms = 11 * MINUTE_MS;
-    driver.ping();
-    driver.settle();
-    assert_eq!(
-        annotated_idle_since(&driver, &pod).as_deref(),
-        Some("600000"),
-        "the ping writes the idle-since of the job that ended at 10 min"
-    );
-    driver.now_ms = 12 * MINUTE_MS;
-    driver.restart_with(Safe::new(2));
-    driver.now_ms = 14 * MINUTE_MS;
-    driver.ping();
-    driver.settle();
-    assert!(!driver.kube.deleted(&pod), "idle 4 of 5 minutes: kept");
-    driver.now_ms = 15 * MINUTE_MS;
-    driver.ping();
-    driver.settle();
-    assert!(driver.kube.deleted(&pod), "idle 5 minutes: reaped");
-}
-
-#[test]
 fn a_pod_in_environment_a_is_never_counted_for_a_job_in_environment_b() {
     let mut driver = with_reuse();
     let pod = driver.idle_pod_after_job(1, Some("a"));
@@ -994,5 +945,7 @@ fn an_idle_since_landing_after_the_assignment_removed_it_is_removed_again() {
 }
 
 mod ablation;
+mod lost_agents_and_limits;
+mod lost_writes;
 mod merge;
 mod pod_table;

@@ -8,7 +8,7 @@ use super::super::settings::ClusterProfile;
 use super::merge::MergeBase;
 use super::pod_table::PodTable;
 use crate::resources::{Pod, PodPhase};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Annotation keys `safe` writes on its pods (besides the config hash).
@@ -157,6 +157,10 @@ pub(crate) struct View {
     /// waiting job after a restart): a claim for a job served before the restart would
     /// otherwise pin an idle pod until the claim's deadline.
     pub(crate) requested_jobs: BTreeSet<u64>,
+    /// Idle starts of job-completions for pods not in the view yet (right after a restart,
+    /// before a list succeeded): applied when the next list shows the pod, or the pod would
+    /// keep the idle start of an earlier idle period that its annotation may still carry.
+    pub(crate) early_idle: BTreeMap<String, u64>,
     /// The last list merged, and the pods taken in or dropped outside a merge since: what
     /// an incremental merge compares the next list with (`merge.rs`).
     pub(super) merged: MergeBase,
@@ -175,6 +179,21 @@ impl View {
             return;
         }
         self.pods.take_in(pod);
+    }
+
+    /// Give listed pods the idle starts of job-completions that came before they were listed
+    /// (`early_idle`); a pod a list does not show is gone, and its idle start with it.
+    pub(crate) fn apply_early_idle(&mut self) {
+        if self.early_idle.is_empty() {
+            return;
+        }
+        for (name, idle_since_ms) in std::mem::take(&mut self.early_idle) {
+            self.pods.update(&name, |record| {
+                if record.running_job.is_none() && record.idle_since_overlay.is_none() {
+                    record.idle_since_overlay = Some(idle_since_ms);
+                }
+            });
+        }
     }
 
     /// The server's agents for one decision, as listed now; the index of pods a decision

@@ -331,10 +331,17 @@ fn a_delete_before_even_the_earlier_idle_period_ran_out_fails() {
     assert!(!early[0].expected, "{:?}", early[0]);
 }
 
+fn request_done() -> Record {
+    Record::PluginRequestDone { request: 9 }
+}
+
 #[test]
-fn an_outage_that_ends_before_the_crash_leaves_no_excuse() {
-    // The plugin reaches the API from 44 s: it can write the idle start of 40 s.
+fn an_outage_that_ends_before_a_request_before_the_crash_leaves_no_excuse() {
+    // The plugin reaches the API from 44 s and finishes a request at 44.5 s: it can write
+    // the idle start of 40 s.
     let mut records = assigned_and_freed_inside_an_outage(44_000);
+    records.push((44_500, request_done()));
+    records.sort_by_key(|(t_ms, _)| *t_ms);
     records.push((60_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 200_000);
     let early = of(&violations, "idle-timeout");
@@ -358,4 +365,119 @@ fn an_assignment_before_the_outage_leaves_no_excuse() {
     let early = of(&violations, "idle-timeout");
     assert_eq!(early.len(), 1);
     assert!(!early[0].expected, "{:?}", early[0]);
+}
+
+/// Issue 48: the assignment's write is lost in a first outage, a second one starts 3.7 s
+/// after the first ended with no plugin request between them, and the job ends and the server
+/// crashes inside the second: the plugin never had the chance to repair the pod, so the
+/// restarted plugin's delete IDLE after the earlier idle start is inside the budget.
+fn two_outages_with_the_crash_in_the_second(request_between: bool) -> Vec<(u64, Record)> {
+    let mut records = idle_from_eight_seconds("pod-a");
+    let start = |index| Record::FaultStarted {
+        index,
+        fault: "api_outage".to_owned(),
+        target: "error".to_owned(),
+    };
+    let end = |index| Record::FaultEnded {
+        index,
+        fault: "api_outage".to_owned(),
+    };
+    let mut rest = vec![
+        (20_000, start(0)),
+        (30_000, assigned(2, "pod-a", "H")),
+        (32_000, end(0)),
+        (35_700, start(1)),
+        (40_000, completed(2, "pod-a")),
+        (45_000, Record::ServerStopped),
+        (55_000, Record::ServerStarted),
+        (59_000, end(1)),
+        (60_000, deleted("pod-a", Actor::Allocator)),
+    ];
+    if request_between {
+        rest.push((33_000, request_done()));
+    }
+    // A request inside an outage repairs nothing.
+    rest.push((38_000, request_done()));
+    rest.sort_by_key(|(t_ms, _)| *t_ms);
+    records.extend(rest);
+    records
+}
+
+#[test]
+fn two_outages_with_no_plugin_request_between_them_stay_inside_the_lost_writes_budget() {
+    let records = two_outages_with_the_crash_in_the_second(false);
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let early = of(&violations, "idle-timeout");
+    assert_eq!(early.len(), 1);
+    assert!(early[0].expected, "{:?}", early[0]);
+}
+
+#[test]
+fn a_plugin_request_with_the_api_reachable_between_the_outages_leaves_no_excuse() {
+    let records = two_outages_with_the_crash_in_the_second(true);
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let early = of(&violations, "idle-timeout");
+    assert_eq!(early.len(), 1);
+    assert!(!early[0].expected, "{:?}", early[0]);
+}
+
+fn scheduled_on(pod: &str, node: &str) -> Record {
+    Record::PodScheduled {
+        pod: pod.to_owned(),
+        node: node.to_owned(),
+    }
+}
+
+/// explore/elastic seeds 231, 343, 1011, 1405, 1715, 1743, 1795, 1837 under `safe`: an idle
+/// pod on a node lost after it became idle has no container and is kept until eviction.
+#[test]
+fn an_idle_pod_on_a_lost_node_owes_no_idle_deadline_and_may_go_early() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.insert(2, (1_500, scheduled_on("pod-a", "node-1")));
+    records.push((
+        9_000,
+        Record::NodeLost {
+            node: "node-1".to_owned(),
+        },
+    ));
+    let mut kept = records.clone();
+    kept.push((90_000, Record::Sample));
+    let violations = run(&reuse_bounds(), &kept, 100_000);
+    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    records.push((10_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &records, 100_000);
+    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    // Another node's loss changes nothing.
+    let mut other = idle_from_eight_seconds("pod-a");
+    other.insert(2, (1_500, scheduled_on("pod-a", "node-1")));
+    other.push((
+        9_000,
+        Record::NodeLost {
+            node: "node-2".to_owned(),
+        },
+    ));
+    other.push((90_000, Record::Sample));
+    let violations = run(&reuse_bounds(), &other, 100_000);
+    assert_eq!(of(&violations, "idle-timeout").len(), 1);
+}
+
+/// explore/elastic seed 10426 under `safe`: the restarted plugin first saw an idle pod at a
+/// list 10 s after the restart and started its clock then; the ping IDLE after that came
+/// 0.1 s short of it, so the pod went one PING later. The restarted plugin gets a PING to see
+/// the pod before its IDLE + PING runs.
+#[test]
+fn the_restarted_plugin_gets_a_ping_to_see_an_idle_pod_before_its_idle_window_runs() {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.push((20_000, Record::ServerStopped));
+    records.push((30_000, Record::ServerStarted));
+    let mut kept = records.clone();
+    // Restart 30 s + PING 10 s + IDLE 50 s + PING 10 s = 100 s.
+    kept.push((95_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &kept, 200_000);
+    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    records.push((150_000, Record::Sample));
+    let violations = run(&reuse_bounds(), &records, 200_000);
+    let late = of(&violations, "idle-timeout");
+    assert_eq!(late.len(), 1, "{violations:?}");
+    assert_eq!(late[0].at_ms, 100_000);
 }
