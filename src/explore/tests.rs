@@ -40,6 +40,7 @@ fn row(seed: u64, violated: &[(&'static str, Kind)], waits_ms: &[u64]) -> SeedRo
         reproduce: format!("cargo xtask sim x.toml --seed {seed}"),
         variant: None,
         failover_ms: Vec::new(),
+        hazards: Vec::new(),
     }
 }
 
