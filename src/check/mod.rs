@@ -8,7 +8,7 @@
 mod leader;
 
 pub use leader::{
-    Hazard, LeaderBounds, defect_count_text, hazard_lines, hazard_of, leader_monitors,
+    Hazard, LeaderBounds, build_of, defect_count_text, hazard_lines, hazard_of, leader_monitors,
 };
 
 use crate::trace::Record;

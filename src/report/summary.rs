@@ -196,8 +196,8 @@ fn write_leader_markdown(out: &mut String, info: &RunInfo) {
     let Some(variant) = info.variant.as_deref() else {
         return;
     };
-    if let Some(variant) = crate::leader::Variant::from_name(variant) {
-        let _ = writeln!(out, "Build: {}\n", variant.build());
+    if let Some(build) = crate::check::build_of(variant) {
+        let _ = writeln!(out, "Build: {}\n", build);
     }
     if info.violations.is_empty() {
         return;

@@ -157,8 +157,8 @@ fn build_and_defect_lines(out: &mut String, info: &RunInfo) {
     let Some(variant) = info.variant.as_deref() else {
         return;
     };
-    if let Some(variant) = crate::leader::Variant::from_name(variant) {
-        let _ = writeln!(out, "  build        {}", variant.build());
+    if let Some(build) = crate::check::build_of(variant) {
+        let _ = writeln!(out, "  build        {}", build);
     }
     if info.violations.is_empty() {
         return;

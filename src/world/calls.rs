@@ -12,9 +12,9 @@
 //! it is delivered after the heal if the client is still waiting; once the client's timeout
 //! passed, it closed the stream and the stalled request is never served. The plugin's calls
 //! (an elastic link) keep the simpler model: a request dropped by a partition is lost, as is
-//! an answer (`docs/fidelity.md`, "Not modelled"). An API outage in `hang` mode holds the requests that reach the
-//! server until it ends or the server's own request timeout (`[kube] request_timeout`,
-//! kube-apiserver `--request-timeout`, 60 s) answers 504.
+//! an answer (`docs/fidelity.md`, "Not modelled"). An API outage in `hang` mode holds the
+//! requests that reach the server until it ends or the server's own request timeout
+//! (`[kube] request_timeout`, kube-apiserver `--request-timeout`, 60 s) answers 504.
 
 use super::Sink;
 use super::build::{Client, PendingCall, World, groups};

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 
 /// `lease-cas`: every accepted write carried the current resourceVersion (or created an
 /// absent Lease); `leaseTransitions` grows by one exactly when the holder changes to a new
-/// non-empty holder, and stays put otherwise; a replica releases only a Lease that names it. Third-party writes are unconditional by nature
-/// and only reset what the monitor knows.
+/// non-empty holder, and stays put otherwise; a replica releases only a Lease that names it.
+/// Third-party writes are unconditional by nature and only reset what the monitor knows.
 pub(super) struct LeaseCas {
     view: SharedView,
     /// The broken rule `before` found in the record being observed.
