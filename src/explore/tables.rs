@@ -298,6 +298,9 @@ pub fn sweep_markdown(title: &str, summary: &SweepSummary, rows: &[SeedRow]) -> 
     if let Some(line) = leader_line(rows) {
         let _ = writeln!(out, "{line}\n");
     }
+    for line in defect_lines(rows) {
+        let _ = writeln!(out, "{line}\n");
+    }
     if !summary.classes.is_empty() {
         let _ = writeln!(out, "| failure class | seeds |\n|---|---|");
         for (class, seeds) in &summary.classes {
