@@ -14,6 +14,7 @@
 //! * `leader/liveness.rs`: `failover-bound`, `runner-progress`.
 
 mod demand;
+mod hazard;
 mod liveness;
 mod safety;
 mod shared_view;
@@ -21,6 +22,8 @@ mod view;
 
 #[cfg(test)]
 mod tests;
+
+pub use hazard::{Hazard, build_of, defect_count_text, hazard_lines, hazard_of};
 
 use super::{Kind, Monitor, Violation};
 use crate::leader::Variant;
@@ -66,15 +69,20 @@ impl LeaderBounds {
         self.retry_period_ms * 22 / 10
     }
 
-    /// After a crash: LD + 2·2.2·RP, plus the round trips of the observing Get and the
-    /// taking Get and Update.
+    /// After a crash: LD + 2·2.2·RP, plus five round trips. client-go's jittered wait starts
+    /// when the previous attempt returns (`JitterUntil`, sliding), so each of the two gaps
+    /// comes after a Get's round trip: the Get in flight when the last write committed, and
+    /// the one in flight when the lease expires on the follower's clock; then the observing
+    /// Get, and the taking Get and Update. With round trips of milliseconds the two in-flight
+    /// Gets were lost in the slack; with seconds (`leader-slow-api`) they are not.
     fn failover_ms(&self) -> u64 {
-        self.lease_duration_ms + 2 * self.retry_gap_max_ms() + 3 * self.round_trip_ms()
+        self.lease_duration_ms + 2 * self.retry_gap_max_ms() + 5 * self.round_trip_ms()
     }
 
-    /// After a release reached the server: 2.2·RP plus a Get and an Update.
+    /// After a release reached the server: 2.2·RP plus the Get in flight when it committed,
+    /// then a Get and an Update.
     fn graceful_failover_ms(&self) -> u64 {
-        self.retry_gap_max_ms() + 2 * self.round_trip_ms()
+        self.retry_gap_max_ms() + 3 * self.round_trip_ms()
     }
 }
 
@@ -83,7 +91,7 @@ impl LeaderBounds {
 /// monitors that judge a record on the state it arrives in do so in `Monitor::before`, which
 /// the checker calls on them all before any observes it.
 pub fn leader_monitors(bounds: LeaderBounds) -> Vec<Box<dyn Monitor>> {
-    let shared = SharedView::new(LeaderView::default());
+    let shared = SharedView::new(LeaderView::with_bounds(bounds));
     monitors_on(bounds, || shared.handle())
 }
 
@@ -138,13 +146,27 @@ fn violation(
         .map(|replica| format!("replica:{replica}"))
         .chain(modules.iter().map(|module| format!("module:{module}")))
         .collect();
+    let hazard = hazard::attribute(id, view, replicas, &message);
     Violation {
         id,
         kind,
         at_ms: t_ms,
         objects,
-        message,
+        message: hazard::tagged(message, hazard),
         context: view.context(replicas),
         expected: false,
+    }
+}
+
+/// Label a violation expected (outside the fault budget) or not; an expected one needs no
+/// defect to explain it, so it names no hazard.
+fn set_expected(found: &mut Violation, expected: bool) {
+    found.expected = expected;
+    if expected && hazard_of(found).is_some() {
+        let tag = found
+            .message
+            .rfind(" [")
+            .expect("a hazard tag starts with ' ['");
+        found.message.truncate(tag);
     }
 }

@@ -7,7 +7,9 @@
 
 mod leader;
 
-pub use leader::{LeaderBounds, leader_monitors};
+pub use leader::{
+    Hazard, LeaderBounds, build_of, defect_count_text, hazard_lines, hazard_of, leader_monitors,
+};
 
 use crate::trace::Record;
 use serde::Serialize;

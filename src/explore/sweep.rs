@@ -64,6 +64,21 @@ impl<'de> Deserialize<'de> for ViolatedId {
     }
 }
 
+/// The hazards failing violations name, sorted by number, without repeats.
+fn hazard_names(violations: &[crate::check::Violation]) -> Vec<String> {
+    let mut hazards: Vec<crate::check::Hazard> = violations
+        .iter()
+        .filter(|violation| !violation.expected)
+        .filter_map(crate::check::hazard_of)
+        .collect();
+    hazards.sort_unstable();
+    hazards.dedup();
+    hazards
+        .iter()
+        .map(|hazard| hazard.name().to_string())
+        .collect()
+}
+
 /// What a sweep keeps of one seed's run: verdict, failing ids, fingerprint and metrics.
 /// Serialised exactly (floats as text) in `shard.json`, so merged tables equal unsharded ones.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -100,6 +115,10 @@ pub struct SeedRow {
     /// Every failover's duration, ascending (for pooled percentiles; empty without a leader).
     #[serde(default)]
     pub failover_ms: Vec<u64>,
+    /// A leader run's defects: the hazards its failing violations name (`H8`), sorted,
+    /// without repeats (`docs/policies.md`, "Hazards"); empty for a pass or an elastic run.
+    #[serde(default)]
+    pub hazards: Vec<String>,
 }
 
 impl SeedRow {
@@ -138,6 +157,7 @@ impl SeedRow {
             reproduce: info.reproduce.clone(),
             variant: info.variant.clone(),
             failover_ms: outcome.collector.failover_durations_ms(),
+            hazards: hazard_names(&info.violations),
         }
     }
 

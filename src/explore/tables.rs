@@ -187,6 +187,32 @@ fn leader_line(rows: &[SeedRow]) -> Option<String> {
     ))
 }
 
+/// A leader sweep's defects: `defects: one defect, H8 (20 seeds)` and, with more than one,
+/// each hazard's seed count; nothing when no failing seed names a hazard.
+pub(super) fn defect_lines(rows: &[SeedRow]) -> Vec<String> {
+    let mut seeds: BTreeMap<crate::check::Hazard, u64> = BTreeMap::new();
+    for row in rows {
+        for name in &row.hazards {
+            if let Some(hazard) = crate::check::Hazard::from_name(name) {
+                *seeds.entry(hazard).or_default() += 1;
+            }
+        }
+    }
+    let counted: Vec<String> = seeds
+        .iter()
+        .map(|(hazard, n)| format!("{} ({n} seeds)", hazard.name()))
+        .collect();
+    match counted.as_slice() {
+        [] => Vec::new(),
+        [one] => vec![format!("defects: one defect, {one}")],
+        many => vec![format!(
+            "defects: {} defects, {}",
+            many.len(),
+            many.join(", ")
+        )],
+    }
+}
+
 /// Every failover of every row, ascending.
 pub(super) fn pooled_failover_ms(rows: &[SeedRow]) -> Vec<u64> {
     let mut pooled: Vec<u64> = rows
@@ -209,6 +235,9 @@ pub fn sweep_table(summary: &SweepSummary, rows: &[SeedRow]) -> String {
         summary.failed()
     );
     if let Some(line) = leader_line(rows) {
+        let _ = writeln!(out, "  {line}");
+    }
+    for line in defect_lines(rows) {
         let _ = writeln!(out, "  {line}");
     }
     for (class, seeds) in &summary.classes {
@@ -267,6 +296,9 @@ pub fn sweep_markdown(title: &str, summary: &SweepSummary, rows: &[SeedRow]) -> 
         summary.failed()
     );
     if let Some(line) = leader_line(rows) {
+        let _ = writeln!(out, "{line}\n");
+    }
+    for line in defect_lines(rows) {
         let _ = writeln!(out, "{line}\n");
     }
     if !summary.classes.is_empty() {

@@ -40,6 +40,7 @@ fn row(seed: u64, violated: &[(&'static str, Kind)], waits_ms: &[u64]) -> SeedRo
         reproduce: format!("cargo xtask sim x.toml --seed {seed}"),
         variant: None,
         failover_ms: Vec::new(),
+        hazards: Vec::new(),
     }
 }
 
@@ -178,5 +179,38 @@ fn compare_pools_waits_over_all_seeds_and_averages_pod_costs_per_seed() {
     assert!(
         text.contains("pass_rate:job-wait-bound,0.5000,1.0000"),
         "{text}"
+    );
+}
+
+/// A leader sweep counts the seeds per hazard its failing seeds name, in both tables.
+#[test]
+fn a_leader_sweep_counts_its_defects_by_hazard() {
+    let rows: Vec<SeedRow> = (1..=3)
+        .map(|seed| {
+            let mut row = row(seed, &[("single-leader-acting", Kind::Always)], &[]);
+            row.variant = Some("agentk-head".to_owned());
+            row.hazards = if seed == 3 {
+                vec!["H3".to_owned(), "H8".to_owned()]
+            } else {
+                vec!["H8".to_owned()]
+            };
+            row
+        })
+        .collect();
+    let table = sweep_table(&SweepSummary::of(&rows), &rows);
+    assert!(
+        table.contains("defects: 2 defects, H3 (1 seeds), H8 (3 seeds)"),
+        "{table}"
+    );
+    let one = &rows[..2];
+    let table = sweep_table(&SweepSummary::of(one), one);
+    assert!(
+        table.contains("defects: one defect, H8 (2 seeds)"),
+        "{table}"
+    );
+    let markdown = super::tables::sweep_markdown("t", &SweepSummary::of(one), one);
+    assert!(
+        markdown.contains("defects: one defect, H8 (2 seeds)"),
+        "{markdown}"
     );
 }

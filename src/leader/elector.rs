@@ -78,6 +78,10 @@ pub struct ElectorSettings {
     /// Timeout of each acquire request: `None` as in client-go (only the Run's ctx), so a
     /// blackholed request wedges the candidate; the fixed runner bounds it.
     pub acquire_timeout_ms: Option<u64>,
+    /// client-go's `ReleaseOnCancel`: on leaving a term, write holder "" so a follower takes
+    /// over at its next try; without it the Lease expires one lease duration after the last
+    /// renewal.
+    pub release_on_cancel: bool,
     /// After a lost or cancelled term, emit [`ElectorEvent::LeadershipLost`] and release only
     /// once `Elector::acknowledge_modules_stopped` is called.
     pub release_after_acknowledgement: bool,
@@ -170,6 +174,9 @@ pub struct Elector {
     /// The running renew cycle's deadline.
     deadline: Option<TimerToken>,
     release_call: Option<CallId>,
+    /// With a release that reads first (v0.34+): the local time its one RD timeout ends;
+    /// the Get and the Update share it (`release()`'s single `timeoutCtx`).
+    release_deadline_ms: Option<u64>,
     /// The record as last read (client-go compares raw bytes: any field change counts).
     observed_raw: Option<LeaseSpec>,
     /// `observedRecord`: as last read or written by this elector.
@@ -191,6 +198,7 @@ impl Elector {
             wake: None,
             deadline: None,
             release_call: None,
+            release_deadline_ms: None,
             observed_raw: None,
             observed_record: None,
             observed_time_ms: 0,
@@ -380,19 +388,30 @@ impl Elector {
     /// `release()`: write holder "" and LDs 1 with the cached resourceVersion, if the observed
     /// record still names us; the Run returns when it is answered.
     fn release(&mut self, term: u64, cx: &mut Context, events: &mut Vec<ElectorEvent>) {
-        if !self.is_leader() {
+        // `if le.config.ReleaseOnCancel { le.release() }` (client-go `renew`).
+        if !self.settings.release_on_cancel {
             self.finish(Some(term), events);
             return;
         }
+        // v0.34.2 `release()` Gets first and checks `IsLeader()` only after the Get (on the
+        // cached record); before v0.34 it checks first and writes with the cached version.
         if self.settings.release_read != ReleaseRead::Nothing {
             let request = KubeRequest::GetLease {
                 name: self.settings.lease_name.clone(),
             };
+            self.release_deadline_ms = self
+                .settings
+                .release_timeout_ms
+                .map(|timeout_ms| cx.now_local_ms + timeout_ms);
             self.release_call = Some(cx.call(request, self.settings.release_timeout_ms));
             self.phase = Phase::Releasing {
                 term,
                 reading: true,
             };
+            return;
+        }
+        if !self.is_leader() {
+            self.finish(Some(term), events);
             return;
         }
         let observed = self
@@ -426,7 +445,12 @@ impl Elector {
             spec,
             resource_version,
         };
-        self.release_call = Some(cx.call(request, self.settings.release_timeout_ms));
+        // After a Get, the Update has what is left of the release's one timeout.
+        let timeout_ms = match self.release_deadline_ms.take() {
+            Some(deadline_ms) => Some(deadline_ms - cx.now_local_ms),
+            None => self.settings.release_timeout_ms,
+        };
+        self.release_call = Some(cx.call(request, timeout_ms));
         self.phase = Phase::Releasing {
             term,
             reading: false,
@@ -444,24 +468,28 @@ impl Elector {
         };
         if reading {
             // RefreshAndCheckHolder: release only a Lease that still names us, with its
-            // current version. RefreshVersion: the current version, whoever holds it.
+            // current version. RefreshVersion (v0.34.2): `IsLeader()` on the cached record,
+            // then the current version and the fresh record's transitions, whoever holds it.
             let check = self.settings.release_read == ReleaseRead::RefreshAndCheckHolder;
+            let deadline_left = self
+                .release_deadline_ms
+                .is_none_or(|deadline_ms| deadline_ms > cx.now_local_ms);
             match result {
                 Ok(KubeReply::Lease(lease))
-                    if !check || lease.spec.holder_identity == self.settings.identity =>
+                    if deadline_left
+                        && if check {
+                            lease.spec.holder_identity == self.settings.identity
+                        } else {
+                            self.is_leader()
+                        } =>
                 {
-                    let transitions = if check {
-                        lease.spec.lease_transitions
-                    } else {
-                        self.observed_record
-                            .as_ref()
-                            .map_or(lease.spec.lease_transitions, |observed| {
-                                observed.lease_transitions
-                            })
-                    };
+                    let transitions = lease.spec.lease_transitions;
                     self.send_release(term, lease.resource_version, transitions, cx);
                 }
-                _ => self.finish(Some(term), events),
+                _ => {
+                    self.release_deadline_ms = None;
+                    self.finish(Some(term), events);
+                }
             }
             return;
         }

@@ -90,11 +90,19 @@ pub enum Variant {
     #[serde(rename = "agentk-v2")]
     #[value(name = "agentk-v2")]
     AgentkV2,
-    /// The fork's HEAD (`0a4bdc9d`, `modules/kas/cmd/agentk/agentkapp/`): v2 plus `f3e3bce8`
-    /// (#434) and `ac5d3305` (#437), on client-go v0.34.2.
+    /// Hypothetical build: the fork HEAD's runner and wrapper (`0a4bdc9d`: v2 plus `f3e3bce8`
+    /// #434 and `ac5d3305` #437) with v2-era leader modules, on client-go v0.34.2. At
+    /// `0a4bdc9d` no module factory produces leader modules; the last build that has them,
+    /// `8daa08cc`, runs the same runner on client-go v0.27.2 ([`Variant::build`]).
     #[serde(rename = "agentk-head")]
     #[value(name = "agentk-head")]
     AgentkHead,
+    /// `agentk-head` with agentk's one-line alternative fix: `ReleaseOnCancel: false` in
+    /// `leader_runner.go`'s `LeaderElectionConfig` (no release on exit; a graceful stop hands
+    /// over one lease duration after the last renewal). Not a shipped build.
+    #[serde(rename = "agentk-head-no-release")]
+    #[value(name = "agentk-head-no-release")]
+    AgentkHeadNoRelease,
     /// The fork's HEAD design (`0a4bdc9d`, client-go v0.34.2: the election always runs, the
     /// modules decide runnability) plus fixes for the hazards it shows (`docs/fidelity.md`,
     /// "Variants"): H3 release judged on a fresh record, H4 term-checked OnStartedLeading,
@@ -107,10 +115,11 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in the order reports list them.
-    pub const ALL: [Variant; 4] = [
+    pub const ALL: [Variant; 5] = [
         Variant::AgentkV1,
         Variant::AgentkV2,
         Variant::AgentkHead,
+        Variant::AgentkHeadNoRelease,
         Variant::Fixed,
     ];
 
@@ -120,12 +129,19 @@ impl Variant {
             Variant::AgentkV1 => "agentk-v1",
             Variant::AgentkV2 => "agentk-v2",
             Variant::AgentkHead => "agentk-head",
+            Variant::AgentkHeadNoRelease => "agentk-head-no-release",
             Variant::Fixed => "fixed",
         }
     }
 
     /// Every name, in [`Variant::ALL`] order (what `[leader] variant` accepts).
-    pub const NAMES: [&'static str; 4] = ["agentk-v1", "agentk-v2", "agentk-head", "fixed"];
+    pub const NAMES: [&'static str; 5] = [
+        "agentk-v1",
+        "agentk-v2",
+        "agentk-head",
+        "agentk-head-no-release",
+        "fixed",
+    ];
 
     /// The variant a scenario names, if any.
     pub fn from_name(name: &str) -> Option<Variant> {
@@ -134,13 +150,47 @@ impl Variant {
             .find(|variant| variant.name() == name)
     }
 
+    /// Which real build a verdict of this variant describes, in one sentence (summaries
+    /// print it under the verdict line).
+    pub fn build(self) -> &'static str {
+        match self {
+            Variant::AgentkV1 => {
+                "shipped: agentk 4438242a (MR !716, August 2022) on client-go v0.24.3, \
+                 leader modules gitops and starboard_vulnerability"
+            }
+            Variant::AgentkV2 => {
+                "shipped: agentk 278235e8 + 3d59282c (MR !1021, !1024, June 2023) on client-go \
+                 v0.26.5"
+            }
+            Variant::AgentkHead => {
+                "hypothetical: the fork HEAD 0a4bdc9d has no leader modules (every factory's \
+                 IsProducingLeaderModules() is false); its runner and wrapper are those of \
+                 8daa08cc, the last build with leader modules (flux, gitops manifestops, \
+                 remote_development, starboard_vulnerability), which ran client-go v0.27.2: \
+                 runner verdicts (H4, H5, H6, H8's order) describe 8daa08cc, client-go v0.34.2 \
+                 ones (H3, a release bounded by RD) no shipped build"
+            }
+            Variant::AgentkHeadNoRelease => {
+                "not a shipped build: agentk-head with ReleaseOnCancel: false (agentk's \
+                 one-line alternative to fixing H8 in client-go)"
+            }
+            Variant::Fixed => {
+                "not a shipped build: HEAD's design with the fixes of docs/policies.md \
+                 (\"fixed\")"
+            }
+        }
+    }
+
     /// True when the design runs the election only while some leader module is demanded
     /// (v1's goal); v2 and later, and `fixed` built on HEAD, always run it (`2f07ea9d`,
     /// "Always run leader election").
     pub fn promises_election_iff_demand(self) -> bool {
         match self {
             Variant::AgentkV1 => true,
-            Variant::AgentkV2 | Variant::AgentkHead | Variant::Fixed => false,
+            Variant::AgentkV2
+            | Variant::AgentkHead
+            | Variant::AgentkHeadNoRelease
+            | Variant::Fixed => false,
         }
     }
 }

@@ -133,7 +133,9 @@ impl Replica {
             .collect::<Vec<_>>();
         let runner: Box<dyn Runner> = match settings.variant {
             Variant::AgentkV1 => Box::new(AgentkV1Runner::new(modules.len())),
-            Variant::AgentkV2 | Variant::AgentkHead => Box::new(AgentkV2Runner::new(modules.len())),
+            Variant::AgentkV2 | Variant::AgentkHead | Variant::AgentkHeadNoRelease => {
+                Box::new(AgentkV2Runner::new(modules.len()))
+            }
             Variant::Fixed => Box::new(FixedRunner::new(modules.len(), settings.ablations.clone())),
         };
         let core = Core {
@@ -392,12 +394,12 @@ enum ClientGo {
 /// `LeaderElector` per run (`leader_runner.go` `startElector`); v0.26.5 for agentk-v2 and
 /// v0.34.2 for agentk-head, one `LeaderElector` for the process life; v0.34.2 for fixed too
 /// (record's LD, release bounded by RD, observations kept) plus a release that re-reads the
-/// holder, release only after the modules stopped and acquire requests bounded by RP.
+/// holder, release only after the modules stopped and acquire requests bounded by RD.
 fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
     let client_go = match settings.variant {
         Variant::AgentkV1 => ClientGo::V0_24,
         Variant::AgentkV2 => ClientGo::V0_26,
-        Variant::AgentkHead => ClientGo::V0_34,
+        Variant::AgentkHead | Variant::AgentkHeadNoRelease => ClientGo::V0_34,
         Variant::Fixed => ClientGo::Fixed,
     };
     let fixed = client_go == ClientGo::Fixed;
@@ -421,10 +423,13 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
             TakeoverDuration::Configured
         },
         release_timeout_ms: bounded_release.then_some(settings.renew_deadline_ms),
-        // A candidate whose Get or Update vanished (a partition drops it) must try again:
-        // one retry period is far above any answer's round trip.
+        // A candidate whose Get or Update vanished (a partition drops it) must try again.
+        // The bound is the renew deadline, the one client-go already gives each renew
+        // request (`renew`'s `PollUntilContextTimeout(RP, RD)`): a round trip the leader
+        // accepts, a candidate accepts too, so a slow API server (round trips of seconds)
+        // never makes every acquire give up while HEAD's unbounded ones succeed.
         acquire_timeout_ms: (fixed && !settings.ablations.has(Ablation::BoundedAcquire))
-            .then_some(settings.retry_period_ms),
+            .then_some(settings.renew_deadline_ms),
         release_read: match client_go {
             ClientGo::V0_24 | ClientGo::V0_26 => ReleaseRead::Nothing,
             ClientGo::V0_34 => ReleaseRead::RefreshVersion,
@@ -434,6 +439,9 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
             ClientGo::Fixed => ReleaseRead::RefreshAndCheckHolder,
         },
         release_after_acknowledgement: fixed,
+        // agentk sets `ReleaseOnCancel: true` in every commit modelled (`leader_runner.go`
+        // `leaseLeaderElector.Run`, line 280 at `8daa08cc`); the alternative fix turns it off.
+        release_on_cancel: settings.variant != Variant::AgentkHeadNoRelease,
         forget_observations_between_runs: client_go == ClientGo::V0_24,
         // apimachinery's `wait` rewrite (v0.27) keeps a tick that fell during an attempt.
         poll_ticker: match client_go {

@@ -190,6 +190,29 @@ fn write_violation_markdown(out: &mut String, violation: &Violation) {
     }
 }
 
+/// A leader run: the real build its verdict describes and the defects behind its failing
+/// violations, grouped by hazard.
+fn write_leader_markdown(out: &mut String, info: &RunInfo) {
+    let Some(variant) = info.variant.as_deref() else {
+        return;
+    };
+    if let Some(build) = crate::check::build_of(variant) {
+        let _ = writeln!(out, "Build: {}\n", build);
+    }
+    if info.violations.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Defects: {}\n",
+        crate::check::defect_count_text(&info.violations)
+    );
+    for line in crate::check::hazard_lines(&info.violations) {
+        let _ = writeln!(out, "- {line}");
+    }
+    out.push('\n');
+}
+
 /// `summary.md` without plots.
 pub fn summary_markdown(info: &RunInfo, metrics: &Metrics) -> String {
     summary_markdown_with_plots(info, metrics, &[])
@@ -238,6 +261,7 @@ pub fn summary_markdown_with_plots(
     let mut out = String::new();
     // Writing to a String cannot fail, so the fmt::Result of each writeln! is always Ok.
     let _ = writeln!(out, "# {}\n", verdict_line(info));
+    write_leader_markdown(&mut out, info);
     if let Some(class) = &info.failure_class {
         let _ = writeln!(out, "Failure class: **{class}**\n");
     }

@@ -116,6 +116,7 @@ pub fn summary(info: &RunInfo, metrics: &Metrics) -> String {
         let _ = write!(out, " [{class}]");
     }
     out.push('\n');
+    build_and_defect_lines(&mut out, info);
     metric_lines(&mut out, info, metrics);
     // Writing to a String cannot fail, so the fmt::Result of each writeln! is always Ok.
     if !info.violations.is_empty() {
@@ -148,6 +149,28 @@ pub fn summary(info: &RunInfo, metrics: &Metrics) -> String {
     let _ = writeln!(out, "fingerprint {}", info.fingerprint);
     let _ = writeln!(out, "reproduce: {}", info.reproduce);
     out
+}
+
+/// A leader run: which real build the verdict describes and, when it failed, the defects
+/// behind its violations (`docs/policies.md`, "Hazards"), one line per hazard.
+fn build_and_defect_lines(out: &mut String, info: &RunInfo) {
+    let Some(variant) = info.variant.as_deref() else {
+        return;
+    };
+    if let Some(build) = crate::check::build_of(variant) {
+        let _ = writeln!(out, "  build        {}", build);
+    }
+    if info.violations.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  defects      {}",
+        crate::check::defect_count_text(&info.violations)
+    );
+    for line in crate::check::hazard_lines(&info.violations) {
+        let _ = writeln!(out, "    {line}");
+    }
 }
 
 /// `; N jobs never assigned (waits so far)` when some waits are censored.

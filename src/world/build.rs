@@ -90,9 +90,6 @@ pub(super) struct PendingCall {
     pub(super) request: Option<KubeRequest>,
     pub(super) result: Option<KubeResult>,
     pub(super) done: bool,
-    /// A replica's call without a timeout: a partition stalls it (TCP retransmits) instead
-    /// of losing it, and the HTTP/2 dead-peer deadline bounds it.
-    pub(super) untimed: bool,
     /// Stalled by a partition: the request (if `request` is kept) or the answer (if
     /// `result` is kept) moves on when the partition heals.
     pub(super) stalled: bool,

@@ -7,10 +7,14 @@
 //! the API server its connection's pings are answered, so the deadline only runs out while
 //! it is cut off. A dead connection is replaced by a new dial, which a partition fails after
 //! client-go's dial timeout (`[kube] dial_timeout`, 30 s: SYNs go unanswered, so the TLS
-//! handshake timeout is never reached). Calls with a timeout keep the simpler model: a
-//! dropped request is lost. An API outage in `hang` mode holds the requests that reach the
-//! server until it ends or the server's own request timeout (`[kube] request_timeout`,
-//! kube-apiserver `--request-timeout`, 60 s) answers 504.
+//! handshake timeout is never reached). A replica's call with a timeout rides the same
+//! connection: a partition stalls its request or its answer as well (TCP retransmits), and
+//! it is delivered after the heal if the client is still waiting; once the client's timeout
+//! passed, it closed the stream and the stalled request is never served. The plugin's calls
+//! (an elastic link) keep the simpler model: a request dropped by a partition is lost, as is
+//! an answer (`docs/fidelity.md`, "Not modelled"). An API outage in `hang` mode holds the
+//! requests that reach the server until it ends or the server's own request timeout
+//! (`[kube] request_timeout`, kube-apiserver `--request-timeout`, 60 s) answers 504.
 
 use super::Sink;
 use super::build::{Client, PendingCall, World, groups};
@@ -69,10 +73,12 @@ impl World {
         let reaches = self
             .partitions
             .connected(Self::client_mask(client), groups::KUBE_API);
-        let untimed = timeout_ms.is_none() && matches!(client, Client::Replica { .. });
-        // A dropped request never reaches the server; the client still waits for its timeout.
-        // An untimed one stalls until the partition heals.
-        let stalled = !reaches && untimed;
+        let replica = matches!(client, Client::Replica { .. });
+        let untimed = timeout_ms.is_none() && replica;
+        // The plugin's dropped request never reaches the server; the client still waits for
+        // its timeout. A replica's stalls until the partition heals (TCP retransmits) or its
+        // client gives up.
+        let stalled = !reaches && replica;
         let request = (reaches || stalled).then_some(request);
         self.calls.insert(
             call,
@@ -81,7 +87,6 @@ impl World {
                 request,
                 result: None,
                 done: false,
-                untimed,
                 stalled,
             }),
         );
@@ -169,8 +174,8 @@ impl World {
             let latency = self.api_latency_ms();
             self.queue
                 .push(now.plus_ms(latency), Event::KubeReturn { call });
-        } else if !done && pending.untimed {
-            // The answer waits for the partition to heal.
+        } else if !done && matches!(client, Client::Replica { .. }) {
+            // The answer waits for the partition to heal (TCP retransmits it).
             pending.stalled = true;
         } else if !done {
             // The answer is lost on the way back; the client still waits for its timeout,

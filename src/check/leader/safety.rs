@@ -1,15 +1,15 @@
 //! The `always` leader invariants about the Lease, who acts, and what modules receive.
 
 use super::shared_view::SharedView;
-use super::{LeaderBounds, violation};
+use super::{LeaderBounds, set_expected, violation};
 use crate::check::{Kind, Monitor, Violation};
 use crate::trace::{Actor, Record};
 use std::collections::BTreeSet;
 
 /// `lease-cas`: every accepted write carried the current resourceVersion (or created an
 /// absent Lease); `leaseTransitions` grows by one exactly when the holder changes to a new
-/// non-empty holder, and stays put otherwise. Third-party writes are unconditional by nature
-/// and only reset what the monitor knows.
+/// non-empty holder, and stays put otherwise; a replica releases only a Lease that names it.
+/// Third-party writes are unconditional by nature and only reset what the monitor knows.
 pub(super) struct LeaseCas {
     view: SharedView,
     /// The broken rule `before` found in the record being observed.
@@ -65,6 +65,20 @@ impl LeaseCas {
         }
         let shared = self.view.get();
         let previous = shared.lease.as_ref()?;
+        // A release (holder "") by a replica whose identity the Lease no longer names wipes
+        // the next holder's Lease: CAS-valid, yet what the lock exists to prevent (H3).
+        let identity = writer.and_then(|replica| shared.identities.get(&replica));
+        if holder.is_empty()
+            && !previous.holder.is_empty()
+            && identity.is_some_and(|identity| *identity != previous.holder)
+        {
+            let message = format!(
+                "replica {} released a Lease held by {:?}",
+                writer.expect("an identity belongs to a replica"),
+                previous.holder
+            );
+            return Some((writer, message));
+        }
         let moved = !holder.is_empty() && *holder != previous.holder;
         let expected = previous.transitions + u32::from(moved);
         (*transitions != expected).then(|| {
@@ -111,7 +125,9 @@ impl Monitor for LeaseCas {
 }
 
 /// `single-leader-acting`: at most one replica has leader modules running at any instant.
-/// A violation outside the fault budget is reported as expected, with the reason.
+/// A violation outside the fault budget is reported as expected, with the reason, unless one
+/// of the overlapping replicas had released the Lease itself while its modules still ran: a
+/// voluntary release is never excused.
 pub(super) struct SingleLeaderActing {
     bounds: LeaderBounds,
     view: SharedView,
@@ -144,8 +160,19 @@ impl Monitor for SingleLeaderActing {
         }
         self.overlapping = true;
         let acting = self.view.get().acting();
-        let budget = self.view.get().outside_budget(t_ms, &acting, &self.bounds);
         let mut message = format!("replicas {acting:?} run leader modules at the same time");
+        // The fault budget covers involuntary loss (partition, outage, crash, pause), which
+        // the old leader cannot know of; its own release is a choice it makes knowingly.
+        let budget = match self.view.get().released_while_acting(&acting) {
+            Some((replica, released_ms)) => {
+                message.push_str(&format!(
+                    " (replica {replica} released the Lease itself at {released_ms} ms while \
+                     its modules still ran: a voluntary release has no fault budget)"
+                ));
+                None
+            }
+            None => self.view.get().outside_budget(t_ms, &acting, &self.bounds),
+        };
         if let Some(reason) = &budget {
             message.push_str(&format!(" (outside the fault budget: {reason})"));
         }
@@ -158,7 +185,7 @@ impl Monitor for SingleLeaderActing {
             &[],
             message,
         );
-        found.expected = budget.is_some();
+        set_expected(&mut found, budget.is_some());
         out.push(found);
     }
 
@@ -227,7 +254,7 @@ impl LeaderGrounded {
                 &[],
                 message,
             );
-            found.expected = budget.is_some();
+            set_expected(&mut found, budget.is_some());
             out.push(found);
         }
     }

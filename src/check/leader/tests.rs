@@ -23,7 +23,17 @@ pub(super) fn bounds() -> LeaderBounds {
 
 /// Feed `records` to the monitor `id`, then finish at `end_ms`.
 fn run(id: &str, records: &[(u64, Record)], end_ms: u64) -> Vec<Violation> {
-    let mut monitor = leader_monitors(bounds())
+    run_with(bounds(), id, records, end_ms)
+}
+
+/// [`run`] under other bounds.
+fn run_with(
+    bounds: LeaderBounds,
+    id: &str,
+    records: &[(u64, Record)],
+    end_ms: u64,
+) -> Vec<Violation> {
+    let mut monitor = leader_monitors(bounds)
         .into_iter()
         .find(|monitor| monitor.id() == id)
         .expect("every leader invariant has a monitor");
@@ -210,6 +220,27 @@ fn lease_cas_trips_on_a_stale_write_and_a_wrong_transition_count_only() {
     assert_eq!(run("lease-cas", &[create, recreate], 10_000).len(), 1);
 }
 
+/// H3: replica 0's late release, with the fresh resourceVersion, wipes replica 1's Lease.
+#[test]
+fn lease_cas_trips_on_a_release_of_a_lease_held_by_another_and_names_h3() {
+    let records = [
+        (
+            0,
+            write(Actor::Replica(0), "create-lease", "a", 0, (None, None, 1)),
+        ),
+        (20_000, update(1, "b", 1, (1, 1))),
+        (22_000, update(0, "", 1, (2, 2))),
+    ];
+    let found = run("lease-cas", &records, 30_000);
+    assert_eq!(found.len(), 1);
+    assert!(found[0].message.contains("released a Lease held by \"b\""));
+    assert_eq!(super::hazard_of(&found[0]), Some(super::Hazard::H3));
+    assert!(
+        run("lease-cas", &records[..2], 30_000).is_empty(),
+        "a takeover alone is a valid write"
+    );
+}
+
 #[test]
 fn single_leader_acting_trips_on_overlapping_modules_and_labels_budget_breaches() {
     let mut handover = leader_at(0, 0);
@@ -234,6 +265,51 @@ fn single_leader_acting_trips_on_overlapping_modules_and_labels_budget_breaches(
     assert!(
         found[0].expected,
         "a third-party Lease edit is outside the fault budget"
+    );
+}
+
+/// A graceful stop whose modules take 12 s to stop: LD − RP − RD − δ − stop < 0, so an
+/// involuntary loss would be outside the fault budget; but replica 0 released the Lease
+/// itself while its module still ran, and an overlap that begins after its own release is a
+/// real failure. The same overlap without the release (a crash-like loss) stays excused.
+#[test]
+fn an_overlap_after_the_old_leaders_own_release_is_never_excused() {
+    let slow_stop = LeaderBounds {
+        module_stop_latency_max_ms: 12_000,
+        ..bounds()
+    };
+    let create = write(Actor::Replica(0), "create-lease", "a", 0, (None, None, 1));
+    let mut released = vec![(0, create.clone())];
+    released.extend(leader_at(0, 0));
+    released.push((60_000, update(0, "", 0, (1, 1))));
+    released.push((60_500, update(1, "b", 1, (2, 2))));
+    released.extend(leader_at(1, 61_000));
+    released.push((66_000, stopped(0)));
+    let found = run_with(slow_stop, "single-leader-acting", &released, 90_000);
+    assert_eq!(found.len(), 1, "one report per overlap");
+    assert!(!found[0].expected, "a voluntary release has no budget");
+    assert!(found[0].message.contains("released the Lease itself"));
+
+    let mut lost = vec![(0, create)];
+    lost.extend(leader_at(0, 0));
+    lost.push((60_500, update(1, "b", 1, (1, 1))));
+    lost.extend(leader_at(1, 61_000));
+    let found = run_with(slow_stop, "single-leader-acting", &lost, 90_000);
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0].expected,
+        "an involuntary loss with no margin is outside the budget"
+    );
+
+    let mut renewed = vec![(0, lost[0].1.clone())];
+    renewed.extend(leader_at(0, 0));
+    renewed.push((60_000, update(0, "", 0, (1, 1))));
+    renewed.push((62_000, held(0, 2)));
+    renewed.extend(leader_at(1, 63_000));
+    let found = run_with(slow_stop, "single-leader-acting", &renewed, 90_000);
+    assert!(
+        found.iter().all(|violation| violation.expected),
+        "a hold after the release ends what the release excluded"
     );
 }
 
@@ -421,7 +497,8 @@ fn failover_bound_trips_when_nobody_takes_over_after_a_crash() {
     crashed.push((0, Record::ElectionStarted { replica: 1 }));
     crashed.push((1_000, held(0, 1)));
     crashed.push((5_000, Record::ReplicaStopped { replica: 0 }));
-    let bound_ms = 15_000 + 2 * 4_400 + 3 * 80;
+    // LD + 2·2.2·RP + five round trips of 2 × 40 ms.
+    let bound_ms = 15_000 + 2 * 4_400 + 5 * 80;
 
     let mut taken_over = crashed.clone();
     taken_over.push((20_000, held(1, 1)));
@@ -458,7 +535,8 @@ fn failover_bound_counts_from_the_renewal_of_a_new_leader_lost_at_once() {
     records.push((19_000, leading(1, 1)));
     records.push((19_000, started(1, 1)));
     records.push((19_100, Record::ReplicaStopped { replica: 1 }));
-    let bound_ms = 15_000 + 2 * 4_400 + 3 * 80;
+    // LD + 2·2.2·RP + five round trips of 2 × 40 ms.
+    let bound_ms = 15_000 + 2 * 4_400 + 5 * 80;
     records.push((1_000 + bound_ms + 1, Record::Sample));
     assert!(
         run("failover-bound", &records, 19_000 + bound_ms).is_empty(),

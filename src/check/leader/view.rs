@@ -32,6 +32,14 @@ pub(super) struct ReplicaView {
     /// The term the elector holds the lease in (LeaseHeld), until its Run returns.
     pub(super) lease_term: Option<u64>,
     pub(super) last_held_ms: Option<u64>,
+    /// When this process last released the Lease itself (an update to holder ""), until
+    /// its next successful hold: a release is the replica's own choice, so an overlap that
+    /// begins after it has no fault budget.
+    pub(super) released_ms: Option<u64>,
+    /// Where the runner is blocked (`RunnerBlocked`), until it is free again: agentk-v1's
+    /// `holder.wait()` ends when the modules it waits for returned; agentk-v2's deadlock
+    /// (H5) lasts until the process ends.
+    pub(super) blocked_in: Option<String>,
     pub(super) election_running: bool,
     pub(super) election_changed_ms: u64,
     /// Runnable modules of the latest configuration; `None` before the first.
@@ -175,6 +183,9 @@ impl Recent {
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct LeaderView {
+    /// The run's bounds and variant, for naming the hazard behind a violation
+    /// (`hazard.rs`); `None` in views built without them.
+    pub(super) bounds: Option<LeaderBounds>,
     pub(super) replicas: BTreeMap<u32, ReplicaView>,
     /// Faults started and not yet ended: index to name.
     pub(super) faults: BTreeMap<u32, String>,
@@ -199,6 +210,14 @@ pub(super) struct LeaderView {
 }
 
 impl LeaderView {
+    /// An empty view that knows the run's bounds and variant.
+    pub(super) fn with_bounds(bounds: LeaderBounds) -> LeaderView {
+        LeaderView {
+            bounds: Some(bounds),
+            ..LeaderView::default()
+        }
+    }
+
     /// How many records this view applied.
     pub(super) fn seen(&self) -> u64 {
         self.seen
@@ -234,6 +253,17 @@ impl LeaderView {
     /// The last records touching these replicas, oldest first, as `<t_ms> <record:?>` lines.
     pub(super) fn context(&self, replicas: &[u32]) -> Vec<String> {
         self.recent.lines(replicas)
+    }
+
+    /// The first of `replicas` that released the Lease itself while it still runs modules,
+    /// and when: an overlap that begins after a replica's own release is its own doing
+    /// (a graceful stop, a cancelled term), which no fault budget excuses.
+    pub(super) fn released_while_acting(&self, replicas: &[u32]) -> Option<(u32, u64)> {
+        replicas.iter().find_map(|replica| {
+            let view = self.replicas.get(replica)?;
+            let released_ms = view.released_ms?;
+            (!view.running.is_empty()).then_some((*replica, released_ms))
+        })
     }
 
     /// Why a violation at `t_ms` involving `replicas` is outside the fault budget, if it is:
@@ -415,6 +445,11 @@ impl LeaderView {
             self.lease = None;
             return;
         }
+        if let Actor::Replica(replica) = by
+            && holder.is_empty()
+        {
+            self.replica(replica).released_ms = Some(t_ms);
+        }
         match &mut self.lease {
             Some(lease) if lease.holder == holder => {
                 lease.transitions = transitions;
@@ -434,6 +469,10 @@ impl LeaderView {
         let Some(replica) = record.replica() else {
             return;
         };
+        // agentk-v1's runner is free again once the modules it waits for returned.
+        let holder_wait = self
+            .bounds
+            .is_some_and(|bounds| bounds.variant == crate::leader::Variant::AgentkV1);
         let view = self.replica(replica);
         match record {
             Record::ElectionStarted { .. } => {
@@ -450,6 +489,7 @@ impl LeaderView {
             Record::LeaseHeld { term, .. } => {
                 view.lease_term = Some(*term);
                 view.last_held_ms = Some(t_ms);
+                view.released_ms = None;
             }
             Record::LeadingStarted { term, .. } => view.believed_term = Some(*term),
             Record::LeadingStopped { .. } => {
@@ -462,6 +502,12 @@ impl LeaderView {
             }
             Record::ModuleStopped { module, .. } => {
                 view.running.remove(module);
+                if holder_wait && view.running.is_empty() {
+                    view.blocked_in = None;
+                }
+            }
+            Record::RunnerBlocked { waits_in, .. } => {
+                view.blocked_in = Some(waits_in.clone());
             }
             Record::ModuleConfig {
                 module, version, ..

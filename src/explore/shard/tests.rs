@@ -90,6 +90,7 @@ fn seed_row(seed: u64) -> SeedRow {
         reproduce: format!("cargo xtask sim x.toml --seed {seed}"),
         variant: None,
         failover_ms: Vec::new(),
+        hazards: Vec::new(),
     }
 }
 
