@@ -26,7 +26,7 @@ pub use faults::{FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS};
 pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
 pub use model::{
     Cluster, ClusterProfileChanges, Fault, FaultKind, Invariants, JobSource, JobTarget, Kube,
-    Leader, LeaderConfigChange, LeaderModule, OutageMode, Plugin, PodTarget, Profile, Range,
+    Leader, LeaderConfigChange, LeaderModule, LeaseCrate, OutageMode, Plugin, PodTarget, Profile, Range,
     ReplicaRef, Scenario, Server, Swarm,
 };
 pub use parse::{JOB_KINDS, POLICIES};
