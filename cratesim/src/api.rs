@@ -126,9 +126,7 @@ async fn answer_op(shared: &Shared, replica: u32, incarnation: u64, op: LeaseOp)
 /// One way between the replica and the API server: the latency, then, while the replica is
 /// cut off, until the path heals.
 async fn travel(shared: &Shared, replica: u32) {
-    let latency_ms = shared
-        .lock()
-        .draw_latency_ms(shared.network.latency_ms);
+    let latency_ms = shared.lock().draw_latency_ms(shared.network.latency_ms);
     sleep(Duration::from_millis(latency_ms)).await;
     let mut changes = shared.subscribe_faults();
     while shared.lock().is_cut_off(replica) {
@@ -142,7 +140,9 @@ async fn travel(shared: &Shared, replica: u32) {
 /// The API server takes the call: `Ok` to serve it, or the error answer an outage or an
 /// injected error gives.
 async fn admit(shared: &Shared) -> Result<(), Answer> {
-    let deadline = shared.clock.at(shared.clock.now_ms() + shared.network.request_timeout_ms);
+    let deadline = shared
+        .clock
+        .at(shared.clock.now_ms() + shared.network.request_timeout_ms);
     let mut changes = shared.subscribe_faults();
     loop {
         let outage = shared.lock().outage();
@@ -256,8 +256,7 @@ fn user_agent(headers: &http::HeaderMap) -> String {
 }
 
 fn not_served(path: &str) -> Answer {
-    let message = format!(
-        "the simulated API server serves Leases in namespace {NAMESPACE} only, not {path}"
-    );
+    let message =
+        format!("the simulated API server serves Leases in namespace {NAMESPACE} only, not {path}");
     Answer::status(404, "NotFound", message)
 }

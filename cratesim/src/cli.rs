@@ -115,7 +115,7 @@ fn plan(scenario: &Scenario) -> Result<Plan, String> {
         .lease_crate
         .ok_or("[leader] has no lease_crate: run this scenario with elasticsim (its models)")?;
     let whole = |ms: u64, key: &str| {
-        if ms % 1000 == 0 {
+        if ms.is_multiple_of(1000) {
             Ok(Duration::from_millis(ms))
         } else {
             Err(format!(
@@ -205,7 +205,10 @@ fn trace_path(args: &Args, seed: u64) -> Option<PathBuf> {
     if !args.trace {
         return None;
     }
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("reports/crates"));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports/crates"));
     Some(out.join(format!("seed-{seed}")).join("trace.jsonl"))
 }
 
@@ -218,7 +221,11 @@ fn print_seed(outcome: &Outcome, alone: bool) {
     );
     if alone {
         for violation in outcome.violations.iter() {
-            let expected = if violation.expected { " (expected)" } else { "" };
+            let expected = if violation.expected {
+                " (expected)"
+            } else {
+                ""
+            };
             println!(
                 "  {} ms {}{expected}: {}",
                 violation.at_ms, violation.id, violation.message
@@ -248,7 +255,11 @@ fn print_summary(lease_crate: LeaseCrate, outcomes: &[Outcome], seconds: f64) {
         lease_crate.name(),
         lease_crate.version(),
         outcomes.len(),
-        if violated.is_empty() { "" } else { "; violated: " },
+        if violated.is_empty() {
+            ""
+        } else {
+            "; violated: "
+        },
         violated.join(", ")
     );
     eprintln!(
@@ -257,11 +268,10 @@ fn print_summary(lease_crate: LeaseCrate, outcomes: &[Outcome], seconds: f64) {
     );
 }
 
-/// The real clock, read on the command line's thread only (never a run's), to time the
-/// sweep.
+/// The real clock, read on the command line's thread only (never a run's, where
+/// `clock_gettime` is the system's), to time the sweep; it never enters a fingerprint.
 #[allow(clippy::disallowed_methods)]
 fn wall_now() -> std::time::Instant {
-    // determinism-ok: off a run's thread `clock_gettime` is the system's; this times the
-    // sweep and never enters a fingerprint.
+    // determinism-ok: the command line's thread, off every run.
     std::time::Instant::now()
 }

@@ -195,11 +195,17 @@ mod tests {
     use super::{EPOCH_NS, RunGuard};
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+    // The test reads the clock and entropy the crates read, to show they are the run's.
+    #[allow(clippy::disallowed_methods)]
     fn wall_ns() -> u128 {
-        SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos()
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)]
     fn a_runs_clock_is_its_tokio_clock_and_its_entropy_its_seed() {
         let draw = |seed| {
             std::thread::spawn(move || {

@@ -38,7 +38,9 @@ impl CrateFault {
         match self {
             CrateFault::CutOff { .. } => "partition",
             CrateFault::Outage { .. } => "api_outage",
-            CrateFault::Down { graceful: false, .. } => "replica_crash",
+            CrateFault::Down {
+                graceful: false, ..
+            } => "replica_crash",
             CrateFault::Down { graceful: true, .. } => "replica_stop",
         }
     }

@@ -153,7 +153,9 @@ impl LeaseStore {
     ) -> (Answer, Option<Written>) {
         match op {
             LeaseOp::Get { name } => (self.get(&name), None),
-            LeaseOp::Create { body, manager } => self.create(now_ms, replica, body, manager, records),
+            LeaseOp::Create { body, manager } => {
+                self.create(now_ms, replica, body, manager, records)
+            }
             LeaseOp::Patch {
                 name,
                 kind,
@@ -195,8 +197,7 @@ impl LeaseStore {
             .api_server()
             .handle(now_ms, input, &mut self.random, &mut out);
         records.append(&mut out.effects.records);
-        out.reply
-            .unwrap_or(Err(KubeError::ServerError))
+        out.reply.unwrap_or(Err(KubeError::ServerError))
     }
 
     fn get(&self, name: &str) -> Answer {
@@ -277,7 +278,14 @@ impl LeaseStore {
             PatchKind::Merge | PatchKind::Strategic => "patch",
         };
         let rv_sent = sent_resource_version(&edit.body);
-        self.write(now_ms, replica, name, next, (current_rv, rv_sent, verb), records)
+        self.write(
+            now_ms,
+            replica,
+            name,
+            next,
+            (current_rv, rv_sent, verb),
+            records,
+        )
     }
 
     fn replace(
@@ -305,7 +313,14 @@ impl LeaseStore {
         next.spec.retain(|field, _| spec.contains_key(field));
         changes.extend(merge(&mut next.spec, &spec));
         next.take_updated(&changes, &manager);
-        self.write(now_ms, replica, name, next, (sent, Some(sent), "update"), records)
+        self.write(
+            now_ms,
+            replica,
+            name,
+            next,
+            (sent, Some(sent), "update"),
+            records,
+        )
     }
 
     /// Write `next` over Lease `name` through the model (compare-and-swap on `rv.0`); the
@@ -335,7 +350,9 @@ impl LeaseStore {
             Ok(_) => {
                 for record in &mut records[first..] {
                     if let Record::LeaseWritten {
-                        verb: written, rv_sent: sent, ..
+                        verb: written,
+                        rv_sent: sent,
+                        ..
                     } = record
                     {
                         *written = verb.to_owned();
@@ -367,7 +384,10 @@ impl LeaseStore {
         };
         match self.call(now_ms, replica, request, records) {
             Ok(_) => {
-                let before = self.objects.remove(name).and_then(|stored| holder(&stored.spec));
+                let before = self
+                    .objects
+                    .remove(name)
+                    .and_then(|stored| holder(&stored.spec));
                 let body = json!({"kind": "Status", "apiVersion": "v1", "status": "Success"});
                 let written = Written {
                     holder_before: before,

@@ -154,10 +154,8 @@ impl Observers {
     }
 }
 
-async fn drive(plan: &Plan, seed: u64, trace: Option<PathBuf>) -> Result<Outcome, String> {
-    let (sender, mut events) = mpsc::unbounded_channel();
-    let shared = Shared::new(seed, plan.replicas, plan.network, sender);
-    let extra = leader_monitors(plan.leader_bounds);
+/// The fingerprint, the leader monitors and, with `trace`, `trace.jsonl`.
+fn observers(plan: &Plan, trace: Option<PathBuf>) -> Result<Observers, String> {
     let trace = match trace {
         Some(path) => Some(
             JsonlWriter::create(&path)
@@ -165,6 +163,7 @@ async fn drive(plan: &Plan, seed: u64, trace: Option<PathBuf>) -> Result<Outcome
         ),
         None => None,
     };
+    let extra = leader_monitors(plan.leader_bounds);
     let mut observers = Observers {
         fingerprint: Fingerprint::default(),
         checker: Checker::new(&plan.bounds, &plan.disabled, extra),
@@ -176,6 +175,13 @@ async fn drive(plan: &Plan, seed: u64, trace: Option<PathBuf>) -> Result<Outcome
         plan.lease_crate.name(),
         plan.lease_crate.version()
     ));
+    Ok(observers)
+}
+
+async fn drive(plan: &Plan, seed: u64, trace: Option<PathBuf>) -> Result<Outcome, String> {
+    let (sender, mut events) = mpsc::unbounded_channel();
+    let shared = Shared::new(seed, plan.replicas, plan.network, sender);
+    let mut observers = observers(plan, trace)?;
     let slots: Slots = Arc::new(Mutex::new(
         (0..plan.replicas)
             .map(|replica| {
@@ -268,7 +274,11 @@ impl Injector {
         let mut ended = false;
         while let Some(((at_ms, _), action)) = timeline.pop_first() {
             // After the safety phase, what is left (ends and restarts) happens at once.
-            let at_ms = if ended { self.shared.clock.now_ms() } else { at_ms };
+            let at_ms = if ended {
+                self.shared.clock.now_ms()
+            } else {
+                at_ms
+            };
             sleep_until(self.shared.clock.at(at_ms)).await;
             let later = match action {
                 Action::Start(index) => self.start(index),
@@ -314,7 +324,11 @@ impl Injector {
                 Some((for_ms, Action::End(index, cut)))
             }
             CrateFault::Outage { for_ms, mode } => {
-                self.started(index, &fault, format!("kube-api mode={mode:?}").to_lowercase());
+                self.started(
+                    index,
+                    &fault,
+                    format!("kube-api mode={mode:?}").to_lowercase(),
+                );
                 self.shared.outage_starts(index as u32, mode);
                 Some((for_ms, Action::End(index, Vec::new())))
             }

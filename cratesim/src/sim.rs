@@ -145,7 +145,9 @@ impl Shared {
     /// The state, locked (never held across an `.await`).
     pub fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while the lock is held fails the run anyway: take the state as it is.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Emit `record` from `node` now.
@@ -161,7 +163,8 @@ impl Shared {
     }
 
     fn faults_changed(&self) {
-        self.faults_changed.send_modify(|generation| *generation += 1);
+        self.faults_changed
+            .send_modify(|generation| *generation += 1);
     }
 
     /// Replica `replica` is cut off from the API server (one more partition).
@@ -249,7 +252,9 @@ impl State {
     /// The outage in force, if any (`hang` wins over `error` when both are).
     pub fn outage(&self) -> Option<OutageMode> {
         let modes = self.outages.values();
-        modes.max_by_key(|mode| matches!(mode, OutageMode::Hang)).copied()
+        modes
+            .max_by_key(|mode| matches!(mode, OutageMode::Hang))
+            .copied()
     }
 
     /// `replica`'s write made it the holder: its term, one more if it was not the holder.

@@ -31,7 +31,10 @@ fn one_seed_run_twice_gives_one_fingerprint_and_another_seed_another() {
     let (again_code, again) = sim(scenario, 3);
     let (_, other) = sim(scenario, 4);
     assert!(code == 0 || code == 1, "exit {code}: {first}");
-    assert_eq!((code, fingerprint(&first)), (again_code, fingerprint(&again)));
+    assert_eq!(
+        (code, fingerprint(&first)),
+        (again_code, fingerprint(&again))
+    );
     assert_eq!(fingerprint(&first).len(), 64, "{first}");
     assert_ne!(fingerprint(&first), fingerprint(&other));
 }
@@ -48,7 +51,10 @@ fn the_pinned_seeds_give_their_pinned_fingerprints() {
         assert_eq!(fingerprint(&got), expected, "{scenario} seed {seed}: {got}");
         checked += 1;
     }
-    assert!(checked >= 2, "tests/pins.txt pins one seed of each crate at least");
+    assert!(
+        checked >= 2,
+        "tests/pins.txt pins one seed of each crate at least"
+    );
 }
 
 #[test]

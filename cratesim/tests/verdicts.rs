@@ -13,10 +13,19 @@ fn verdict(scenario: &str) -> (String, String) {
         .output()
         .expect("the runner starts");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let first: Vec<&str> = stdout.lines().next().unwrap_or("").split_whitespace().collect();
+    let first: Vec<&str> = stdout
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
     let code = output.status.code();
     let verdict = first.get(2).copied().unwrap_or("").to_owned();
-    assert_eq!(code, Some(if verdict == "PASS" { 0 } else { 1 }), "{stdout}");
+    assert_eq!(
+        code,
+        Some(if verdict == "PASS" { 0 } else { 1 }),
+        "{stdout}"
+    );
     (verdict, first.get(4).copied().unwrap_or("").to_owned())
 }
 

@@ -32,13 +32,19 @@ fn patch(store: &mut LeaseStore, replica: u32, kind: PatchKind, spec: Value) -> 
 fn a_second_apply_of_another_holder_conflicts_until_the_field_is_released() {
     let mut store = store_with_lease();
     let take = |who: &str| json!({"holderIdentity": who, "leaseDurationSeconds": 15});
-    assert_eq!(patch(&mut store, 0, PatchKind::Apply, take("a")).status, 200);
+    assert_eq!(
+        patch(&mut store, 0, PatchKind::Apply, take("a")).status,
+        200
+    );
     let refused = patch(&mut store, 1, PatchKind::Apply, take("b"));
     assert_eq!(refused.status, 409);
     assert_eq!(refused.body["reason"], "Conflict");
     // A strategic-merge release (kube-lease-manager's) sets the holder to null: nobody owns it.
     let release = json!({"holderIdentity": null, "leaseDurationSeconds": null});
-    assert_eq!(patch(&mut store, 1, PatchKind::Strategic, release).status, 200);
+    assert_eq!(
+        patch(&mut store, 1, PatchKind::Strategic, release).status,
+        200
+    );
     let taken = patch(&mut store, 1, PatchKind::Apply, take("b"));
     assert_eq!(taken.status, 200);
     assert_eq!(taken.body["spec"]["holderIdentity"], "b");

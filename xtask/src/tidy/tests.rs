@@ -343,6 +343,9 @@ fn a_crate_runner_clock_or_unsafe_outside_its_determinism_module_fails() {
             "cratesim/src/planted.rs:5: unsafe outside cratesim/src/determinism.rs".to_owned(),
         ]
     );
-    let module = planted(CRATE_DETERMINISM, "fn now() { std::time::Instant::now(); }\n");
+    let module = planted(
+        CRATE_DETERMINISM,
+        "fn now() { std::time::Instant::now(); }\n",
+    );
     assert!(crate_runner_violations(&module).is_empty());
 }
