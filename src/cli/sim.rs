@@ -56,6 +56,16 @@ pub(super) fn apply_swarm_draw(scenario: &mut Scenario, text: Option<&str>) -> R
 
 /// Run settings from the scenario and the flags.
 pub(super) fn settings(scenario: &Scenario, args: &SimArgs) -> Result<RunSettings, Failure> {
+    if let Some(lease_crate) = scenario.leader.as_ref().and_then(|l| l.lease_crate) {
+        return Err(Failure::Input(format!(
+            "{}: [leader] lease_crate = {:?} runs that crate's own code, which this binary \
+             does not hold: `cargo xtask sim {}` runs it with elasticsim-crates \
+             (docs/crates.md)",
+            args.file.display(),
+            lease_crate.name(),
+            args.file.display()
+        )));
+    }
     let mut settings =
         RunSettings::from_scenario(scenario).map_err(|e| Failure::Input(e.to_string()))?;
     if let Some(seed) = args.seed {

@@ -65,6 +65,7 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
         "http2_dead",
         "modules",
         "config",
+        "lease_crate",
     ])?;
     let replicas = table.or("replicas", 3, &count_at_least(1))?;
     context.leader_replicas = Some(replicas);
@@ -106,6 +107,9 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
         http2_dead_ms,
         modules,
         config,
+        lease_crate: table
+            .choice("lease_crate", &crate::scenario::LeaseCrate::NAMES)?
+            .and_then(|name| crate::scenario::LeaseCrate::from_name(&name)),
     }))
 }
 

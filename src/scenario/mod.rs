@@ -26,8 +26,8 @@ pub use faults::{FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS};
 pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
 pub use model::{
     Cluster, ClusterProfileChanges, Fault, FaultKind, Invariants, JobSource, JobTarget, Kube,
-    Leader, LeaderConfigChange, LeaderModule, OutageMode, Plugin, PodTarget, Profile, Range,
-    ReplicaRef, Scenario, Server, Swarm,
+    Leader, LeaderConfigChange, LeaderModule, LeaseCrate, OutageMode, Plugin, PodTarget, Profile,
+    Range, ReplicaRef, Scenario, Server, Swarm,
 };
 pub use parse::{JOB_KINDS, POLICIES};
 pub use swarm_draw::SwarmDraw;

@@ -594,6 +594,51 @@ pub struct Leader {
     pub modules: Vec<LeaderModule>,
     /// `[[leader.config]]`: the configuration timeline.
     pub config: Vec<LeaderConfigChange>,
+    /// `lease_crate`: the replicas run this crate's own code instead of the agentk models
+    /// (`cargo xtask sim` runs such a scenario with `elasticsim-crates`, docs/crates.md).
+    pub lease_crate: Option<LeaseCrate>,
+}
+
+/// The Rust lease-election crates a scenario can run unmodified (`[leader] lease_crate`),
+/// each at one pinned version (the `cratesim/` runner depends on exactly that version).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LeaseCrate {
+    /// kube-lease-manager 0.13.1 (kube 5): `LeaseManager::watch`.
+    KubeLeaseManager,
+    /// kube-leader-election 0.44.0 (kube 4): `LeaseLock::try_acquire_or_renew`.
+    KubeLeaderElection,
+}
+
+impl LeaseCrate {
+    /// Every crate, in the order of docs/crates.md.
+    pub const ALL: [LeaseCrate; 2] = [LeaseCrate::KubeLeaseManager, LeaseCrate::KubeLeaderElection];
+
+    /// The names `[leader] lease_crate` accepts.
+    pub const NAMES: [&'static str; 2] = [
+        LeaseCrate::KubeLeaseManager.name(),
+        LeaseCrate::KubeLeaderElection.name(),
+    ];
+
+    /// The crate's name on crates.io.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LeaseCrate::KubeLeaseManager => "kube-lease-manager",
+            LeaseCrate::KubeLeaderElection => "kube-leader-election",
+        }
+    }
+
+    /// The version the runner pins.
+    pub const fn version(self) -> &'static str {
+        match self {
+            LeaseCrate::KubeLeaseManager => "0.13.1",
+            LeaseCrate::KubeLeaderElection => "0.44.0",
+        }
+    }
+
+    /// The crate named `name`, if it is one.
+    pub fn from_name(name: &str) -> Option<LeaseCrate> {
+        LeaseCrate::ALL.into_iter().find(|c| c.name() == name)
+    }
 }
 
 /// `[[leader.modules]]`.

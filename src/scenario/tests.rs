@@ -167,6 +167,7 @@ fn contract_example_leader() -> Leader {
                 set: BTreeMap::from([("gitops".to_owned(), false)]),
             },
         ],
+        lease_crate: None,
     }
 }
 

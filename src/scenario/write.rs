@@ -341,6 +341,9 @@ fn write_leader(out: &mut String, leader: &Leader) {
     out.push_str("\n[leader]\n");
     line(out, "replicas", &leader.replicas.to_string());
     line(out, "variant", &quote(&leader.variant));
+    if let Some(lease_crate) = leader.lease_crate {
+        line(out, "lease_crate", &quote(lease_crate.name()));
+    }
     line(out, "lease_duration", &duration(leader.lease_duration_ms));
     line(out, "renew_deadline", &duration(leader.renew_deadline_ms));
     line(out, "retry_period", &duration(leader.retry_period_ms));

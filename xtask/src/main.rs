@@ -20,6 +20,7 @@ use std::io::{BufRead, BufReader, IsTerminal};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+mod crates;
 mod tidy;
 
 const HELP: &str = "\
@@ -28,6 +29,8 @@ cargo xtask <command> [args]
 Commands (forwarded to `elasticsim`, built with the `sim` profile; record and serve
 with the `live` feature):
   sim FILE [--seed N | --seeds N | --seeds A..B] [--policy P] [--variant V] [--out DIR] [--trace]
+      (a FILE whose [leader] sets lease_crate runs that crate's own code: elasticsim-crates,
+       built from cratesim/ on first use, docs/crates.md)
   check FILE...
   compare FILE --policies upstream,pr355,safe --seeds N
   review [FILE...] --candidate P [--base upstream] [--seeds 50] [--reuse on|off|both] [--out DIR]
@@ -50,15 +53,15 @@ with the `live` feature):
 Run `cargo xtask <command> --help` for every flag.";
 
 /// What one forwarded command builds and runs.
-struct Target {
-    profile: &'static str,
-    package: &'static str,
-    binary: &'static str,
+pub(crate) struct Target {
+    pub(crate) profile: &'static str,
+    pub(crate) package: &'static str,
+    pub(crate) binary: &'static str,
     /// Cargo's feature flags: the simulator leaves out the `live` feature (kube, tokio, axum
     /// and their hundred-odd crates), which only `record` and `serve` use.
-    features: &'static [&'static str],
+    pub(crate) features: &'static [&'static str],
     /// A clean build's time, measured on the 2-core machine the project is developed on.
-    clean_build: &'static str,
+    pub(crate) clean_build: &'static str,
 }
 
 const SIM: Target = Target {
@@ -100,6 +103,12 @@ fn main() -> ExitCode {
         return tidy_command(&args[1..]);
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    if args[0] == "sim"
+        && let Some(file) = args.get(1)
+        && names_a_lease_crate(file)
+    {
+        return crates::sim(&cargo, &args);
+    }
     // `bench` has its own crate; `record` and `serve` need the live feature; every other
     // command is the simulator's.
     let (target, forwarded) = match args[0].as_str() {
@@ -132,13 +141,26 @@ fn main() -> ExitCode {
 /// Build `target` with cargo, passing cargo's messages through. Cargo decides whether
 /// anything needs compiling; the first `Compiling` line it prints is the cue to say that a
 /// build runs and how long a clean one takes, and to say how long it took at the end.
-fn build(cargo: &str, target: &Target) -> Result<(), String> {
+pub(crate) fn build(cargo: &str, target: &Target) -> Result<(), String> {
+    build_in(cargo, target, None)
+}
+
+/// [`build`], with cargo run in `folder` (a workspace of its own) when given.
+pub(crate) fn build_in(
+    cargo: &str,
+    target: &Target,
+    folder: Option<&std::path::Path>,
+) -> Result<(), String> {
     let color = if std::io::stderr().is_terminal() {
         "always"
     } else {
         "never"
     };
-    let mut child = Command::new(cargo)
+    let mut command = Command::new(cargo);
+    if let Some(folder) = folder {
+        command.current_dir(folder);
+    }
+    let mut child = command
         .args(["build", "--profile", target.profile, "--color", color])
         .args(target.features)
         .args(["--package", target.package, "--bin", target.binary])
@@ -171,6 +193,19 @@ fn build(cargo: &str, target: &Target) -> Result<(), String> {
         eprintln!("xtask: built `{}` in {}", target.binary, minutes(took));
     }
     Ok(())
+}
+
+/// True if scenario `file` sets `[leader] lease_crate` (a line `lease_crate = …`): such a
+/// scenario runs a crate's own code, in `elasticsim-crates` (`cratesim/`). An unreadable file
+/// goes to `elasticsim`, which reports it.
+fn names_a_lease_crate(file: &str) -> bool {
+    std::fs::read_to_string(file).is_ok_and(|text| {
+        text.lines().any(|line| {
+            let line = line.trim_start();
+            line.strip_prefix("lease_crate")
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+    })
 }
 
 /// True for the line cargo prints as it starts compiling a crate (coloured or not).

@@ -30,7 +30,18 @@ const FILE_LINES_MAX: usize = 1000;
 pub const FUNCTION_LINES_MAX: usize = 70;
 
 /// The folders every size and hygiene check reads.
-const CODE_DIRS: [&str; 4] = ["src", "tests", "xtask/src", "bench/src"];
+const CODE_DIRS: [&str; 6] = [
+    "src",
+    "tests",
+    "xtask/src",
+    "bench/src",
+    "cratesim/src",
+    "cratesim/tests",
+];
+
+/// The one file of `elasticsim-crates` (`cratesim/`) that replaces the clock and entropy the
+/// crates under test read, with the crate's only `unsafe`.
+pub const CRATE_DETERMINISM: &str = "cratesim/src/determinism.rs";
 
 /// The document whose layer table is the allow-list of module dependencies.
 pub const ARCHITECTURE_DOC: &str = "docs/architecture.md";
@@ -125,6 +136,41 @@ pub fn determinism_violations(files: &[SourceFile]) -> Vec<String> {
     occurrences(files, is_edge, &BANNED)
 }
 
+/// `elasticsim-crates` runs real crates on the run's clock (`cratesim/src/determinism.rs`):
+/// outside that file, a line of `cratesim/` that reads a clock, sleeps or draws unseeded
+/// randomness says why that is deterministic with `determinism-ok` (on the line or the one
+/// above), and `unsafe` code lives in that file only.
+pub fn crate_runner_violations(files: &[SourceFile]) -> Vec<String> {
+    const BANNED: [&str; 5] = [
+        "Instant::now",
+        "SystemTime::now",
+        "thread::sleep",
+        "thread_rng(",
+        "rand::random",
+    ];
+    let mut found = Vec::new();
+    for (path, text) in files {
+        if !path.starts_with("cratesim/") {
+            continue;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        for (line, code) in code_lines(text) {
+            if path != CRATE_DETERMINISM && has_word(code, "unsafe") {
+                found.push(format!("{path}:{line}: unsafe outside {CRATE_DETERMINISM}"));
+            }
+            let justified = lines[line.saturating_sub(2)..line]
+                .iter()
+                .any(|l| l.contains("determinism-ok"));
+            for needle in BANNED {
+                if code.contains(needle) && !justified && path != CRATE_DETERMINISM {
+                    found.push(format!("{path}:{line}: {needle} without determinism-ok"));
+                }
+            }
+        }
+    }
+    found
+}
+
 /// The one file that may name `std`'s hash map: a wrapper with lookups only.
 pub const HASH_MAP_WRAPPER: &str = "src/ids/fixed_hash_map.rs";
 
@@ -215,11 +261,12 @@ pub fn micro_layout_violations(files: &[SourceFile]) -> Vec<String> {
 /// Every `unsafe` in code has a `// SAFETY:` comment on its line or the three above it; every
 /// crate root denies unsafe code, so each use also carries a local `#[allow(unsafe_code)]`.
 pub fn unsafe_violations(files: &[SourceFile]) -> Vec<String> {
-    const ROOTS: [&str; 4] = [
+    const ROOTS: [&str; 5] = [
         "src/lib.rs",
         "src/main.rs",
         "xtask/src/main.rs",
         "bench/src/main.rs",
+        "cratesim/src/main.rs",
     ];
     let mut found = Vec::new();
     for (path, text) in files {
@@ -686,6 +733,10 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
         (
             "modules depend only on what docs/architecture.md allows",
             layer_problems,
+        ),
+        (
+            "elasticsim-crates reads clocks and entropy through its determinism module only",
+            crate_runner_violations(&all),
         ),
         (
             "tests assert behaviour; nothing is left unfinished",

@@ -327,3 +327,25 @@ fn a_test_binary_outside_the_axes_fails() {
         "{found:?}"
     );
 }
+
+#[test]
+fn a_crate_runner_clock_or_unsafe_outside_its_determinism_module_fails() {
+    let clock = planted(
+        "cratesim/src/planted.rs",
+        "fn f() {\n    let a = std::time::Instant::now();\n    // determinism-ok: planted\n    \
+         let b = std::time::Instant::now();\n    unsafe { g() }\n}\n",
+    );
+    let found = crate_runner_violations(&clock);
+    assert_eq!(
+        found,
+        vec![
+            "cratesim/src/planted.rs:2: Instant::now without determinism-ok".to_owned(),
+            "cratesim/src/planted.rs:5: unsafe outside cratesim/src/determinism.rs".to_owned(),
+        ]
+    );
+    let module = planted(
+        CRATE_DETERMINISM,
+        "fn now() { std::time::Instant::now(); }\n",
+    );
+    assert!(crate_runner_violations(&module).is_empty());
+}
