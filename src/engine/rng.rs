@@ -26,6 +26,8 @@ pub enum StreamId {
     Leader,
     /// Kubernetes API errors injected at the configured rate.
     KubeApi,
+    /// Go-agent boot times (`[server] agent_boot`), one per container start.
+    AgentBoot,
 }
 
 impl StreamId {
@@ -41,6 +43,7 @@ impl StreamId {
             StreamId::Agents => 0x4147_454e_5453_0007,
             StreamId::Leader => 0x4c45_4144_4552_0008,
             StreamId::KubeApi => 0x4b55_4245_4150_4909,
+            StreamId::AgentBoot => 0x4147_4254_424f_4f0a,
         }
     }
 }

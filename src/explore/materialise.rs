@@ -30,11 +30,15 @@ pub fn materialise(scenario: &Scenario, settings: &RunSettings) -> Result<Scenar
     explicit.jobs = world
         .planned_arrivals()
         .into_iter()
-        .map(|(at_ms, profile, runtime_ms)| JobSource::Single {
-            at_ms,
-            profile,
-            runtime_ms,
-        })
+        .zip(world.planned_environments())
+        .map(
+            |((at_ms, profile, runtime_ms), environment)| JobSource::Single {
+                at_ms,
+                profile,
+                runtime_ms,
+                environment,
+            },
+        )
         .collect();
     explicit.faults = world.planned_faults().to_vec();
     Ok(explicit)

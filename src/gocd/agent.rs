@@ -1,9 +1,20 @@
 //! The go-agent process inside an elastic agent pod.
 //!
+//! The process boots before it registers: the container's entrypoint, the bootstrapper's
+//! downloads of agent-launcher.jar, agent.jar, agent-plugins.zip and tfs-impl.jar from the
+//! server, the agent JVM and its Spring context (gocd/gocd@f17b6f3fc9,
+//! `agent-bootstrapper/.../AgentBootstrapper.java`, `agent-launcher/.../AgentLauncherImpl.java`
+//! `launch`, `agent-process-launcher/.../AgentProcessParentImpl.java` `run`). Meanwhile the pod
+//! is Running and no agent is registered; the world draws the boot time from
+//! `[server] agent_boot` and hands it in with [`AgentInput::Start`].
+//!
 //! Timing from `agent.properties`: ping every 5 s; get-work with exponential back-off from 1 s
-//! ×1.5 up to 10 s, reset to immediate after a job. Registration is retried every 10 s; a
-//! refused registration (a used or expired key, a duplicate elastic agent id) is retried
-//! forever, as the real agent does.
+//! ×1.5 up to 10 s, reset to immediate after a job. A registration the server answers with
+//! anything but success (a used or expired key, a duplicate elastic agent id) is retried every
+//! 5 s, forever (`SslInfrastructureService.java` `registerIfNecessary`,
+//! `REGISTER_RETRY_INTERVAL = 5000`); one that gets no answer (server down, partition) throws
+//! out of the work loop, which retries after its back-off, 1 s ×1.5 up to 10 s
+//! (`AgentWorkRetrievalScheduler.java`, `agent.properties` `agent.get.work.delay*`).
 //!
 //! [`GoAgent`] is a [`Component`]: an [`AgentInput`] in, [`AgentAction`]s out, its timers at
 //! absolute simulated times. It draws no randomness.
@@ -14,13 +25,15 @@ use crate::component::{ArmedTimers, Component, Random};
 const PING_INTERVAL_MS: u64 = 5_000;
 const POLL_BACKOFF_MS_MIN: u32 = 1_000;
 const POLL_BACKOFF_MS_MAX: u32 = 10_000;
-const REGISTER_RETRY_MS: u64 = 10_000;
+const REGISTER_RETRY_MS: u64 = 5_000;
 const REPORT_RETRY_MS: u64 = 5_000;
 
 /// A go-agent timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AgentTimer {
-    /// Retry a registration that failed or was refused (every 10 s).
+    /// The boot is over: the agent JVM's work loop starts and registers.
+    Booted,
+    /// Retry a registration that was refused (after 5 s) or failed (after the back-off).
     Register,
     /// Send the next liveness ping (every 5 s).
     Ping,
@@ -37,8 +50,11 @@ pub enum AgentTimer {
 /// Everything that happens to a go-agent process.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AgentInput {
-    /// The process starts: it registers at once.
-    Start,
+    /// The process starts: it boots for `boot_ms`, then registers (at once when 0).
+    Start {
+        /// How long the boot takes, from the container's start to the first registration.
+        boot_ms: u64,
+    },
     /// A timer it asked for is due.
     Timer(AgentTimer),
     /// The answer to one of its requests, or its failure.
@@ -52,6 +68,8 @@ pub enum AgentInput {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
+    /// The container runs, the agent is not up yet: nothing is sent.
+    Booting,
     Registering,
     Idle,
     Building {
@@ -98,7 +116,7 @@ impl GoAgent {
             id,
             uuid,
             registration: Box::new(registration),
-            phase: Phase::Registering,
+            phase: Phase::Booting,
             poll_backoff_ms: 0,
             ping_running: false,
             timers: ArmedTimers::default(),
@@ -137,10 +155,14 @@ impl GoAgent {
     /// A timer fired.
     fn on_timer(&mut self, timer: AgentTimer, out: &mut Vec<AgentAction>) {
         match (timer, &self.phase) {
+            (AgentTimer::Booted, Phase::Booting) => {
+                self.phase = Phase::Registering;
+                out.push(AgentAction::Send(self.register_request()));
+            }
             (AgentTimer::Register, Phase::Registering) => {
                 out.push(AgentAction::Send(self.register_request()));
             }
-            (AgentTimer::Ping, _) if self.phase != Phase::Registering => {
+            (AgentTimer::Ping, _) if !matches!(self.phase, Phase::Registering | Phase::Booting) => {
                 out.push(AgentAction::Send(AgentRequest::Ping {
                     agent: self.id,
                     uuid: self.uuid,
@@ -206,9 +228,22 @@ impl GoAgent {
                 self.ping_running = true;
                 out.push(timer_at(now_ms, PING_INTERVAL_MS, AgentTimer::Ping));
             }
+        } else if reply == ServerReply::Failed {
+            let delay_ms = self.next_backoff_ms();
+            out.push(timer_at(now_ms, delay_ms, AgentTimer::Register));
         } else {
             out.push(timer_at(now_ms, REGISTER_RETRY_MS, AgentTimer::Register));
         }
+    }
+
+    /// The work loop's next back-off: 1 s, then ×1.5 up to 10 s (reset after a success).
+    fn next_backoff_ms(&mut self) -> u64 {
+        self.poll_backoff_ms = if self.poll_backoff_ms == 0 {
+            POLL_BACKOFF_MS_MIN
+        } else {
+            (self.poll_backoff_ms * 3 / 2).min(POLL_BACKOFF_MS_MAX)
+        };
+        u64::from(self.poll_backoff_ms)
     }
 
     fn on_ping(&mut self, now_ms: u64, reply: ServerReply, out: &mut Vec<AgentAction>) {
@@ -239,16 +274,8 @@ impl GoAgent {
             }
             ServerReply::NotRegistered => self.reregister(now_ms, out),
             _ => {
-                self.poll_backoff_ms = if self.poll_backoff_ms == 0 {
-                    POLL_BACKOFF_MS_MIN
-                } else {
-                    (self.poll_backoff_ms * 3 / 2).min(POLL_BACKOFF_MS_MAX)
-                };
-                out.push(timer_at(
-                    now_ms,
-                    u64::from(self.poll_backoff_ms),
-                    AgentTimer::Poll,
-                ));
+                let delay_ms = self.next_backoff_ms();
+                out.push(timer_at(now_ms, delay_ms, AgentTimer::Poll));
             }
         }
     }
@@ -293,7 +320,13 @@ impl Component for GoAgent {
     ) {
         let asked_before = out.len();
         match input {
-            AgentInput::Start => out.push(AgentAction::Send(self.register_request())),
+            AgentInput::Start { boot_ms: 0 } => {
+                self.phase = Phase::Registering;
+                out.push(AgentAction::Send(self.register_request()));
+            }
+            AgentInput::Start { boot_ms } => {
+                out.push(timer_at(now_ms, boot_ms, AgentTimer::Booted));
+            }
             AgentInput::Timer(timer) => {
                 self.fired(now_ms, timer);
                 self.on_timer(timer, out);

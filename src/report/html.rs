@@ -25,6 +25,8 @@ pub enum RowVerdict {
     Fail,
     /// The candidate alone breaks an invariant the base keeps.
     Breaks,
+    /// The candidate breaks nothing the base keeps, but both fail some runs.
+    BothBreak,
     /// The candidate decides differently but breaks nothing the base keeps.
     Diverges,
     /// The candidate decides exactly as the base.
@@ -47,6 +49,7 @@ impl RowVerdict {
             RowVerdict::Pass => ("pass", "PASS"),
             RowVerdict::Fail => ("fail", "FAIL"),
             RowVerdict::Breaks => ("fail", "breaks"),
+            RowVerdict::BothBreak => ("fail", "both break"),
             RowVerdict::Diverges => ("diverges", "diverges"),
             RowVerdict::Same => ("pass", "same"),
         }
@@ -173,14 +176,26 @@ fn write_section(out: &mut String, section: &Section) {
     }
 }
 
-fn write_table(out: &mut String, page: &IndexPage) {
+/// A verdict table under its own heading, for a page whose first screen has several (a
+/// review's feature-off and feature-on tables).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerdictTable {
+    /// The heading above the table (Markdown `code` spans shown as code).
+    pub heading: String,
+    /// Column names after the verdict column.
+    pub columns: Vec<String>,
+    /// One row per scenario, under the column names.
+    pub rows: Vec<VerdictRow>,
+}
+
+fn write_table(out: &mut String, columns: &[String], rows: &[VerdictRow]) {
     // Writing to a String cannot fail, so the fmt::Result of each write! is always Ok.
     let _ = write!(out, "<table>\n<tr><th>verdict</th>");
-    for column in &page.columns {
+    for column in columns {
         let _ = write!(out, "<th>{}</th>", escape(column));
     }
     let _ = writeln!(out, "</tr>");
-    for row in &page.rows {
+    for row in rows {
         let (class, word) = row.verdict.class_and_word();
         let _ = write!(out, "<tr><td class=\"{class}\">{word}</td>");
         for cell in &row.cells {
@@ -193,6 +208,12 @@ fn write_table(out: &mut String, page: &IndexPage) {
 
 /// The page as HTML text.
 pub fn index_html(page: &IndexPage) -> String {
+    index_html_with_tables(page, &[])
+}
+
+/// The page as HTML text, with `tables` (each under its heading) in place of the page's own
+/// table when there are any.
+pub fn index_html_with_tables(page: &IndexPage, tables: &[VerdictTable]) -> String {
     let mut out = String::new();
     let title = escape(&page.title);
     let _ = writeln!(
@@ -202,7 +223,13 @@ pub fn index_html(page: &IndexPage) -> String {
          <p>{}</p>",
         escape_with_code(&page.summary)
     );
-    write_table(&mut out, page);
+    if tables.is_empty() {
+        write_table(&mut out, &page.columns, &page.rows);
+    }
+    for table in tables {
+        let _ = writeln!(out, "<h2>{}</h2>", escape_with_code(&table.heading));
+        write_table(&mut out, &table.columns, &table.rows);
+    }
     for note in &page.notes {
         let _ = writeln!(out, "<p>{}</p>", escape(note));
     }
@@ -238,8 +265,18 @@ pub fn index_html(page: &IndexPage) -> String {
 
 /// Write `dir/index.html` atomically.
 pub fn write_index(dir: &Path, page: &IndexPage) -> std::io::Result<()> {
+    write_index_with_tables(dir, page, &[])
+}
+
+/// Write `dir/index.html` atomically, with `tables` as in [`index_html_with_tables`].
+pub fn write_index_with_tables(
+    dir: &Path,
+    page: &IndexPage,
+    tables: &[VerdictTable],
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    atomic::write_file(&dir.join("index.html"), index_html(page).as_bytes())
+    let html = index_html_with_tables(page, tables);
+    atomic::write_file(&dir.join("index.html"), html.as_bytes())
 }
 
 #[cfg(test)]

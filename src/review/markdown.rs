@@ -1,16 +1,15 @@
-//! `review.md`: a review comment ready to paste into the pull request. It opens with one
-//! paragraph (what changes with the feature off, then with it on), then the new violations
-//! with repro commands, the metric changes, the divergence clusters with the two decisions
-//! side by side, and each scenario's first divergence with the trace lines before it.
+//! `review.md`: a review comment ready to paste into the pull request. It opens with the
+//! verdict, a table with the feature off (the default) and one with it on, each row with its
+//! cause in one sentence, and "In words" (at most 150 words, no harness vocabulary); then the
+//! new violations with repro commands, the metric changes, the divergence clusters with the
+//! two decisions side by side, and each scenario's first divergence with the trace lines
+//! before it.
 
 use super::ScenarioReview;
+use super::cause::{cause_sentence, invariant_words, policy_words, verdict_word};
 use super::stats::judgement;
-use super::summary::Cluster;
 use crate::report::format::{duration_text, number_text};
 use std::fmt::Write as _;
-
-/// How many scenarios the summary paragraph names per reuse setting.
-const NAMED_IN_SUMMARY: usize = 3;
 
 fn metric_text(name: &str, value: f64) -> String {
     if name.starts_with("wait_s") {
@@ -37,140 +36,8 @@ fn words(name: &str) -> &'static str {
     }
 }
 
-fn cluster_words(cluster: &Cluster, base: &str, candidate: &str, seeds: u64) -> String {
-    let intent = match &cluster.example.intended {
-        Some(why) => format!(", intended: {why}"),
-        None => format!(", not declared as intended by {candidate}"),
-    };
-    format!(
-        "at {} {base} decides `{}` where {candidate} decides `{}` ({} of {seeds} seeds{intent})",
-        cluster.example.request, cluster.base_code, cluster.candidate_code, cluster.seeds
-    )
-}
-
 /// The invariant whose violation stops a run (a request storm): metrics cover less time.
 const STORM: &str = super::summary::STOP;
-
-/// One scenario's sentence for the summary: its top divergence, new violations, changes.
-fn scenario_sentence(review: &ScenarioReview, base: &str, candidate: &str) -> String {
-    let mut parts = Vec::new();
-    let top = review
-        .clusters
-        .iter()
-        .find(|cluster| cluster.example.intended.is_none())
-        .or(review.clusters.first());
-    if let Some(cluster) = top {
-        parts.push(cluster_words(cluster, base, candidate, review.seeds));
-    }
-    if !review.new_violations.is_empty() {
-        let broken: Vec<String> = review
-            .new_violations
-            .iter()
-            .map(|(id, seeds)| format!("`{id}` ({} seeds)", seeds.len()))
-            .collect();
-        parts.push(format!("{candidate} alone breaks {}", broken.join(" and ")));
-    }
-    let worse: Vec<String> = review
-        .metrics
-        .iter()
-        .filter(|(name, delta)| judgement(name, delta) == "worse")
-        .take(3)
-        .map(|(name, delta)| {
-            format!(
-                "{} {} → {}",
-                words(name),
-                metric_text(name, delta.base_mean),
-                metric_text(name, delta.candidate_mean)
-            )
-        })
-        .collect();
-    if !worse.is_empty() {
-        parts.push(format!("worse {}", worse.join(", ")));
-    }
-    if let Some(seeds) = review.new_violations.get(STORM) {
-        parts.push(format!(
-            "{candidate}'s run ends in a request storm on {} seeds (stopped at the `{STORM}` \
-             bound, so its metrics there cover only the time before the stop)",
-            seeds.len()
-        ));
-    }
-    format!("on `{}` {}", review.scenario, parts.join("; "))
-}
-
-/// A review matters for the summary when it diverges, breaks something or gets worse.
-fn weight(review: &ScenarioReview) -> (usize, bool, usize) {
-    let worse = review
-        .metrics
-        .iter()
-        .filter(|(name, delta)| judgement(name, delta) == "worse")
-        .count();
-    (review.new_violations.len(), review.unintended(), worse)
-}
-
-fn setting_sentences(
-    reviews: &[&ScenarioReview],
-    reuse: bool,
-    base: &str,
-    candidate: &str,
-) -> String {
-    let setting = if reuse {
-        "With agent reuse on"
-    } else {
-        "With agent reuse off (the feature switched off)"
-    };
-    if reviews.is_empty() {
-        return String::new();
-    }
-    let diverged = reviews
-        .iter()
-        .filter(|review| !review.first_divergences.is_empty())
-        .count();
-    if diverged == 0
-        && reviews
-            .iter()
-            .all(|review| review.new_violations.is_empty())
-    {
-        return format!(
-            "**{setting}**, {candidate} decides exactly as {base} on every seed of all {} \
-             scenarios. ",
-            reviews.len()
-        );
-    }
-    let unintended = reviews.iter().filter(|review| review.unintended()).count();
-    let breaking = reviews
-        .iter()
-        .filter(|review| !review.new_violations.is_empty())
-        .count();
-    let mut ranked: Vec<&&ScenarioReview> = reviews
-        .iter()
-        .filter(|review| !review.first_divergences.is_empty() || weight(review).0 > 0)
-        .collect();
-    ranked.sort_by_key(|review| std::cmp::Reverse(weight(review)));
-    let named: Vec<String> = ranked
-        .iter()
-        .take(NAMED_IN_SUMMARY)
-        .map(|review| scenario_sentence(review, base, candidate))
-        .collect();
-    format!(
-        "**{setting}**, {candidate} decides differently from {base} in {diverged} of {} \
-         scenarios ({unintended} with divergences {candidate} does not declare as intended) \
-         and violates invariants {base} keeps in {breaking}: {}. ",
-        reviews.len(),
-        named.join("; ")
-    )
-}
-
-/// `breaks` (the candidate alone breaks an invariant), `diverges` (it decides differently
-/// and breaks nothing of its own) or `same`.
-pub fn verdict_word(review: &ScenarioReview) -> &'static str {
-    if !review.new_violations.is_empty() {
-        "breaks"
-    } else if !review.first_divergences.is_empty() {
-        "diverges"
-    } else {
-        "same"
-    }
-}
 
 /// Every id of `found`, with its seed count: `` `id` (3) ``.
 fn ids_text(found: &std::collections::BTreeMap<String, Vec<u64>>) -> String {
@@ -211,6 +78,59 @@ fn change_text(review: &ScenarioReview, name: &str) -> String {
 /// The verdict in one sentence: which defects are the candidate's own, which failures only
 /// follow from stopped runs, which figures are bounds.
 pub fn verdict_sentence(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
+    let mut verdict = String::new();
+    for reuse in [false, true] {
+        verdict.push_str(&setting_verdict(base, candidate, reviews, reuse));
+    }
+    verdict.push_str(&overall_verdict(base, candidate, reviews));
+    verdict
+}
+
+/// One reuse setting's clause of the verdict: which scenarios the candidate alone breaks.
+fn setting_verdict(base: &str, candidate: &str, reviews: &[ScenarioReview], reuse: bool) -> String {
+    let rows: Vec<&ScenarioReview> = (reviews.iter())
+        .filter(|review| review.reuse == reuse)
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let setting = if reuse {
+        "With the feature on"
+    } else {
+        "With the feature off (the default)"
+    };
+    let breaking: Vec<String> = (rows.iter())
+        .filter(|review| !review.new_violations.is_empty())
+        .map(|review| review.scenario.clone())
+        .collect();
+    let differ = rows
+        .iter()
+        .filter(|review| verdict_word(review) != "same")
+        .count();
+    if !breaking.is_empty() {
+        format!(
+            "{setting}, `{candidate}` fails where `{base}` passes in {} of {} scenarios ({}). ",
+            breaking.len(),
+            rows.len(),
+            breaking.join(", ")
+        )
+    } else if differ > 0 {
+        format!(
+            "{setting}, `{candidate}` decides differently in {differ} of {} scenarios and \
+             fails nothing `{base}` passes. ",
+            rows.len()
+        )
+    } else {
+        format!(
+            "{setting}, `{candidate}` decides exactly as `{base}` in all {} scenarios. ",
+            rows.len()
+        )
+    }
+}
+
+/// The verdict over both settings: which defects are the candidate's own, which failures only
+/// follow from stopped runs, which figures are bounds.
+fn overall_verdict(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
     let breaking: Vec<&ScenarioReview> = (reviews.iter())
         .filter(|review| !review.new_violations.is_empty())
         .collect();
@@ -259,69 +179,155 @@ pub fn verdict_sentence(base: &str, candidate: &str, reviews: &[ScenarioReview])
     sentence
 }
 
-/// The first screen's columns after the verdict column.
-pub const SCREEN_COLUMNS: [&str; 7] = [
+/// The columns of the first screen's two tables after the verdict column.
+pub const SCREEN_COLUMNS: [&str; 5] = [
     "scenario",
-    "reuse",
-    "first divergent decision",
+    "cause",
     "candidate alone breaks",
-    "consequences of a stop",
     "p95 wait",
     "pods created",
 ];
 
 /// One scenario's cells under [`SCREEN_COLUMNS`].
-pub fn screen_cells(review: &ScenarioReview) -> Vec<String> {
-    let first = (review.first_divergences.first()).map_or("—".to_owned(), |first| {
-        let d = &first.divergence;
-        format!(
-            "seed {}: `{}` → `{}` at {}",
-            first.seed, d.base.code, d.candidate.code, d.request
-        )
-    });
+pub fn screen_cells(review: &ScenarioReview, base: &str, candidate: &str) -> Vec<String> {
     vec![
         review.scenario.clone(),
-        super::reuse_text(review.reuse).to_owned(),
-        first,
+        cause_sentence(review, base, candidate),
         ids_text(&review.new_violations),
-        ids_text(&review.stop_consequences),
         change_text(review, "wait_s_p95"),
         change_text(review, "pods_created"),
     ]
 }
 
-/// The first screen: the verdict, then one row per scenario and reuse setting.
+/// The heading of the table of one reuse setting.
+pub fn setting_heading(reuse: bool) -> &'static str {
+    if reuse {
+        "Feature on (`enable_agent_reuse = true`)"
+    } else {
+        "Feature off (`enable_agent_reuse = false`, the default: what every current user gets)"
+    }
+}
+
+/// The first screen: the verdict, then one table with the feature off and one with it on,
+/// a row per scenario with its cause.
 pub fn first_screen(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
     let mut out = format!(
-        "# Review of `{candidate}` against `{base}`\n\n**Verdict.** {}\n\n| verdict | {} |\n|{}\n",
+        "# Review of `{candidate}` against `{base}`\n\n**Verdict.** {}\n",
         verdict_sentence(base, candidate, reviews),
-        SCREEN_COLUMNS.join(" | "),
-        "---|".repeat(SCREEN_COLUMNS.len() + 1)
     );
-    for review in reviews {
-        let cells = screen_cells(review);
-        let _ = writeln!(
+    for reuse in [false, true] {
+        let rows: Vec<&ScenarioReview> = (reviews.iter())
+            .filter(|review| review.reuse == reuse)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = write!(
             out,
-            "| **{}** | {} |",
-            verdict_word(review),
-            cells.join(" | ")
+            "\n## {}\n\n| verdict | {} |\n|{}\n",
+            setting_heading(reuse),
+            SCREEN_COLUMNS.join(" | "),
+            "---|".repeat(SCREEN_COLUMNS.len() + 1)
         );
+        for review in rows {
+            let cells: Vec<String> = (screen_cells(review, base, candidate).iter())
+                .map(|cell| one_line(cell))
+                .collect();
+            let _ = writeln!(
+                out,
+                "| **{}** | {} |",
+                verdict_word(review),
+                cells.join(" | ")
+            );
+        }
     }
     out
 }
 
-/// The opening paragraph: behaviour with the feature off first, then with it on.
-pub fn summary_paragraph(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
-    let mut text = format!("Review of `{candidate}` against `{base}`, on identical seeds. ");
-    for reuse in [false, true] {
-        let chosen: Vec<&ScenarioReview> = reviews
-            .iter()
-            .filter(|review| review.reuse == reuse)
-            .collect();
-        text.push_str(&setting_sentences(&chosen, reuse, base, candidate));
+/// The most words "In words" may take.
+pub const IN_WORDS_MAX: usize = 150;
+
+/// One reuse setting in plain words, naming at most `named` workloads that break.
+fn setting_words(
+    reviews: &[&ScenarioReview],
+    reuse: bool,
+    base: &str,
+    candidate: &str,
+    named: usize,
+) -> String {
+    let setting = if reuse {
+        "With the feature on".to_owned()
+    } else {
+        "With the feature off, which every current user gets,".to_owned()
+    };
+    let differ = (reviews.iter())
+        .filter(|review| verdict_word(review) != "same")
+        .count();
+    let worse: Vec<&&ScenarioReview> = (reviews.iter())
+        .filter(|review| !review.new_violations.is_empty())
+        .collect();
+    if differ == 0 {
+        return format!(
+            "{setting} {candidate} behaves exactly like {base} in all {} workloads.",
+            reviews.len()
+        );
     }
-    text.push_str("Details, repro commands and the decisions side by side follow.");
+    let mut text = format!(
+        "{setting} {candidate} behaves differently from {base} in {differ} of {} workloads",
+        reviews.len()
+    );
+    if worse.is_empty() {
+        text.push_str(&format!(" and fails nothing {base} passes."));
+        return text;
+    }
+    text.push_str(&format!(
+        " and fails where {base} passes in {}",
+        worse.len()
+    ));
+    let examples: Vec<String> = (worse.iter().take(named))
+        .map(|review| {
+            let broken: Vec<String> = review
+                .new_violations
+                .keys()
+                .map(|id| invariant_words(id))
+                .collect();
+            let name = if review.description.is_empty() {
+                review.scenario.clone()
+            } else {
+                review.description.clone()
+            };
+            format!("“{name}”: {}", broken.join(" and "))
+        })
+        .collect();
+    if examples.is_empty() {
+        text.push('.');
+    } else {
+        text.push_str(&format!(", for example {}.", examples.join("; ")));
+    }
     text
+}
+
+/// "In words": the feature off first, then on, in at most [`IN_WORDS_MAX`] words and without
+/// the harness's own vocabulary (no invariant ids, decision codes or seeds).
+pub fn summary_paragraph(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
+    let (base, candidate) = (&policy_words(base), &policy_words(candidate));
+    let paragraph = |named: usize| {
+        let mut parts = Vec::new();
+        for reuse in [false, true] {
+            let chosen: Vec<&ScenarioReview> = (reviews.iter())
+                .filter(|review| review.reuse == reuse)
+                .collect();
+            if !chosen.is_empty() {
+                parts.push(setting_words(&chosen, reuse, base, candidate, named));
+            }
+        }
+        parts.join(" ")
+    };
+    (0..=2)
+        .rev()
+        .map(paragraph)
+        .find(|text| text.split_whitespace().count() <= IN_WORDS_MAX)
+        .unwrap_or_else(|| paragraph(0))
 }
 
 fn violations_section(out: &mut String, reviews: &[ScenarioReview], folder: &str) {

@@ -10,6 +10,7 @@
 //! | `stats.rs` | paired metric deltas over seeds, the seeded bootstrap interval, judgements |
 //! | `summary.rs` | one scenario's review: clusters, new violations, metrics; `review.json` |
 //! | `repro.rs` | shrinking the smallest seed of each new violation into a repro file |
+//! | `cause.rs` | each row's verdict word and its cause in one sentence, invariants in words |
 //! | `markdown.rs` | `review.md`: the comment to paste into the pull request |
 //! | `page.rs` | `index.html` and the comparison charts |
 //!
@@ -18,6 +19,7 @@
 //! see the same inputs ([`inputs_text`]; the review checks it for every seed).
 
 mod align;
+mod cause;
 mod markdown;
 mod page;
 mod repro;
@@ -26,7 +28,8 @@ mod summary;
 mod tape;
 
 pub use align::{Alignment, CONTEXT_LINES, Context, Divergence, Side, align};
-pub use markdown::{review_markdown, summary_paragraph, verdict_sentence};
+pub use cause::{cause_sentence, invariant_words, verdict_word};
+pub use markdown::{IN_WORDS_MAX, review_markdown, summary_paragraph, verdict_sentence};
 pub use page::write_page;
 pub use repro::{Repro, SHRINK_RUNS, shrink_new_violations};
 pub use stats::{MetricDelta, REVIEW_METRICS, bootstrap_ci95, delta, judgement};
@@ -102,8 +105,9 @@ pub struct SeedReview {
 pub fn inputs_text(scenario: &Scenario, settings: &RunSettings) -> Result<String, RunError> {
     let world = World::new(scenario.clone(), settings.clone())?;
     Ok(format!(
-        "arrivals {:?}\nfaults {:?}\nswarm {:?}\n",
+        "arrivals {:?} {:?}\nfaults {:?}\nswarm {:?}\n",
         world.planned_arrivals(),
+        world.planned_environments(),
         world.planned_faults(),
         world.swarm_drawn()
     ))

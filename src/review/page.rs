@@ -2,23 +2,44 @@
 //! the same sections as `review.md`, and each scenario's comparison chart of the two runs.
 
 use super::ScenarioReview;
-use super::markdown::{SCREEN_COLUMNS, screen_cells, verdict_sentence, verdict_word};
+use super::cause::verdict_word;
+use super::markdown::{SCREEN_COLUMNS, screen_cells, setting_heading, verdict_sentence};
 use super::stats::judgement;
 use crate::report::format::number_text;
-use crate::report::html::{IndexPage, Link, RowVerdict, Section, VerdictRow, write_index};
+use crate::report::html::{
+    IndexPage, Link, RowVerdict, Section, VerdictRow, VerdictTable, write_index_with_tables,
+};
 use std::path::Path;
 
-/// The row of one scenario: `breaks`, `diverges` or `same`, then the first screen's cells.
-fn verdict_row(review: &ScenarioReview) -> VerdictRow {
+/// The row of one scenario: `breaks`, `both break`, `diverges` or `same`, then the first
+/// screen's cells.
+fn verdict_row(review: &ScenarioReview, base: &str, candidate: &str) -> VerdictRow {
     let verdict = match verdict_word(review) {
         "breaks" => RowVerdict::Breaks,
+        "both break" => RowVerdict::BothBreak,
         "diverges" => RowVerdict::Diverges,
         _ => RowVerdict::Same,
     };
     VerdictRow {
         verdict,
-        cells: screen_cells(review),
+        cells: screen_cells(review, base, candidate),
     }
+}
+
+/// The first screen's two tables: the feature off (the default), then on.
+fn setting_tables(reviews: &[ScenarioReview], base: &str, candidate: &str) -> Vec<VerdictTable> {
+    [false, true]
+        .into_iter()
+        .map(|reuse| VerdictTable {
+            heading: setting_heading(reuse).to_owned(),
+            columns: SCREEN_COLUMNS.iter().map(|c| c.to_string()).collect(),
+            rows: (reviews.iter())
+                .filter(|review| review.reuse == reuse)
+                .map(|review| verdict_row(review, base, candidate))
+                .collect(),
+        })
+        .filter(|table| !table.rows.is_empty())
+        .collect()
 }
 
 fn metrics_section(reviews: &[ScenarioReview]) -> Section {
@@ -170,16 +191,19 @@ pub fn write_page(
             Some(line) => format!("{line}. {}", verdict_sentence(base, candidate, reviews)),
             None => verdict_sentence(base, candidate, reviews),
         },
-        columns: SCREEN_COLUMNS.iter().map(|c| c.to_string()).collect(),
-        rows: reviews.iter().map(verdict_row).collect(),
+        columns: Vec::new(),
+        rows: Vec::new(),
         plots,
         failing: repros,
-        notes: Vec::new(),
+        notes: vec![format!(
+            "In words: {}",
+            super::markdown::summary_paragraph(base, candidate, reviews)
+        )],
         sections: vec![
             metrics_section(reviews),
             clusters_section(reviews, base, candidate),
             first_section(reviews, base, candidate),
         ],
     };
-    write_index(folder, &page)
+    write_index_with_tables(folder, &page, &setting_tables(reviews, base, candidate))
 }

@@ -57,6 +57,10 @@ pub struct ScenarioReview {
     pub metrics: Vec<(String, MetricDelta)>,
     /// Shrunk repros of the smallest seed of each new violation (filled by `repro.rs`).
     pub repros: Vec<Repro>,
+    /// The scenario's one-line description (the plain-words summary names workloads by it).
+    pub description: String,
+    /// The scenario's `pending_pods_count`: a row can say its break comes from the default.
+    pub pending_pods_count: u32,
 }
 
 impl ScenarioReview {
@@ -180,6 +184,8 @@ pub fn scenario_review(group: &Group, rows: &[SeedReview]) -> ScenarioReview {
         candidate_failed: rows.iter().filter(|row| !row.candidate.passed()).count() as u64,
         metrics,
         repros: Vec::new(),
+        description: group.scenario.description.clone(),
+        pending_pods_count: group.scenario.plugin.pending_pods_count,
     }
 }
 

@@ -159,7 +159,22 @@ pub struct Server {
     /// job-status listener's plugin call; 0 sends job-completion at once, inside the call
     /// that completed the job.
     pub job_completion_delay_ms: u64,
+    /// `agent_boot`: how long a go-agent takes from its container's start to its first
+    /// registration (entrypoint, downloads from the server, agent JVM); meanwhile the pod is
+    /// Running and no agent is registered.
+    pub agent_boot: Range,
 }
+
+/// `[server] agent_boot` when absent: 5 s to 30 s, container running to first registration.
+/// The low end is the fastest report, ~4 s from agent.jar ready to "Starting to register" on a
+/// LAN with a cached image (gocd/kubernetes-elastic-agents#302, GoCD 22.1); the high end the
+/// "circa 30s for the agent to start, connect to GoCD server" of
+/// gocd/kubernetes-elastic-agents#53 (users also report 30 s to 60 s, gocd/gocd#13975, and
+/// 40 s to 50 s with pod scheduling, gocd/gocd#5061). `docs/fidelity.md` has the chain.
+pub const DEFAULT_AGENT_BOOT: Range = Range {
+    min_ms: 5_000,
+    max_ms: 30_000,
+};
 
 impl Default for Server {
     fn default() -> Self {
@@ -173,6 +188,7 @@ impl Default for Server {
             create_agent_threads: 5,
             cancel_kill_ms: 10_000,
             job_completion_delay_ms: 5,
+            agent_boot: DEFAULT_AGENT_BOOT,
         }
     }
 }
@@ -221,7 +237,9 @@ pub struct Profile {
     pub cpu: String,
     /// The memory request, e.g. `1Gi`.
     pub memory: String,
-    /// GoCD environment of the pipelines using this profile.
+    /// The GoCD environment of the jobs that name no `environment` of their own (the older
+    /// spelling, from before environments belonged to jobs). An elastic profile has no
+    /// environment in GoCD: the server sends the pipeline's with each create-agent.
     pub environment: Option<String>,
 }
 
@@ -240,6 +258,8 @@ pub enum JobSource {
         profile: String,
         /// Each job's build time.
         runtime: Range,
+        /// The jobs' GoCD environment (their pipeline's); `None`: the profile's `environment`.
+        environment: Option<String>,
     },
     /// Exponential inter-arrival times in `[from_ms, until_ms)`.
     Poisson {
@@ -253,6 +273,8 @@ pub enum JobSource {
         profile: String,
         /// Each job's build time.
         runtime: Range,
+        /// The jobs' GoCD environment (their pipeline's); `None`: the profile's `environment`.
+        environment: Option<String>,
     },
     /// Replay: arrivals, runtimes and start-up times from a recorded trace (path resolved
     /// relative to the scenario file).
@@ -268,6 +290,8 @@ pub enum JobSource {
         profile: String,
         /// The build time.
         runtime_ms: u64,
+        /// The job's GoCD environment (its pipeline's); `None`: the profile's `environment`.
+        environment: Option<String>,
     },
 }
 

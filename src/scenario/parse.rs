@@ -274,6 +274,7 @@ fn server(top: &Table<'_, '_>) -> Result<Server> {
         "create_agent_threads",
         "cancel_kill",
         "job_completion_delay",
+        "agent_boot",
     ])?;
     Ok(Server {
         job_starvation_timeout_ms: table.or(
@@ -317,6 +318,7 @@ fn server(top: &Table<'_, '_>) -> Result<Server> {
             defaults.job_completion_delay_ms,
             &duration,
         )?,
+        agent_boot: table.or("agent_boot", defaults.agent_boot, &range)?,
     })
 }
 
@@ -443,7 +445,15 @@ fn job(table: &Table<'_, '_>, context: &Context, folder: &Path) -> Result<JobSou
     };
     match kind.as_str() {
         "burst" => {
-            table.expect_keys(&["kind", "at", "count", "spread", "profile", "runtime"])?;
+            table.expect_keys(&[
+                "kind",
+                "at",
+                "count",
+                "spread",
+                "profile",
+                "runtime",
+                "environment",
+            ])?;
             let at_ms = instant(table, context)?;
             Ok(JobSource::Burst {
                 at_ms,
@@ -451,6 +461,7 @@ fn job(table: &Table<'_, '_>, context: &Context, folder: &Path) -> Result<JobSou
                 spread_ms: spread(table, at_ms, context)?,
                 profile: profile_reference(table, context)?,
                 runtime: table.required("runtime", "a duration or range", &range)?,
+                environment: table.optional("environment", &string)?,
             })
         }
         "poisson" => poisson(table, context),
@@ -465,11 +476,12 @@ fn job(table: &Table<'_, '_>, context: &Context, folder: &Path) -> Result<JobSou
             })
         }
         _ => {
-            table.expect_keys(&["kind", "at", "profile", "runtime"])?;
+            table.expect_keys(&["kind", "at", "profile", "runtime", "environment"])?;
             Ok(JobSource::Single {
                 at_ms: instant(table, context)?,
                 profile: profile_reference(table, context)?,
                 runtime_ms: table.required("runtime", "one duration", &duration)?,
+                environment: table.optional("environment", &string)?,
             })
         }
     }
@@ -484,7 +496,15 @@ fn no_profiles(table: &Table<'_, '_>) -> super::ScenarioError {
 }
 
 fn poisson(table: &Table<'_, '_>, context: &Context) -> Result<JobSource> {
-    table.expect_keys(&["kind", "from", "until", "per_minute", "profile", "runtime"])?;
+    table.expect_keys(&[
+        "kind",
+        "from",
+        "until",
+        "per_minute",
+        "profile",
+        "runtime",
+        "environment",
+    ])?;
     let from_ms = table.or("from", 0, &duration)?;
     let until_ms = table.or("until", context.duration_ms, &duration)?;
     if from_ms >= until_ms {
@@ -506,6 +526,7 @@ fn poisson(table: &Table<'_, '_>, context: &Context) -> Result<JobSource> {
         per_minute,
         profile: profile_reference(table, context)?,
         runtime: table.required("runtime", "a duration or range", &range)?,
+        environment: table.optional("environment", &string)?,
     })
 }
 

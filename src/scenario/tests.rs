@@ -202,6 +202,7 @@ fn contract_example_scenario() -> Scenario {
                     min_ms: 30_000,
                     max_ms: 180_000,
                 },
+                environment: None,
             },
             JobSource::Poisson {
                 from_ms: 0,
@@ -212,6 +213,7 @@ fn contract_example_scenario() -> Scenario {
                     min_ms: 60_000,
                     max_ms: 600_000,
                 },
+                environment: None,
             },
             JobSource::Trace {
                 file: PathBuf::from("scenarios/traces/example.jsonl"),
@@ -220,6 +222,7 @@ fn contract_example_scenario() -> Scenario {
                 at_ms: 2_400_000,
                 profile: "small".to_owned(),
                 runtime_ms: 90_000,
+                environment: None,
             },
         ],
         faults: contract_example_faults(),
@@ -552,6 +555,7 @@ fn to_toml_round_trips_awkward_strings_numbers_and_extremes() {
         per_minute: 1e300,
         profile: "small".to_owned(),
         runtime: Range::fixed(0),
+        environment: Some("staging".to_owned()),
     }];
     let written = to_toml(&scenario);
     let reloaded = parse(&written, Path::new("repro.toml"))

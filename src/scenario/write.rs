@@ -152,6 +152,7 @@ fn write_server_and_plugin(out: &mut String, scenario: &Scenario) {
         "job_completion_delay",
         &duration(server.job_completion_delay_ms),
     );
+    line(out, "agent_boot", &range(server.agent_boot));
     write_plugin(out, scenario);
 }
 
@@ -193,10 +194,12 @@ fn write_job(out: &mut String, job: &JobSource) {
             spread_ms,
             profile,
             runtime,
+            environment,
         } => {
             line(out, "kind", "\"burst\"");
             line(out, "at", &duration(*at_ms));
             write_burst(out, *count, *spread_ms, profile, *runtime);
+            write_environment(out, environment.as_deref());
         }
         JobSource::Poisson {
             from_ms,
@@ -204,6 +207,7 @@ fn write_job(out: &mut String, job: &JobSource) {
             per_minute,
             profile,
             runtime,
+            environment,
         } => {
             line(out, "kind", "\"poisson\"");
             line(out, "from", &duration(*from_ms));
@@ -211,6 +215,7 @@ fn write_job(out: &mut String, job: &JobSource) {
             line(out, "per_minute", &float(*per_minute));
             line(out, "profile", &quote(profile));
             line(out, "runtime", &range(*runtime));
+            write_environment(out, environment.as_deref());
         }
         JobSource::Trace { file } => {
             line(out, "kind", "\"trace\"");
@@ -220,12 +225,21 @@ fn write_job(out: &mut String, job: &JobSource) {
             at_ms,
             profile,
             runtime_ms,
+            environment,
         } => {
             line(out, "kind", "\"single\"");
             line(out, "at", &duration(*at_ms));
             line(out, "profile", &quote(profile));
             line(out, "runtime", &duration(*runtime_ms));
+            write_environment(out, environment.as_deref());
         }
+    }
+}
+
+/// A job's own `environment`, when it names one.
+fn write_environment(out: &mut String, environment: Option<&str>) {
+    if let Some(environment) = environment {
+        line(out, "environment", &quote(environment));
     }
 }
 

@@ -21,7 +21,8 @@ const AGENT_HTTP_TIMEOUT_MS: u64 = 30_000;
 
 impl World {
     /// The container of pod `uid` started: its go-agent process starts with the pod's
-    /// auto-register environment and a fresh uuid.
+    /// auto-register environment and a fresh uuid, and boots for a time drawn from
+    /// `[server] agent_boot` before it registers.
     pub(super) fn start_agent(&mut self, now: SimTime, uid: u64, name: &str) {
         let pod = self
             .elastic
@@ -45,10 +46,17 @@ impl World {
             environment,
         };
         let uuid = self.elastic.random_agents.next_u64();
+        let boot = self.scenario.server.agent_boot;
+        let boot_ms = super::build::draw(&mut self.elastic.random_agent_boot, boot);
         let mut agent = GoAgent::new(id, uuid, registration);
         let mut actions = std::mem::take(&mut self.elastic.agent_actions);
         let random = &mut self.elastic.random_agents;
-        agent.handle(now.as_ms(), AgentInput::Start, random, &mut actions);
+        agent.handle(
+            now.as_ms(),
+            AgentInput::Start { boot_ms },
+            random,
+            &mut actions,
+        );
         let incarnation = self.elastic.agents.start(uid, agent);
         self.apply_agent(now, uid, incarnation, actions);
     }

@@ -66,6 +66,8 @@ pub(super) struct Arrival {
     pub(super) at_ms: u64,
     pub(super) profile: Arc<String>,
     pub(super) runtime_ms: u64,
+    /// The job's own GoCD environment, shared like the profile; `None`: the profile's.
+    pub(super) environment: Option<Arc<String>>,
 }
 
 /// Who issued a Kubernetes call.
@@ -255,6 +257,16 @@ impl World {
             .map(|a| (a.at_ms, a.profile.to_string(), a.runtime_ms))
             .collect()
     }
+
+    /// The GoCD environment each of [`World::planned_arrivals`] names of its own (`None`: its
+    /// profile's), in the same order.
+    pub fn planned_environments(&self) -> Vec<Option<String>> {
+        self.elastic
+            .arrivals
+            .iter()
+            .map(|a| a.environment.as_deref().cloned())
+            .collect()
+    }
 }
 
 /// The elastic profile properties the server sends for a scenario profile.
@@ -294,7 +306,9 @@ fn plan_arrivals(
                 spread_ms,
                 profile,
                 runtime,
+                environment,
             } => {
+                let start = arrivals.len();
                 burst(
                     &mut arrivals,
                     random,
@@ -304,39 +318,20 @@ fn plan_arrivals(
                     profile,
                     *runtime,
                 );
+                set_environment(&mut arrivals[start..], environment.as_deref());
             }
-            JobSource::Poisson {
-                from_ms,
-                until_ms,
-                per_minute,
-                profile,
-                runtime,
-            } => {
-                let mean_ms = 60_000.0 / per_minute;
-                let profile = Arc::new(profile.clone());
-                let mut t = *from_ms;
-                loop {
-                    t = t.saturating_add(random.exponential_ms(mean_ms));
-                    if t >= *until_ms {
-                        break;
-                    }
-                    let runtime_ms = draw(random, *runtime);
-                    arrivals.push(Arrival {
-                        at_ms: t,
-                        profile: Arc::clone(&profile),
-                        runtime_ms,
-                    });
-                }
-            }
+            JobSource::Poisson { .. } => poisson(&mut arrivals, random, source),
             JobSource::Single {
                 at_ms,
                 profile,
                 runtime_ms,
+                environment,
             } => {
                 arrivals.push(Arrival {
                     at_ms: *at_ms,
                     profile: Arc::new(profile.clone()),
                     runtime_ms: *runtime_ms,
+                    environment: environment.clone().map(Arc::new),
                 });
             }
             JobSource::Trace { file } => {
@@ -349,6 +344,38 @@ fn plan_arrivals(
     // The table lives as long as the run: give back the growth slack.
     arrivals.shrink_to_fit();
     Ok((arrivals, startup_sample_ms))
+}
+
+/// A `poisson` source's arrivals: exponential inter-arrival times in `[from, until)`.
+fn poisson(arrivals: &mut Vec<Arrival>, random: &mut Stream, source: &JobSource) {
+    let JobSource::Poisson {
+        from_ms,
+        until_ms,
+        per_minute,
+        profile,
+        runtime,
+        environment,
+    } = source
+    else {
+        return;
+    };
+    let mean_ms = 60_000.0 / per_minute;
+    let profile = Arc::new(profile.clone());
+    let environment = environment.clone().map(Arc::new);
+    let mut t = *from_ms;
+    loop {
+        t = t.saturating_add(random.exponential_ms(mean_ms));
+        if t >= *until_ms {
+            break;
+        }
+        let runtime_ms = draw(random, *runtime);
+        arrivals.push(Arrival {
+            at_ms: t,
+            profile: Arc::clone(&profile),
+            runtime_ms,
+            environment: environment.clone(),
+        });
+    }
 }
 
 /// Replay: the jobs of a recorded trace (see `crate::replay` for each derivation), with
@@ -373,6 +400,7 @@ fn trace_arrivals(
             at_ms: job.at_ms,
             profile,
             runtime_ms: job.runtime_ms,
+            environment: None,
         });
     }
     startup_sample_ms.extend(&workload.startup_sample_ms);
@@ -397,7 +425,18 @@ pub(super) fn burst(
             at_ms: at_ms + offset,
             profile: Arc::clone(&profile),
             runtime_ms,
+            environment: None,
         });
+    }
+}
+
+/// The jobs of one `[[jobs]]` entry get its `environment`, if it names one.
+fn set_environment(arrivals: &mut [Arrival], environment: Option<&str>) {
+    if let Some(environment) = environment {
+        let shared = Arc::new(environment.to_owned());
+        for arrival in arrivals {
+            arrival.environment = Some(Arc::clone(&shared));
+        }
     }
 }
 

@@ -32,6 +32,8 @@ pub(super) struct Elastic {
     pub(super) random_kubelet: Stream,
     pub(super) random_server: Stream,
     pub(super) random_agents: Stream,
+    /// Go-agent boot times, drawn from `[server] agent_boot` at each container start.
+    pub(super) random_agent_boot: Stream,
 }
 
 impl Elastic {
@@ -59,6 +61,7 @@ impl Elastic {
             random_kubelet: Stream::new(seed, StreamId::Kubelet),
             random_server: Stream::new(seed, StreamId::Server),
             random_agents: Stream::new(seed, StreamId::Agents),
+            random_agent_boot: Stream::new(seed, StreamId::AgentBoot),
         }
     }
 }

@@ -170,7 +170,13 @@ impl World {
             return;
         }
         let arrival = self.elastic.arrivals[index].clone();
-        let environment = self.profile_environment(&arrival.profile);
+        // GoCD sends the pipeline's environment with the job (gocd/gocd@f17b6f3fc9,
+        // `ElasticAgentPluginService.createAgentsFor`: `envForPipeline`); a scenario job names
+        // it, or inherits its profile's (the older spelling).
+        let environment = match &arrival.environment {
+            Some(environment) => Some(String::clone(environment)),
+            None => self.profile_environment(&arrival.profile),
+        };
         let input = ServerInput::ScheduleJob {
             logical: None,
             profile: String::clone(&arrival.profile),

@@ -98,6 +98,11 @@ fn should_assign_work_evicting_pods_on_false_delays_jobs_under_pr355_only() {
 }
 
 #[test]
+fn an_idle_pod_of_another_environment_counted_as_reusable_starves_jobs_under_pr355_only() {
+    assert_row("reuse-two-environments", Policy::Pr355, &["job-wait-bound"]);
+}
+
+#[test]
 fn a_restarted_container_counted_as_idle_starves_jobs_under_pr355_only() {
     assert_row(
         "reuse-container-restart",

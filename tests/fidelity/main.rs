@@ -8,6 +8,9 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+/// The go-agent's boot: the pod runs, no agent is registered, and everything that waits for a
+/// registration sees it.
+mod agent_boot;
 /// `cluster_profile_edit`: old pods become foreign to `pr355` and, for pod-shaping fields, to
 /// `safe`.
 mod cluster_profile_edit;
@@ -18,3 +21,6 @@ mod faults;
 mod kube;
 /// The server's, the plugin's and Kubernetes' timings.
 mod timings;
+/// Environments belong to jobs: one profile serves two environments, and a job goes only to
+/// an agent of its own.
+mod two_environments;

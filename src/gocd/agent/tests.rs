@@ -45,7 +45,7 @@ fn sent(out: &[AgentAction]) -> Vec<RequestKind> {
 #[test]
 fn a_refused_registration_is_retried_forever() {
     let mut agent = agent_k8s_ea_1();
-    let out = drive(&mut agent, 0, AgentInput::Start);
+    let out = drive(&mut agent, 0, AgentInput::Start { boot_ms: 0 });
     assert_eq!(sent(&out), [RequestKind::Register]);
     let mut now = 0;
     for _ in 0..3 {
@@ -65,9 +65,56 @@ fn a_refused_registration_is_retried_forever() {
     }
 }
 
+/// The agent boots before it registers: nothing is sent while the JVM starts and the
+/// bootstrapper downloads the agent's jars (gocd/gocd@f17b6f3fc9, `AgentProcessParentImpl.run`
+/// forks `agent.jar` only after its downloads; `AgentController.performWork` registers first).
+#[test]
+fn a_booting_agent_sends_nothing_until_its_boot_is_over() {
+    let mut agent = agent_k8s_ea_1();
+    let out = drive(&mut agent, 1_000, AgentInput::Start { boot_ms: 20_000 });
+    let booted = AgentAction::Timer {
+        at_ms: 21_000,
+        timer: AgentTimer::Booted,
+    };
+    assert_eq!(out, [booted]);
+    assert_eq!(agent.next_deadline(), Some(21_000));
+    let out = drive(&mut agent, 21_000, AgentInput::Timer(AgentTimer::Booted));
+    assert_eq!(sent(&out), [RequestKind::Register]);
+    assert_eq!(agent.next_deadline(), None);
+}
+
+/// A refused registration is retried after `REGISTER_RETRY_INTERVAL` (5 s, gocd/gocd@f17b6f3fc9
+/// `SslInfrastructureService.java`); one without an answer (the server is down) after the
+/// work loop's back-off, 1 s, 1.5 s, 2.25 s, ... (`AgentWorkRetrievalScheduler.java`).
+#[test]
+fn a_registration_without_an_answer_backs_off_and_a_refused_one_waits_5_s() {
+    assert_eq!(REGISTER_RETRY_MS, 5_000);
+    let mut agent = agent_k8s_ea_1();
+    drive(&mut agent, 0, AgentInput::Start { boot_ms: 0 });
+    let mut now = 0;
+    let mut delays = Vec::new();
+    for answer in [
+        ServerReply::Failed,
+        ServerReply::Failed,
+        ServerReply::Refused("used key".into()),
+        ServerReply::Failed,
+    ] {
+        let out = drive(&mut agent, now, reply(RequestKind::Register, answer));
+        let [AgentAction::Timer { at_ms, timer }] = out.as_slice() else {
+            panic!("one retry timer expected, got {out:?}");
+        };
+        assert_eq!(*timer, AgentTimer::Register);
+        delays.push(at_ms - now);
+        now = *at_ms;
+        drive(&mut agent, now, AgentInput::Timer(AgentTimer::Register));
+    }
+    assert_eq!(delays, [1_000, 1_500, 5_000, 2_250]);
+}
+
 #[test]
 fn get_work_backs_off_from_one_to_ten_seconds() {
     let mut agent = agent_k8s_ea_1();
+    drive(&mut agent, 0, AgentInput::Start { boot_ms: 0 });
     drive(
         &mut agent,
         0,
@@ -146,7 +193,8 @@ fn next_deadline_is_the_earliest_timer_not_fired() {
         let mut agent = agent_k8s_ea_1();
         let mut asked = Asked::default();
         let mut now = 0;
-        asked.take(drive(&mut agent, now, AgentInput::Start));
+        let boot_ms = seed * 1_000;
+        asked.take(drive(&mut agent, now, AgentInput::Start { boot_ms }));
         for step in 0..3_000 {
             assert_eq!(
                 agent.next_deadline(),

@@ -135,6 +135,29 @@ impl Server {
         }
     }
 
+    /// Whether should-assign-work can be answered for a job of plan `profiles`: asked of the
+    /// plugin unless `ready` already holds a plan with the same cluster profile (then kept).
+    fn ready_for(
+        &mut self,
+        now_ms: u64,
+        agent: (&NameKey, u64),
+        (ready, profiles): (&mut Option<Arc<JobProfiles>>, Arc<JobProfiles>),
+        hold: Option<u64>,
+        out: &mut ServerOut,
+    ) -> bool {
+        let asked = ready.as_ref().is_some_and(|known| {
+            Arc::ptr_eq(known, &profiles) || known.cluster == profiles.cluster
+        });
+        if asked {
+            return true;
+        }
+        if !self.ready_to_assign(now_ms, agent, &profiles.cluster, hold, out) {
+            return false;
+        }
+        *ready = Some(profiles);
+        true
+    }
+
     /// `BuildAssignmentService.assignWorkToAgent`. `None` when the get-work is held (the
     /// plugin lists pods before its first should-assign-work for the cluster profile); `hold`
     /// is the id it was first held under, if it was.
@@ -163,7 +186,9 @@ impl Server {
             .environment
             .clone();
         let candidates: Vec<u64> = self.memory.as_ref().expect("checked").job_plans.clone();
-        let mut ready = false;
+        // The plan whose cluster profile the plugin was last found ready for: a job of
+        // another cluster profile (frozen before an edit) asks again.
+        let mut ready: Option<Arc<JobProfiles>> = None;
         // One request, rewritten per job: the agent's metadata and the cluster profile stay
         // the same while the loop goes on (a plugin that disables or deletes this agent ends
         // it), and the profile's properties are copied only when the profile changes.
@@ -175,11 +200,9 @@ impl Server {
             if job.state != JobState::Scheduled || job.environment != environment {
                 continue;
             }
-            if !ready {
-                ready = self.ready_to_assign(now_ms, id, uuid, hold, out);
-                if !ready {
-                    return None;
-                }
+            let profiles = Arc::clone(&job.profiles);
+            if !self.ready_for(now_ms, (id, uuid), (&mut ready, profiles), hold, out) {
+                return None;
             }
             let request = self.rewrite_request(&mut request, id, job_id);
             let input = AllocatorInput::ShouldAssignWork(request);

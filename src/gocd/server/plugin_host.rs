@@ -191,22 +191,24 @@ impl Server {
         self.dispatch_creates(now_ms, out);
     }
 
-    /// Ask the plugin whether should-assign-work can be answered now; if not, the get-work
-    /// is held under a new request id until the plugin finishes it.
+    /// Ask the plugin whether should-assign-work can be answered now for a job whose plan
+    /// froze the cluster profile `properties` (the request carries the plan's copy, and the
+    /// plugin's `getAgentInstancesFor` keys its map on it: gocd/kubernetes-elastic-agents
+    /// @8128178, `KubernetesPlugin.handle` → `getAgentInstancesFor`); if not, the get-work is
+    /// held under a new request id until the plugin finishes it.
     pub(super) fn ready_to_assign(
         &mut self,
         now_ms: u64,
-        agent: &NameKey,
-        uuid: u64,
+        (agent, uuid): (&NameKey, u64),
+        properties: &crate::resources::StringMap,
         hold: Option<u64>,
         out: &mut ServerOut,
     ) -> bool {
         let memory = self.memory.as_mut().expect("checked by caller");
         let request = memory.next_request + 1;
-        let properties = self.cluster_properties.clone();
         let input = AllocatorInput::ReadyToAssign {
             id: RequestId(request),
-            cluster_profile_properties: &properties,
+            cluster_profile_properties: properties,
         };
         let ready = self
             .call_plugin(now_ms, input, out)
