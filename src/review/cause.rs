@@ -33,6 +33,7 @@ fn deed(code: DecisionCode) -> &'static str {
         DecisionCode::ClaimLost => "loses a pod it had claimed for the job",
         DecisionCode::CompleteDelete => "deletes the pod",
         DecisionCode::CompleteIdle => "keeps the pod, marked idle, for the next job",
+        DecisionCode::CompleteStale => "ignores a job-completion for a job the pod no longer runs",
         DecisionCode::CompleteUnknown => "finds no pod for the agent",
         DecisionCode::Create => "creates a pod",
         DecisionCode::CreateFailed => "fails to create a pod",
