@@ -21,6 +21,8 @@ pub(super) struct FailoverBound {
     since_ms: u64,
     bound_ms: u64,
     flagged: bool,
+    /// `holderIdentity` after the last Lease write seen (empty: released or deleted).
+    holder: String,
 }
 
 impl FailoverBound {
@@ -32,6 +34,7 @@ impl FailoverBound {
             since_ms: 0,
             bound_ms,
             flagged: false,
+            holder: String::new(),
         }
     }
 
@@ -69,6 +72,18 @@ impl FailoverBound {
                 ..
             } if holder.is_empty() => {
                 (self.since_ms, self.bound_ms) = (t_ms, self.bounds.graceful_failover_ms());
+            }
+            // A write that takes the Lease for a new holder: that holder may be lost (a crash,
+            // or a stop while the answer to its taking write is still in flight, so it cannot
+            // release what it does not know it holds) before its modules start, and then the
+            // others wait a lease duration from this write. Only a change of holder restarts
+            // the clock, so a holder that renews without ever acting is still flagged.
+            Record::LeaseWritten {
+                by: Actor::Replica(_),
+                holder,
+                ..
+            } if *holder != self.holder && t_ms + failover_ms > self.since_ms + self.bound_ms => {
+                (self.since_ms, self.bound_ms) = (t_ms, failover_ms);
             }
             // A release may already have restarted the clock with the shorter bound.
             Record::FaultEnded { .. }
@@ -145,6 +160,9 @@ impl Monitor for FailoverBound {
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         self.view.apply(t_ms, record);
         self.restart_clock(t_ms, record);
+        if let Record::LeaseWritten { holder, .. } = record {
+            self.holder.clone_from(holder);
+        }
         self.check(t_ms, out);
     }
 

@@ -550,6 +550,37 @@ fn failover_bound_counts_from_the_renewal_of_a_new_leader_lost_at_once() {
     );
 }
 
+/// A follower takes a released Lease and is lost before its modules start (explore/leader
+/// seeds 64, 96 and 129 under `fixed` with round trips of seconds: a graceful stop while the
+/// answer to its taking write was still in flight, or a crash): the others wait a lease
+/// duration from the taking write, judged by the crash bound, not the graceful one.
+#[test]
+fn failover_bound_counts_from_a_write_that_takes_a_released_lease() {
+    let mut records = leader_at(2, 0);
+    for replica in [0, 1] {
+        records.push((0, config(replica, 1, true)));
+        records.push((0, Record::ElectionStarted { replica }));
+    }
+    records.push((4_900, stopped(2)));
+    records.push((5_000, update(2, "", 1, (2, 2))));
+    records.push((5_100, Record::ReplicaStopped { replica: 2 }));
+    records.push((9_000, update(1, "agentk-1", 2, (3, 3))));
+    records.push((9_300, Record::ReplicaStopped { replica: 1 }));
+    // LD + 2·2.2·RP + five round trips of 2 × 40 ms, from the taking write.
+    let bound_ms = 15_000 + 2 * 4_400 + 5 * 80;
+    records.push((20_000, Record::Sample));
+    assert!(
+        run("failover-bound", &records, 9_000 + bound_ms).is_empty(),
+        "past the graceful bound from the release, within the crash bound from the take"
+    );
+    records.push((9_000 + bound_ms + 1, Record::Sample));
+    assert_eq!(
+        run("failover-bound", &records, 9_000 + bound_ms + 1).len(),
+        1,
+        "and still bounded from there"
+    );
+}
+
 #[test]
 fn rejoin_after_outage_trips_when_a_replica_that_lost_the_lease_stays_out() {
     let mut outage = leader_at(0, 0);
