@@ -110,8 +110,24 @@ pub fn settings(scenario: &Scenario, seed: u64) -> RunSettings {
 
 /// Run `scenario` with `seed` and keep every record.
 pub fn record_run(scenario: &Scenario, seed: u64) -> Recording {
-    let mut world = World::new(scenario.clone(), settings(scenario, seed))
-        .unwrap_or_else(|e| panic!("the world builds: {e}"));
+    record_with(scenario, settings(scenario, seed))
+}
+
+/// Run `scenario` with `seed` under `policy` and keep every record with its time, in order.
+pub fn records_under(scenario: &Scenario, seed: u64, policy: Policy) -> Vec<(u64, Record)> {
+    let mut settings = settings(scenario, seed);
+    settings.policy = policy;
+    let recording = record_with(scenario, settings);
+    recording
+        .events
+        .into_iter()
+        .map(|e| (e.t_ms, e.record))
+        .collect()
+}
+
+fn record_with(scenario: &Scenario, settings: RunSettings) -> Recording {
+    let mut world =
+        World::new(scenario.clone(), settings).unwrap_or_else(|e| panic!("the world builds: {e}"));
     let mut recording = Recording::default();
     world
         .run(&mut recording)

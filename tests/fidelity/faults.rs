@@ -4,32 +4,11 @@
 
 use elasticsim::allocator::Policy;
 use elasticsim::trace::Record;
-use elasticsim::world::{RunSettings, Sink, World};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Every record of a run, in order.
-#[derive(Default)]
-struct Records(Vec<(u64, Record)>);
-
-impl Sink for Records {
-    fn record(&mut self, t_ms: u64, _node: &str, record: &Record) {
-        self.0.push((t_ms, record.clone()));
-    }
-}
-
 fn records_of(text: &str, policy: Policy, seed: u64) -> Vec<(u64, Record)> {
-    let loaded = elasticsim::scenario::parse(text, Path::new("fidelity.toml"))
-        .expect("the test scenario parses");
-    let mut settings = RunSettings::from_scenario(&loaded.scenario).expect("a known policy");
-    settings.seed = seed;
-    settings.policy = policy;
-    let mut sink = Records::default();
-    World::new(loaded.scenario, settings)
-        .expect("the world builds")
-        .run(&mut sink)
-        .expect("the run finishes");
-    sink.0
+    crate::common::records_under(&crate::common::scenario(text), seed, policy)
 }
 
 fn scenario_text(name: &str) -> String {

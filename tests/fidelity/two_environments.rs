@@ -13,35 +13,14 @@
 
 use elasticsim::allocator::Policy;
 use elasticsim::trace::Record;
-use elasticsim::world::{RunSettings, Sink, World};
 use std::collections::BTreeMap;
-use std::path::Path;
-
-/// Every record of a run, in order.
-#[derive(Default)]
-struct Records(Vec<(u64, Record)>);
-
-impl Sink for Records {
-    fn record(&mut self, t_ms: u64, _node: &str, record: &Record) {
-        self.0.push((t_ms, record.clone()));
-    }
-}
 
 /// The shipped scenario's records under `policy` and `seed`, and whether it passed.
 fn run(policy: Policy, seed: u64) -> (Vec<(u64, Record)>, bool) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/reuse-two-environments.toml");
-    let loaded = elasticsim::scenario::load(&path).expect("the scenario loads");
-    let mut settings = RunSettings::from_scenario(&loaded.scenario).expect("a known policy");
-    settings.seed = seed;
-    settings.policy = policy;
-    let mut sink = Records::default();
-    World::new(loaded.scenario.clone(), settings.clone())
-        .expect("the world builds")
-        .run(&mut sink)
-        .expect("the run finishes");
-    let outcome = elasticsim::run::run_scenario(&loaded.scenario, settings, None, String::new())
-        .expect("the run finishes");
-    (sink.0, outcome.passed())
+    let scenario = crate::common::scenario_file("scenarios/reuse-two-environments.toml");
+    let records = crate::common::records_under(&scenario, seed, policy);
+    let outcome = crate::common::run_outcome(&scenario, seed, Some(policy));
+    (records, outcome.passed())
 }
 
 /// Job → environment, and pod → the environment of the job it was created for.
