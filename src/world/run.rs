@@ -71,7 +71,7 @@ impl World {
             Event::KubeArrive { call } => self.kube_arrive(now, call, sink),
             Event::KubeReturn { call } => self.kube_return(now, call, sink),
             Event::KubeTimeout { call } => self.kube_timeout(now, call, sink),
-            Event::KubeDeadPeer { call } => self.kube_dead_peer(now, call, sink),
+            Event::KubeDeadPeer { call, replica } => self.kube_dead_peer(now, call, replica, sink),
             Event::KubeServerTimeout { call } => self.kube_server_timeout(now, call, sink),
             Event::Kubelet(timer) => self.kubelet_timer(now, timer, sink),
             Event::AgentTimer {
@@ -97,9 +97,11 @@ impl World {
                 let input = AgentInput::Reply { kind, reply };
                 self.agent_input(now, uid, incarnation, input);
             }
-            Event::ReplicaTimer { .. } | Event::ReplicaConfig { .. } => {
-                self.replica_event(now, event, sink)
-            }
+            Event::Replica {
+                replica,
+                epoch,
+                delivery,
+            } => self.replica_event(now, (replica, epoch), delivery, sink),
             Event::ReplicaRestart { replica } => {
                 // After the safety phase every replica is already running again.
                 if !self.faults.safety_over() {
