@@ -5,7 +5,7 @@ use crate::check::{
     Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Monitor, Violation, leader_monitors,
 };
 use crate::report::{Collector, RunInfo, classify};
-use crate::scenario::{FaultKind, FaultType, Scenario};
+use crate::scenario::{ElasticFault, ElasticKind, FaultKind, FaultType, Scenario};
 use crate::trace::{Fingerprint, JsonlWriter, Record};
 use crate::world::{RunSettings, Sink, World, WorldError};
 use std::path::Path;
@@ -107,9 +107,9 @@ fn replace_after_ms(scenario: &Scenario) -> u64 {
         .faults
         .iter()
         .filter_map(|fault| {
-            let FaultKind::NodeLoss {
+            let FaultKind::Elastic(ElasticFault::NodeLoss {
                 replace_after_ms, ..
-            } = fault.kind
+            }) = fault.kind
             else {
                 return None;
             };
@@ -334,13 +334,13 @@ fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>)
     let crashes = scenario
         .faults
         .iter()
-        .any(|f| matches!(f.kind, FaultKind::ServerCrash { .. }))
+        .any(|f| matches!(f.kind, FaultKind::Elastic(ElasticFault::ServerCrash { .. })))
         || (scenario.swarm.enabled
             && scenario
                 .swarm
                 .kinds
                 .iter()
-                .any(|k| k == FaultType::ServerCrash.name()));
+                .any(|k| k == FaultType::Elastic(ElasticKind::ServerCrash).name()));
     let sometimes = checker
         .sometimes_ids()
         .into_iter()

@@ -2,7 +2,9 @@
 //! scenarios' (`docs/scenario-format.md`); a kind a crate run cannot inject is refused when
 //! the scenario is read (exit 2), never silently skipped.
 
-use elasticsim::scenario::{FaultKind, OutageMode, ReplicaRef, Scenario};
+use elasticsim::scenario::{
+    FaultKind, LeaderFault, NetworkFault, OutageMode, ReplicaRef, Scenario, replica_group,
+};
 
 /// One fault a crate run injects.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,44 +58,37 @@ pub fn crate_faults(scenario: &Scenario) -> Result<Vec<(u64, CrateFault)>, Strin
     for (index, fault) in scenario.faults.iter().enumerate() {
         let refuse = |why: &str| format!("faults[{index}]: {why}");
         let crate_fault = match &fault.kind {
-            FaultKind::Partition { between, for_ms } => CrateFault::CutOff {
+            FaultKind::Network(NetworkFault::Partition { between, for_ms }) => CrateFault::CutOff {
                 replicas: cut_off_side(between).map_err(|why| refuse(&why))?,
                 for_ms: *for_ms,
             },
-            FaultKind::ApiOutage { for_ms, mode } => CrateFault::Outage {
+            FaultKind::Network(NetworkFault::ApiOutage { for_ms, mode }) => CrateFault::Outage {
                 for_ms: *for_ms,
                 mode: *mode,
             },
-            FaultKind::ReplicaCrash {
+            FaultKind::Leader(LeaderFault::ReplicaCrash {
                 replica,
                 downtime_ms,
-            } => CrateFault::Down {
+            }) => CrateFault::Down {
                 replica: *replica,
                 downtime_ms: *downtime_ms,
                 graceful: false,
             },
-            FaultKind::ReplicaStop {
+            FaultKind::Leader(LeaderFault::ReplicaStop {
                 replica,
                 downtime_ms,
-            } => CrateFault::Down {
+            }) => CrateFault::Down {
                 replica: *replica,
                 downtime_ms: *downtime_ms,
                 graceful: true,
             },
-            FaultKind::ServerCrash { .. }
-            | FaultKind::PodDelete { .. }
-            | FaultKind::ContainerRestart { .. }
-            | FaultKind::PodFail { .. }
-            | FaultKind::ProfileEdit { .. }
-            | FaultKind::ClusterProfileEdit { .. }
-            | FaultKind::NodeLoss { .. }
-            | FaultKind::NodeAdd { .. }
-            | FaultKind::JobCancel { .. }
-            | FaultKind::Burst { .. }
-            | FaultKind::ReplicaPause { .. }
-            | FaultKind::ClockDrift { .. }
-            | FaultKind::LeaseDelete
-            | FaultKind::CallbackDelay { .. } => {
+            FaultKind::Elastic(_)
+            | FaultKind::Leader(
+                LeaderFault::ReplicaPause { .. }
+                | LeaderFault::ClockDrift { .. }
+                | LeaderFault::LeaseDelete
+                | LeaderFault::CallbackDelay { .. },
+            ) => {
                 return Err(refuse(
                     "a lease_crate run injects partition (replicas | kube-api), api_outage, \
                      replica_crash and replica_stop only",
@@ -115,9 +110,7 @@ fn cut_off_side(between: &[String; 2]) -> Result<Option<ReplicaRef>, String> {
     match other.as_str() {
         "replicas" => Ok(None),
         "leader" => Ok(Some(ReplicaRef::Leader)),
-        name => name
-            .strip_prefix("replica-")
-            .and_then(|index| index.parse().ok())
+        name => replica_group(name)
             .map(|index| Some(ReplicaRef::Index(index)))
             .ok_or_else(|| format!("{name:?} is not a replica group")),
     }

@@ -13,7 +13,9 @@ use super::materialise::{Size, materialise, pin};
 use super::sweep::first_violated;
 use crate::check::Kind;
 use crate::run::{RunError, run_scenario};
-use crate::scenario::{FaultKind, JobSource, Scenario, to_toml};
+use crate::scenario::{
+    ElasticFault, FaultKind, JobSource, LeaderFault, NetworkFault, Scenario, to_toml,
+};
 use crate::world::RunSettings;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -289,26 +291,28 @@ enum Knob {
 
 /// The count and the length of `kind`, where it has them (a burst has both).
 fn knob_fields(kind: &mut FaultKind) -> (Option<&mut u32>, Option<&mut u64>) {
-    use FaultKind as F;
+    use {ElasticFault as E, LeaderFault as L, NetworkFault as N};
     match kind {
-        F::PodDelete { count, .. }
-        | F::ContainerRestart { count, .. }
-        | F::PodFail { count, .. }
-        | F::NodeLoss { count, .. }
-        | F::NodeAdd { count }
-        | F::JobCancel { count, .. } => (Some(count), None),
-        F::Burst {
+        FaultKind::Elastic(
+            E::PodDelete { count, .. }
+            | E::ContainerRestart { count, .. }
+            | E::PodFail { count, .. }
+            | E::NodeLoss { count, .. }
+            | E::NodeAdd { count }
+            | E::JobCancel { count, .. },
+        ) => (Some(count), None),
+        FaultKind::Elastic(E::Burst {
             count, spread_ms, ..
-        } => (Some(count), Some(spread_ms)),
-        F::ServerCrash { downtime_ms }
-        | F::ReplicaCrash { downtime_ms, .. }
-        | F::ReplicaStop { downtime_ms, .. } => (None, Some(downtime_ms)),
-        F::Partition { for_ms, .. }
-        | F::ApiOutage { for_ms, .. }
-        | F::ReplicaPause { for_ms, .. } => (None, Some(for_ms)),
-        F::CallbackDelay { delay_ms, .. } => (None, Some(delay_ms)),
-        F::ProfileEdit { .. } | F::ClusterProfileEdit { .. } | F::ClockDrift { .. } => (None, None),
-        F::LeaseDelete => (None, None),
+        }) => (Some(count), Some(spread_ms)),
+        FaultKind::Elastic(E::ServerCrash { downtime_ms })
+        | FaultKind::Leader(
+            L::ReplicaCrash { downtime_ms, .. } | L::ReplicaStop { downtime_ms, .. },
+        ) => (None, Some(downtime_ms)),
+        FaultKind::Network(N::Partition { for_ms, .. } | N::ApiOutage { for_ms, .. })
+        | FaultKind::Leader(L::ReplicaPause { for_ms, .. }) => (None, Some(for_ms)),
+        FaultKind::Leader(L::CallbackDelay { delay_ms, .. }) => (None, Some(delay_ms)),
+        FaultKind::Elastic(E::ProfileEdit { .. } | E::ClusterProfileEdit { .. })
+        | FaultKind::Leader(L::ClockDrift { .. } | L::LeaseDelete) => (None, None),
     }
 }
 
@@ -339,7 +343,9 @@ impl Knob {
         match self {
             Knob::Count => (1, 1),
             // A burst's spread may shrink to nothing (its jobs at once).
-            Knob::Length if matches!(kind, FaultKind::Burst { .. }) => (0, SECOND_MS),
+            Knob::Length if matches!(kind, FaultKind::Elastic(ElasticFault::Burst { .. })) => {
+                (0, SECOND_MS)
+            }
             Knob::Length => (SECOND_MS, SECOND_MS),
         }
     }

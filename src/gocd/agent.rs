@@ -243,6 +243,10 @@ impl GoAgent {
         } else {
             (self.poll_backoff_ms * 3 / 2).min(POLL_BACKOFF_MS_MAX)
         };
+        debug_assert!(
+            (POLL_BACKOFF_MS_MIN..=POLL_BACKOFF_MS_MAX).contains(&self.poll_backoff_ms),
+            "the poll back-off stays within its bounds"
+        );
         u64::from(self.poll_backoff_ms)
     }
 
@@ -268,6 +272,7 @@ impl GoAgent {
         }
         match reply {
             ServerReply::Work { job, runtime_ms } => {
+                debug_assert!(job > 0, "the server assigns known jobs");
                 self.phase = Phase::Building { job };
                 self.poll_backoff_ms = 0;
                 out.push(timer_at(now_ms, runtime_ms, AgentTimer::BuildDone));
@@ -321,10 +326,12 @@ impl Component for GoAgent {
         let asked_before = out.len();
         match input {
             AgentInput::Start { boot_ms: 0 } => {
+                debug_assert_eq!(self.phase, Phase::Booting, "a go-agent starts once");
                 self.phase = Phase::Registering;
                 out.push(AgentAction::Send(self.register_request()));
             }
             AgentInput::Start { boot_ms } => {
+                debug_assert_eq!(self.phase, Phase::Booting, "a go-agent starts once");
                 out.push(timer_at(now_ms, boot_ms, AgentTimer::Booted));
             }
             AgentInput::Timer(timer) => {

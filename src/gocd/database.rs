@@ -73,6 +73,7 @@ impl Job {
     /// A new instance `id` of logical job `logical`, scheduled at `now_ms` with `plan`,
     /// waiting for an agent.
     pub fn scheduled(id: u64, logical: u64, plan: JobPlan, runtime_ms: u64, now_ms: u64) -> Job {
+        debug_assert!(id > 0 && logical > 0, "job ids start at 1");
         let config =
             crate::trace::config_identity(&plan.profiles.elastic, plan.environment.as_deref());
         Job {
@@ -135,12 +136,22 @@ impl Database {
     /// A new job instance id.
     pub fn next_job_id(&mut self) -> u64 {
         self.next_job_id += 1;
+        debug_assert!(
+            self.jobs.values().all(|job| job.id < self.next_job_id),
+            "job ids only grow"
+        );
         self.next_job_id
     }
 
     /// A new logical job id.
     pub fn next_logical(&mut self) -> u64 {
         self.next_logical += 1;
+        debug_assert!(
+            self.jobs
+                .values()
+                .all(|job| job.logical < self.next_logical),
+            "logical job ids only grow"
+        );
         self.next_logical
     }
 }

@@ -34,7 +34,7 @@
 //! latest configuration. Go's random choice among ready channels becomes arrival order.
 
 use super::module::{ModuleProcess, ModuleTimer};
-use super::replica::{Core, ModuleConfig, Runner};
+use super::runner::{Core, ModuleConfig, Runner};
 use super::{Context, Observation, TimerToken};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 

@@ -39,7 +39,7 @@
 //! registration order.
 
 use super::election_loop::ElectionLoop;
-use super::replica::{Core, ModuleConfig, Runner};
+use super::runner::{Core, ModuleConfig, Runner};
 use super::{Context, Observation, TimerToken};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -146,7 +146,8 @@ impl AgentkV2Runner {
             Message::Add(index, config) => {
                 let id = self.next_registration;
                 self.next_registration += 1;
-                self.modules.insert(id, index);
+                let known = self.modules.insert(id, index);
+                debug_assert!(known.is_none(), "registration ids are used once");
                 self.initial.insert(id, config);
                 self.wrappers[index].registration = Some(id);
                 self.received(core, index, cx);
@@ -182,6 +183,10 @@ impl AgentkV2Runner {
     /// The runner received a message wrapper `index` was blocked sending.
     fn received(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
         let wrapper = &mut self.wrappers[index];
+        assert!(
+            wrapper.sends_pending > 0,
+            "a message is received after it was sent"
+        );
         wrapper.sends_pending -= 1;
         if wrapper.sends_pending == 0 && wrapper.stopping.is_none() {
             self.wrapper_resume(core, index, cx);
@@ -191,6 +196,11 @@ impl AgentkV2Runner {
     /// The start function: `requestStartCh <- initialCfg`; the wrapper starts its module with a
     /// fresh ctx and channel and hands it the configuration captured at registration.
     fn start(&mut self, core: &mut Core, id: u64, cx: &mut Context) {
+        debug_assert_eq!(
+            self.status,
+            Status::RunningLeader,
+            "modules start while leading"
+        );
         let index = self.modules[&id];
         let config = self.initial[&id];
         if self.blocks_on(core, index, cx) {
@@ -230,6 +240,10 @@ impl AgentkV2Runner {
                     waiting.insert(index);
                 }
             }
+            debug_assert!(
+                self.waiting_for.is_none(),
+                "one OnStoppedLeading waits at a time"
+            );
             if !waiting.is_empty() {
                 self.waiting_for = Some(waiting);
             }

@@ -7,7 +7,7 @@
 //! (`wait.UntilWithContext(ctx, elector.Run, time.Millisecond)`) until the runner's ctx is
 //! cancelled.
 
-use super::replica::Core;
+use super::runner::Core;
 use super::{Context, TimerToken};
 
 #[derive(Clone, Debug, Default)]
@@ -27,6 +27,7 @@ impl ElectionLoop {
         if self.started || self.cancelled {
             return false;
         }
+        debug_assert!(self.rerun.is_none(), "no rerun is due before the first Run");
         self.started = true;
         core.start_election(cx);
         true
@@ -34,6 +35,10 @@ impl ElectionLoop {
 
     /// A `Run` returned: the next one starts 1 ms later unless the ctx is done.
     pub(crate) fn run_again_soon(&mut self, cx: &mut Context) {
+        debug_assert!(
+            self.started && self.rerun.is_none(),
+            "a Run returned, so one ran, and none is due yet"
+        );
         if !self.cancelled {
             self.rerun = Some(cx.timer(cx.now_local_ms + 1));
         }
@@ -50,6 +55,7 @@ impl ElectionLoop {
             return false;
         }
         self.rerun = None;
+        debug_assert!(!self.cancelled, "a cancelled loop has no rerun due");
         core.start_election(cx);
         true
     }

@@ -191,6 +191,11 @@ pub struct Elector {
 impl Elector {
     /// An elector with `settings` that is not running and has observed no record.
     pub fn new(settings: ElectorSettings) -> Elector {
+        assert!(settings.retry_period_ms > 0, "the retry period is above 0");
+        assert!(
+            settings.lease_duration_ms > settings.renew_deadline_ms,
+            "the lease outlasts the renew deadline"
+        );
         Elector {
             settings,
             phase: Phase::Idle,
@@ -299,6 +304,7 @@ impl Elector {
         match self.phase {
             Phase::Acquiring => self.start_attempt(cx),
             Phase::Renewing { term, cycle: None } => {
+                debug_assert!(self.attempt.is_none(), "no attempt between renew cycles");
                 let cycle = Cycle {
                     start_ms: cx.now_local_ms,
                     deadline_ms: cx.now_local_ms + self.settings.renew_deadline_ms,
@@ -447,7 +453,13 @@ impl Elector {
         };
         // After a Get, the Update has what is left of the release's one timeout.
         let timeout_ms = match self.release_deadline_ms.take() {
-            Some(deadline_ms) => Some(deadline_ms - cx.now_local_ms),
+            Some(deadline_ms) => {
+                assert!(
+                    deadline_ms > cx.now_local_ms,
+                    "a release write within its timeout"
+                );
+                Some(deadline_ms - cx.now_local_ms)
+            }
             None => self.settings.release_timeout_ms,
         };
         self.release_call = Some(cx.call(request, timeout_ms));
@@ -536,6 +548,10 @@ impl Elector {
 
     /// The record this elector writes at `now_ms` before corrections (b.3).
     fn own_record(&self, now_ms: u64) -> LeaseSpec {
+        debug_assert!(
+            self.settings.lease_duration_ms >= 1000,
+            "a lease lasts whole seconds, at least one"
+        );
         LeaseSpec {
             holder_identity: self.settings.identity.clone(),
             lease_duration_seconds: (self.settings.lease_duration_ms / 1000) as u32,
@@ -580,6 +596,10 @@ impl Elector {
             }
             (Stage::Get, _) => Some(false),
             (Stage::Write(spec), Ok(KubeReply::Lease(lease))) => {
+                debug_assert_eq!(
+                    spec.holder_identity, self.settings.identity,
+                    "an attempt writes its own record"
+                );
                 self.observed_record = Some(spec);
                 self.observed_time_ms = cx.now_local_ms;
                 self.cached_resource_version = Some(lease.resource_version);
@@ -649,6 +669,7 @@ impl Elector {
         let retry_period_ms = self.settings.retry_period_ms;
         match self.phase {
             Phase::Acquiring if outcome => {
+                debug_assert!(self.deadline.is_none(), "no renew deadline while acquiring");
                 self.terms_led += 1;
                 let term = self.terms_led;
                 // The write succeeded before client-go spawns the callback.
@@ -699,6 +720,7 @@ impl Elector {
                     term,
                     cycle: Some(cycle),
                 };
+                debug_assert!(next_ms >= now_ms, "the next poll is not in the past");
                 if next_ms < cycle.deadline_ms {
                     self.wake = Some(cx.timer(next_ms));
                 }
@@ -711,6 +733,10 @@ impl Elector {
 /// The poll ticker of `PollImmediateUntil`: ticks at `cycle_start + k·RP`; a tick that fell
 /// while the attempt ran is buffered and fires at once.
 fn next_poll_ms(cycle_start_ms: u64, attempt_started_ms: u64, now_ms: u64, period_ms: u64) -> u64 {
+    debug_assert!(
+        cycle_start_ms <= attempt_started_ms && attempt_started_ms <= now_ms,
+        "an attempt starts within its cycle and ends after it starts"
+    );
     let ticks_before = (attempt_started_ms - cycle_start_ms) / period_ms;
     let next_tick_ms = cycle_start_ms + (ticks_before + 1) * period_ms;
     next_tick_ms.max(now_ms)
@@ -722,5 +748,10 @@ fn next_poll_ms(cycle_start_ms: u64, attempt_started_ms: u64, now_ms: u64, perio
 fn next_undropped_tick_ms(ticker_start_ms: u64, earliest_ms: u64, period_ms: u64) -> u64 {
     let elapsed_ms = earliest_ms.saturating_sub(ticker_start_ms);
     let ticks = elapsed_ms.div_ceil(period_ms).max(1);
-    ticker_start_ms + ticks * period_ms
+    let tick_ms = ticker_start_ms + ticks * period_ms;
+    debug_assert!(
+        tick_ms >= earliest_ms,
+        "the next tick is not before the earliest"
+    );
+    tick_ms
 }

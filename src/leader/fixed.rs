@@ -23,7 +23,7 @@
 
 use super::Observation;
 use super::election_loop::ElectionLoop;
-use super::replica::{Core, ModuleConfig, Runner};
+use super::runner::{Core, ModuleConfig, Runner};
 use super::{Context, TimerToken};
 use crate::ablation::Ablation;
 

@@ -37,6 +37,7 @@ mod election_loop;
 mod fixed;
 mod module;
 mod replica;
+mod runner;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -8,94 +8,12 @@ use super::elector::{
 };
 use super::fixed::FixedRunner;
 use super::module::{ModuleProcess, ModuleTimer};
+use super::runner::{Core, Runner};
 use super::{Context, Input, LeaderSettings, Observation, Output, Random, SettingsError};
 use super::{TimerToken, Variant};
 use crate::ablation::Ablation;
 use crate::component::{ArmedTimers, Component};
 use std::collections::BTreeMap;
-
-/// A configuration as one module wrapper sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ModuleConfig {
-    pub(crate) version: u64,
-    pub(crate) runnable: bool,
-}
-
-/// What the runner variants share: the elector, the module processes and the callback
-/// plumbing between them.
-pub(crate) struct Core {
-    pub(crate) settings: LeaderSettings,
-    pub(crate) elector: Elector,
-    pub(crate) modules: Vec<ModuleProcess>,
-    /// Elector callbacks not yet delivered, oldest first.
-    pub(crate) events: Vec<ElectorEvent>,
-    /// `callback_delay` fault: the next OnStartedLeading is this late.
-    callback_delay_ms: Option<u64>,
-    /// OnStartedLeading callbacks on their way (a goroutine not yet scheduled), by timer.
-    delayed_started: BTreeMap<TimerToken, u64>,
-}
-
-impl Core {
-    /// `go elector.Run(ctx, …)`.
-    pub(crate) fn start_election(&mut self, cx: &mut Context) {
-        cx.observe(Observation::ElectionStarted);
-        self.elector.run(cx);
-    }
-
-    /// Cancel the elector's ctx.
-    pub(crate) fn cancel_election(&mut self, cx: &mut Context) {
-        self.elector.cancel(cx, &mut self.events);
-    }
-
-    pub(crate) fn acknowledge_modules_stopped(&mut self, cx: &mut Context) {
-        self.elector
-            .acknowledge_modules_stopped(cx, &mut self.events);
-    }
-
-    pub(crate) fn all_modules_idle(&self) -> bool {
-        self.modules.iter().all(ModuleProcess::is_idle)
-    }
-
-    fn module_config(
-        &self,
-        index: usize,
-        version: u64,
-        flags: &BTreeMap<String, bool>,
-    ) -> ModuleConfig {
-        let flag = &self.settings.modules[index].runnable_when;
-        ModuleConfig {
-            version,
-            runnable: flags.get(flag).copied().unwrap_or(false),
-        }
-    }
-}
-
-/// The runner and wrappers of one variant, driven by the replica.
-pub(crate) trait Runner {
-    /// A new configuration, one entry per module in declaration order.
-    fn on_config(&mut self, core: &mut Core, configs: &[ModuleConfig], cx: &mut Context);
-    /// OnStartedLeading of `term` reached the runner (possibly late).
-    fn on_started_leading(&mut self, core: &mut Core, term: u64, cx: &mut Context);
-    /// Only with an acknowledging elector: `term` ended, stop modules, then acknowledge.
-    fn on_leadership_lost(&mut self, core: &mut Core, term: u64, cx: &mut Context);
-    /// OnStoppedLeading: the elector's Run returned.
-    fn on_run_returned(&mut self, core: &mut Core, led_term: Option<u64>, cx: &mut Context);
-    /// Module `index`'s `Run` returned.
-    fn on_module_returned(&mut self, core: &mut Core, index: usize, cx: &mut Context);
-    /// The term the runner believes it leads in.
-    fn believed_term(&self) -> Option<u64>;
-    /// A timer of a module instance the runner owns itself (agentk-v1's H2 duplicates).
-    fn handle_timer(&mut self, _core: &mut Core, _token: TimerToken, _cx: &mut Context) -> bool {
-        false
-    }
-    /// True when no module instance the runner owns itself is active.
-    fn extra_instances_idle(&self) -> bool {
-        true
-    }
-    /// Graceful shutdown (SIGTERM): the module stage stops first (configuration channels
-    /// closed), then the runner's ctx is cancelled.
-    fn on_shutdown(&mut self, core: &mut Core, cx: &mut Context);
-}
 
 /// One replica process. See the module docs of `crate::leader` for the call contract.
 pub struct Replica {
@@ -138,14 +56,7 @@ impl Replica {
             }
             Variant::Fixed => Box::new(FixedRunner::new(modules.len(), settings.ablations.clone())),
         };
-        let core = Core {
-            settings,
-            elector,
-            modules,
-            events: Vec::new(),
-            callback_delay_ms: None,
-            delayed_started: BTreeMap::new(),
-        };
+        let core = Core::new(settings, elector, modules);
         Ok(Replica {
             core,
             runner,
@@ -191,13 +102,13 @@ impl Replica {
 
     /// `callback_delay` fault: the next OnStartedLeading reaches the runner `delay_ms` late.
     pub fn delay_next_started_leading(&mut self, delay_ms: u64) {
-        self.core.callback_delay_ms = Some(delay_ms);
+        self.core.delay_next_started_leading(delay_ms);
     }
 
     /// Disarm a `callback_delay` that no OnStartedLeading consumed yet (faults end); a late
     /// callback already on its way still arrives late.
     pub fn disarm_callback_delay(&mut self) {
-        self.core.callback_delay_ms = None;
+        self.core.disarm_callback_delay();
     }
 
     /// Hand one input to its owner. False when the input is a late duplicate that changes
@@ -235,6 +146,10 @@ impl Replica {
 
     /// A configuration from the watcher; false when it is a late duplicate.
     fn on_config(&mut self, version: u64, flags: BTreeMap<String, bool>, cx: &mut Context) -> bool {
+        debug_assert!(
+            !self.shutting_down,
+            "no configuration reaches a stopping replica"
+        );
         // The watcher's stream is ordered: an older configuration is a late duplicate.
         if self
             .config
@@ -261,7 +176,7 @@ impl Replica {
 
     /// True while a `callback_delay` is armed or its late OnStartedLeading is on its way.
     pub fn callback_delay_pending(&self) -> bool {
-        self.core.callback_delay_ms.is_some() || !self.core.delayed_started.is_empty()
+        self.core.callback_delay_pending()
     }
 }
 
@@ -316,7 +231,7 @@ fn handle_timer(core: &mut Core, runner: &mut dyn Runner, token: TimerToken, cx:
     if runner.handle_timer(core, token, cx) {
         return;
     }
-    if let Some(term) = core.delayed_started.remove(&token) {
+    if let Some(term) = core.delayed_started_leading(token) {
         runner.on_started_leading(core, term, cx);
         return;
     }
@@ -342,6 +257,11 @@ fn apply_config(
     let configs = (0..core.modules.len())
         .map(|index| core.module_config(index, version, flags))
         .collect::<Vec<_>>();
+    debug_assert_eq!(
+        configs.len(),
+        core.settings.modules.len(),
+        "one configuration per module"
+    );
     let runnable_modules = configs
         .iter()
         .zip(&core.settings.modules)
@@ -360,13 +280,11 @@ fn apply_config(
 fn deliver_elector_events(core: &mut Core, runner: &mut dyn Runner, cx: &mut Context) {
     while !core.events.is_empty() {
         match core.events.remove(0) {
-            ElectorEvent::StartedLeading { term } => match core.callback_delay_ms.take() {
-                Some(delay_ms) => {
-                    let token = cx.timer(cx.now_local_ms + delay_ms);
-                    core.delayed_started.insert(token, term);
+            ElectorEvent::StartedLeading { term } => {
+                if !core.hold_started_leading(term, cx) {
+                    runner.on_started_leading(core, term, cx);
                 }
-                None => runner.on_started_leading(core, term, cx),
-            },
+            }
             ElectorEvent::LeaseHeld { term } => cx.observe(Observation::LeaseHeld { term }),
             ElectorEvent::LeadershipLost { term } => runner.on_leadership_lost(core, term, cx),
             ElectorEvent::RunReturned { led_term } => {

@@ -1,30 +1,61 @@
-//! The vocabulary of fault kinds: one enum, and for each kind its `kind` name, the keys it
-//! takes, whether it needs `[leader]` and whether the default `[swarm] kinds` lists it. Every
-//! table here is an exhaustive match, and so is every match over fault kinds elsewhere (the
-//! parser, the writer, the world, the swarm, the shrinker): a new kind is a compile error at
-//! each place that must decide what it does, never a run-time panic or a silent skip.
+//! The vocabulary of fault kinds, nested by owner: the elastic-agent side (server, pods,
+//! profiles, nodes, jobs), the network and API both sides use, and the `[leader]` replicas.
+//! For each kind: its `kind` name, the keys it takes, and whether the default `[swarm] kinds`
+//! lists it. Every table here is an exhaustive match, and so is every match over fault kinds
+//! elsewhere (the parser, the writer, the world, the swarm, the shrinker): a new kind is a
+//! compile error at each place that must decide what it does, and a place that handles one
+//! owner's kinds takes that owner's enum, so no run-time split can miss.
+
+use std::cmp::Ordering;
 
 /// One fault kind, without its parameters ([`super::FaultKind`] carries those).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultType {
+    /// A fault of the GoCD server, its pods, profiles, nodes or jobs.
+    Elastic(ElasticKind),
+    /// A fault of the network or the Kubernetes API, whoever uses them.
+    Network(NetworkKind),
+    /// A fault of the `[leader]` replicas or their Lease (needs `[leader]`).
+    Leader(LeaderKind),
+}
+
+/// The kinds of [`FaultType::Elastic`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElasticKind {
     /// `server_crash`
     ServerCrash,
     /// `pod_delete`
     PodDelete,
     /// `container_restart`
     ContainerRestart,
-    /// `partition`
-    Partition,
-    /// `api_outage`
-    ApiOutage,
+    /// `pod_fail`
+    PodFail,
     /// `profile_edit`
     ProfileEdit,
     /// `cluster_profile_edit`
     ClusterProfileEdit,
     /// `node_loss`
     NodeLoss,
+    /// `node_add`
+    NodeAdd,
+    /// `job_cancel`
+    JobCancel,
     /// `burst`
     Burst,
+}
+
+/// The kinds of [`FaultType::Network`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NetworkKind {
+    /// `partition`
+    Partition,
+    /// `api_outage`
+    ApiOutage,
+}
+
+/// The kinds of [`FaultType::Leader`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LeaderKind {
     /// `replica_crash`
     ReplicaCrash,
     /// `replica_pause`
@@ -35,37 +66,32 @@ pub enum FaultType {
     LeaseDelete,
     /// `callback_delay`
     CallbackDelay,
-    /// `pod_fail`
-    PodFail,
     /// `replica_stop`
     ReplicaStop,
-    /// `job_cancel`
-    JobCancel,
-    /// `node_add`
-    NodeAdd,
 }
 
 impl FaultType {
-    /// Every kind, in the order error messages list the valid ones.
+    /// Every kind, in the order error messages list the valid ones (the order kinds were
+    /// added in, not by owner).
     pub const ALL: [FaultType; 18] = [
-        FaultType::ServerCrash,
-        FaultType::PodDelete,
-        FaultType::ContainerRestart,
-        FaultType::Partition,
-        FaultType::ApiOutage,
-        FaultType::ProfileEdit,
-        FaultType::ClusterProfileEdit,
-        FaultType::NodeLoss,
-        FaultType::Burst,
-        FaultType::ReplicaCrash,
-        FaultType::ReplicaPause,
-        FaultType::ClockDrift,
-        FaultType::LeaseDelete,
-        FaultType::CallbackDelay,
-        FaultType::PodFail,
-        FaultType::ReplicaStop,
-        FaultType::JobCancel,
-        FaultType::NodeAdd,
+        FaultType::Elastic(ElasticKind::ServerCrash),
+        FaultType::Elastic(ElasticKind::PodDelete),
+        FaultType::Elastic(ElasticKind::ContainerRestart),
+        FaultType::Network(NetworkKind::Partition),
+        FaultType::Network(NetworkKind::ApiOutage),
+        FaultType::Elastic(ElasticKind::ProfileEdit),
+        FaultType::Elastic(ElasticKind::ClusterProfileEdit),
+        FaultType::Elastic(ElasticKind::NodeLoss),
+        FaultType::Elastic(ElasticKind::Burst),
+        FaultType::Leader(LeaderKind::ReplicaCrash),
+        FaultType::Leader(LeaderKind::ReplicaPause),
+        FaultType::Leader(LeaderKind::ClockDrift),
+        FaultType::Leader(LeaderKind::LeaseDelete),
+        FaultType::Leader(LeaderKind::CallbackDelay),
+        FaultType::Elastic(ElasticKind::PodFail),
+        FaultType::Leader(LeaderKind::ReplicaStop),
+        FaultType::Elastic(ElasticKind::JobCancel),
+        FaultType::Elastic(ElasticKind::NodeAdd),
     ];
 
     /// The names of [`FaultType::ALL`], in its order.
@@ -82,24 +108,9 @@ impl FaultType {
     /// The `kind` string of the scenario format.
     pub const fn name(self) -> &'static str {
         match self {
-            FaultType::ServerCrash => "server_crash",
-            FaultType::PodDelete => "pod_delete",
-            FaultType::ContainerRestart => "container_restart",
-            FaultType::Partition => "partition",
-            FaultType::ApiOutage => "api_outage",
-            FaultType::ProfileEdit => "profile_edit",
-            FaultType::ClusterProfileEdit => "cluster_profile_edit",
-            FaultType::NodeLoss => "node_loss",
-            FaultType::Burst => "burst",
-            FaultType::ReplicaCrash => "replica_crash",
-            FaultType::ReplicaPause => "replica_pause",
-            FaultType::ClockDrift => "clock_drift",
-            FaultType::LeaseDelete => "lease_delete",
-            FaultType::CallbackDelay => "callback_delay",
-            FaultType::PodFail => "pod_fail",
-            FaultType::ReplicaStop => "replica_stop",
-            FaultType::JobCancel => "job_cancel",
-            FaultType::NodeAdd => "node_add",
+            FaultType::Elastic(kind) => kind.name(),
+            FaultType::Network(kind) => kind.name(),
+            FaultType::Leader(kind) => kind.name(),
         }
     }
 
@@ -111,48 +122,16 @@ impl FaultType {
     /// The keys a fault of this kind accepts besides `at` and `kind`.
     pub const fn keys(self) -> &'static [&'static str] {
         match self {
-            FaultType::ServerCrash => &["downtime"],
-            FaultType::PodDelete | FaultType::ContainerRestart | FaultType::PodFail => {
-                &["target", "count"]
-            }
-            FaultType::Partition => &["between", "for"],
-            FaultType::ApiOutage => &["for", "mode"],
-            FaultType::ProfileEdit => &["profile", "set"],
-            FaultType::ClusterProfileEdit => &["set"],
-            FaultType::NodeLoss => &["count", "replace_after"],
-            FaultType::NodeAdd => &["count"],
-            FaultType::JobCancel => &["target", "count"],
-            FaultType::Burst => &["count", "spread", "profile", "runtime"],
-            FaultType::ReplicaCrash | FaultType::ReplicaStop => &["replica", "downtime"],
-            FaultType::ReplicaPause => &["replica", "for"],
-            FaultType::ClockDrift => &["replica", "rate"],
-            FaultType::CallbackDelay => &["replica", "delay"],
-            FaultType::LeaseDelete => &[],
+            FaultType::Elastic(kind) => kind.keys(),
+            FaultType::Network(NetworkKind::Partition) => &["between", "for"],
+            FaultType::Network(NetworkKind::ApiOutage) => &["for", "mode"],
+            FaultType::Leader(kind) => kind.keys(),
         }
     }
 
     /// True for the kinds that act on `[leader]` replicas or their Lease.
     pub const fn needs_leader(self) -> bool {
-        match self {
-            FaultType::ReplicaCrash
-            | FaultType::ReplicaStop
-            | FaultType::ReplicaPause
-            | FaultType::ClockDrift
-            | FaultType::LeaseDelete
-            | FaultType::CallbackDelay => true,
-            FaultType::ServerCrash
-            | FaultType::PodDelete
-            | FaultType::ContainerRestart
-            | FaultType::PodFail
-            | FaultType::Partition
-            | FaultType::ApiOutage
-            | FaultType::ProfileEdit
-            | FaultType::ClusterProfileEdit
-            | FaultType::NodeLoss
-            | FaultType::NodeAdd
-            | FaultType::JobCancel
-            | FaultType::Burst => false,
-        }
+        matches!(self, FaultType::Leader(_))
     }
 
     /// True for the kinds `[swarm] kinds` lists when the scenario gives none. A new kind
@@ -160,31 +139,117 @@ impl FaultType {
     /// fingerprints.
     pub const fn in_default_swarm(self) -> bool {
         match self {
-            FaultType::ServerCrash
-            | FaultType::PodDelete
-            | FaultType::ContainerRestart
-            | FaultType::Partition
-            | FaultType::ApiOutage => true,
-            FaultType::PodFail
-            | FaultType::ProfileEdit
-            | FaultType::ClusterProfileEdit
-            | FaultType::NodeLoss
-            | FaultType::NodeAdd
-            | FaultType::JobCancel
-            | FaultType::Burst
-            | FaultType::ReplicaCrash
-            | FaultType::ReplicaStop
-            | FaultType::ReplicaPause
-            | FaultType::ClockDrift
-            | FaultType::LeaseDelete
-            | FaultType::CallbackDelay => false,
+            FaultType::Elastic(kind) => kind.in_default_swarm(),
+            FaultType::Network(NetworkKind::Partition | NetworkKind::ApiOutage) => true,
+            FaultType::Leader(_) => false,
+        }
+    }
+
+    /// The position in [`FaultType::ALL`], which orders kinds.
+    fn position(self) -> usize {
+        let position = FaultType::ALL.iter().position(|kind| *kind == self);
+        position.expect("ALL lists every kind")
+    }
+}
+
+/// Kinds sort as [`FaultType::ALL`] lists them (as the flat enum they were once did).
+impl Ord for FaultType {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.position().cmp(&other.position())
+    }
+}
+
+impl PartialOrd for FaultType {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl ElasticKind {
+    /// The `kind` string of the scenario format.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ElasticKind::ServerCrash => "server_crash",
+            ElasticKind::PodDelete => "pod_delete",
+            ElasticKind::ContainerRestart => "container_restart",
+            ElasticKind::PodFail => "pod_fail",
+            ElasticKind::ProfileEdit => "profile_edit",
+            ElasticKind::ClusterProfileEdit => "cluster_profile_edit",
+            ElasticKind::NodeLoss => "node_loss",
+            ElasticKind::NodeAdd => "node_add",
+            ElasticKind::JobCancel => "job_cancel",
+            ElasticKind::Burst => "burst",
+        }
+    }
+
+    const fn keys(self) -> &'static [&'static str] {
+        match self {
+            ElasticKind::ServerCrash => &["downtime"],
+            ElasticKind::PodDelete | ElasticKind::ContainerRestart | ElasticKind::PodFail => {
+                &["target", "count"]
+            }
+            ElasticKind::ProfileEdit => &["profile", "set"],
+            ElasticKind::ClusterProfileEdit => &["set"],
+            ElasticKind::NodeLoss => &["count", "replace_after"],
+            ElasticKind::NodeAdd => &["count"],
+            ElasticKind::JobCancel => &["target", "count"],
+            ElasticKind::Burst => &["count", "spread", "profile", "runtime"],
+        }
+    }
+
+    const fn in_default_swarm(self) -> bool {
+        match self {
+            ElasticKind::ServerCrash | ElasticKind::PodDelete | ElasticKind::ContainerRestart => {
+                true
+            }
+            ElasticKind::PodFail
+            | ElasticKind::ProfileEdit
+            | ElasticKind::ClusterProfileEdit
+            | ElasticKind::NodeLoss
+            | ElasticKind::NodeAdd
+            | ElasticKind::JobCancel
+            | ElasticKind::Burst => false,
+        }
+    }
+}
+
+impl NetworkKind {
+    /// The `kind` string of the scenario format.
+    pub const fn name(self) -> &'static str {
+        match self {
+            NetworkKind::Partition => "partition",
+            NetworkKind::ApiOutage => "api_outage",
+        }
+    }
+}
+
+impl LeaderKind {
+    /// The `kind` string of the scenario format.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LeaderKind::ReplicaCrash => "replica_crash",
+            LeaderKind::ReplicaPause => "replica_pause",
+            LeaderKind::ClockDrift => "clock_drift",
+            LeaderKind::LeaseDelete => "lease_delete",
+            LeaderKind::CallbackDelay => "callback_delay",
+            LeaderKind::ReplicaStop => "replica_stop",
+        }
+    }
+
+    const fn keys(self) -> &'static [&'static str] {
+        match self {
+            LeaderKind::ReplicaCrash | LeaderKind::ReplicaStop => &["replica", "downtime"],
+            LeaderKind::ReplicaPause => &["replica", "for"],
+            LeaderKind::ClockDrift => &["replica", "rate"],
+            LeaderKind::CallbackDelay => &["replica", "delay"],
+            LeaderKind::LeaseDelete => &[],
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::FaultType;
+    use super::{ElasticKind, FaultType, LeaderKind, NetworkKind};
 
     #[test]
     fn every_kind_is_listed_once_and_found_by_its_name() {
@@ -217,7 +282,18 @@ mod tests {
                 "replica_stop"
             ]
         );
-        assert!(!FaultType::ServerCrash.keys().contains(&"replica"));
-        assert!(FaultType::LeaseDelete.keys().is_empty());
+        let server_crash = FaultType::Elastic(ElasticKind::ServerCrash);
+        assert!(!server_crash.keys().contains(&"replica"));
+        assert!(FaultType::Leader(LeaderKind::LeaseDelete).keys().is_empty());
+    }
+
+    #[test]
+    fn kinds_sort_in_the_order_all_lists_them() {
+        let mut sorted = FaultType::ALL.to_vec();
+        sorted.sort();
+        assert_eq!(sorted, FaultType::ALL);
+        let partition = FaultType::Network(NetworkKind::Partition);
+        let pod_fail = FaultType::Elastic(ElasticKind::PodFail);
+        assert!(partition < pod_fail, "ALL lists partition before pod_fail");
     }
 }

@@ -1,9 +1,11 @@
-//! `[[faults]]` (every kind of [`FaultType`]) and `[swarm]`.
+//! `[[faults]]` (every kind of [`FaultType`], read by owner) and `[swarm]`.
 
 use super::ErrorKind;
+use super::fault_kind::{ElasticFault, FaultKind, LeaderFault, NetworkFault};
 use super::fault_type::FaultType;
+use super::fault_type::{ElasticKind, LeaderKind, NetworkKind};
 use super::model::{
-    ClusterProfileChanges, Fault, FaultKind, JobTarget, OutageMode, PodTarget, ReplicaRef, Swarm,
+    ClusterProfileChanges, Fault, JobTarget, OutageMode, PodTarget, ReplicaRef, Swarm,
 };
 use super::parse::{Context, PROFILE_KEYS, instant, profile_reference, spread};
 use super::reader::{
@@ -57,118 +59,115 @@ fn fault(table: &Table<'_, '_>, context: &Context) -> Result<Fault> {
         return Err(table.semantic("kind", "a [leader] section for this fault kind", &found));
     }
     let at_ms = instant(table, context)?;
-    let kind = elastic_fault(table, context, kind, at_ms)?;
+    let kind = match kind {
+        FaultType::Elastic(kind) => FaultKind::Elastic(elastic_fault(table, context, kind, at_ms)?),
+        FaultType::Network(kind) => FaultKind::Network(network_fault(table, context, kind)?),
+        FaultType::Leader(kind) => FaultKind::Leader(leader_fault(table, context, kind)?),
+    };
     Ok(Fault { at_ms, kind })
 }
 
-/// The parameters of a fault other than a replica's (`leader_fault` reads those).
+/// The parameters of a fault of the elastic-agent side.
 fn elastic_fault(
     table: &Table<'_, '_>,
     context: &Context,
-    kind: FaultType,
+    kind: ElasticKind,
     at_ms: u64,
-) -> Result<FaultKind> {
+) -> Result<ElasticFault> {
     Ok(match kind {
-        FaultType::ServerCrash => FaultKind::ServerCrash {
+        ElasticKind::ServerCrash => ElasticFault::ServerCrash {
             downtime_ms: downtime(table)?,
         },
-        FaultType::PodDelete => FaultKind::PodDelete {
+        ElasticKind::PodDelete => ElasticFault::PodDelete {
             target: target(table)?,
             count: count(table)?,
         },
-        FaultType::ContainerRestart => FaultKind::ContainerRestart {
+        ElasticKind::ContainerRestart => ElasticFault::ContainerRestart {
             target: target(table)?,
             count: count(table)?,
         },
-        FaultType::PodFail => FaultKind::PodFail {
+        ElasticKind::PodFail => ElasticFault::PodFail {
             target: target(table)?,
             count: count(table)?,
         },
-        FaultType::Partition => FaultKind::Partition {
+        ElasticKind::ProfileEdit => ElasticFault::ProfileEdit {
+            profile: profile_reference(table, context)?,
+            set: profile_changes(table)?,
+        },
+        ElasticKind::ClusterProfileEdit => ElasticFault::ClusterProfileEdit {
+            set: cluster_profile_changes(table)?,
+        },
+        ElasticKind::NodeLoss => ElasticFault::NodeLoss {
+            count: count(table)?,
+            replace_after_ms: period_of(table, "replace_after", NODE_REPLACE_AFTER_MS)?,
+        },
+        ElasticKind::NodeAdd => ElasticFault::NodeAdd {
+            count: count(table)?,
+        },
+        ElasticKind::JobCancel => ElasticFault::JobCancel {
+            target: job_target(table)?,
+            count: count(table)?,
+        },
+        ElasticKind::Burst => ElasticFault::Burst {
+            count: table.required("count", "how many jobs", &count_at_least(1))?,
+            spread_ms: spread(table, at_ms, context)?,
+            profile: profile_reference(table, context)?,
+            runtime: table.required("runtime", "a duration or range", &range)?,
+        },
+    })
+}
+
+/// The parameters of a fault of the network or the API.
+fn network_fault(
+    table: &Table<'_, '_>,
+    context: &Context,
+    kind: NetworkKind,
+) -> Result<NetworkFault> {
+    Ok(match kind {
+        NetworkKind::Partition => NetworkFault::Partition {
             between: between(table, context)?,
             for_ms: table.required("for", "how long, a duration", &duration)?,
         },
-        FaultType::ApiOutage => FaultKind::ApiOutage {
+        NetworkKind::ApiOutage => NetworkFault::ApiOutage {
             for_ms: table.required("for", "how long, a duration", &duration)?,
             mode: match table.choice("mode", &["error", "hang"])?.as_deref() {
                 Some("hang") => OutageMode::Hang,
                 _ => OutageMode::Error,
             },
         },
-        FaultType::ProfileEdit => FaultKind::ProfileEdit {
-            profile: profile_reference(table, context)?,
-            set: profile_changes(table)?,
-        },
-        FaultType::ClusterProfileEdit => FaultKind::ClusterProfileEdit {
-            set: cluster_profile_changes(table)?,
-        },
-        FaultType::NodeLoss => FaultKind::NodeLoss {
-            count: count(table)?,
-            replace_after_ms: period_of(table, "replace_after", NODE_REPLACE_AFTER_MS)?,
-        },
-        FaultType::NodeAdd => FaultKind::NodeAdd {
-            count: count(table)?,
-        },
-        FaultType::JobCancel => FaultKind::JobCancel {
-            target: job_target(table)?,
-            count: count(table)?,
-        },
-        FaultType::Burst => FaultKind::Burst {
-            count: table.required("count", "how many jobs", &count_at_least(1))?,
-            spread_ms: spread(table, at_ms, context)?,
-            profile: profile_reference(table, context)?,
-            runtime: table.required("runtime", "a duration or range", &range)?,
-        },
-        FaultType::LeaseDelete => FaultKind::LeaseDelete,
-        FaultType::ReplicaCrash
-        | FaultType::ReplicaStop
-        | FaultType::ReplicaPause
-        | FaultType::ClockDrift
-        | FaultType::CallbackDelay => leader_fault(table, context, kind)?,
     })
 }
 
-/// The parameters of a fault of one `[leader]` replica (`elastic_fault` reads the others).
-fn leader_fault(table: &Table<'_, '_>, context: &Context, kind: FaultType) -> Result<FaultKind> {
-    let replica = replica(table, context)?;
+/// The parameters of a fault of the `[leader]` replicas or their Lease.
+fn leader_fault(table: &Table<'_, '_>, context: &Context, kind: LeaderKind) -> Result<LeaderFault> {
+    let replica = || replica(table, context);
     Ok(match kind {
-        FaultType::ReplicaCrash => FaultKind::ReplicaCrash {
-            replica,
+        LeaderKind::LeaseDelete => LeaderFault::LeaseDelete,
+        LeaderKind::ReplicaCrash => LeaderFault::ReplicaCrash {
+            replica: replica()?,
             downtime_ms: downtime(table)?,
         },
-        FaultType::ReplicaStop => FaultKind::ReplicaStop {
-            replica,
+        LeaderKind::ReplicaStop => LeaderFault::ReplicaStop {
+            replica: replica()?,
             downtime_ms: table.or("downtime", DEFAULT_STOP_DOWNTIME_MS, &duration)?,
         },
-        FaultType::ReplicaPause => FaultKind::ReplicaPause {
-            replica,
+        LeaderKind::ReplicaPause => LeaderFault::ReplicaPause {
+            replica: replica()?,
             for_ms: table.required("for", "how long, a duration", &duration)?,
         },
-        FaultType::ClockDrift => {
+        LeaderKind::ClockDrift => {
+            let replica = replica()?;
             let rate = table.required("rate", "the clock rate, a number above 0", &number)?;
             if rate <= 0.0 {
                 let value = table.get("rate").expect("required() found the key");
                 return Err(table.invalid("rate", value, "a clock rate above 0"));
             }
-            FaultKind::ClockDrift { replica, rate }
+            LeaderFault::ClockDrift { replica, rate }
         }
-        FaultType::CallbackDelay => FaultKind::CallbackDelay {
-            replica,
+        LeaderKind::CallbackDelay => LeaderFault::CallbackDelay {
+            replica: replica()?,
             delay_ms: table.required("delay", "how late, a duration", &duration)?,
         },
-        FaultType::ServerCrash
-        | FaultType::PodDelete
-        | FaultType::ContainerRestart
-        | FaultType::PodFail
-        | FaultType::Partition
-        | FaultType::ApiOutage
-        | FaultType::ProfileEdit
-        | FaultType::ClusterProfileEdit
-        | FaultType::NodeLoss
-        | FaultType::NodeAdd
-        | FaultType::JobCancel
-        | FaultType::Burst
-        | FaultType::LeaseDelete => unreachable!("elastic_fault reads {kind:?} itself"),
     })
 }
 
@@ -226,12 +225,8 @@ fn replica(table: &Table<'_, '_>, context: &Context) -> Result<ReplicaRef> {
     match value.get_ref() {
         DeValue::String(text) if text == "leader" => Ok(ReplicaRef::Leader),
         DeValue::String(text) if text.starts_with("replica-") => {
-            let digits = &text["replica-".len()..];
-            let index = digits
-                .parse::<u32>()
-                .ok()
-                .filter(|_| digits.bytes().all(|byte| byte.is_ascii_digit()))
-                .ok_or_else(|| table.invalid("replica", value, &expected))?;
+            let index =
+                replica_group(text).ok_or_else(|| table.invalid("replica", value, &expected))?;
             if index >= replicas {
                 let mut error = table.invalid("replica", value, &expected);
                 error.kind = ErrorKind::Semantic;
@@ -256,6 +251,14 @@ fn replica(table: &Table<'_, '_>, context: &Context) -> Result<ReplicaRef> {
             Err(error)
         }
     }
+}
+
+/// The replica a `replica-N` group (or `replica` value) names: `N` in decimal digits only;
+/// `None` for anything else. The parser, the world and the lease-crate runs read groups so.
+pub fn replica_group(group: &str) -> Option<u32> {
+    let digits = group.strip_prefix("replica-")?;
+    let decimal = !digits.is_empty() && digits.bytes().all(|byte| byte.is_ascii_digit());
+    digits.parse().ok().filter(|_| decimal)
 }
 
 /// `between`: exactly two different node groups.
@@ -297,12 +300,7 @@ fn check_group(
     group: &str,
 ) -> Result<()> {
     let key = format!("{}[{index}]", table.key_path("between"));
-    let replica_index = group.strip_prefix("replica-").map(|digits| {
-        digits
-            .parse::<u32>()
-            .ok()
-            .filter(|_| digits.bytes().all(|byte| byte.is_ascii_digit()))
-    });
+    let replica_index = group.strip_prefix("replica-").map(|_| replica_group(group));
     let known = match replica_index {
         Some(parsed) => parsed.is_some(),
         None => PARTITION_GROUPS.contains(&group) && group != "replica-N",
@@ -456,4 +454,25 @@ pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
         mean_interval_ms,
         draw,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replica_group;
+
+    #[test]
+    fn a_replica_group_is_replica_and_decimal_digits_only() {
+        assert_eq!(replica_group("replica-0"), Some(0));
+        assert_eq!(replica_group("replica-12"), Some(12));
+        for other in [
+            "replica-",
+            "replica-N",
+            "replica-+1",
+            "replica--1",
+            "replicas",
+            "gocd",
+        ] {
+            assert_eq!(replica_group(other), None, "{other:?}");
+        }
+    }
 }

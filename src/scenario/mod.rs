@@ -7,6 +7,7 @@
 
 pub mod duration;
 mod error;
+mod fault_kind;
 mod fault_type;
 mod faults;
 mod leader;
@@ -21,13 +22,14 @@ mod tests;
 
 pub use duration::{DurationError, format_duration_ms, parse_duration_ms};
 pub use error::{ErrorDetail, ErrorKind, ScenarioError};
-pub use fault_type::FaultType;
-pub use faults::{FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS};
+pub use fault_kind::{ElasticFault, FaultKind, LeaderFault, NetworkFault};
+pub use fault_type::{ElasticKind, FaultType, LeaderKind, NetworkKind};
+pub use faults::{FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS, replica_group};
 pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
 pub use model::{
-    Cluster, ClusterProfileChanges, Fault, FaultKind, Invariants, JobSource, JobTarget, Kube,
-    Leader, LeaderConfigChange, LeaderModule, LeaseCrate, OutageMode, Plugin, PodTarget, Profile,
-    Range, ReplicaRef, Scenario, Server, Swarm,
+    Cluster, ClusterProfileChanges, Fault, Invariants, JobSource, JobTarget, Kube, Leader,
+    LeaderConfigChange, LeaderModule, LeaseCrate, OutageMode, Plugin, PodTarget, Profile, Range,
+    ReplicaRef, Scenario, Server, Swarm,
 };
 pub use parse::{JOB_KINDS, POLICIES};
 pub use swarm_draw::SwarmDraw;

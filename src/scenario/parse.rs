@@ -3,8 +3,9 @@
 //! `[leader]` before what refers to them), so cross-references are checked with spans.
 
 use super::error::{ErrorKind, Source};
-use super::fault_type::FaultType;
-use super::model::{Cluster, FaultKind, JobSource, Kube, Plugin, Profile, Scenario, Server};
+use super::fault_kind::{ElasticFault, FaultKind};
+use super::fault_type::{ElasticKind, FaultType};
+use super::model::{Cluster, JobSource, Kube, Plugin, Profile, Scenario, Server};
 use super::reader::{
     Result, Table, boolean, count_at_least, duration, number, range, string, unsigned,
 };
@@ -135,13 +136,13 @@ fn short_settle(top: &Table<'_, '_>, scenario: &Scenario) -> Option<String> {
         || scenario
             .faults
             .iter()
-            .any(|f| matches!(f.kind, FaultKind::Burst { .. }))
+            .any(|f| matches!(f.kind, FaultKind::Elastic(ElasticFault::Burst { .. })))
         || (scenario.swarm.enabled
             && scenario
                 .swarm
                 .kinds
                 .iter()
-                .any(|k| k == FaultType::Burst.name()));
+                .any(|k| k == FaultType::Elastic(ElasticKind::Burst).name()));
     (makes_pods && scenario.settle_ms < settle_needed_ms).then(|| {
         top.warning(
             "settle",

@@ -2,9 +2,10 @@
 //! and `to_toml` round-trips.
 
 use super::{
-    Cluster, ClusterProfileChanges, FAULT_KINDS, Fault, FaultKind, Invariants, JobSource,
-    JobTarget, Kube, Leader, LeaderConfigChange, LeaderModule, Loaded, OutageMode, Plugin,
-    PodTarget, Profile, Range, ReplicaRef, Scenario, Server, Swarm, load, parse, to_toml,
+    Cluster, ClusterProfileChanges, ElasticFault, FAULT_KINDS, Fault, FaultKind, Invariants,
+    JobSource, JobTarget, Kube, Leader, LeaderConfigChange, LeaderFault, LeaderModule, Loaded,
+    NetworkFault, OutageMode, Plugin, PodTarget, Profile, Range, ReplicaRef, Scenario, Server,
+    Swarm, load, parse, to_toml,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,55 +45,55 @@ fn contract_example_elastic_faults() -> Vec<Fault> {
     vec![
         fault(
             600_000,
-            FaultKind::ServerCrash {
+            FaultKind::Elastic(ElasticFault::ServerCrash {
                 downtime_ms: 45_000,
-            },
+            }),
         ),
         fault(
             720_000,
-            FaultKind::PodDelete {
+            FaultKind::Elastic(ElasticFault::PodDelete {
                 target: PodTarget::Idle,
                 count: 2,
-            },
+            }),
         ),
         fault(
             840_000,
-            FaultKind::ContainerRestart {
+            FaultKind::Elastic(ElasticFault::ContainerRestart {
                 target: PodTarget::Busy,
                 count: 1,
-            },
+            }),
         ),
         fault(
             960_000,
-            FaultKind::Partition {
+            FaultKind::Network(NetworkFault::Partition {
                 between: ["gocd".to_owned(), "kube-api".to_owned()],
                 for_ms: 90_000,
-            },
+            }),
         ),
         fault(
             1_200_000,
-            FaultKind::ApiOutage {
+            FaultKind::Network(NetworkFault::ApiOutage {
                 for_ms: 30_000,
                 mode: OutageMode::Error,
-            },
+            }),
         ),
         fault(
             1_500_000,
-            FaultKind::ProfileEdit {
+            FaultKind::Elastic(ElasticFault::ProfileEdit {
                 profile: "small".to_owned(),
                 set: image,
-            },
+            }),
         ),
         fault(
             1_800_000,
-            FaultKind::NodeLoss {
+            FaultKind::Elastic(ElasticFault::NodeLoss {
                 count: 1,
                 replace_after_ms: 600_000,
-            },
+            }),
         ),
         fault(
             2_100_000,
-            FaultKind::Burst {
+            FaultKind::Elastic(ElasticFault::Burst {
                 count: 25,
                 spread_ms: 0,
                 profile: "small".to_owned(),
@@ -100,7 +101,7 @@ fn contract_example_elastic_faults() -> Vec<Fault> {
                     min_ms: 10_000,
                     max_ms: 60_000,
                 },
-            },
+            }),
         ),
     ]
 }
@@ -109,32 +110,32 @@ fn contract_example_leader_faults() -> Vec<Fault> {
     vec![
         fault(
             300_000,
-            FaultKind::ReplicaCrash {
+            FaultKind::Leader(LeaderFault::ReplicaCrash {
                 replica: ReplicaRef::Index(0),
                 downtime_ms: 60_000,
-            },
+            }),
         ),
         fault(
             480_000,
-            FaultKind::ReplicaPause {
+            FaultKind::Leader(LeaderFault::ReplicaPause {
                 replica: ReplicaRef::Leader,
                 for_ms: 20_000,
-            },
+            }),
         ),
         fault(
             540_000,
-            FaultKind::ClockDrift {
+            FaultKind::Leader(LeaderFault::ClockDrift {
                 replica: ReplicaRef::Index(1),
                 rate: 1.3,
-            },
+            }),
         ),
-        fault(660_000, FaultKind::LeaseDelete),
+        fault(660_000, FaultKind::Leader(LeaderFault::LeaseDelete)),
         fault(
             720_000,
-            FaultKind::CallbackDelay {
+            FaultKind::Leader(LeaderFault::CallbackDelay {
                 replica: ReplicaRef::Index(2),
                 delay_ms: 30_000,
-            },
+            }),
         ),
     ]
 }
@@ -365,17 +366,17 @@ fn assert_omitted_fault_and_job_keys_default(scenario: &Scenario) {
     assert_eq!(scenario.profiles[0].image, "gocd/gocd-agent:v25.1.0");
     assert_eq!(
         scenario.faults[0].kind,
-        FaultKind::PodDelete {
+        FaultKind::Elastic(ElasticFault::PodDelete {
             target: PodTarget::Any,
             count: 1
-        }
+        })
     );
     assert_eq!(
         scenario.faults[1].kind,
-        FaultKind::ApiOutage {
+        FaultKind::Network(NetworkFault::ApiOutage {
             for_ms: 10_000,
             mode: OutageMode::Error
-        }
+        })
     );
     let JobSource::Burst { spread_ms, .. } = &scenario.jobs[0] else {
         panic!("a burst job")
@@ -470,18 +471,18 @@ fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
     // example does not use them.
     scenario.faults.push(Fault {
         at_ms: 1_000,
-        kind: FaultKind::PodFail {
+        kind: FaultKind::Elastic(ElasticFault::PodFail {
             target: PodTarget::Pending,
             count: 2,
-        },
+        }),
     });
     // `replica_stop` is an extension too (graceful shutdown).
     scenario.faults.push(Fault {
         at_ms: 2_000,
-        kind: FaultKind::ReplicaStop {
+        kind: FaultKind::Leader(LeaderFault::ReplicaStop {
             replica: ReplicaRef::Index(1),
             downtime_ms: 20_000,
-        },
+        }),
     });
     if let Some(leader) = scenario.leader.as_mut() {
         leader.http2_dead_ms = 30_000;
@@ -489,18 +490,18 @@ fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
     // `node_add` is an extension too (a cluster autoscaler's scale-up).
     scenario.faults.push(Fault {
         at_ms: 3_000,
-        kind: FaultKind::NodeAdd { count: 2 },
+        kind: FaultKind::Elastic(ElasticFault::NodeAdd { count: 2 }),
     });
     scenario.faults.push(Fault {
         at_ms: 2_000,
-        kind: FaultKind::JobCancel {
+        kind: FaultKind::Elastic(ElasticFault::JobCancel {
             target: JobTarget::Building,
             count: 2,
-        },
+        }),
     });
     scenario.faults.push(Fault {
         at_ms: 2_000,
-        kind: FaultKind::ClusterProfileEdit {
+        kind: FaultKind::Elastic(ElasticFault::ClusterProfileEdit {
             set: ClusterProfileChanges {
                 go_server_url: Some("https://gocd-2.example/go".to_owned()),
                 enable_agent_reuse: Some(false),
@@ -509,7 +510,7 @@ fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
                 idle_timeout_ms: Some(120_000),
                 max_pods: Some(30),
             },
-        },
+        }),
     });
     let mut kinds: Vec<&str> = scenario
         .faults
@@ -578,10 +579,10 @@ for = "1m"
     let between = ["replica-1".to_owned(), "kube-api".to_owned()];
     assert_eq!(
         scenario.faults[0].kind,
-        FaultKind::Partition {
+        FaultKind::Network(NetworkFault::Partition {
             between,
             for_ms: 60_000
-        }
+        })
     );
 }
 

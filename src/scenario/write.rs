@@ -2,9 +2,8 @@
 //! `parse(to_toml(s)) == s` (`shrink` writes `repro.toml` with it).
 
 use super::duration::format_duration_ms;
-use super::model::{
-    Fault, FaultKind, JobSource, Leader, OutageMode, PodTarget, Range, ReplicaRef, Scenario,
-};
+use super::fault_kind::{ElasticFault, FaultKind, LeaderFault, NetworkFault};
+use super::model::{Fault, JobSource, Leader, OutageMode, PodTarget, Range, ReplicaRef, Scenario};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -254,43 +253,40 @@ fn write_fault(out: &mut String, fault: &Fault) {
     line(out, "at", &duration(fault.at_ms));
     line(out, "kind", &quote(fault.kind.name()));
     match &fault.kind {
-        FaultKind::ServerCrash { downtime_ms } => line(out, "downtime", &duration(*downtime_ms)),
-        FaultKind::PodDelete { target, count }
-        | FaultKind::ContainerRestart { target, count }
-        | FaultKind::PodFail { target, count } => {
+        FaultKind::Elastic(kind) => write_elastic_fault(out, kind),
+        FaultKind::Network(kind) => write_network_fault(out, kind),
+        FaultKind::Leader(kind) => write_leader_fault(out, kind),
+    }
+}
+
+/// The keys of a fault of the elastic-agent side.
+fn write_elastic_fault(out: &mut String, kind: &ElasticFault) {
+    match kind {
+        ElasticFault::ServerCrash { downtime_ms } => line(out, "downtime", &duration(*downtime_ms)),
+        ElasticFault::PodDelete { target, count }
+        | ElasticFault::ContainerRestart { target, count }
+        | ElasticFault::PodFail { target, count } => {
             line(out, "target", &quote(target_name(*target)));
             line(out, "count", &count.to_string());
         }
-        FaultKind::Partition { between, for_ms } => {
-            line(out, "between", &list(between));
-            line(out, "for", &duration(*for_ms));
-        }
-        FaultKind::ApiOutage { for_ms, mode } => {
-            line(out, "for", &duration(*for_ms));
-            let mode = match mode {
-                OutageMode::Error => "error",
-                OutageMode::Hang => "hang",
-            };
-            line(out, "mode", &quote(mode));
-        }
-        FaultKind::ProfileEdit { profile, set } => {
+        ElasticFault::ProfileEdit { profile, set } => {
             line(out, "profile", &quote(profile));
             line(out, "set", &inline_table(set, |value| quote(value)));
         }
-        FaultKind::ClusterProfileEdit { set } => line(out, "set", &cluster_changes(set)),
-        FaultKind::NodeLoss {
+        ElasticFault::ClusterProfileEdit { set } => line(out, "set", &cluster_changes(set)),
+        ElasticFault::NodeLoss {
             count,
             replace_after_ms,
         } => {
             line(out, "count", &count.to_string());
             line(out, "replace_after", &duration(*replace_after_ms));
         }
-        FaultKind::NodeAdd { count } => line(out, "count", &count.to_string()),
-        FaultKind::JobCancel { target, count } => {
+        ElasticFault::NodeAdd { count } => line(out, "count", &count.to_string()),
+        ElasticFault::JobCancel { target, count } => {
             line(out, "target", &quote(target.name()));
             line(out, "count", &count.to_string());
         }
-        FaultKind::Burst {
+        ElasticFault::Burst {
             count,
             spread_ms,
             profile,
@@ -298,56 +294,54 @@ fn write_fault(out: &mut String, fault: &Fault) {
         } => {
             write_burst(out, *count, *spread_ms, profile, *runtime);
         }
-        FaultKind::ReplicaCrash { .. }
-        | FaultKind::ReplicaStop { .. }
-        | FaultKind::ReplicaPause { .. }
-        | FaultKind::ClockDrift { .. }
-        | FaultKind::LeaseDelete
-        | FaultKind::CallbackDelay { .. } => write_leader_fault(out, &fault.kind),
     }
 }
 
-/// The keys of a fault of the leader replicas (`write_fault` writes the others).
-fn write_leader_fault(out: &mut String, kind: &FaultKind) {
+/// The keys of a fault of the network or the API.
+fn write_network_fault(out: &mut String, kind: &NetworkFault) {
     match kind {
-        FaultKind::ReplicaCrash {
+        NetworkFault::Partition { between, for_ms } => {
+            line(out, "between", &list(between));
+            line(out, "for", &duration(*for_ms));
+        }
+        NetworkFault::ApiOutage { for_ms, mode } => {
+            line(out, "for", &duration(*for_ms));
+            let mode = match mode {
+                OutageMode::Error => "error",
+                OutageMode::Hang => "hang",
+            };
+            line(out, "mode", &quote(mode));
+        }
+    }
+}
+
+/// The keys of a fault of the leader replicas or their Lease.
+fn write_leader_fault(out: &mut String, kind: &LeaderFault) {
+    match kind {
+        LeaderFault::ReplicaCrash {
             replica,
             downtime_ms,
         }
-        | FaultKind::ReplicaStop {
+        | LeaderFault::ReplicaStop {
             replica,
             downtime_ms,
         } => {
             line(out, "replica", &replica_value(*replica));
             line(out, "downtime", &duration(*downtime_ms));
         }
-        FaultKind::ReplicaPause { replica, for_ms } => {
+        LeaderFault::ReplicaPause { replica, for_ms } => {
             line(out, "replica", &replica_value(*replica));
             line(out, "for", &duration(*for_ms));
         }
-        FaultKind::ClockDrift { replica, rate } => {
+        LeaderFault::ClockDrift { replica, rate } => {
             line(out, "replica", &replica_value(*replica));
             line(out, "rate", &float(*rate));
         }
-        FaultKind::CallbackDelay { replica, delay_ms } => {
+        LeaderFault::CallbackDelay { replica, delay_ms } => {
             line(out, "replica", &replica_value(*replica));
             line(out, "delay", &duration(*delay_ms));
         }
-        FaultKind::LeaseDelete => {}
-        FaultKind::ServerCrash { .. }
-        | FaultKind::PodDelete { .. }
-        | FaultKind::ContainerRestart { .. }
-        | FaultKind::PodFail { .. }
-        | FaultKind::Partition { .. }
-        | FaultKind::ApiOutage { .. }
-        | FaultKind::ProfileEdit { .. }
-        | FaultKind::ClusterProfileEdit { .. }
-        | FaultKind::NodeLoss { .. }
-        | FaultKind::NodeAdd { .. }
-        | FaultKind::JobCancel { .. }
-        | FaultKind::Burst { .. } => {
-            unreachable!("write_fault writes the elastic-agent faults itself")
-        }
+        LeaderFault::LeaseDelete => {}
     }
 }
 

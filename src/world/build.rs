@@ -246,7 +246,7 @@ impl World {
 
     /// What the swarm drew for this seed (empty without swarm).
     pub fn swarm_drawn(&self) -> &[String] {
-        &self.faults.swarm_drawn
+        self.faults.swarm_drawn()
     }
 
     /// Job arrivals planned from `[[jobs]]`: (at_ms, profile, runtime_ms).

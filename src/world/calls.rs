@@ -92,7 +92,11 @@ impl World {
         );
         if let (true, Client::Replica { index, .. }) = (untimed, client) {
             let at = self.dead_peer_deadline(now, index);
-            self.queue.push(at, Event::KubeDeadPeer { call });
+            let event = Event::KubeDeadPeer {
+                call,
+                replica: index,
+            };
+            self.queue.push(at, event);
         }
         if reaches {
             let latency = self.api_latency_ms();
@@ -308,20 +312,31 @@ impl World {
 
     /// A call without a timeout checks its connection: dead, it fails with a timeout;
     /// alive, it checks again at the next deadline.
-    pub(super) fn kube_dead_peer(&mut self, now: SimTime, call: u64, sink: &mut dyn Sink) {
+    pub(super) fn kube_dead_peer(
+        &mut self,
+        now: SimTime,
+        call: u64,
+        index: u32,
+        sink: &mut dyn Sink,
+    ) {
         let Some(pending) = self.calls.get(&call) else {
             return;
         };
-        let Client::Replica { index, .. } = pending.client else {
-            unreachable!("only replica calls have a dead-peer deadline");
-        };
+        debug_assert!(
+            matches!(pending.client, Client::Replica { index: caller, .. } if caller == index),
+            "call {call}'s dead-peer check is replica {index}'s"
+        );
         if pending.done {
             return;
         }
         let deadline = self.dead_peer_deadline(now, index);
         if deadline > now || self.leader.replicas[index as usize].cut_since.is_none() {
             let next = deadline.max(now.plus_ms(1));
-            self.queue.push(next, Event::KubeDeadPeer { call });
+            let event = Event::KubeDeadPeer {
+                call,
+                replica: index,
+            };
+            self.queue.push(next, event);
             return;
         }
         // The transport closes the connection (or the dial failed); the next request dials a

@@ -37,9 +37,11 @@ pub(super) enum Event {
     KubeTimeout {
         call: u64,
     },
-    /// A replica's call without a timeout checks its connection's HTTP/2 dead-peer deadline.
+    /// Replica `replica`'s call without a timeout checks its connection's HTTP/2 dead-peer
+    /// deadline.
     KubeDeadPeer {
         call: u64,
+        replica: u32,
     },
     /// The API server's own request timeout ends a call it held (`hang` outage): 504.
     KubeServerTimeout {
@@ -65,19 +67,11 @@ pub(super) enum Event {
         kind: RequestKind,
         reply: ServerReply,
     },
-    /// A leader replica's timer (in process `epoch`).
-    ReplicaTimer {
+    /// A timer or a configuration reaches leader replica `replica` in process `epoch`.
+    Replica {
         replica: u32,
         epoch: Epoch,
-        token: TimerToken,
-        /// The replica's local time the timer is due at.
-        at_local_ms: u64,
-    },
-    /// A configuration version reaches a replica.
-    ReplicaConfig {
-        replica: u32,
-        epoch: Epoch,
-        version: u64,
+        delivery: ReplicaDelivery,
     },
     /// A crashed replica process comes back.
     ReplicaRestart {
@@ -100,4 +94,13 @@ pub(super) enum Event {
     Sample,
     SafetyEnd,
     End,
+}
+
+/// What reaches a replica process ([`Event::Replica`]).
+#[derive(Debug)]
+pub(super) enum ReplicaDelivery {
+    /// One of its timers, due at this local time.
+    Timer { token: TimerToken, at_local_ms: u64 },
+    /// A configuration version.
+    Config { version: u64 },
 }

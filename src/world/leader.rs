@@ -9,10 +9,10 @@
 
 use super::Sink;
 use super::build::{Client, World, groups};
-use super::events::Event;
+use super::events::{Event, ReplicaDelivery};
 use crate::component::Component;
 use crate::component::Random;
-use crate::engine::{GroupMask, NodeId, SimTime, Stream, StreamId};
+use crate::engine::{Epoch, GroupMask, NodeId, SimTime, Stream, StreamId};
 use crate::leader::{Input, LeaderSettings, ModuleSpec, Observation, Output, Replica, Variant};
 use crate::resources::KubeRequest;
 use crate::trace::{Actor, Record};
@@ -192,10 +192,10 @@ impl World {
             let version = self.leader.config_version;
             self.queue.push(
                 now.plus_ms(delay),
-                Event::ReplicaConfig {
+                Event::Replica {
                     replica: index,
                     epoch,
-                    version,
+                    delivery: ReplicaDelivery::Config { version },
                 },
             );
         }
@@ -222,54 +222,72 @@ impl World {
             let epoch = self.nodes.epoch(slot.node);
             self.queue.push(
                 now.plus_ms(delay),
-                Event::ReplicaConfig {
+                Event::Replica {
                     replica,
                     epoch,
-                    version,
+                    delivery: ReplicaDelivery::Config { version },
                 },
             );
         }
     }
 
-    /// True if the replica is paused: the event is put back until it resumes.
-    fn deferred_by_pause(&mut self, index: u32, event: Event) -> Option<Event> {
+    /// True if the replica is paused: the delivery is put back until it resumes.
+    fn deferred_by_pause(
+        &mut self,
+        index: u32,
+        epoch: Epoch,
+        delivery: ReplicaDelivery,
+    ) -> Option<ReplicaDelivery> {
         match self.leader.replicas[index as usize].paused_until {
             Some(until) => {
+                let event = Event::Replica {
+                    replica: index,
+                    epoch,
+                    delivery,
+                };
                 self.queue.push(until, event);
                 None
             }
-            None => Some(event),
+            None => Some(delivery),
         }
     }
 
-    pub(super) fn replica_event(&mut self, now: SimTime, event: Event, sink: &mut dyn Sink) {
-        let (index, epoch) = match &event {
-            Event::ReplicaTimer { replica, epoch, .. }
-            | Event::ReplicaConfig { replica, epoch, .. } => (*replica, *epoch),
-            _ => unreachable!("only replica events come here"),
-        };
+    /// A timer or a configuration reaches replica `index` of process `epoch`: dropped if the
+    /// process is gone, held while it is paused or its clock has not reached the timer.
+    pub(super) fn replica_event(
+        &mut self,
+        now: SimTime,
+        (index, epoch): (u32, Epoch),
+        delivery: ReplicaDelivery,
+        sink: &mut dyn Sink,
+    ) {
         if !self
             .nodes
             .is_current(self.leader.replicas[index as usize].node, epoch)
         {
             return;
         }
-        let Some(event) = self.deferred_by_pause(index, event) else {
+        let Some(delivery) = self.deferred_by_pause(index, epoch, delivery) else {
             return;
         };
-        // A clock that slowed down since the timer was set has not reached its local time
-        // yet: the timer waits (a replica never sees a timer before it is due).
-        if let Event::ReplicaTimer { at_local_ms, .. } = event {
-            let clock = self.leader.replicas[index as usize].clock;
-            if clock.local(now) < at_local_ms {
-                self.queue
-                    .push(clock.real(at_local_ms).max(now.plus_ms(1)), event);
-                return;
+        let input = match delivery {
+            // A clock that slowed down since the timer was set has not reached its local
+            // time yet: the timer waits (a replica never sees a timer before it is due).
+            ReplicaDelivery::Timer { token, at_local_ms } => {
+                let clock = self.leader.replicas[index as usize].clock;
+                if clock.local(now) < at_local_ms {
+                    let event = Event::Replica {
+                        replica: index,
+                        epoch,
+                        delivery: ReplicaDelivery::Timer { token, at_local_ms },
+                    };
+                    self.queue
+                        .push(clock.real(at_local_ms).max(now.plus_ms(1)), event);
+                    return;
+                }
+                Input::Timer(token)
             }
-        }
-        let input = match event {
-            Event::ReplicaTimer { token, .. } => Input::Timer(token),
-            Event::ReplicaConfig { version, .. } => Input::Config {
+            ReplicaDelivery::Config { version } => Input::Config {
                 version,
                 flags: self
                     .leader
@@ -278,7 +296,6 @@ impl World {
                     .cloned()
                     .unwrap_or_default(),
             },
-            _ => unreachable!("matched above"),
         };
         self.replica_input(now, index, input, sink);
     }
@@ -304,11 +321,13 @@ impl World {
             let at = clock.real(timer.at_local_ms).max(now);
             self.queue.push(
                 at,
-                Event::ReplicaTimer {
+                Event::Replica {
                     replica: index,
                     epoch,
-                    token: timer.token,
-                    at_local_ms: timer.at_local_ms,
+                    delivery: ReplicaDelivery::Timer {
+                        token: timer.token,
+                        at_local_ms: timer.at_local_ms,
+                    },
                 },
             );
         }

@@ -71,7 +71,7 @@ impl World {
             Event::KubeArrive { call } => self.kube_arrive(now, call, sink),
             Event::KubeReturn { call } => self.kube_return(now, call, sink),
             Event::KubeTimeout { call } => self.kube_timeout(now, call, sink),
-            Event::KubeDeadPeer { call } => self.kube_dead_peer(now, call, sink),
+            Event::KubeDeadPeer { call, replica } => self.kube_dead_peer(now, call, replica, sink),
             Event::KubeServerTimeout { call } => self.kube_server_timeout(now, call, sink),
             Event::Kubelet(timer) => self.kubelet_timer(now, timer, sink),
             Event::AgentTimer {
@@ -97,12 +97,14 @@ impl World {
                 let input = AgentInput::Reply { kind, reply };
                 self.agent_input(now, uid, incarnation, input);
             }
-            Event::ReplicaTimer { .. } | Event::ReplicaConfig { .. } => {
-                self.replica_event(now, event, sink)
-            }
+            Event::Replica {
+                replica,
+                epoch,
+                delivery,
+            } => self.replica_event(now, (replica, epoch), delivery, sink),
             Event::ReplicaRestart { replica } => {
                 // After the safety phase every replica is already running again.
-                if !self.faults.safety_over {
+                if !self.faults.safety_over() {
                     self.restart_replica(replica, sink);
                     self.end_replica_faults(now, replica, sink);
                 }
@@ -281,24 +283,7 @@ impl World {
     /// `duration` reached: faults end (partitions heal, outages end, crashed processes come
     /// back) and no new jobs or faults start; the liveness phase begins.
     fn end_safety_phase(&mut self, now: SimTime, sink: &mut dyn Sink) {
-        self.faults.safety_over = true;
-        // A late callback already on its way ends its fault when it arrives (heal_replicas
-        // disarms the others).
-        let active: Vec<usize> = self
-            .faults
-            .active_faults
-            .keys()
-            .copied()
-            .filter(|i| {
-                !matches!(
-                    self.scenario.faults[*i].kind,
-                    crate::scenario::FaultKind::CallbackDelay { .. }
-                )
-            })
-            .collect();
-        for index in active {
-            self.fault_end(now, index, sink);
-        }
+        self.end_faults_of_safety_phase(now, sink);
         self.partitions.heal_all();
         self.partitions_changed(now);
         self.end_outage(now, sink);

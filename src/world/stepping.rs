@@ -91,8 +91,7 @@ impl World {
             return false;
         }
         let now = self.queue.now();
-        let index = (self.scenario.faults.len() + self.faults.injected_faults) as u32;
-        self.faults.injected_faults += 1;
+        let index = self.faults.next_injected(self.scenario.faults.len());
         self.emit(
             sink,
             node::HARNESS,

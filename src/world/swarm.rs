@@ -7,8 +7,9 @@
 use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::scenario::{
-    Fault, FaultKind, FaultType, JobTarget, NODE_REPLACE_AFTER_MS, OutageMode, PodTarget, Range,
-    ReplicaRef, Scenario, SwarmDraw,
+    ElasticFault, ElasticKind, Fault, FaultKind, FaultType, JobTarget, LeaderFault, LeaderKind,
+    NODE_REPLACE_AFTER_MS, NetworkFault, NetworkKind, OutageMode, PodTarget, Range, ReplicaRef,
+    Scenario, SwarmDraw,
 };
 use std::collections::BTreeMap;
 
@@ -130,36 +131,41 @@ fn replica(scenario: &Scenario, random: &mut Stream) -> ReplicaRef {
 }
 
 fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) -> Option<Fault> {
-    let kind = FaultType::from_name(kind)?;
-    let kind = match kind {
-        FaultType::ServerCrash => FaultKind::ServerCrash {
+    let kind = match FaultType::from_name(kind)? {
+        FaultType::Elastic(kind) => FaultKind::Elastic(draw_elastic_fault(scenario, kind, random)?),
+        FaultType::Network(kind) => FaultKind::Network(draw_network_fault(scenario, kind, random)),
+        FaultType::Leader(kind) => FaultKind::Leader(draw_leader_fault(scenario, kind, random)),
+    };
+    Some(Fault { at_ms, kind })
+}
+
+/// A fault of the elastic-agent side, drawn like `draw_fault`'s; `None` when the scenario
+/// has nothing it could hit.
+fn draw_elastic_fault(
+    scenario: &Scenario,
+    kind: ElasticKind,
+    random: &mut Stream,
+) -> Option<ElasticFault> {
+    Some(match kind {
+        ElasticKind::ServerCrash => ElasticFault::ServerCrash {
             downtime_ms: range(random, 5_000, 180_000),
         },
-        FaultType::PodDelete => FaultKind::PodDelete {
+        ElasticKind::PodDelete => ElasticFault::PodDelete {
             target: TARGETS[random.below(4) as usize],
             count: 1 + random.below(3) as u32,
         },
-        FaultType::ContainerRestart => FaultKind::ContainerRestart {
+        ElasticKind::ContainerRestart => ElasticFault::ContainerRestart {
             target: TARGETS[random.below(4) as usize],
             count: 1 + random.below(2) as u32,
         },
-        FaultType::PodFail => FaultKind::PodFail {
+        ElasticKind::PodFail => ElasticFault::PodFail {
             target: TARGETS[random.below(4) as usize],
             count: 1,
         },
-        FaultType::Partition => draw_partition(scenario, random),
-        FaultType::ApiOutage => FaultKind::ApiOutage {
-            for_ms: range(random, 3_000, 120_000),
-            mode: if random.chance(0.5) {
-                OutageMode::Error
-            } else {
-                OutageMode::Hang
-            },
-        },
-        FaultType::ProfileEdit => draw_profile_edit(scenario, random)?,
+        ElasticKind::ProfileEdit => draw_profile_edit(scenario, random)?,
         // A quarter of the edits also switch reuse, off or back on: the behaviour of a
         // policy with reuse off (and of the switch) is reachable from a generic scenario.
-        FaultType::ClusterProfileEdit => FaultKind::ClusterProfileEdit {
+        ElasticKind::ClusterProfileEdit => ElasticFault::ClusterProfileEdit {
             set: crate::scenario::ClusterProfileChanges {
                 pending_pods_count: Some(3 + random.below(10) as u32),
                 enable_agent_reuse: random.chance(0.25).then(|| random.chance(0.5)),
@@ -168,14 +174,14 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
         },
         // The node group replaces a lost node after the default `replace_after`, so a swarm
         // never leaves the cluster without a node for longer than that.
-        FaultType::NodeLoss if scenario.cluster.nodes > 1 => FaultKind::NodeLoss {
+        ElasticKind::NodeLoss if scenario.cluster.nodes > 1 => ElasticFault::NodeLoss {
             count: 1,
             replace_after_ms: NODE_REPLACE_AFTER_MS,
         },
         // A one-node cluster loses no node: the swarm draws nothing.
-        FaultType::NodeLoss => return None,
-        FaultType::NodeAdd => FaultKind::NodeAdd { count: 1 },
-        FaultType::JobCancel => FaultKind::JobCancel {
+        ElasticKind::NodeLoss => return None,
+        ElasticKind::NodeAdd => ElasticFault::NodeAdd { count: 1 },
+        ElasticKind::JobCancel => ElasticFault::JobCancel {
             target: if random.chance(0.5) {
                 JobTarget::Building
             } else {
@@ -183,19 +189,27 @@ fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) 
             },
             count: 1 + random.below(2) as u32,
         },
-        FaultType::Burst => draw_burst(scenario, random)?,
-        FaultType::ReplicaCrash
-        | FaultType::ReplicaStop
-        | FaultType::ReplicaPause
-        | FaultType::ClockDrift
-        | FaultType::LeaseDelete
-        | FaultType::CallbackDelay => draw_leader_fault(scenario, kind, random),
-    };
-    Some(Fault { at_ms, kind })
+        ElasticKind::Burst => draw_burst(scenario, random)?,
+    })
+}
+
+/// A fault of the network or the API, drawn like `draw_fault`'s.
+fn draw_network_fault(scenario: &Scenario, kind: NetworkKind, random: &mut Stream) -> NetworkFault {
+    match kind {
+        NetworkKind::Partition => draw_partition(scenario, random),
+        NetworkKind::ApiOutage => NetworkFault::ApiOutage {
+            for_ms: range(random, 3_000, 120_000),
+            mode: if random.chance(0.5) {
+                OutageMode::Error
+            } else {
+                OutageMode::Hang
+            },
+        },
+    }
 }
 
 /// A partition between two of the parts the scenario has, for 5 s to 3 min.
-fn draw_partition(scenario: &Scenario, random: &mut Stream) -> FaultKind {
+fn draw_partition(scenario: &Scenario, random: &mut Stream) -> NetworkFault {
     let mut pairs = vec![
         ["gocd", "kube-api"],
         ["agents", "gocd"],
@@ -206,30 +220,30 @@ fn draw_partition(scenario: &Scenario, random: &mut Stream) -> FaultKind {
         pairs.push(["replicas", "kube-api"]);
     }
     let pair = pairs[random.below(pairs.len() as u64) as usize];
-    FaultKind::Partition {
+    NetworkFault::Partition {
         between: pair.map(str::to_owned),
         for_ms: range(random, 5_000, 180_000),
     }
 }
 
 /// A new image for one of the profiles (none without profiles).
-fn draw_profile_edit(scenario: &Scenario, random: &mut Stream) -> Option<FaultKind> {
+fn draw_profile_edit(scenario: &Scenario, random: &mut Stream) -> Option<ElasticFault> {
     let profile = scenario
         .profiles
         .get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
     let image = format!("{}-swarm{}", profile.image, random.below(1000));
-    Some(FaultKind::ProfileEdit {
+    Some(ElasticFault::ProfileEdit {
         profile: profile.name.clone(),
         set: BTreeMap::from([("image".to_owned(), image)]),
     })
 }
 
 /// A burst of 5 to 30 jobs of one profile (none without profiles).
-fn draw_burst(scenario: &Scenario, random: &mut Stream) -> Option<FaultKind> {
+fn draw_burst(scenario: &Scenario, random: &mut Stream) -> Option<ElasticFault> {
     let profile = scenario
         .profiles
         .get(random.below(scenario.profiles.len().max(1) as u64) as usize)?;
-    Some(FaultKind::Burst {
+    Some(ElasticFault::Burst {
         count: 5 + random.below(26) as u32,
         spread_ms: range(random, 0, 30_000),
         profile: profile.name.clone(),
@@ -241,41 +255,29 @@ fn draw_burst(scenario: &Scenario, random: &mut Stream) -> Option<FaultKind> {
 }
 
 /// The faults of `[leader]` replicas and their Lease, drawn like `draw_fault`'s.
-fn draw_leader_fault(scenario: &Scenario, kind: FaultType, random: &mut Stream) -> FaultKind {
+fn draw_leader_fault(scenario: &Scenario, kind: LeaderKind, random: &mut Stream) -> LeaderFault {
     match kind {
-        FaultType::ReplicaCrash => FaultKind::ReplicaCrash {
+        LeaderKind::ReplicaCrash => LeaderFault::ReplicaCrash {
             replica: replica(scenario, random),
             downtime_ms: range(random, 2_000, 60_000),
         },
-        FaultType::ReplicaStop => FaultKind::ReplicaStop {
+        LeaderKind::ReplicaStop => LeaderFault::ReplicaStop {
             replica: replica(scenario, random),
             downtime_ms: range(random, 2_000, 60_000),
         },
-        FaultType::ReplicaPause => FaultKind::ReplicaPause {
+        LeaderKind::ReplicaPause => LeaderFault::ReplicaPause {
             replica: replica(scenario, random),
             for_ms: range(random, 500, 20_000),
         },
-        FaultType::ClockDrift => FaultKind::ClockDrift {
+        LeaderKind::ClockDrift => LeaderFault::ClockDrift {
             replica: replica(scenario, random),
             rate: 0.9 + 0.3 * random.unit(),
         },
-        FaultType::LeaseDelete => FaultKind::LeaseDelete,
-        FaultType::CallbackDelay => FaultKind::CallbackDelay {
+        LeaderKind::LeaseDelete => LeaderFault::LeaseDelete,
+        LeaderKind::CallbackDelay => LeaderFault::CallbackDelay {
             replica: replica(scenario, random),
             delay_ms: range(random, 500, 30_000),
         },
-        FaultType::ServerCrash
-        | FaultType::PodDelete
-        | FaultType::ContainerRestart
-        | FaultType::PodFail
-        | FaultType::Partition
-        | FaultType::ApiOutage
-        | FaultType::ProfileEdit
-        | FaultType::ClusterProfileEdit
-        | FaultType::NodeLoss
-        | FaultType::NodeAdd
-        | FaultType::JobCancel
-        | FaultType::Burst => unreachable!("draw_fault draws {kind:?} itself"),
     }
 }
 

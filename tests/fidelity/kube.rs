@@ -7,7 +7,7 @@ use crate::common;
 
 use common::{Recording, record_run, run_outcome, scenario};
 use elasticsim::allocator::Policy;
-use elasticsim::scenario::{FaultType, Scenario};
+use elasticsim::scenario::{ElasticKind, FaultType, Scenario};
 use elasticsim::trace::{Actor, Record};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -334,7 +334,7 @@ fn a_cluster_left_without_nodes_past_replace_after_makes_liveness_failures_expec
 fn elastic_kinds() -> String {
     let kinds: Vec<String> = FaultType::ALL
         .into_iter()
-        .filter(|kind| !kind.needs_leader() && *kind != FaultType::NodeAdd)
+        .filter(|kind| !kind.needs_leader() && *kind != FaultType::Elastic(ElasticKind::NodeAdd))
         .map(|kind| format!("{:?}", kind.name()))
         .collect();
     kinds.join(", ")

@@ -92,6 +92,10 @@ impl Server {
         };
         let agent = elastic_agent_id.to_string();
         let key = NameKey::new(elastic_agent_id);
+        debug_assert!(
+            self.db.agents.get_by_number(number).is_none(),
+            "agent {agent}: its number {number:?} is registered already"
+        );
         self.db.agents.insert(key, number, record);
         out.records.push(Record::AgentRegistered { agent, uuid });
         ServerReply::Registered
@@ -106,6 +110,10 @@ impl Server {
         out: &mut ServerOut,
     ) -> ServerReply {
         let heard = self.db.agents.update_registered(number, uuid, |id, agent| {
+            debug_assert!(
+                agent.last_heard_ms <= now_ms,
+                "agent {id:?} heard in the future"
+            );
             agent.last_heard_ms = now_ms;
             // The ping reply carries the cancel instruction (`AgentInstruction`) for a build
             // the agent still runs; a ping without it means the kill is over.
@@ -277,6 +285,10 @@ impl Server {
     fn assign(&mut self, job_id: u64, agent_id: &NameKey, out: &mut ServerOut) -> ServerReply {
         let number = (self.db.agents.number_of(agent_id.as_str()))
             .expect("an agent given work is registered");
+        debug_assert!(
+            (self.db.agents.get(agent_id)).is_some_and(|a| a.enabled && a.job.is_none()),
+            "job {job_id} assigned to {agent_id:?}, which is disabled or has a job"
+        );
         let job = self.db.jobs.assign(job_id, agent_id.as_str(), number);
         let (config, runtime_ms) = (job.config.clone(), job.runtime_ms);
         let memory = self.memory.as_mut().expect("checked");

@@ -97,6 +97,7 @@ impl Server {
                 return;
             }
             let completion = queue.waiting.pop_front().expect("looked at above");
+            debug_assert!(completion.due_ms <= now_ms, "a completion delivered early");
             queue.busy = true;
             self.send_job_completion(now_ms, &completion.agent, &completion.job, out);
         }
@@ -105,7 +106,11 @@ impl Server {
     /// The `JobCompletion` timer fired.
     pub(super) fn job_completion_timer(&mut self, now_ms: u64, out: &mut ServerOut) {
         let memory = self.memory.as_mut().expect("checked by caller");
-        memory.job_status.timer_ms = None;
+        let armed = memory.job_status.timer_ms.take();
+        debug_assert!(
+            armed.is_none_or(|at_ms| at_ms <= now_ms),
+            "the job-completion timer fired before it was due"
+        );
         self.deliver_job_completions(now_ms, out);
     }
 }

@@ -61,7 +61,16 @@ impl Server {
                 continue;
             }
             memory.threads_busy += 1;
-            memory.pending.insert(queued.request, Pending::CreateAgent);
+            debug_assert!(
+                memory.threads_busy <= self.settings.create_agent_threads,
+                "more create-agent threads busy than the server has"
+            );
+            let previous = memory.pending.insert(queued.request, Pending::CreateAgent);
+            debug_assert!(
+                previous.is_none(),
+                "request {} started twice",
+                queued.request
+            );
             out.records.push(Record::CreateAgentStarted {
                 job: queued.job,
                 request: queued.request,
@@ -178,7 +187,8 @@ impl Server {
         memory.ping_running = true;
         memory.next_request += 1;
         let id = memory.next_request;
-        memory.pending.insert(id, Pending::Ping);
+        let previous = memory.pending.insert(id, Pending::Ping);
+        debug_assert!(previous.is_none(), "request ids are used once");
         out.records.push(Record::ServerPing);
         let request = PluginRequest::ServerPing(ServerPingRequest {
             all_cluster_profile_properties: vec![self.cluster_properties.clone()],
@@ -216,6 +226,10 @@ impl Server {
         if !ready {
             let memory = self.memory.as_mut().expect("checked by caller");
             memory.next_request = request;
+            debug_assert!(
+                !memory.pending.contains_key(&request),
+                "a held get-work takes a fresh request id"
+            );
             let hold = hold.unwrap_or(request);
             let waiting = Pending::GetWork {
                 agent: agent.clone(),
@@ -239,7 +253,8 @@ impl Server {
         memory.last_try_ms.remove(&job.id);
         memory.next_request += 1;
         let request_id = memory.next_request;
-        memory.pending.insert(request_id, Pending::JobCompletion);
+        let previous = memory.pending.insert(request_id, Pending::JobCompletion);
+        debug_assert!(previous.is_none(), "request ids are used once");
         let request = PluginRequest::JobCompletion(JobCompletionRequest {
             elastic_agent_id: id.to_owned(),
             job_identifier: Self::job_identifier(job),

@@ -28,13 +28,15 @@ impl RegisterKeys {
             self.by_expiry.remove(&(old, key.clone()));
         }
         self.by_expiry.insert((expiry_ms, key));
+        debug_assert_eq!(self.expiry_of.len(), self.by_expiry.len());
     }
 
     /// Use `key`: it is revoked whether or not it was still valid. Its expiry, if it was
     /// issued and not forgotten.
     pub(super) fn revoke(&mut self, key: &str) -> Option<u64> {
         let (key, expiry_ms) = self.expiry_of.remove_entry(key)?;
-        self.by_expiry.remove(&(expiry_ms, key));
+        let indexed = self.by_expiry.remove(&(expiry_ms, key));
+        debug_assert!(indexed, "a key's expiry is indexed");
         Some(expiry_ms)
     }
 

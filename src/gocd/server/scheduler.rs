@@ -27,8 +27,13 @@ impl Server {
         runtime_ms: u64,
         out: &mut ServerOut,
     ) {
+        debug_assert!(
+            self.profiles.contains_key(&profile),
+            "job scheduled with unknown profile {profile:?}"
+        );
         let id = self.db.next_job_id();
         let logical = logical.unwrap_or_else(|| self.db.next_logical());
+        debug_assert!(self.db.jobs.get(&id).is_none(), "job id {id} reused");
         let plan = JobPlan {
             profiles: self.profiles_now(&profile),
             profile,
@@ -41,6 +46,7 @@ impl Server {
     /// A job instance enters the queue: its `JobScheduled` record, with the config identity
     /// frozen in its plan.
     fn add_scheduled(&mut self, job: Job, out: &mut ServerOut) {
+        debug_assert!(job.agent.is_none(), "a scheduled job has no agent");
         out.records.push(Record::JobScheduled {
             job: job.id,
             logical: job.logical,
@@ -68,6 +74,10 @@ impl Server {
         let plan: Vec<&Job> = self.db.jobs.plan().collect();
         let new_plan: Vec<u64> = plan.iter().map(|j| j.id).collect();
         let memory = self.memory.as_mut().expect("checked by caller");
+        debug_assert!(
+            memory.last_try_ms.values().all(|&t| t <= now_ms),
+            "a create-agent try dated after the tick"
+        );
         let old: BTreeSet<u64> = memory.job_plans.iter().copied().collect();
         // An expired key is refused like an unknown one: forgetting it changes no answer, and
         // keys of requests that made no pod would otherwise pile up for the whole run.
@@ -81,6 +91,11 @@ impl Server {
             if old.contains(&job.id) && !starving {
                 continue;
             }
+            debug_assert_eq!(
+                job.state,
+                JobState::Scheduled,
+                "the plan holds scheduled jobs"
+            );
             memory.last_try_ms.insert(job.id, now_ms);
             memory.next_request += 1;
             let request = memory.next_request;
@@ -171,6 +186,7 @@ impl Server {
             });
         }
         let new_job = self.db.next_job_id();
+        assert!(new_job > job, "a rescheduled job gets a newer id");
         out.records.push(Record::JobRescheduled {
             job,
             new_job,
@@ -193,6 +209,7 @@ impl Server {
             let Some(job) = self.db.jobs.remove(&job_id) else {
                 continue;
             };
+            debug_assert_eq!(job.id, job_id, "the job table is keyed by job id");
             out.records.push(Record::JobCancelled { job: job_id });
             let memory = self.memory.as_mut().expect("checked above");
             memory.job_plans.retain(|j| *j != job_id);

@@ -3,7 +3,9 @@
 //! `[kube] request_timeout` and `dial_timeout` (and their older `[cluster]` spelling), and
 //! bad values rejected with file, line, column and key.
 
-use crate::scenario::{ErrorKind, FaultKind, JobTarget, Scenario, ScenarioError, parse, to_toml};
+use crate::scenario::{
+    ElasticFault, ErrorKind, FaultKind, JobTarget, Scenario, ScenarioError, parse, to_toml,
+};
 use std::path::Path;
 
 fn load(text: &str) -> Scenario {
@@ -38,10 +40,10 @@ fn the_new_keys_default_to_kubernetes_and_gocd_values() {
     assert_eq!(scenario.server.cancel_kill_ms, 10_000);
     assert_eq!(
         scenario.faults[0].kind,
-        FaultKind::NodeLoss {
+        FaultKind::Elastic(ElasticFault::NodeLoss {
             count: 1,
             replace_after_ms: 600_000
-        }
+        })
     );
 }
 
@@ -58,10 +60,10 @@ fn the_new_keys_round_trip_through_to_toml() {
     assert_eq!(scenario.server.cancel_kill_ms, 180_000);
     assert_eq!(
         scenario.faults[1].kind,
-        FaultKind::JobCancel {
+        FaultKind::Elastic(ElasticFault::JobCancel {
             target: JobTarget::Scheduled,
             count: 3
-        }
+        })
     );
     let written = to_toml(&scenario);
     assert_eq!(load(&written), scenario, "{written}");
