@@ -319,9 +319,9 @@ impl Allocator for Safe {
                 self.on_completion_annotate(request, &pod, result, server, out);
             }
             Pending::CompletionDelete { request, pod } => {
-                self.on_completion_delete(now_ms, request, &pod, result, server, out);
+                self.on_delete(now_ms, Some(request), &pod, result, server, out);
             }
-            Pending::Delete { pod } => self.on_delete(now_ms, &pod, result, server, out),
+            Pending::Delete { pod } => self.on_delete(now_ms, None, &pod, result, server, out),
             Pending::Annotate { pod } => self.on_annotate(&pod, result, out),
         }
         self.pump(out);
