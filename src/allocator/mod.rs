@@ -34,7 +34,6 @@ mod plugin_ping;
 mod pr355;
 mod refresh;
 mod safe;
-pub mod testkit;
 mod upstream;
 
 pub use decision_code::DecisionCode;

@@ -171,10 +171,7 @@ pub fn crate_runner_violations(files: &[SourceFile]) -> Vec<String> {
     found
 }
 
-/// The one file that may name `std`'s hash map: a wrapper with lookups only.
-pub const HASH_MAP_WRAPPER: &str = "src/ids/fixed_hash_map.rs";
-
-/// True when `code` holds `word` as a whole identifier (so `FixedHashMap` is not `HashMap`).
+/// True when `code` holds `word` as a whole identifier (so `NameMap` is not `HashMap`).
 fn has_word(code: &str, word: &str) -> bool {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     code.match_indices(word).any(|(at, _)| {
@@ -185,41 +182,20 @@ fn has_word(code: &str, word: &str) -> bool {
 }
 
 /// A run may look values up by hash but never iterate a hash map (its order is not the
-/// run's to decide). The robust form of that rule: hash maps and sets are reachable only
-/// through `ids::FixedHashMap` (a fixed hasher, lookups only, no iteration, a `Debug` without
-/// the entries), so iterating one does not compile. Flagged here: any other naming of
-/// `HashMap`, `HashSet` or `hashbrown`, however imported, outside the wrapper and the edges;
-/// and any iterating method the wrapper's own code would call on its map.
+/// run's to decide). The robust form of that rule: no code inside a run names `HashMap`,
+/// `HashSet` or `hashbrown`, however imported (only the edges may); lookups by hash go
+/// through the `ids` tables (`NameMap`, `NameIndex`), whose own open addressing never lets a
+/// hash decide an order that leaves them.
 pub fn hash_map_violations(files: &[SourceFile]) -> Vec<String> {
     const NAMES: [&str; 3] = ["HashMap", "HashSet", "hashbrown"];
-    const ITERATING: [&str; 9] = [
-        ".iter(",
-        ".iter_mut(",
-        ".keys(",
-        ".values(",
-        ".values_mut(",
-        ".drain(",
-        ".retain(",
-        "into_iter",
-        "IntoIterator",
-    ];
     let mut found = Vec::new();
     for (path, text) in files {
         if is_edge(path) {
             continue;
         }
-        let wrapper = path == HASH_MAP_WRAPPER;
-        // The wrapper's tests may iterate their reference maps.
-        let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        for (line, code) in code_lines(if wrapper { code } else { text }) {
-            let needles: &[&str] = if wrapper { &ITERATING } else { &NAMES };
-            for needle in needles {
-                let hit = if wrapper {
-                    code.contains(needle)
-                } else {
-                    has_word(code, needle)
-                };
-                if hit {
+        for (line, code) in code_lines(text) {
+            for needle in NAMES {
+                if has_word(code, needle) {
                     found.push(format!("{path}:{line}: {needle}"));
                 }
             }
@@ -414,10 +390,7 @@ pub fn module_of(path: &str) -> Option<String> {
 /// Test-only files may reach into any module (a test wires what it needs).
 fn test_only(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
-    path.contains("/tests/")
-        || file == "tests.rs"
-        || file.starts_with("test_")
-        || file == "testkit.rs"
+    path.contains("/tests/") || file == "tests.rs" || file.starts_with("test_")
 }
 
 /// The modules `text` imports through `crate::name`, with their line numbers; comments are
@@ -719,7 +692,7 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
             determinism_violations(&sources),
         ),
         (
-            "hash maps are used for lookups only, through ids::FixedHashMap (never iterated)",
+            "no hash map inside a run (lookups by hash go through the ids tables, never iterated)",
             hash_map_violations(&sources),
         ),
         (

@@ -36,6 +36,7 @@ pub const ASSERTION_FLOORS: &[(&str, usize)] = &[
     ("review", 0),
     ("run", 0),
     ("scenario", 0),
+    ("testkit", 8),
     ("trace", 0),
     ("wall", 0),
     ("world", 5),
