@@ -86,7 +86,7 @@ impl Declaration {
 
     /// The intent that explains deciding `code` where another policy decided `other`, with
     /// reuse on or off; `None` if the difference is not intended.
-    pub fn intent(&self, other: &str, code: &str, reuse: bool) -> Option<&'static Intent> {
+    pub(crate) fn intent(&self, other: &str, code: &str, reuse: bool) -> Option<&'static Intent> {
         self.intents.iter().find(|intent| {
             intent.code.as_str() == code
                 && intent

@@ -3,7 +3,8 @@
 //! `docs/architecture.md` (an allow-list), hash maps for lookups only, micro-layouts in one
 //! module, a `SAFETY` comment for every `unsafe`, no ignored or panicking-by-design tests, no
 //! leftover debugging, line, file and function size limits, the assertion ratchet
-//! (`tidy/assertions.rs`) and where tests live (`tidy/layout.rs`).
+//! (`tidy/assertions.rs`), the public surface's ceiling (`tidy/surface.rs`) and where tests
+//! live (`tidy/layout.rs`).
 //!
 //! Every check is a function over file contents, so that its test can plant a violation.
 
@@ -14,9 +15,11 @@ use std::path::{Path, PathBuf};
 mod assertions;
 #[cfg(test)]
 use assertions::assertion_counts;
-use assertions::{ASSERTION_FLOORS, assertion_violations};
+use assertions::{ASSERTION_FLOORS, DENSITY_FLOORS, assertion_violations, density_violations};
 mod layout;
 use layout::{test_binary_violations, unit_test_layout_violations};
+mod surface;
+use surface::{PUB_ITEMS_MAX, pub_surface_violations};
 
 /// Hard caps. Files aim under ~800 lines; only code crossing these fails.
 const LINE_COLUMNS_MAX: usize = 100;
@@ -674,18 +677,7 @@ pub fn longest_functions(count: usize) -> Vec<String> {
 pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
     let sources = files(&["src"]);
     let all = files(&CODE_DIRS);
-    let layers = fs::read_to_string(project_root().join(ARCHITECTURE_DOC))
-        .map_err(|e| format!("{ARCHITECTURE_DOC}: {e}"))
-        .and_then(|doc| parse_layers(&doc));
-    let layer_problems = match layers {
-        Ok(layers) => {
-            let mut problems = layer_cycles(&layers);
-            problems.extend(layer_violations(&layers, &sources));
-            problems
-        }
-        Err(error) => vec![error],
-    };
-    vec![
+    let mut checks = vec![
         (
             "nothing inside a run reads a clock, sleeps or uses random state \
              (use engine time, seeded streams, BTreeMap)",
@@ -705,7 +697,7 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "modules depend only on what docs/architecture.md allows",
-            layer_problems,
+            layer_problems(&sources),
         ),
         (
             "elasticsim-crates reads clocks and entropy through its determinism module only",
@@ -723,17 +715,48 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
             "functions stay within the ratchet",
             long_functions(&all, FUNCTION_LINES_MAX),
         ),
+    ];
+    checks.extend(ratchets(&sources));
+    checks.push((
+        "a module's unit tests are its `mod tests` (inline, tests.rs or tests/)",
+        unit_test_layout_violations(&all),
+    ));
+    checks.push((
+        "integration tests are modules of the axis binaries, tests/<axis>/main.rs",
+        test_binary_violations(&all),
+    ));
+    checks
+}
+
+/// The layer table of `docs/architecture.md`, read and checked against the library.
+fn layer_problems(sources: &[SourceFile]) -> Vec<String> {
+    let layers = fs::read_to_string(project_root().join(ARCHITECTURE_DOC))
+        .map_err(|e| format!("{ARCHITECTURE_DOC}: {e}"))
+        .and_then(|doc| parse_layers(&doc));
+    match layers {
+        Ok(layers) => {
+            let mut problems = layer_cycles(&layers);
+            problems.extend(layer_violations(&layers, sources));
+            problems
+        }
+        Err(error) => vec![error],
+    }
+}
+
+/// The counts that only move one way: assertions, their density, the public surface.
+fn ratchets(sources: &[SourceFile]) -> Vec<(&'static str, Vec<String>)> {
+    vec![
         (
             "modules keep their assertions (the ratchet of tidy/assertions.rs)",
-            assertion_violations(&sources, ASSERTION_FLOORS),
+            assertion_violations(sources, ASSERTION_FLOORS),
         ),
         (
-            "a module's unit tests are its `mod tests` (inline, tests.rs or tests/)",
-            unit_test_layout_violations(&all),
+            "modules where values cross keep their assertion density (tidy/assertions.rs)",
+            density_violations(sources, DENSITY_FLOORS),
         ),
         (
-            "integration tests are modules of the axis binaries, tests/<axis>/main.rs",
-            test_binary_violations(&all),
+            "the library's public surface stays within its ceiling (tidy/surface.rs)",
+            pub_surface_violations(sources, PUB_ITEMS_MAX),
         ),
     ]
 }

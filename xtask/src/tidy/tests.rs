@@ -247,6 +247,38 @@ fn the_assertion_ratchet_counts_run_time_checks_and_fails_below_a_floor() {
 }
 
 #[test]
+fn the_density_floor_counts_checks_per_function_and_fails_below_it() {
+    // Two functions with bodies and one without, one assertion; the test block counts neither.
+    let text = "fn f(x: u32) {\n    debug_assert!(x > 0);\n}\nfn g() {}\nfn h();\n\
+                #[cfg(test)]\nmod tests {\n    fn t() { assert!(true); }\n}\n";
+    let files = planted("src/check/x.rs", text);
+    assert_eq!(assertions::function_counts(&files).get("check"), Some(&2));
+    assert!(density_violations(&files, &[("check", 50)]).is_empty());
+    let below = density_violations(&files, &[("check", 51)]);
+    assert_eq!(below.len(), 1, "{below:?}");
+    assert!(
+        below[0].starts_with("src/check: 1 assertions over 2 functions, below 51"),
+        "{below:?}"
+    );
+}
+
+#[test]
+fn the_public_surface_counts_pub_items_of_the_library_only() {
+    let mut files = planted(
+        "src/kube/x.rs",
+        "pub fn f() {}\npub(crate) fn g() {}\npub struct S {\n    pub field: u8,\n}\n\
+         pub use a::B;\n// pub fn commented() {}\npub const fn c() {}\n",
+    );
+    files.extend(planted("src/main.rs", "pub fn main_only() {}\n"));
+    files.extend(planted("tests/x/main.rs", "pub fn helper() {}\n"));
+    assert_eq!(surface::pub_item_count(&files), 4);
+    assert!(pub_surface_violations(&files, 4).is_empty());
+    let above = pub_surface_violations(&files, 3);
+    assert_eq!(above.len(), 1, "{above:?}");
+    assert!(above[0].starts_with("src/: 4 pub items, above the ceiling of 3"));
+}
+
+#[test]
 fn a_test_module_not_named_tests_a_path_and_a_test_file_name_fail_the_layout_check() {
     let renamed = planted(
         "src/x.rs",
