@@ -94,7 +94,7 @@ pub trait Component {
 /// cache line.
 #[derive(Clone, Debug)]
 #[repr(C)]
-pub struct ArmedTimers<T> {
+pub(crate) struct ArmedTimers<T> {
     /// Each inline place's due time, meaningful where `kinds` holds a timer.
     due: [u64; INLINE_TIMERS],
     /// Each inline place's timer; `None` for a free place.
@@ -104,7 +104,7 @@ pub struct ArmedTimers<T> {
 
 /// Timers held without an allocation: a go-agent holds its ping and one other, rarely a
 /// stale one besides.
-pub const INLINE_TIMERS: usize = 3;
+pub(crate) const INLINE_TIMERS: usize = 3;
 
 impl<T> Default for ArmedTimers<T> {
     fn default() -> Self {
@@ -118,7 +118,7 @@ impl<T> Default for ArmedTimers<T> {
 
 impl<T: Copy + PartialEq> ArmedTimers<T> {
     /// `timer` was asked for at `at_ms`.
-    pub fn arm(&mut self, at_ms: u64, timer: T) {
+    pub(crate) fn arm(&mut self, at_ms: u64, timer: T) {
         match self.kinds.iter().position(Option::is_none) {
             Some(place) => {
                 self.due[place] = at_ms;
@@ -131,7 +131,7 @@ impl<T: Copy + PartialEq> ArmedTimers<T> {
     /// A timer fired: forget one armed timer that `is_it(due, timer)` picks, and return its
     /// due time (`None` if none was armed). Callers pick exactly one, or timers alike in due
     /// time and kind, so which of equals goes does not matter.
-    pub fn fired(&mut self, is_it: impl Fn(u64, T) -> bool) -> Option<u64> {
+    pub(crate) fn fired(&mut self, is_it: impl Fn(u64, T) -> bool) -> Option<u64> {
         let inline = (0..INLINE_TIMERS)
             .find(|&place| self.kinds[place].is_some_and(|timer| is_it(self.due[place], timer)));
         if let Some(place) = inline {
@@ -146,7 +146,7 @@ impl<T: Copy + PartialEq> ArmedTimers<T> {
     }
 
     /// The earliest due time of the timers still armed.
-    pub fn next_deadline(&self) -> Option<u64> {
+    pub(crate) fn next_deadline(&self) -> Option<u64> {
         let inline = (self.due.iter().zip(&self.kinds))
             .filter(|(_, timer)| timer.is_some())
             .map(|(&at_ms, _)| at_ms);
@@ -156,7 +156,7 @@ impl<T: Copy + PartialEq> ArmedTimers<T> {
     }
 
     /// Forget every timer (the process died: its timers never fire).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.kinds = [None; INLINE_TIMERS];
         self.spilled.clear();
     }

@@ -10,7 +10,7 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// The exit code of an interrupted command (128 + SIGINT, as shells report it).
-pub const EXIT_CODE: i32 = 130;
+pub(crate) const EXIT_CODE: i32 = 130;
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
@@ -18,7 +18,7 @@ static INSTALL: Once = Once::new();
 
 /// Route SIGINT and SIGTERM here (once per process; later calls do nothing). Failing to
 /// install leaves the default behaviour (the process dies), which is reported, not fatal.
-pub fn install() {
+pub(crate) fn install() {
     INSTALL.call_once(|| {
         #[cfg(unix)]
         for signal in [libc::SIGINT, libc::SIGTERM] {
@@ -46,7 +46,7 @@ fn on_signal() {
 }
 
 /// True once a stop was asked for: start no new seed.
-pub fn requested() -> bool {
+pub(crate) fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }
 
@@ -57,7 +57,7 @@ pub fn request() {
 
 /// Which seeds ran and which did not, for an interrupted sweep's tables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Interrupted {
+pub(crate) struct Interrupted {
     /// Seeds that ran, in the sweep's order.
     pub done: Vec<u64>,
     /// Planned seeds that did not run, in the sweep's order.
@@ -93,7 +93,7 @@ impl Interrupted {
 }
 
 /// `1..4, 7, 9..10` for sorted seeds (half-open spans, as `--seeds A..B` takes them).
-pub fn spans(seeds: &[u64]) -> String {
+pub(crate) fn spans(seeds: &[u64]) -> String {
     let mut sorted = seeds.to_vec();
     sorted.sort_unstable();
     let mut parts = Vec::new();

@@ -39,6 +39,8 @@ pub mod resources;
 pub mod review;
 pub mod run;
 pub mod scenario;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 pub mod trace;
 pub mod wall;
 pub mod world;

@@ -8,7 +8,8 @@ use clap::Parser;
 /// nearly every event (pod copies, label maps, names, listing chunks); jemalloc keeps objects
 /// of one size class together in the same pages, so the records an event touches share
 /// cache lines and pages more often. On the ten-times day this cut the simulated L2 misses
-/// per event by a quarter and the instructions by 6 % (`docs/architecture.md`, "Allocator").
+/// per event by a quarter and the instructions by 6 % (`docs/performance.md`, "Where the speed
+/// structures live").
 /// The allocator decides addresses only: no decision reads one, so fingerprints are the same.
 #[cfg(unix)]
 #[global_allocator]

@@ -3,7 +3,7 @@
 //! only module outside `live` that reads the real clock, and it builds without `live`.
 
 /// A started wall-clock stopwatch.
-pub struct Stopwatch {
+pub(crate) struct Stopwatch {
     // Reading the real clock is the point of this type; it never feeds a simulation.
     #[allow(clippy::disallowed_methods)]
     started: std::time::Instant,

@@ -86,7 +86,7 @@ impl Declaration {
 
     /// The intent that explains deciding `code` where another policy decided `other`, with
     /// reuse on or off; `None` if the difference is not intended.
-    pub fn intent(&self, other: &str, code: &str, reuse: bool) -> Option<&'static Intent> {
+    pub(crate) fn intent(&self, other: &str, code: &str, reuse: bool) -> Option<&'static Intent> {
         self.intents.iter().find(|intent| {
             intent.code.as_str() == code
                 && intent
@@ -113,39 +113,45 @@ pub(super) const fn code(
 
 #[cfg(test)]
 mod tests {
+    use super::Declaration;
     use crate::allocator::{DecisionCode, Policy};
+
+    mod recipe;
+
+    /// Every code `declaration` records is declared once.
+    fn assert_codes_declared_once(name: &str, declaration: &Declaration) {
+        let mut codes: Vec<DecisionCode> = declaration
+            .codes
+            .iter()
+            .flat_map(|group| group.iter().map(|declared| declared.code))
+            .collect();
+        let count = codes.len();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), count, "{name} declares a code twice");
+    }
+
+    /// Every intent of `declaration` names a code it declares.
+    fn assert_intents_name_declared_codes(declaration: &Declaration) {
+        for intent in declaration.intents {
+            assert!(
+                declaration.code(intent.code.as_str()).is_some(),
+                "{intent:?}"
+            );
+        }
+    }
 
     #[test]
     fn every_policy_declares_each_code_once() {
         for policy in Policy::ALL {
-            let declaration = policy.declaration();
-            let mut codes: Vec<DecisionCode> = declaration
-                .codes
-                .iter()
-                .flat_map(|group| group.iter().map(|declared| declared.code))
-                .collect();
-            let count = codes.len();
-            codes.sort_unstable();
-            codes.dedup();
-            assert_eq!(
-                codes.len(),
-                count,
-                "{} declares a code twice",
-                policy.name()
-            );
+            assert_codes_declared_once(policy.name(), policy.declaration());
         }
     }
 
     #[test]
     fn an_intent_names_declared_codes_and_holds_only_where_it_says() {
         for policy in Policy::ALL {
-            let declaration = policy.declaration();
-            for intent in declaration.intents {
-                assert!(
-                    declaration.code(intent.code.as_str()).is_some(),
-                    "{intent:?}"
-                );
-            }
+            assert_intents_name_declared_codes(policy.declaration());
         }
         let pr355 = Policy::Pr355.declaration();
         assert!(pr355.intent("create", "skip-reuse", true).is_some());

@@ -21,7 +21,7 @@ fn shapes_pods(key: &str) -> bool {
 /// that shape pods, and the GoCD environment. Every field is length-prefixed, so no two
 /// different inputs share an encoding; maps are `BTreeMap`s, so the order is canonical. The
 /// value is the same in every process and after every restart.
-pub fn canonical_config_hash(
+pub(crate) fn canonical_config_hash(
     elastic_profile_properties: &StringMap,
     cluster_profile_properties: &StringMap,
     environment: Option<&str>,
@@ -54,7 +54,7 @@ pub fn canonical_config_hash(
 /// of every offer, and only a handful of configurations are in use at a time, so comparing
 /// the inputs with a few remembered ones is cheaper than hashing again.
 #[derive(Debug, Default)]
-pub struct ConfigHashMemo {
+pub(crate) struct ConfigHashMemo {
     /// Most recently used first.
     recent: VecDeque<(StringMap, StringMap, Option<String>, String)>,
 }
@@ -64,7 +64,7 @@ impl ConfigHashMemo {
     const CAPACITY: usize = 8;
 
     /// `canonical_config_hash` of these inputs.
-    pub fn hash(
+    pub(crate) fn hash(
         &mut self,
         elastic_profile_properties: &StringMap,
         cluster_profile_properties: &StringMap,
@@ -114,7 +114,7 @@ fn java_map_hash(map: &StringMap) -> i32 {
 /// The eight `PluginSettings` fields in the order `PluginSettings.hashCode` combines them.
 /// This is not quite their declaration order: `namespace` is declared before
 /// `cluster_request_timeout` but hashed after it. `enable_agent_reuse` is not hashed.
-pub const PLUGIN_SETTINGS_HASH_FIELDS: [&str; 8] = [
+pub(crate) const PLUGIN_SETTINGS_HASH_FIELDS: [&str; 8] = [
     "go_server_url",
     "auto_register_timeout",
     "pending_pods_count",
@@ -144,7 +144,7 @@ fn object_uuid(hash_code: i32) -> String {
 /// The JVM's `ImmutableCollections.SALT32L` in the server process `process_id`: drawn once per
 /// process (the real JVM derives it from `System.nanoTime()` at class initialisation); here
 /// the low 32 bits of the process id, which the simulator draws from a seeded stream.
-pub fn jvm_salt(process_id: u64) -> u32 {
+pub(crate) fn jvm_salt(process_id: u64) -> u32 {
     process_id as u32
 }
 
@@ -157,7 +157,7 @@ pub fn jvm_salt(process_id: u64) -> u32 {
 /// `"elastic_profile_properties".hashCode()` = 843487027 → slot 3. The iterator starts at
 /// pair slot `(SALT32L * 4) >>> 32` and steps before reading: upwards when
 /// `REVERSE = (SALT32L & 1) == 0`, downwards otherwise.
-pub fn map_of_cluster_first(salt: u32) -> bool {
+pub(crate) fn map_of_cluster_first(salt: u32) -> bool {
     const SLOTS: u64 = 4;
     let mut taken = [None; SLOTS as usize];
     for (index, key) in ["cluster_profile_properties", "elastic_profile_properties"]
@@ -194,7 +194,7 @@ pub fn map_of_cluster_first(salt: u32) -> bool {
 /// * key order: `Map.of`'s iteration order, salted per JVM process (`map_of_cluster_first`
 ///   of `jvm_salt`), so after a server restart the recomputed string may not equal the
 ///   annotation on older pods.
-pub fn pr355_config_hash(
+pub(crate) fn pr355_config_hash(
     elastic_profile_properties: &StringMap,
     cluster_profile_properties: &StringMap,
     process_id: u64,

@@ -22,7 +22,7 @@
 //! 3. `should_assign_work` synchronously, inside the agent's get-work.
 
 mod decision_code;
-pub mod declaration;
+pub(crate) mod declaration;
 pub mod messages;
 pub mod pod_spec;
 pub mod settings;
@@ -34,17 +34,16 @@ mod plugin_ping;
 mod pr355;
 mod refresh;
 mod safe;
-pub mod testkit;
 mod upstream;
 
 pub use decision_code::DecisionCode;
 pub use declaration::{Declaration, DeclaredCode, Intent, RequestKind};
-pub use hash::{ConfigHashMemo, canonical_config_hash, pr355_config_hash};
+pub(crate) use hash::{ConfigHashMemo, pr355_config_hash};
 pub use messages::{
     AgentList, AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest,
     JobCompletionRequest, JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,
 };
-pub use safe::SAFE_ABLATIONS;
+pub(crate) use safe::SAFE_ABLATIONS;
 pub use settings::ClusterProfile;
 
 use crate::resources::{KubeRequest, KubeResult, StringMap};
@@ -67,7 +66,7 @@ impl Policy {
     pub const ALL: [Policy; 3] = [Policy::Upstream, Policy::Pr355, Policy::Safe];
 
     /// The names of [`Policy::ALL`], in its order.
-    pub const NAMES: [&'static str; 3] = [
+    pub(crate) const NAMES: [&'static str; 3] = [
         Policy::ALL[0].name(),
         Policy::ALL[1].name(),
         Policy::ALL[2].name(),
@@ -86,7 +85,7 @@ impl Policy {
     /// #355 has none (brandonvin/kubernetes-elastic-agents `add-option-to-enable-agent-reuse`,
     /// `ServerPingRequestExecutor`: an idle pod goes only when it is older than the
     /// auto-register timeout since its creation), so `idle-timeout` does not apply to it.
-    pub fn has_idle_timeout(self) -> bool {
+    pub(crate) fn has_idle_timeout(self) -> bool {
         match self {
             Policy::Upstream | Policy::Pr355 => false,
             Policy::Safe => true,
@@ -94,7 +93,7 @@ impl Policy {
     }
 
     /// What the policy declares about its decisions: codes, requests, intended differences.
-    pub fn declaration(self) -> &'static Declaration {
+    pub(crate) fn declaration(self) -> &'static Declaration {
         match self {
             Policy::Upstream => &upstream::UPSTREAM,
             Policy::Pr355 => &pr355::PR355,
@@ -212,7 +211,7 @@ impl Outbox {
     }
 
     /// Record a decision.
-    pub fn decide(
+    pub(crate) fn decide(
         &mut self,
         job_id: Option<u64>,
         pod: Option<&str>,
@@ -371,7 +370,7 @@ impl<T: Allocator + ?Sized> Allocator for Box<T> {
 /// Build an allocator for one server process. `process_id` is drawn by the caller once per
 /// process start: pod names embed it (so names never repeat across restarts), and `pr355`
 /// uses it where the JVM's per-process randomness shows (`Map.of` iteration order).
-pub fn new_allocator(policy: Policy, process_id: u64) -> Box<dyn Allocator> {
+pub(crate) fn new_allocator(policy: Policy, process_id: u64) -> Box<dyn Allocator> {
     match policy {
         Policy::Upstream => Box::new(upstream::Upstream::new(process_id)),
         Policy::Pr355 => Box::new(pr355::Pr355::new(process_id)),
@@ -381,7 +380,7 @@ pub fn new_allocator(policy: Policy, process_id: u64) -> Box<dyn Allocator> {
 
 /// [`new_allocator`] with named rules switched off: only `safe` has rules to switch
 /// ([`SAFE_ABLATIONS`]); the other policies ignore `ablations`.
-pub fn new_allocator_ablated(
+pub(crate) fn new_allocator_ablated(
     policy: Policy,
     process_id: u64,
     ablations: &crate::ablation::Ablations,

@@ -37,15 +37,15 @@ pub mod keys {
 }
 
 /// Elastic profile property holding the container image.
-pub const PROFILE_IMAGE: &str = "Image";
+pub(crate) const PROFILE_IMAGE: &str = "Image";
 
 /// The label selector every policy lists pods with: `kind=kubernetes-elastic-agent`.
-pub fn agent_selector() -> StringMap {
+pub(crate) fn agent_selector() -> StringMap {
     StringMap::from([(keys::KIND.to_owned(), keys::KIND_VALUE.to_owned())])
 }
 
 /// A pod name in the plugin's `k8s-ea-<id>` form, unique per process and counter.
-pub fn pod_name(process_id: u64, counter: u64) -> String {
+pub(crate) fn pod_name(process_id: u64, counter: u64) -> String {
     format!("k8s-ea-{:08x}-{counter:04}", process_id & 0xffff_ffff)
 }
 
@@ -54,7 +54,7 @@ pub fn pod_name(process_id: u64, counter: u64) -> String {
 /// (when the job has an environment) and `kind`; annotations with every elastic profile
 /// property plus `Elastic-Agent-Job-Identifier`; the `GO_EA_*` auto-register environment.
 /// Policies add their own annotations (the config hash) on top.
-pub fn pod_template(
+pub(crate) fn pod_template(
     name: &str,
     request: &CreateAgentRequest,
     settings: &ClusterProfile,

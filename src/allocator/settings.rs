@@ -6,23 +6,23 @@ use crate::resources::StringMap;
 /// Property keys of a cluster profile.
 pub mod keys {
     /// Minutes; both "unregistered pod" reaping and "old idle agent" reaping. Default 10.
-    pub const AUTO_REGISTER_TIMEOUT: &str = "auto_register_timeout";
+    pub(crate) const AUTO_REGISTER_TIMEOUT: &str = "auto_register_timeout";
     /// Max pods not Running (master semantics). Default 10.
-    pub const PENDING_PODS_COUNT: &str = "pending_pods_count";
+    pub(crate) const PENDING_PODS_COUNT: &str = "pending_pods_count";
     /// Milliseconds. Default 10 000.
-    pub const CLUSTER_REQUEST_TIMEOUT: &str = "cluster_request_timeout";
+    pub(crate) const CLUSTER_REQUEST_TIMEOUT: &str = "cluster_request_timeout";
     /// PR #355 only: "true" turns reuse on. Default false.
-    pub const ENABLE_AGENT_REUSE: &str = "enable_agent_reuse";
+    pub(crate) const ENABLE_AGENT_REUSE: &str = "enable_agent_reuse";
     /// The GoCD server URL agent pods connect to (their `GO_EA_SERVER_URL`).
-    pub const GO_SERVER_URL: &str = "go_server_url";
+    pub(crate) const GO_SERVER_URL: &str = "go_server_url";
     /// The Kubernetes namespace the plugin creates and lists pods in.
     pub const NAMESPACE: &str = "namespace";
     /// Extension: `auto_register_timeout` in milliseconds, when it is not whole minutes.
-    pub const AUTO_REGISTER_TIMEOUT_MS: &str = "elasticsim.auto_register_timeout_ms";
+    pub(crate) const AUTO_REGISTER_TIMEOUT_MS: &str = "elasticsim.auto_register_timeout_ms";
     /// Extension for `safe`: how long an idle reusable pod is kept, in milliseconds.
-    pub const IDLE_TIMEOUT_MS: &str = "elasticsim.idle_timeout_ms";
+    pub(crate) const IDLE_TIMEOUT_MS: &str = "elasticsim.idle_timeout_ms";
     /// Extension for `safe`: an optional limit on all pods.
-    pub const MAX_PODS: &str = "elasticsim.max_pods";
+    pub(crate) const MAX_PODS: &str = "elasticsim.max_pods";
 }
 
 /// Typed cluster profile settings.
@@ -63,7 +63,7 @@ impl Default for ClusterProfile {
 
 impl ClusterProfile {
     /// Read settings from properties; blank or unparsable values take the plugin's defaults.
-    pub fn from_properties(properties: &StringMap) -> ClusterProfile {
+    pub(crate) fn from_properties(properties: &StringMap) -> ClusterProfile {
         let defaults = ClusterProfile::default();
         let get = |key: &str| {
             properties

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// `no-cross-config-reuse`: every `JobAssigned.config` equals the config its agent's pod was
 /// created with. Reported once per agent.
 #[derive(Debug, Default)]
-pub struct NoCrossConfigReuse {
+pub(crate) struct NoCrossConfigReuse {
     /// Config hashes, so each pod keeps a small index.
     configs: Names,
     pod_config: BTreeMap<String, u32>,
@@ -58,7 +58,7 @@ impl Monitor for NoCrossConfigReuse {
 /// `one-job-per-agent`: an agent never builds two jobs at once and a job instance is never on
 /// two agents. Reported once per agent and once per job.
 #[derive(Debug, Default)]
-pub struct OneJobPerAgent {
+pub(crate) struct OneJobPerAgent {
     assignments: SharedAssignments,
     reported_agents: BTreeSet<String>,
     reported_jobs: BTreeSet<u64>,
@@ -132,7 +132,7 @@ impl Monitor for OneJobPerAgent {
 /// `no-work-to-disabled`: an agent disabled by `AgentConfig{enabled: false}` (until enabled
 /// again or deleted) is never assigned a job. Reported once per agent.
 #[derive(Debug, Default)]
-pub struct NoWorkToDisabled {
+pub(crate) struct NoWorkToDisabled {
     disabled: BTreeSet<String>,
     reported: BTreeSet<String>,
 }
@@ -182,7 +182,7 @@ impl Monitor for NoWorkToDisabled {
 /// whose agent container died, whose pod failed, or whose node was lost is already dead:
 /// the server reschedules it, and deleting the pod (rules 7 and 8 of `safe`) kills nothing.
 #[derive(Debug, Default)]
-pub struct NoKillWhileBuilding {
+pub(crate) struct NoKillWhileBuilding {
     assignments: SharedAssignments,
     /// Pods whose container died (or whose phase turned Failed or Succeeded, or whose node
     /// was lost) since their last assignment.

@@ -35,14 +35,14 @@ pub struct Bounds {
 
 impl Bounds {
     /// ART + PING (+ the ping's call time): how long a pod may stay unregistered.
-    pub fn registration_deadline_ms(&self) -> u64 {
+    pub(crate) fn registration_deadline_ms(&self) -> u64 {
         self.auto_register_timeout_ms
             .saturating_add(self.server_ping_interval_ms)
             .saturating_add(self.call_slack_ms)
     }
 
     /// IDLE + PING (+ the ping's call time): how long an idle reusable pod may live.
-    pub fn idle_deadline_ms(&self) -> u64 {
+    pub(crate) fn idle_deadline_ms(&self) -> u64 {
         self.idle_timeout_ms
             .saturating_add(self.server_ping_interval_ms)
             .saturating_add(self.call_slack_ms)

@@ -17,7 +17,7 @@ const HANDING_CODES: [&str; 3] = ["assign-yes", "claim", "skip-reuse"];
 
 /// `no-assign-while-cancelling` (safety, always). Reported once per pod.
 #[derive(Debug, Default)]
-pub struct NoAssignWhileCancelling {
+pub(crate) struct NoAssignWhileCancelling {
     assignments: SharedAssignments,
     /// Pods killing a cancelled build, with the cancelled job, until the server sees the
     /// agent Idle again (or the agent, its container or its pod is gone).

@@ -21,7 +21,7 @@ pub struct CapacityBounds {
 /// Follows node losses and joins and the jobs in flight, and remembers when the cluster
 /// first stayed too small for longer than `replace_after`.
 #[derive(Debug)]
-pub struct CapacityBudget {
+pub(crate) struct CapacityBudget {
     bounds: CapacityBounds,
     live_nodes: u32,
     /// Scheduled or assigned job instances.
@@ -78,7 +78,7 @@ impl CapacityBudget {
     }
 
     /// Note a shortage that has lasted longer than `replace_after` by `t_ms`.
-    pub fn check_breach(&mut self, t_ms: u64) {
+    pub(crate) fn check_breach(&mut self, t_ms: u64) {
         if self.breached_at_ms.is_some() {
             return;
         }
@@ -93,7 +93,7 @@ impl CapacityBudget {
 
     /// Why a liveness violation at `at_ms` is outside the budget, if it is: the cluster had
     /// stayed too small for longer than `replace_after` at or before it.
-    pub fn outside_budget(&self, at_ms: u64) -> Option<String> {
+    pub(crate) fn outside_budget(&self, at_ms: u64) -> Option<String> {
         let breached_ms = self.breached_at_ms.filter(|ms| *ms <= at_ms)?;
         let (slots, jobs) = self.breach;
         Some(format!(

@@ -146,12 +146,12 @@ impl Checker {
     }
 
     /// The ids of the monitors this checker runs, in the order they run.
-    pub fn active_ids(&self) -> Vec<&'static str> {
+    pub(crate) fn active_ids(&self) -> Vec<&'static str> {
         self.monitors.iter().map(|monitor| monitor.id()).collect()
     }
 
     /// The ids of the active `sometimes` monitors (coverage signals).
-    pub fn sometimes_ids(&self) -> Vec<&'static str> {
+    pub(crate) fn sometimes_ids(&self) -> Vec<&'static str> {
         const SOMETIMES: [&str; 2] = ["reuse-happens", "restart-recovers"];
         self.active_ids()
             .into_iter()
@@ -175,7 +175,7 @@ impl Checker {
 
     /// [`Checker::observe`] for a record that is not a `Sample`, given to keep: the context
     /// ring keeps it instead of a copy. It is lent back for the observers after this one.
-    pub fn observe_owned(&mut self, t_ms: u64, record: Record) -> &Record {
+    pub(crate) fn observe_owned(&mut self, t_ms: u64, record: Record) -> &Record {
         self.arrive(t_ms, &record);
         let record = self.ring.keep(t_ms, record);
         feed(

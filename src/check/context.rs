@@ -7,9 +7,9 @@ use crate::trace::{Actor, Record};
 use std::collections::VecDeque;
 
 /// How many recent records the ring keeps.
-pub const RING_RECORDS_MAX: usize = 4096;
+pub(crate) const RING_RECORDS_MAX: usize = 4096;
 /// How many context lines a violation gets.
-pub const CONTEXT_LINES_MAX: usize = 8;
+pub(crate) const CONTEXT_LINES_MAX: usize = 8;
 
 /// What an object string (`job:17`, `pod:p`, `agent:p`, `logical:3`, `replica:2`,
 /// `module:m`) names. Pods and agents share a name space: the agent id is the pod name.
@@ -192,7 +192,7 @@ fn touches(record: &Record, subject: &Subject) -> bool {
 }
 
 /// One trace line: `t=123.456s kind field=value …` (fields in name order).
-pub fn format_line(t_ms: u64, record: &Record) -> String {
+pub(crate) fn format_line(t_ms: u64, record: &Record) -> String {
     let mut line = format!("t={}.{:03}s", t_ms / 1000, t_ms % 1000);
     let value = serde_json::to_value(record).expect("records serialize to JSON objects");
     let serde_json::Value::Object(fields) = value else {
@@ -217,7 +217,7 @@ pub fn format_line(t_ms: u64, record: &Record) -> String {
 
 /// The last [`RING_RECORDS_MAX`] records (without `Sample`s), oldest first.
 #[derive(Debug)]
-pub struct Ring {
+pub(crate) struct Ring {
     records: VecDeque<(u64, Record)>,
 }
 
@@ -240,7 +240,7 @@ impl Ring {
     }
 
     /// Remember `record` itself, forgetting the oldest one when full, and lend it back.
-    pub fn keep(&mut self, t_ms: u64, record: Record) -> &Record {
+    pub(crate) fn keep(&mut self, t_ms: u64, record: Record) -> &Record {
         debug_assert!(!matches!(record, Record::Sample), "samples are not context");
         if self.records.len() == RING_RECORDS_MAX {
             self.records.pop_front();

@@ -34,7 +34,7 @@ struct Waiting {
 /// `job-wait-bound`: every job instance is assigned within `max_job_wait_ms` of being
 /// scheduled. Reported once per instance, at `scheduled + max_job_wait_ms`.
 #[derive(Debug)]
-pub struct JobWaitBound {
+pub(crate) struct JobWaitBound {
     max_job_wait_ms: u64,
     waiting: BTreeMap<u64, Waiting>,
     deadlines: Deadlines<u64>,
@@ -210,7 +210,7 @@ struct Logical {
 /// every instance's logical job is kept, compactly; an instance's own stage matters only
 /// while it is the last of its logical job, so that is kept per logical job.
 #[derive(Debug, Default)]
-pub struct AllJobsComplete {
+pub(crate) struct AllJobsComplete {
     logical_of: IdMap<u64>,
     logicals: IdMap<Logical>,
     /// The second completion time of logical jobs that completed more than once (rare).
@@ -337,7 +337,7 @@ impl Monitor for AllJobsComplete {
 /// cancelled. Flags a completion of a never-assigned instance and an assignment of an unknown
 /// or finished instance, once per instance.
 #[derive(Debug, Default)]
-pub struct NoLostJob {
+pub(crate) struct NoLostJob {
     stage_of: IdMap<Stage>,
     reported: std::collections::BTreeSet<u64>,
 }

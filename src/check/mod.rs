@@ -103,12 +103,8 @@ mod stranded;
 #[cfg(test)]
 mod tests;
 
-pub use agents::{NoCrossConfigReuse, NoKillWhileBuilding, NoWorkToDisabled, OneJobPerAgent};
 pub use bounds::Bounds;
-pub use cancel::NoAssignWhileCancelling;
-pub use capacity::{CapacityBounds, CapacityBudget};
+pub(crate) use capacity::CapacityBounds;
 pub use checker::Checker;
-pub use context::{CONTEXT_LINES_MAX, RING_RECORDS_MAX, Ring, format_line};
-pub use jobs::{AllJobsComplete, JobWaitBound, NoLostJob};
-pub use pods::{NoOrphanPods, OnePodPerJob, PendingLimit};
-pub use reuse::{IdleTimeout, RestartRecovers, ReuseHappens};
+#[cfg(test)]
+pub(crate) use context::{CONTEXT_LINES_MAX, RING_RECORDS_MAX, format_line};

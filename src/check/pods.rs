@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// already pending or of a create the plugin decided under the old limit, only of creates
 /// above the new one.
 #[derive(Debug)]
-pub struct PendingLimit {
+pub(crate) struct PendingLimit {
     /// The settings in force and those each job's plan froze.
     frozen: FrozenSettings,
     not_running: BTreeSet<String>,
@@ -109,7 +109,7 @@ impl Monitor for PendingLimit {
 /// `one-pod-per-job` (only without reuse): never two live (created, not deleted) pods with
 /// the same `job_label`. Reported once per job.
 #[derive(Debug, Default)]
-pub struct OnePodPerJob {
+pub(crate) struct OnePodPerJob {
     live_by_job: BTreeMap<u64, BTreeSet<String>>,
     job_of_pod: BTreeMap<String, u64>,
     reported: BTreeSet<u64>,
@@ -176,7 +176,7 @@ impl Monitor for OnePodPerJob {
 /// between the plugin and the API by its length plus one PING), and at the end no pod exists
 /// whose agent is not registered. Reported once per pod.
 #[derive(Debug)]
-pub struct NoOrphanPods {
+pub(crate) struct NoOrphanPods {
     registration_deadline_ms: u64,
     /// Live pods, with whether their agent is currently registered.
     registered: BTreeMap<String, bool>,

@@ -9,7 +9,7 @@ use crate::trace::Record;
 
 /// `bounded-requests` (always).
 #[derive(Debug, Default)]
-pub struct BoundedRequests;
+pub(crate) struct BoundedRequests;
 
 impl Monitor for BoundedRequests {
     fn id(&self) -> &'static str {

@@ -71,7 +71,7 @@ struct IdlePod {
 /// across the edit may be deleted after the lesser of the two, and its deadline moves out by
 /// any increase.
 #[derive(Debug)]
-pub struct IdleTimeout {
+pub(crate) struct IdleTimeout {
     /// Whether the cluster profile has reuse on now (the monitor exists only if it starts on).
     reuse_on: bool,
     /// The settings each job's plan froze.
@@ -417,7 +417,7 @@ impl Monitor for IdleTimeout {
 /// `reuse-happens` (sometimes, only with reuse): some job is assigned to an agent that had
 /// completed an earlier job.
 #[derive(Debug, Default)]
-pub struct ReuseHappens {
+pub(crate) struct ReuseHappens {
     completed_agents: BTreeSet<String>,
     happened: bool,
 }
@@ -458,7 +458,7 @@ impl Monitor for ReuseHappens {
 /// `restart-recovers` (sometimes, only if the server stopped): some pod created before a
 /// `ServerStopped` is assigned a job after the following `ServerStarted`.
 #[derive(Debug, Default)]
-pub struct RestartRecovers {
+pub(crate) struct RestartRecovers {
     /// How many `ServerStopped` records came before each live pod's creation.
     stops_before_pod: NameMap<u32>,
     stops_count: u32,

@@ -12,7 +12,7 @@ mod queue;
 mod rng;
 mod time;
 
-pub use network::{GroupMask, Partitions};
+pub(crate) use network::{GroupMask, Partitions};
 pub use nodes::{Epoch, NodeId, Nodes};
 pub use queue::Queue;
 pub use rng::{Stream, StreamId};

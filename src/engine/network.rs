@@ -7,24 +7,24 @@
 
 /// A set of node groups.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct GroupMask(pub u64);
+pub(crate) struct GroupMask(pub u64);
 
 impl GroupMask {
     /// True if the two sets share a group.
-    pub const fn intersects(self, other: GroupMask) -> bool {
+    pub(crate) const fn intersects(self, other: GroupMask) -> bool {
         self.0 & other.0 != 0
     }
 
     /// Every group of either set.
     #[must_use]
-    pub const fn union(self, other: GroupMask) -> GroupMask {
+    pub(crate) const fn union(self, other: GroupMask) -> GroupMask {
         GroupMask(self.0 | other.0)
     }
 }
 
 /// Active partitions, each with an id so that overlapping ones heal independently.
 #[derive(Debug, Default)]
-pub struct Partitions {
+pub(crate) struct Partitions {
     active: Vec<(u32, GroupMask, GroupMask)>,
 }
 
@@ -35,25 +35,20 @@ impl Partitions {
     }
 
     /// Heal partition `id`.
-    pub fn heal(&mut self, id: u32) {
+    pub(crate) fn heal(&mut self, id: u32) {
         self.active.retain(|(active, _, _)| *active != id);
     }
 
     /// Heal every partition (end of the safety phase).
-    pub fn heal_all(&mut self) {
+    pub(crate) fn heal_all(&mut self) {
         self.active.clear();
     }
 
     /// True if a message from a node in `from` reaches a node in `to`.
-    pub fn connected(&self, from: GroupMask, to: GroupMask) -> bool {
+    pub(crate) fn connected(&self, from: GroupMask, to: GroupMask) -> bool {
         !self.active.iter().any(|(_, a, b)| {
             (from.intersects(*a) && to.intersects(*b)) || (from.intersects(*b) && to.intersects(*a))
         })
-    }
-
-    /// True when no partition is in force.
-    pub fn is_empty(&self) -> bool {
-        self.active.is_empty()
     }
 }
 

@@ -31,7 +31,7 @@ impl Nodes {
     }
 
     /// False while the node is crashed (between a crash and its restart).
-    pub fn is_up(&self, node: NodeId) -> bool {
+    pub(crate) fn is_up(&self, node: NodeId) -> bool {
         self.up[node.0 as usize]
     }
 

@@ -136,7 +136,7 @@ impl<E> Queue<E> {
     /// pushed with one of them (`push_reserved`) pops exactly where it would have popped had
     /// it been pushed now: a long, time-ordered series (the workload's arrivals) can then be
     /// queued one at a time instead of all at once.
-    pub fn reserve_sequences(&mut self, count: u64) -> u64 {
+    pub(crate) fn reserve_sequences(&mut self, count: u64) -> u64 {
         let first = self.sequence + 1;
         self.sequence += count;
         first
@@ -144,7 +144,7 @@ impl<E> Queue<E> {
 
     /// Schedule `event` at `time` under a sequence number from `reserve_sequences`; each
     /// reserved number is used at most once.
-    pub fn push_reserved(&mut self, time: SimTime, sequence: u64, event: E) {
+    pub(crate) fn push_reserved(&mut self, time: SimTime, sequence: u64, event: E) {
         assert!(
             sequence <= self.sequence,
             "sequence {sequence} was never reserved"
@@ -158,7 +158,7 @@ impl<E> Queue<E> {
     }
 
     /// Time of the earliest pending event.
-    pub fn peek_time(&self) -> Option<SimTime> {
+    pub(crate) fn peek_time(&self) -> Option<SimTime> {
         match self.first_bucket() {
             Some(bucket) => Some(self.bucket_time(bucket)),
             None => self.far.peek().map(|key| key.time),

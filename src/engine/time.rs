@@ -8,7 +8,7 @@ pub struct SimTime(u64);
 
 impl SimTime {
     /// The start of every run.
-    pub const ZERO: SimTime = SimTime(0);
+    pub(crate) const ZERO: SimTime = SimTime(0);
     /// The latest representable time (never reached by a run).
     pub const MAX: SimTime = SimTime(u64::MAX);
 
@@ -29,12 +29,12 @@ impl SimTime {
 
     /// `self + ms`, saturating (a timer at "never" stays at the end of time).
     #[must_use]
-    pub const fn plus_ms(self, ms: u64) -> SimTime {
+    pub(crate) const fn plus_ms(self, ms: u64) -> SimTime {
         SimTime(self.0.saturating_add(ms))
     }
 
     /// Milliseconds from `earlier` to `self`; zero if `earlier` is later.
-    pub const fn since(self, earlier: SimTime) -> u64 {
+    pub(crate) const fn since(self, earlier: SimTime) -> u64 {
         self.0.saturating_sub(earlier.0)
     }
 }

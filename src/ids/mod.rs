@@ -4,12 +4,6 @@
 //! below the listings (`resources`), the allocator, the GoCD server, the monitors (`check`) and
 //! the report.
 
-// The one hash map tidy allows (lookups only, never iterated). The hot name tables keep
-// `NameIndex`: with this map in their place the day's run took about 10 % more L1 and 26 %
-// more L2 data misses per event (docs/performance.md), so it waits for a user that measures
-// no worse.
-#[allow(dead_code)]
-mod fixed_hash_map;
 mod id_map;
 mod name_index;
 mod name_key;
@@ -17,8 +11,6 @@ mod name_map;
 mod names;
 mod sorted_name_map;
 
-#[allow(unused_imports)]
-pub(crate) use fixed_hash_map::FixedHashMap;
 pub(crate) use id_map::IdMap;
 pub(crate) use name_index::NameIndex;
 pub(crate) use name_key::{NameHead, NameKey, Probe};

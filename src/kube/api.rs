@@ -145,7 +145,7 @@ impl KubeApi {
     }
 
     /// Every pod, by name.
-    pub fn pods(&self) -> impl Iterator<Item = &Pod> {
+    pub(crate) fn pods(&self) -> impl Iterator<Item = &Pod> {
         self.pods.values().map(|state| state.pod.as_ref())
     }
 
@@ -154,13 +154,8 @@ impl KubeApi {
         self.pods.get(name).map(|state| state.pod.as_ref())
     }
 
-    /// A pod's name from its uid.
-    pub fn pod_name(&self, uid: u64) -> Option<&str> {
-        self.uid_to_name.get(&uid).map(String::as_str)
-    }
-
     /// True while the pod's agent container is running.
-    pub fn container_running(&self, name: &str) -> bool {
+    pub(crate) fn container_running(&self, name: &str) -> bool {
         self.pods
             .get(name)
             .is_some_and(|state| state.container_running)

@@ -16,7 +16,7 @@ const BACKOFF_MS_MAX: u64 = 5 * 60_000;
 /// Everything that happens to the kubelets: their own timers firing and the faults that hit
 /// a container, a pod or a node.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum KubeletInput {
+pub(crate) enum KubeletInput {
     /// A kubelet timer the kubelets asked for is due.
     Timer(KubeTimer),
     /// The agent container of a running pod dies (OOM kill, `container_restart` fault); the
@@ -85,13 +85,13 @@ impl KubeletTimers {
 /// server): `kube.kubelets().handle(…)`. Their timers are absolute simulated times, returned
 /// in [`KubeEffects::timers`]; the ones an API write sets (a created pod's start-up, a
 /// deleted pod's grace period) are theirs too and count in `next_deadline`.
-pub struct Kubelets<'a> {
+pub(crate) struct Kubelets<'a> {
     cluster: &'a mut KubeApi,
 }
 
 impl KubeApi {
     /// The kubelets, as a [`Component`].
-    pub fn kubelets(&mut self) -> Kubelets<'_> {
+    pub(crate) fn kubelets(&mut self) -> Kubelets<'_> {
         Kubelets { cluster: self }
     }
 
@@ -495,20 +495,5 @@ impl KubeApi {
         });
         fx.records.push(Record::NodeJoined { node: name });
         self.schedule_pending(now, random, fx);
-    }
-
-    /// Nodes that are up.
-    pub fn live_node_count(&self) -> u32 {
-        self.nodes.iter().filter(|n| n.alive).count() as u32
-    }
-
-    /// Count pods by phase: (not Running, Running).
-    pub fn phase_counts(&self) -> (u32, u32) {
-        let running = self
-            .pods
-            .values()
-            .filter(|s| s.pod.phase == PodPhase::Running)
-            .count() as u32;
-        (self.pods.len() as u32 - running, running)
     }
 }

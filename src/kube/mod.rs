@@ -18,7 +18,7 @@ mod listings;
 mod tests;
 
 pub use api::{ApiOutput, ApiRequest, ApiServer, KubeApi};
-pub use kubelet::{KubeletInput, Kubelets};
+pub(crate) use kubelet::KubeletInput;
 
 use crate::engine::SimTime;
 use crate::resources::Pod;

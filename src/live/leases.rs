@@ -44,7 +44,7 @@ pub fn not_found(name: &str) -> Rejection {
 }
 
 /// 404 for a write into a namespace that does not exist.
-pub fn namespace_not_found(namespace: &str) -> Rejection {
+pub(crate) fn namespace_not_found(namespace: &str) -> Rejection {
     let message = format!("namespaces \"{namespace}\" not found");
     Rejection {
         code: 404,
@@ -60,7 +60,7 @@ pub fn namespace_not_found(namespace: &str) -> Rejection {
 }
 
 /// 409 AlreadyExists: a create of a name in use.
-pub fn already_exists(name: &str) -> Rejection {
+pub(crate) fn already_exists(name: &str) -> Rejection {
     let message = format!("leases.coordination.k8s.io \"{name}\" already exists");
     reject(409, "AlreadyExists", &message, name)
 }
@@ -73,11 +73,11 @@ pub fn conflict(name: &str, detail: &str) -> Rejection {
 }
 
 /// The detail of a stale update's 409.
-pub const MODIFIED: &str =
+pub(crate) const MODIFIED: &str =
     "the object has been modified; please apply your changes to the latest version and try again";
 
 /// 400 BadRequest.
-pub fn bad_request(message: &str) -> Rejection {
+pub(crate) fn bad_request(message: &str) -> Rejection {
     Rejection {
         code: 400,
         body: super::objects::status(400, "BadRequest", message),
@@ -140,7 +140,7 @@ fn invalid(name: &str, causes: &[Cause]) -> Rejection {
 }
 
 /// 422 for a PUT without `metadata.resourceVersion` (Leases allow no unconditional update).
-pub fn version_required(name: &str) -> Rejection {
+pub(crate) fn version_required(name: &str) -> Rejection {
     let cause = Cause {
         field: "metadata.resourceVersion",
         value: Some(json!("0x0")),
@@ -150,7 +150,7 @@ pub fn version_required(name: &str) -> Rejection {
 }
 
 /// 422 for an apply without `fieldManager`.
-pub fn field_manager_required() -> Rejection {
+pub(crate) fn field_manager_required() -> Rejection {
     let message = "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: \
                    is required for apply patch";
     Rejection {

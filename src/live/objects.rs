@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 pub const NAMESPACE: &str = "default";
 
 /// Milliseconds since the Unix epoch as RFC 3339 with microseconds (`MicroTime`).
-pub fn micro_time(ms: u64) -> String {
+pub(crate) fn micro_time(ms: u64) -> String {
     let seconds = crate::replay::rfc3339(ms);
     format!(
         "{}.{:06}Z",
@@ -19,7 +19,7 @@ pub fn micro_time(ms: u64) -> String {
 
 /// A pod as `v1` JSON. `epoch_ms` is the wall time of simulated time zero. A deleted pod
 /// that is still terminating carries `metadata.deletionTimestamp`.
-pub fn pod_json(pod: &Pod, resource_version: u64, epoch_ms: u64) -> Value {
+pub(crate) fn pod_json(pod: &Pod, resource_version: u64, epoch_ms: u64) -> Value {
     let mut object = json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -57,7 +57,7 @@ pub fn pod_json(pod: &Pod, resource_version: u64, epoch_ms: u64) -> Value {
 
 /// The STATUS column `kubectl get pods` prints: `Terminating` once the pod has a deletion
 /// timestamp, else its phase.
-pub fn pod_status(object: &Value) -> Value {
+pub(crate) fn pod_status(object: &Value) -> Value {
     if object["metadata"]["deletionTimestamp"].is_string() {
         Value::from("Terminating")
     } else {
@@ -67,7 +67,7 @@ pub fn pod_status(object: &Value) -> Value {
 
 /// A simulated Lease of key `key` (see `store::lease_key`) as `coordination.k8s.io/v1` JSON;
 /// the store sets its resourceVersion, uid and creation time when it publishes it.
-pub fn lease_json(key: &str, lease: &Lease, epoch_ms: u64) -> Value {
+pub(crate) fn lease_json(key: &str, lease: &Lease, epoch_ms: u64) -> Value {
     let (namespace, name) = super::store::split_lease_key(key);
     let spec = &lease.spec;
     json!({
@@ -86,7 +86,7 @@ pub fn lease_json(key: &str, lease: &Lease, epoch_ms: u64) -> Value {
 
 /// A namespace as `v1` JSON: `Active`, or `Terminating` with a deletion timestamp once
 /// deleted (the DELETE answer and the watch's last event).
-pub fn namespace_json(
+pub(crate) fn namespace_json(
     name: &str,
     resource_version: u64,
     created_unix_ms: u64,
@@ -127,7 +127,7 @@ pub fn status(code: u16, reason: &str, message: &str) -> Value {
 
 /// A `Status` failure about one object, with the `details` the API server gives
 /// (`name`, `group`, `kind` as the resource's plural, and `causes` for 422 Invalid).
-pub fn object_status(
+pub(crate) fn object_status(
     code: u16,
     reason: &str,
     message: &str,
@@ -148,7 +148,7 @@ pub fn object_status(
 }
 
 /// `kubectl`'s short age: `45s`, `3m12s`, `25m`, `4h10m`, `20h`, `3d`.
-pub fn age(ms: u64) -> String {
+pub(crate) fn age(ms: u64) -> String {
     let seconds = ms / 1000;
     let (minutes, hours) = (seconds / 60, seconds / 3600);
     match seconds {
@@ -167,7 +167,7 @@ fn column(name: &str, kind: &str, format: &str, priority: u32) -> Value {
 
 /// The Table columns of a resource (`pods`, `leases` or `namespaces`), as the API server
 /// prints them.
-pub fn table_columns(resource: &str) -> Value {
+pub(crate) fn table_columns(resource: &str) -> Value {
     match resource {
         "pods" => json!([
             column("Name", "string", "name", 0),
@@ -192,7 +192,7 @@ pub fn table_columns(resource: &str) -> Value {
 
 /// One Table row for an object; ages are simulated (`now_ms` and the creation time are
 /// simulated milliseconds).
-pub fn table_row(resource: &str, object: &Value, created_ms: u64, now_ms: u64) -> Value {
+pub(crate) fn table_row(resource: &str, object: &Value, created_ms: u64, now_ms: u64) -> Value {
     let name = object["metadata"]["name"].clone();
     let age = age(now_ms.saturating_sub(created_ms));
     let cells = if resource == "pods" {
@@ -221,7 +221,7 @@ pub fn table_row(resource: &str, object: &Value, created_ms: u64, now_ms: u64) -
 }
 
 /// A Table of rows.
-pub fn table(resource: &str, rows: Vec<Value>, resource_version: u64) -> Value {
+pub(crate) fn table(resource: &str, rows: Vec<Value>, resource_version: u64) -> Value {
     json!({
         "apiVersion": "meta.k8s.io/v1",
         "kind": "Table",

@@ -21,7 +21,7 @@ pub enum PatchKind {
 
 impl PatchKind {
     /// The type a `Content-Type` names; None for any other (415 Unsupported Media Type).
-    pub fn from_content_type(content_type: &str) -> Option<PatchKind> {
+    pub(crate) fn from_content_type(content_type: &str) -> Option<PatchKind> {
         let media = content_type.split(';').next().unwrap_or("").trim();
         match media {
             "application/merge-patch+json" => Some(PatchKind::Merge),
@@ -55,7 +55,7 @@ pub fn merge(target: &mut Value, patch: &Value) {
 }
 
 /// RFC 6902 on `target`: `add`, `remove`, `replace`, `move`, `copy` and `test`, all or none.
-pub fn json_patch(target: &mut Value, operations: &Value) -> Result<(), String> {
+pub(crate) fn json_patch(target: &mut Value, operations: &Value) -> Result<(), String> {
     let operations = operations
         .as_array()
         .ok_or("a JSON patch must be an array of operations")?;

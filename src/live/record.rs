@@ -41,7 +41,7 @@ pub struct RecordStats {
 }
 
 /// The trace state of a Kubernetes pod.
-pub fn state_of(pod: &Pod) -> PodState {
+pub(crate) fn state_of(pod: &Pod) -> PodState {
     let empty = StringMap::new();
     let labels = pod.metadata.labels.as_ref().unwrap_or(&empty);
     let annotations = pod.metadata.annotations.as_ref().unwrap_or(&empty);
@@ -99,7 +99,7 @@ impl<W: Write> TraceWriter<W> {
     }
 
     /// A pod exists in this state: `added` if new, `modified` if its trace fields changed.
-    pub fn present(&mut self, t_ms: u64, state: PodState) -> std::io::Result<()> {
+    pub(crate) fn present(&mut self, t_ms: u64, state: PodState) -> std::io::Result<()> {
         let event = match self.written.get(&state.pod) {
             None => PodEvent::Added,
             Some(old) if *old == state => return Ok(()),
@@ -110,7 +110,7 @@ impl<W: Write> TraceWriter<W> {
     }
 
     /// A pod is gone (its last state, as the API reported it).
-    pub fn deleted(&mut self, t_ms: u64, state: PodState) -> std::io::Result<()> {
+    pub(crate) fn deleted(&mut self, t_ms: u64, state: PodState) -> std::io::Result<()> {
         if self.written.remove(&state.pod).is_none() {
             return Ok(());
         }

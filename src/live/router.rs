@@ -84,7 +84,7 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// A JSON response.
-pub fn respond(code: StatusCode, value: &Value) -> Response {
+pub(crate) fn respond(code: StatusCode, value: &Value) -> Response {
     Response::builder()
         .status(code)
         .header(header::CONTENT_TYPE, "application/json")
@@ -179,7 +179,7 @@ async fn coordination_resources() -> Response {
 }
 
 /// The query string as a map (`+` and `%XX` decoded).
-pub fn query_map(raw: Option<String>) -> BTreeMap<String, String> {
+pub(crate) fn query_map(raw: Option<String>) -> BTreeMap<String, String> {
     raw.unwrap_or_default()
         .split('&')
         .filter(|pair| !pair.is_empty())
@@ -427,7 +427,7 @@ fn collection(
 }
 
 /// One watch event line.
-pub fn event_line(change: &Change, table_wanted: bool, now_ms: u64) -> String {
+pub(crate) fn event_line(change: &Change, table_wanted: bool, now_ms: u64) -> String {
     let object = if table_wanted {
         let plural = change.resource.plural();
         let row = table_row(
@@ -444,7 +444,7 @@ pub fn event_line(change: &Change, table_wanted: bool, now_ms: u64) -> String {
 }
 
 /// The 410 event that sends a watcher back to list.
-pub fn gone_line() -> String {
+pub(crate) fn gone_line() -> String {
     let message = "too old resource version: the watch history has moved on";
     format!(
         "{}\n",

@@ -44,7 +44,7 @@ pub struct ServeSummary {
 }
 
 /// The kubeconfig for a server on `address` (no credentials: loopback only).
-pub fn kubeconfig(address: std::net::SocketAddr) -> String {
+pub(crate) fn kubeconfig(address: std::net::SocketAddr) -> String {
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: elasticsim\n  cluster:\n    server: \
          http://{address}\ncontexts:\n- name: elasticsim\n  context:\n    cluster: elasticsim\n    \
@@ -55,7 +55,7 @@ pub fn kubeconfig(address: std::net::SocketAddr) -> String {
 
 /// Wall-clock milliseconds since the Unix epoch.
 #[allow(clippy::disallowed_methods)] // Object timestamps of a served run: live code only.
-pub fn unix_ms() -> u64 {
+pub(crate) fn unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_millis() as u64)

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 const HISTORY_MAX: usize = 20_000;
 
 /// The namespaces a new store holds, as a fresh cluster's API server has them.
-pub const BUILT_IN_NAMESPACES: [&str; 4] =
+pub(crate) const BUILT_IN_NAMESPACES: [&str; 4] =
     ["default", "kube-node-lease", "kube-public", "kube-system"];
 
 /// The resources served.
@@ -30,7 +30,7 @@ pub enum Resource {
 
 impl Resource {
     /// The resource's plural, as in its URL path.
-    pub fn plural(self) -> &'static str {
+    pub(crate) fn plural(self) -> &'static str {
         match self {
             Resource::Pods => "pods",
             Resource::Leases => "leases",
@@ -40,7 +40,7 @@ impl Resource {
 
     /// The plural qualified by its API group, as the API server's messages name it
     /// (`leases.coordination.k8s.io`).
-    pub fn qualified(self) -> &'static str {
+    pub(crate) fn qualified(self) -> &'static str {
         match self {
             Resource::Pods => "pods",
             Resource::Leases => "leases.coordination.k8s.io",
@@ -59,7 +59,7 @@ impl Resource {
 
 /// The key of a Lease in the simulated API server, which has no namespaces: the name in
 /// `default`, `NAMESPACE/NAME` elsewhere (a name never holds a `/`, so keys never collide).
-pub fn lease_key(namespace: &str, name: &str) -> String {
+pub(crate) fn lease_key(namespace: &str, name: &str) -> String {
     if namespace == super::objects::NAMESPACE {
         name.to_owned()
     } else {
@@ -68,7 +68,7 @@ pub fn lease_key(namespace: &str, name: &str) -> String {
 }
 
 /// The namespace and name of a Lease key (see [`lease_key`]).
-pub fn split_lease_key(key: &str) -> (&str, &str) {
+pub(crate) fn split_lease_key(key: &str) -> (&str, &str) {
     key.split_once('/')
         .unwrap_or((super::objects::NAMESPACE, key))
 }
@@ -90,7 +90,7 @@ pub struct Stored {
 
 /// One numbered change.
 #[derive(Clone, Debug)]
-pub struct Change {
+pub(crate) struct Change {
     /// The resourceVersion the change got.
     pub resource_version: u64,
     /// Pods or Leases.
@@ -103,7 +103,7 @@ pub struct Change {
 
 /// A watch asked for a resourceVersion older than the history.
 #[derive(Debug)]
-pub struct Gone;
+pub(crate) struct Gone;
 
 /// The served state.
 #[derive(Debug, Default)]
@@ -197,7 +197,7 @@ impl Store {
     /// The Lease of key `key` (see [`lease_key`]) was written (`Some`: its JSON, whose
     /// `metadata.resourceVersion`, `uid` and `creationTimestamp` this sets) or deleted
     /// (`None`).
-    pub fn publish_lease(&mut self, key: &str, object: Option<Value>) {
+    pub(crate) fn publish_lease(&mut self, key: &str, object: Option<Value>) {
         let (namespace, name) = split_lease_key(key);
         let old = self.leases.get(key);
         let created_ms = old.map_or(self.sim_ms, |old| old.created_ms);
@@ -229,7 +229,7 @@ impl Store {
     }
 
     /// Namespace `name` was created (`deleted` false) or deleted.
-    pub fn publish_namespace(&mut self, name: &str, deleted: bool) {
+    pub(crate) fn publish_namespace(&mut self, name: &str, deleted: bool) {
         let old = self.namespaces.get(name);
         let created_ms = old.map_or(self.sim_ms, |old| old.created_ms);
         let kind = match (deleted, old.is_some()) {
@@ -269,7 +269,7 @@ impl Store {
     }
 
     /// The Lease keys of namespace `namespace`.
-    pub fn lease_keys_in(&self, namespace: &str) -> Vec<String> {
+    pub(crate) fn lease_keys_in(&self, namespace: &str) -> Vec<String> {
         self.leases
             .iter()
             .filter(|(_, stored)| stored.namespace == namespace)
@@ -278,7 +278,7 @@ impl Store {
     }
 
     /// Changes after `resource_version` matching `filter`, oldest first.
-    pub fn changes_after(
+    pub(crate) fn changes_after(
         &self,
         resource_version: u64,
         resource: Resource,

@@ -56,7 +56,7 @@ fn json_body(body: &Bytes) -> Result<Value, Rejection> {
 }
 
 /// `POST /apis/coordination.k8s.io/v1/namespaces/{namespace}/leases`.
-pub async fn create_lease(
+pub(crate) async fn create_lease(
     state: State<AppState>,
     Path(namespace): Path<String>,
     body: Bytes,
@@ -69,7 +69,7 @@ pub async fn create_lease(
 }
 
 /// `PUT …/leases/{name}`.
-pub async fn replace_lease(
+pub(crate) async fn replace_lease(
     state: State<AppState>,
     Path((namespace, name)): Path<(String, String)>,
     body: Bytes,
@@ -89,7 +89,7 @@ pub async fn replace_lease(
 }
 
 /// `PATCH …/leases/{name}`: merge, strategic merge, JSON patch or apply, by `Content-Type`.
-pub async fn patch_lease(
+pub(crate) async fn patch_lease(
     state: State<AppState>,
     Path((namespace, name)): Path<(String, String)>,
     headers: HeaderMap,
@@ -129,7 +129,7 @@ pub async fn patch_lease(
 
 /// `DELETE …/leases/{name}`, honouring `preconditions.resourceVersion` of a `DeleteOptions`
 /// body.
-pub async fn delete_lease(
+pub(crate) async fn delete_lease(
     state: State<AppState>,
     Path((namespace, name)): Path<(String, String)>,
     body: Bytes,
@@ -212,7 +212,11 @@ fn namespace_name(headers: &HeaderMap, body: &Bytes) -> Result<String, Rejection
 }
 
 /// `POST /api/v1/namespaces`.
-pub async fn create_namespace(state: State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub(crate) async fn create_namespace(
+    state: State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if state.commands.is_none() {
         return reply(Err(read_only()));
     }
@@ -255,7 +259,7 @@ pub async fn create_namespace(state: State<AppState>, headers: HeaderMap, body: 
 
 /// `DELETE /api/v1/namespaces/{name}`: the namespace, Terminating, as the API server answers;
 /// it and its Leases are gone at once.
-pub async fn delete_namespace(state: State<AppState>, Path(name): Path<String>) -> Response {
+pub(crate) async fn delete_namespace(state: State<AppState>, Path(name): Path<String>) -> Response {
     if BUILT_IN_NAMESPACES.contains(&name.as_str()) {
         let message =
             format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted");

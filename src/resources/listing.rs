@@ -189,7 +189,7 @@ impl Listed for Pod {
 }
 
 /// The pods a list-pods call returns, by name.
-pub type PodList = Listing<Pod>;
+pub(crate) type PodList = Listing<Pod>;
 
 /// Entries by name: a sorted sequence of shared chunks. Cloning copies one pointer; a write
 /// copies the chunk it lands in (and, once per snapshot, the spine), never the entries.
@@ -218,7 +218,7 @@ impl<T> Default for Listing<T> {
 
 impl<T: Listed> Listing<T> {
     /// A listing of these entries (a later entry of the same name replaces an earlier one).
-    pub fn from_pods(entries: impl IntoIterator<Item = Arc<T>>) -> Listing<T> {
+    pub(crate) fn from_pods(entries: impl IntoIterator<Item = Arc<T>>) -> Listing<T> {
         let mut list = Listing::default();
         for entry in entries {
             list.put(entry);
@@ -227,7 +227,7 @@ impl<T: Listed> Listing<T> {
     }
 
     /// True when both are the same snapshot (clones of one another, nothing written since).
-    pub fn is_same(&self, other: &Listing<T>) -> bool {
+    pub(crate) fn is_same(&self, other: &Listing<T>) -> bool {
         Arc::ptr_eq(&self.spine, &other.spine) && self.len == other.len
     }
 
@@ -262,7 +262,7 @@ impl<T: Listed> Listing<T> {
     }
 
     /// List this copy of an entry (replacing any copy of the same name).
-    pub fn put(&mut self, entry: Arc<T>) {
+    pub(crate) fn put(&mut self, entry: Arc<T>) {
         let spine = Arc::make_mut(&mut self.spine);
         let Some((g, c)) = spine.find(entry.name()) else {
             let head = NameHead::of(entry.name());
@@ -322,7 +322,7 @@ impl<T: Listed> Listing<T> {
     /// replaced by another copy — in name order. Chunks the two listings share are skipped
     /// whole, so the cost follows the chunks written since, not the size of the listings;
     /// inside a written chunk, an entry both sides share is passed without reading its name.
-    pub fn changed_names<'a>(&'a self, earlier: &'a Listing<T>) -> Vec<&'a str> {
+    pub(crate) fn changed_names<'a>(&'a self, earlier: &'a Listing<T>) -> Vec<&'a str> {
         let mut changed = Vec::new();
         let (mut old, mut new) = (Cursor::new(&earlier.spine), Cursor::new(&self.spine));
         loop {

@@ -7,7 +7,7 @@
 
 mod listing;
 
-pub use listing::{Listed, Listing, PodList};
+pub(crate) use listing::{Listed, Listing, PodList};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -102,13 +102,13 @@ impl Pod {
     }
 
     /// An annotation value, if present.
-    pub fn annotation(&self, key: &str) -> Option<&str> {
+    pub(crate) fn annotation(&self, key: &str) -> Option<&str> {
         self.annotations.get(key).map(String::as_str)
     }
 
     /// True once the pod was deleted and is waiting for its container to stop
     /// (`kubectl` shows it as `Terminating`).
-    pub fn is_terminating(&self) -> bool {
+    pub(crate) fn is_terminating(&self) -> bool {
         self.deletion_ms.is_some()
     }
 }

@@ -5,7 +5,7 @@ use crate::resources::StringMap;
 use sha2::{Digest, Sha256};
 
 /// 12 hex digits of SHA-256 over the elastic profile properties and the environment.
-pub fn config_identity(
+pub(crate) fn config_identity(
     elastic_profile_properties: &StringMap,
     environment: Option<&str>,
 ) -> String {

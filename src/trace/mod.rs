@@ -11,7 +11,7 @@ mod identity;
 mod jsonl;
 
 pub use fingerprint::Fingerprint;
-pub use identity::config_identity;
+pub(crate) use identity::config_identity;
 pub use jsonl::JsonlWriter;
 
 use serde::Serialize;
@@ -485,7 +485,7 @@ impl Record {
 
 /// A record with its time and the node that emitted it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TraceEvent<'a> {
+pub(crate) struct TraceEvent<'a> {
     /// Simulated time of the record, in milliseconds.
     pub t_ms: u64,
     /// The node that emitted it (`gocd`, `kube-api`, `harness`, a pod, a replica).

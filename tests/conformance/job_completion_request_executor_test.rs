@@ -1,8 +1,8 @@
 //! `JobCompletionRequestExecutorTest` (src/test/java/cd/go/contrib/elasticagent/executors/).
 
 use crate::kit::{driver, settings};
-use elasticsim::allocator::testkit::Driver;
 use elasticsim::allocator::{AgentState, ConfigState, Policy};
+use elasticsim::testkit::Driver;
 
 /// A pod created for job 100 whose agent is registered and building it.
 fn building_pod(d: &mut Driver) -> String {

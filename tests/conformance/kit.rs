@@ -2,8 +2,8 @@
 //! (gocd/kubernetes-elastic-agents master and the PR #355 branch, file and test name) are named
 //! in each module that uses it.
 
-use elasticsim::allocator::testkit::Driver;
 use elasticsim::allocator::{ClusterProfile, Policy};
+use elasticsim::testkit::Driver;
 
 /// Auto-register timeout in the plugin's default: 10 minutes.
 pub const ART_MS: u64 = 10 * 60_000;

@@ -20,9 +20,9 @@
 
 use crate::kit::{driver, settings};
 use elasticsim::allocator::pod_spec::{PLUGIN_ID, keys};
-use elasticsim::allocator::testkit::Driver;
 use elasticsim::allocator::{CreateAgentRequest, JobIdentifier, PluginRequest, Policy};
 use elasticsim::resources::{Pod, StringMap};
+use elasticsim::testkit::Driver;
 
 /// `CreateAgentRequestMother.defaultCreateAgentRequest`'s job identifier.
 fn mother_job() -> JobIdentifier {

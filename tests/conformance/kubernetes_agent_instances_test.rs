@@ -2,9 +2,9 @@
 //! refresh, job-id dedupe, pending-pod limit, and the instance cached at creation.
 
 use crate::kit::{driver, settings};
-use elasticsim::allocator::testkit::Driver;
 use elasticsim::allocator::{ClusterProfile, Policy};
 use elasticsim::resources::PodPhase;
+use elasticsim::testkit::Driver;
 
 #[test]
 fn should_sync_pods_state_from_cluster_before_creating_pod() {

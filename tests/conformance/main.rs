@@ -16,7 +16,7 @@
 //! * PR #355: brandonvin/kubernetes-elastic-agents branch `add-option-to-enable-agent-reuse`
 //!   at 816a2cc (`refs/pull/355/head` of the upstream repository).
 //!
-//! All cases drive the allocator through `elasticsim::allocator::testkit`, whose cluster is the
+//! All cases drive the allocator through `elasticsim::testkit`, whose cluster is the
 //! simulator's own API server and kubelets (`kube::KubeApi`): a deleted pod whose container
 //! runs stays listed, Terminating, for its grace period, as in Kubernetes.
 //!

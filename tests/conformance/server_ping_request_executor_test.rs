@@ -5,9 +5,9 @@
 //! `KubernetesPlugin` before the executor, PR #355 inside it).
 
 use crate::kit::{ART_MS, driver, settings};
-use elasticsim::allocator::testkit::Driver;
 use elasticsim::allocator::{AgentState, ClusterProfile, ConfigState, Policy};
 use elasticsim::resources::{PodPhase, StringMap};
+use elasticsim::testkit::Driver;
 
 const HUNDRED_MINUTES_MS: u64 = 100 * 60_000;
 

@@ -1,8 +1,8 @@
 //! `ShouldAssignWorkRequestExecutorTest` (src/test/java/cd/go/contrib/elasticagent/executors/).
 
 use crate::kit::{driver, settings};
-use elasticsim::allocator::testkit::Driver;
 use elasticsim::allocator::{ClusterProfile, Policy};
+use elasticsim::testkit::Driver;
 
 /// The real tests' `setUp`: one pod created for job 100 (environment "QA"), its agent
 /// registered and idle.

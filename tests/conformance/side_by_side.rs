@@ -8,8 +8,8 @@
 //! PR #355 branch `add-option-to-enable-agent-reuse`, like the ported modules beside it.
 
 use crate::kit::driver;
-use elasticsim::allocator::testkit::Driver;
 use elasticsim::allocator::{ClusterProfile, DecisionCode, Policy};
+use elasticsim::testkit::Driver;
 
 /// One step of the script. Pods are named by the job they were created for.
 #[derive(Clone, Copy, Debug)]

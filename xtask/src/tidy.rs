@@ -3,7 +3,8 @@
 //! `docs/architecture.md` (an allow-list), hash maps for lookups only, micro-layouts in one
 //! module, a `SAFETY` comment for every `unsafe`, no ignored or panicking-by-design tests, no
 //! leftover debugging, line, file and function size limits, the assertion ratchet
-//! (`tidy/assertions.rs`) and where tests live (`tidy/layout.rs`).
+//! (`tidy/assertions.rs`), the public surface's ceiling (`tidy/surface.rs`) and where tests
+//! live (`tidy/layout.rs`).
 //!
 //! Every check is a function over file contents, so that its test can plant a violation.
 
@@ -14,9 +15,11 @@ use std::path::{Path, PathBuf};
 mod assertions;
 #[cfg(test)]
 use assertions::assertion_counts;
-use assertions::{ASSERTION_FLOORS, assertion_violations};
+use assertions::{ASSERTION_FLOORS, DENSITY_FLOORS, assertion_violations, density_violations};
 mod layout;
 use layout::{test_binary_violations, unit_test_layout_violations};
+mod surface;
+use surface::{PUB_ITEMS_MAX, pub_surface_violations};
 
 /// Hard caps. Files aim under ~800 lines; only code crossing these fails.
 const LINE_COLUMNS_MAX: usize = 100;
@@ -171,10 +174,7 @@ pub fn crate_runner_violations(files: &[SourceFile]) -> Vec<String> {
     found
 }
 
-/// The one file that may name `std`'s hash map: a wrapper with lookups only.
-pub const HASH_MAP_WRAPPER: &str = "src/ids/fixed_hash_map.rs";
-
-/// True when `code` holds `word` as a whole identifier (so `FixedHashMap` is not `HashMap`).
+/// True when `code` holds `word` as a whole identifier (so `NameMap` is not `HashMap`).
 fn has_word(code: &str, word: &str) -> bool {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     code.match_indices(word).any(|(at, _)| {
@@ -185,41 +185,20 @@ fn has_word(code: &str, word: &str) -> bool {
 }
 
 /// A run may look values up by hash but never iterate a hash map (its order is not the
-/// run's to decide). The robust form of that rule: hash maps and sets are reachable only
-/// through `ids::FixedHashMap` (a fixed hasher, lookups only, no iteration, a `Debug` without
-/// the entries), so iterating one does not compile. Flagged here: any other naming of
-/// `HashMap`, `HashSet` or `hashbrown`, however imported, outside the wrapper and the edges;
-/// and any iterating method the wrapper's own code would call on its map.
+/// run's to decide). The robust form of that rule: no code inside a run names `HashMap`,
+/// `HashSet` or `hashbrown`, however imported (only the edges may); lookups by hash go
+/// through the `ids` tables (`NameMap`, `NameIndex`), whose own open addressing never lets a
+/// hash decide an order that leaves them.
 pub fn hash_map_violations(files: &[SourceFile]) -> Vec<String> {
     const NAMES: [&str; 3] = ["HashMap", "HashSet", "hashbrown"];
-    const ITERATING: [&str; 9] = [
-        ".iter(",
-        ".iter_mut(",
-        ".keys(",
-        ".values(",
-        ".values_mut(",
-        ".drain(",
-        ".retain(",
-        "into_iter",
-        "IntoIterator",
-    ];
     let mut found = Vec::new();
     for (path, text) in files {
         if is_edge(path) {
             continue;
         }
-        let wrapper = path == HASH_MAP_WRAPPER;
-        // The wrapper's tests may iterate their reference maps.
-        let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        for (line, code) in code_lines(if wrapper { code } else { text }) {
-            let needles: &[&str] = if wrapper { &ITERATING } else { &NAMES };
-            for needle in needles {
-                let hit = if wrapper {
-                    code.contains(needle)
-                } else {
-                    has_word(code, needle)
-                };
-                if hit {
+        for (line, code) in code_lines(text) {
+            for needle in NAMES {
+                if has_word(code, needle) {
                     found.push(format!("{path}:{line}: {needle}"));
                 }
             }
@@ -414,10 +393,7 @@ pub fn module_of(path: &str) -> Option<String> {
 /// Test-only files may reach into any module (a test wires what it needs).
 fn test_only(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
-    path.contains("/tests/")
-        || file == "tests.rs"
-        || file.starts_with("test_")
-        || file == "testkit.rs"
+    path.contains("/tests/") || file == "tests.rs" || file.starts_with("test_")
 }
 
 /// The modules `text` imports through `crate::name`, with their line numbers; comments are
@@ -701,25 +677,14 @@ pub fn longest_functions(count: usize) -> Vec<String> {
 pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
     let sources = files(&["src"]);
     let all = files(&CODE_DIRS);
-    let layers = fs::read_to_string(project_root().join(ARCHITECTURE_DOC))
-        .map_err(|e| format!("{ARCHITECTURE_DOC}: {e}"))
-        .and_then(|doc| parse_layers(&doc));
-    let layer_problems = match layers {
-        Ok(layers) => {
-            let mut problems = layer_cycles(&layers);
-            problems.extend(layer_violations(&layers, &sources));
-            problems
-        }
-        Err(error) => vec![error],
-    };
-    vec![
+    let mut checks = vec![
         (
             "nothing inside a run reads a clock, sleeps or uses random state \
              (use engine time, seeded streams, BTreeMap)",
             determinism_violations(&sources),
         ),
         (
-            "hash maps are used for lookups only, through ids::FixedHashMap (never iterated)",
+            "no hash map inside a run (lookups by hash go through the ids tables, never iterated)",
             hash_map_violations(&sources),
         ),
         (
@@ -732,7 +697,7 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "modules depend only on what docs/architecture.md allows",
-            layer_problems,
+            layer_problems(&sources),
         ),
         (
             "elasticsim-crates reads clocks and entropy through its determinism module only",
@@ -750,17 +715,48 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
             "functions stay within the ratchet",
             long_functions(&all, FUNCTION_LINES_MAX),
         ),
+    ];
+    checks.extend(ratchets(&sources));
+    checks.push((
+        "a module's unit tests are its `mod tests` (inline, tests.rs or tests/)",
+        unit_test_layout_violations(&all),
+    ));
+    checks.push((
+        "integration tests are modules of the axis binaries, tests/<axis>/main.rs",
+        test_binary_violations(&all),
+    ));
+    checks
+}
+
+/// The layer table of `docs/architecture.md`, read and checked against the library.
+fn layer_problems(sources: &[SourceFile]) -> Vec<String> {
+    let layers = fs::read_to_string(project_root().join(ARCHITECTURE_DOC))
+        .map_err(|e| format!("{ARCHITECTURE_DOC}: {e}"))
+        .and_then(|doc| parse_layers(&doc));
+    match layers {
+        Ok(layers) => {
+            let mut problems = layer_cycles(&layers);
+            problems.extend(layer_violations(&layers, sources));
+            problems
+        }
+        Err(error) => vec![error],
+    }
+}
+
+/// The counts that only move one way: assertions, their density, the public surface.
+fn ratchets(sources: &[SourceFile]) -> Vec<(&'static str, Vec<String>)> {
+    vec![
         (
             "modules keep their assertions (the ratchet of tidy/assertions.rs)",
-            assertion_violations(&sources, ASSERTION_FLOORS),
+            assertion_violations(sources, ASSERTION_FLOORS),
         ),
         (
-            "a module's unit tests are its `mod tests` (inline, tests.rs or tests/)",
-            unit_test_layout_violations(&all),
+            "modules where values cross keep their assertion density (tidy/assertions.rs)",
+            density_violations(sources, DENSITY_FLOORS),
         ),
         (
-            "integration tests are modules of the axis binaries, tests/<axis>/main.rs",
-            test_binary_violations(&all),
+            "the library's public surface stays within its ceiling (tidy/surface.rs)",
+            pub_surface_violations(sources, PUB_ITEMS_MAX),
         ),
     ]
 }

@@ -1,6 +1,6 @@
-use crate::allocator::testkit::{Driver, GRACE_MS};
 use crate::allocator::{AgentState, ClusterProfile, ConfigState, Policy};
 use crate::resources::PodPhase;
+use crate::testkit::{Driver, GRACE_MS};
 
 fn driver(policy: Policy, process_id: u64, reuse: bool, pending_pods_count: u32) -> Driver {
     let profile = ClusterProfile {

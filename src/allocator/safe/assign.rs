@@ -1,7 +1,7 @@
 //! should-assign-work (rule 5: answering false changes nothing) and job-completion.
 
 use super::view::{JobNeeds, PodRecord, annotation};
-use super::{Pending, Safe, error_name, unexpected_reply};
+use super::{Pending, Safe, unexpected_reply};
 use crate::ablation::Ablation;
 use crate::allocator::{
     BuildState, ClusterProfile, ConfigState, DecisionCode, JobCompletionRequest, Outbox, RequestId,
@@ -306,37 +306,6 @@ impl Safe {
         self.finish_completion(id, out);
     }
 
-    pub(super) fn on_completion_delete(
-        &mut self,
-        now_ms: u64,
-        id: RequestId,
-        name: &str,
-        result: KubeResult,
-        server: &mut dyn ServerApi,
-        out: &mut Outbox,
-    ) {
-        match result {
-            Ok(KubeReply::Deleted) | Err(KubeError::NotFound) => {
-                self.view.forget(name);
-                server.delete_agents(&[name.to_owned()]);
-            }
-            Ok(other) => unexpected_reply(&other, "a pod delete"),
-            Err(error) => {
-                // The pod stays retired; the next list or ping retries the delete.
-                self.view.pods.update(name, |record| {
-                    record.delete_in_flight = false;
-                });
-                let text = format!(
-                    "deleting pod {name} failed ({}): retried",
-                    error_name(error)
-                );
-                out.decide(None, Some(name), DecisionCode::DeleteFailed, text);
-            }
-        }
-        self.finish_completion(id, out);
-        self.resume_create_after_delete(now_ms, name, server, out);
-    }
-
     /// A pod this process gave a job carries an idle-since again: a job-completion's write
     /// landed after the next assignment's write removing it (both in flight, applied out of
     /// order). Remove it again once no other write to the pod is in flight, or a restarted
@@ -418,7 +387,7 @@ impl Safe {
         }
     }
 
-    fn finish_completion(&mut self, id: RequestId, out: &mut Outbox) {
+    pub(super) fn finish_completion(&mut self, id: RequestId, out: &mut Outbox) {
         let known = self.completions.remove(&id);
         assert!(known.is_some(), "a job-completion finishes exactly once");
         out.finished.push(id);

@@ -44,7 +44,7 @@ pub(crate) const CLAIM_DURATION_MS: u64 = 150_000;
 pub(crate) const EXPIRY_MARGIN_MS: u64 = 20_000;
 
 /// The nine rules `--ablate` can switch off, one mutant each (the defect it lets back in).
-pub const SAFE_ABLATIONS: [crate::ablation::Declared; 9] = [
+pub(crate) const SAFE_ABLATIONS: [crate::ablation::Declared; 9] = [
     (
         Ablation::Reservations,
         "rule 1: a claimed idle pod stays a candidate for every other job",
@@ -319,9 +319,9 @@ impl Allocator for Safe {
                 self.on_completion_annotate(request, &pod, result, server, out);
             }
             Pending::CompletionDelete { request, pod } => {
-                self.on_completion_delete(now_ms, request, &pod, result, server, out);
+                self.on_delete(now_ms, Some(request), &pod, result, server, out);
             }
-            Pending::Delete { pod } => self.on_delete(now_ms, &pod, result, server, out),
+            Pending::Delete { pod } => self.on_delete(now_ms, None, &pod, result, server, out),
             Pending::Annotate { pod } => self.on_annotate(&pod, result, out),
         }
         self.pump(out);

@@ -415,9 +415,12 @@ impl Safe {
         );
     }
 
+    /// A pod delete answered, for a retire (`completion` None) or for a job-completion
+    /// (`completion` the request, finished before a create waiting on the delete resumes).
     pub(super) fn on_delete(
         &mut self,
         now_ms: u64,
+        completion: Option<RequestId>,
         name: &str,
         result: KubeResult,
         server: &mut dyn ServerApi,
@@ -430,6 +433,7 @@ impl Safe {
             }
             Ok(other) => unexpected_reply(&other, "a pod delete"),
             Err(error) => {
+                // The pod stays retired; the next list or ping retries the delete.
                 self.view.pods.update(name, |record| {
                     record.delete_in_flight = false;
                 });
@@ -439,6 +443,9 @@ impl Safe {
                 );
                 out.decide(None, Some(name), DecisionCode::DeleteFailed, text);
             }
+        }
+        if let Some(id) = completion {
+            self.finish_completion(id, out);
         }
         self.resume_create_after_delete(now_ms, name, server, out);
     }

@@ -1,9 +1,9 @@
 //! Behaviour of `safe`, one rule per test, driven through the allocator test kit.
 
-use super::super::testkit;
 use super::{EXPIRY_MARGIN_MS, Safe, view};
 use crate::allocator::{AgentState, BuildState, ClusterProfile, RequestId};
 use crate::resources::{KubeError, KubeRequest, PodPhase};
+use crate::testkit;
 
 type Driver = testkit::Driver<Safe>;
 

@@ -1,6 +1,6 @@
-use crate::allocator::testkit::{Driver, GRACE_MS};
 use crate::allocator::{AgentState, ClusterProfile, ConfigState, Policy};
 use crate::resources::{KubeError, PodPhase};
+use crate::testkit::{Driver, GRACE_MS};
 
 const ART_MS: u64 = 600_000;
 

@@ -44,7 +44,7 @@ pub enum Hazard {
 
 impl Hazard {
     /// Every hazard, in number order.
-    pub const ALL: [Hazard; 9] = [
+    pub(crate) const ALL: [Hazard; 9] = [
         Hazard::H1,
         Hazard::H2,
         Hazard::H3,
@@ -72,7 +72,7 @@ impl Hazard {
     }
 
     /// One line: the defect.
-    pub fn what(self) -> &'static str {
+    pub(crate) fn what(self) -> &'static str {
         match self {
             Hazard::H1 => "the election stops for good after a lost term (#398)",
             Hazard::H2 => "one module started twice, another never (range variable, 9eaf1658)",
@@ -87,7 +87,7 @@ impl Hazard {
     }
 
     /// The hazard a tag names (`H8`), if any.
-    pub fn from_name(name: &str) -> Option<Hazard> {
+    pub(crate) fn from_name(name: &str) -> Option<Hazard> {
         Hazard::ALL.into_iter().find(|hazard| hazard.name() == name)
     }
 }

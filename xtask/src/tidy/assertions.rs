@@ -1,9 +1,11 @@
 //! The assertion ratchet: each module's non-test code keeps at least the `assert!` and
-//! `debug_assert!` checks it had (`ASSERTION_FLOORS`). A check that states an invariant of a
-//! model transition is part of the model's specification; removing one must be a decision,
-//! taken by lowering the floor in the same change and saying why.
+//! `debug_assert!` checks it had (`ASSERTION_FLOORS`), and the modules where values cross a
+//! boundary (the allocator's decisions, the models' inputs, the monitors' records) keep at
+//! least a density of checks per function (`DENSITY_FLOORS`). A check that states an
+//! invariant of a model transition is part of the model's specification; removing one must be
+//! a decision, taken by lowering the floor in the same change and saying why.
 
-use super::{SourceFile, code_lines, module_of, test_only};
+use super::{SourceFile, code_lines, function_lengths, module_of, test_only};
 use std::collections::BTreeMap;
 
 /// The assertion macros counted (`debug_assert…` contains its `assert…`, so each call counts
@@ -36,46 +38,92 @@ pub const ASSERTION_FLOORS: &[(&str, usize)] = &[
     ("review", 0),
     ("run", 0),
     ("scenario", 0),
+    ("testkit", 8),
     ("trace", 0),
     ("wall", 0),
     ("world", 5),
 ];
 
+/// The least run-time assertions per non-test function (with a body) of the modules where
+/// values cross a boundary, in hundredths: 20 is one check for every five functions. Raise a
+/// floor as checks are added; `gocd` and `leader` are at what they hold (#50 aims at 20).
+pub const DENSITY_FLOORS: &[(&str, usize)] = &[
+    ("allocator", 8),
+    ("check", 2),
+    ("gocd", GOCD_DENSITY),
+    ("kube", 20),
+    ("leader", LEADER_DENSITY),
+];
+
+/// `gocd`'s density floor (hundredths) until its checks reach 20.
+const GOCD_DENSITY: usize = 19;
+/// `leader`'s density floor (hundredths) until its checks reach 20.
+const LEADER_DENSITY: usize = 16;
+
 /// Run-time assertions in the non-test code of each module: test-only files and a trailing
 /// `#[cfg(test)] mod … {` block are skipped, and so are compile-time layout checks
 /// (`const _: () = assert!(…)`), which state no invariant of a transition.
 pub fn assertion_counts(files: &[SourceFile]) -> BTreeMap<String, usize> {
-    let test_modules = test_module_paths(files);
-    let is_test = |path: &str| {
-        test_only(path)
-            || (test_modules.iter()).any(|m| path == format!("{m}.rs") || path.starts_with(m))
-    };
     let mut counts = BTreeMap::new();
-    for (path, text) in files {
-        let Some(module) = module_of(path) else {
-            continue;
-        };
+    for (module, code) in non_test_code(files) {
         let count = counts.entry(module).or_insert(0);
-        if is_test(path) {
-            continue;
-        }
-        let mut previous = "";
-        for (_, code) in code_lines(text) {
-            let test_block =
-                code.trim_start().starts_with("mod ") && code.trim_end().ends_with('{');
-            if previous.trim() == "#[cfg(test)]" && test_block {
-                break;
-            }
-            previous = code;
-            if !code.contains("const _") {
+        for (_, line) in code_lines(&code) {
+            if !line.contains("const _") {
                 *count += MACROS
                     .iter()
-                    .map(|m| code.matches(m).count())
+                    .map(|m| line.matches(m).count())
                     .sum::<usize>();
             }
         }
     }
     counts
+}
+
+/// Functions with a body in the non-test code of each module (test files and a trailing
+/// `#[cfg(test)] mod … {` block skipped, as for the assertions).
+pub fn function_counts(files: &[SourceFile]) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for (module, code) in non_test_code(files) {
+        *counts.entry(module).or_insert(0) += function_lengths(&code).len();
+    }
+    counts
+}
+
+/// Each library file's module and its non-test code: empty for a test-only file, else the
+/// text up to a trailing `#[cfg(test)] mod … {` block.
+fn non_test_code(files: &[SourceFile]) -> Vec<(String, String)> {
+    let test_modules = test_module_paths(files);
+    let is_test = |path: &str| {
+        test_only(path)
+            || (test_modules.iter()).any(|m| path == format!("{m}.rs") || path.starts_with(m))
+    };
+    let mut found = Vec::new();
+    for (path, text) in files {
+        let Some(module) = module_of(path) else {
+            continue;
+        };
+        if is_test(path) {
+            found.push((module, String::new()));
+            continue;
+        }
+        let mut kept = String::new();
+        let mut previous = "";
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            let test_block =
+                code.trim_start().starts_with("mod ") && code.trim_end().ends_with('{');
+            if previous.trim() == "#[cfg(test)]" && test_block {
+                break;
+            }
+            if !code.trim().is_empty() {
+                previous = code;
+            }
+            kept.push_str(line);
+            kept.push('\n');
+        }
+        found.push((module, kept));
+    }
+    found
 }
 
 /// The paths (without `.rs`; a folder's path is also a prefix of its files) of the modules
@@ -122,6 +170,25 @@ pub fn assertion_violations(files: &[SourceFile], floors: &[(&str, usize)]) -> V
                  checks, or lower the floor in xtask/src/tidy/assertions.rs and say why"
             )),
             Some(_) => {}
+        }
+    }
+    found
+}
+
+/// Modules whose assertions per function fall below their `DENSITY_FLOORS` entry.
+pub fn density_violations(files: &[SourceFile], floors: &[(&str, usize)]) -> Vec<String> {
+    let assertions = assertion_counts(files);
+    let functions = function_counts(files);
+    let mut found = Vec::new();
+    for &(module, floor) in floors {
+        let count = assertions.get(module).copied().unwrap_or(0);
+        let fns = functions.get(module).copied().unwrap_or(0);
+        if count * 100 < floor * fns {
+            found.push(format!(
+                "src/{module}: {count} assertions over {fns} functions, below {floor} per \
+                 hundred functions: state the invariants where values cross (debug_assert! on \
+                 hot paths), or lower the floor in xtask/src/tidy/assertions.rs and say why"
+            ));
         }
     }
     found

@@ -3,8 +3,8 @@
 
 use crate::ablation::Ablations;
 use crate::allocator::safe::{SAFE_ABLATIONS, Safe};
-use crate::allocator::testkit;
 use crate::allocator::{AgentState, ClusterProfile};
+use crate::testkit;
 
 type Driver = testkit::Driver<Safe>;
 

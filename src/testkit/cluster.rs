@@ -19,7 +19,7 @@ use crate::resources::{KubeReply, KubeRequest, KubeResult, Pod, PodPhase, PodTem
 use crate::trace::Actor;
 use std::collections::BTreeMap;
 
-use super::pod_spec;
+use crate::allocator::pod_spec;
 
 /// `terminationGracePeriodSeconds` of the test cluster: the Kubernetes default, 30 s (the
 /// plugin's pod specs leave it unset).

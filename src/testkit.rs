@@ -1,5 +1,7 @@
 //! The allocator test kit: one driver for every policy, usable from unit tests, from the
-//! conformance suite (`tests/conformance/`) and from any integration test.
+//! conformance suite (`tests/conformance/`) and from any integration test. It is not part of
+//! the library's normal build: unit tests compile it (`cfg(test)`), and the integration tests
+//! get it through the `testkit` feature, which the crate's dev-dependency on itself turns on.
 //!
 //! A [`Driver`] owns one allocator, a [`Cluster`] (the simulator's own API server and
 //! kubelets, [`crate::kube::KubeApi`]: resource versions, compare-and-swap annotation writes,
@@ -14,7 +16,7 @@
 //! test can assert the order of "disable, delete pod, delete agent".
 //!
 //! ```
-//! use elasticsim::allocator::testkit::Driver;
+//! use elasticsim::testkit::Driver;
 //! use elasticsim::allocator::{ClusterProfile, Policy};
 //!
 //! let mut d = Driver::new(Policy::Upstream, 2, ClusterProfile::default());
@@ -24,7 +26,7 @@
 //! assert_eq!(d.pods_for_job(1).len(), 1);
 //! ```
 
-use super::{
+use crate::allocator::{
     AgentMetadata, AgentState, Allocator, BuildState, CallId, ClusterProfile, ConfigState,
     CreateAgentRequest, Decision, JobCompletionRequest, JobIdentifier, Outbox, PluginRequest,
     Policy, RequestId, ServerApi, ServerPingRequest, ShouldAssignWorkRequest, new_allocator,
@@ -33,8 +35,8 @@ use super::{
 use crate::resources::{KubeRequest, KubeResult, Pod, PodPhase, StringMap};
 use std::collections::{BTreeMap, VecDeque};
 
-mod test_cluster;
-pub use test_cluster::{Cluster, GRACE_MS, RESTART_BACKOFF_MS};
+mod cluster;
+pub use cluster::{Cluster, GRACE_MS, RESTART_BACKOFF_MS};
 
 /// The server's agent registry behind the processor API, with what the plugin asked of it.
 #[derive(Default, Debug)]
