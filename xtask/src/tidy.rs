@@ -3,7 +3,8 @@
 //! `docs/architecture.md` (an allow-list), hash maps for lookups only, micro-layouts in one
 //! module, a `SAFETY` comment for every `unsafe`, no ignored or panicking-by-design tests, no
 //! leftover debugging, line, file and function size limits, the assertion ratchet
-//! (`tidy/assertions.rs`) and where tests live (`tidy/layout.rs`).
+//! (`tidy/assertions.rs`), where tests live (`tidy/layout.rs`) and vocabularies typed past
+//! the edge (`tidy/vocabulary.rs`).
 //!
 //! Every check is a function over file contents, so that its test can plant a violation.
 
@@ -17,6 +18,8 @@ use assertions::assertion_counts;
 use assertions::{ASSERTION_FLOORS, assertion_violations};
 mod layout;
 use layout::{test_binary_violations, unit_test_layout_violations};
+mod vocabulary;
+use vocabulary::vocabulary_violations;
 
 /// Hard caps. Files aim under ~800 lines; only code crossing these fails.
 const LINE_COLUMNS_MAX: usize = 100;
@@ -697,21 +700,25 @@ pub fn longest_functions(count: usize) -> Vec<String> {
     all.into_iter().take(count).map(|(_, line)| line).collect()
 }
 
+/// The layer table's own cycles and the imports of `sources` it does not allow.
+fn layer_problems(sources: &[SourceFile]) -> Vec<String> {
+    let layers = fs::read_to_string(project_root().join(ARCHITECTURE_DOC))
+        .map_err(|e| format!("{ARCHITECTURE_DOC}: {e}"))
+        .and_then(|doc| parse_layers(&doc));
+    match layers {
+        Ok(layers) => {
+            let mut problems = layer_cycles(&layers);
+            problems.extend(layer_violations(&layers, sources));
+            problems
+        }
+        Err(error) => vec![error],
+    }
+}
+
 /// Every house rule over the workspace: one line per violation, grouped by rule.
 pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
     let sources = files(&["src"]);
     let all = files(&CODE_DIRS);
-    let layers = fs::read_to_string(project_root().join(ARCHITECTURE_DOC))
-        .map_err(|e| format!("{ARCHITECTURE_DOC}: {e}"))
-        .and_then(|doc| parse_layers(&doc));
-    let layer_problems = match layers {
-        Ok(layers) => {
-            let mut problems = layer_cycles(&layers);
-            problems.extend(layer_violations(&layers, &sources));
-            problems
-        }
-        Err(error) => vec![error],
-    };
     vec![
         (
             "nothing inside a run reads a clock, sleeps or uses random state \
@@ -732,7 +739,7 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "modules depend only on what docs/architecture.md allows",
-            layer_problems,
+            layer_problems(&sources),
         ),
         (
             "elasticsim-crates reads clocks and entropy through its determinism module only",
@@ -761,6 +768,11 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
         (
             "integration tests are modules of the axis binaries, tests/<axis>/main.rs",
             test_binary_violations(&all),
+        ),
+        (
+            "policies, variants and ablations are enums past the edge: no fallback to a \
+             default, no field or parameter holding one as text",
+            vocabulary_violations(&sources),
         ),
     ]
 }
