@@ -1,8 +1,9 @@
 //! Ablations: named rules of `safe` and named fixes of `fixed` switched off, one mutant per
 //! name with a known defect. The names are one enum, [`Ablation`], which the allocator and the
 //! leader code ask by variant; what each switches off is declared next to the code it
-//! switches (`allocator::SAFE_ABLATIONS`, `leader::FIXED_ABLATIONS`). The catalogue and the
-//! parsing of `--ablate` live above both, in `mutants`. A run without ablations is the plain
+//! switches (`allocator::SAFE_ABLATIONS`, `leader::FIXED_ABLATIONS`). Each name has one owner,
+//! [`Owner`] (`safe` or `fixed`). The catalogue and the parsing of `--ablate` live above
+//! both, in `mutants`. A run without ablations is the plain
 //! policy, bit for bit.
 
 /// One rule of `safe` or fix of `fixed` that `--ablate` can switch off.
@@ -89,10 +90,62 @@ impl Ablation {
 /// One declared ablation: the rule or fix, and what switching it off does, in one line.
 pub type Declared = (Ablation, &'static str);
 
-/// A set of ablation names, sorted, without repeats. Empty means nothing is switched off.
+/// Who declares an ablation: the policy whose rule or the variant whose fix it switches off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Owner {
+    /// A rule of the `safe` allocator policy.
+    Safe,
+    /// A fix of the `fixed` leader variant.
+    Fixed,
+}
+
+impl Owner {
+    /// Both owners, `safe` first.
+    pub const ALL: [Owner; 2] = [Owner::Safe, Owner::Fixed];
+
+    /// The owner's name: the policy or variant name (`safe`, `fixed`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Owner::Safe => "safe",
+            Owner::Fixed => "fixed",
+        }
+    }
+}
+
+impl Ablation {
+    /// The policy or variant whose rule or fix this is.
+    pub const fn owner(self) -> Owner {
+        match self {
+            Ablation::Reservations
+            | Ablation::FreshState
+            | Ablation::IdleTimeout
+            | Ablation::CanonicalHash
+            | Ablation::PureAssign
+            | Ablation::Assignable
+            | Ablation::RestartAdoption
+            | Ablation::ContainerRestart
+            | Ablation::Limits => Owner::Safe,
+            Ablation::TermCheck
+            | Ablation::ReEnter
+            | Ablation::LatestConfig
+            | Ablation::BoundedRelease
+            | Ablation::BoundedAcquire
+            | Ablation::StopBeforeRelease
+            | Ablation::ReleaseHolderCheck => Owner::Fixed,
+        }
+    }
+
+    /// The ablation named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Ablation> {
+        Ablation::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
+/// A set of ablations, kept sorted by name without repeats (the order of labels and
+/// `summary.json`). Empty means nothing is switched off.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ablations {
-    names: Vec<String>,
+    set: Vec<Ablation>,
 }
 
 impl Ablations {
@@ -101,73 +154,98 @@ impl Ablations {
         Ablations::default()
     }
 
-    /// The set of `names`, already checked against the catalogue (`mutants::from_names`
-    /// checks them); sorted and without repeats.
-    pub fn from_checked<S: AsRef<str>>(names: &[S]) -> Ablations {
-        let mut names: Vec<String> = names.iter().map(|n| n.as_ref().to_owned()).collect();
-        names.sort_unstable();
-        names.dedup();
-        Ablations { names }
+    /// The set of `ablations`, sorted by name and without repeats.
+    pub fn of(ablations: impl IntoIterator<Item = Ablation>) -> Ablations {
+        let mut set: Vec<Ablation> = ablations.into_iter().collect();
+        set.sort_unstable_by_key(|a| a.name());
+        set.dedup();
+        Ablations { set }
     }
 
     /// True when rule or fix `ablation` is switched off.
     pub fn has(&self, ablation: Ablation) -> bool {
-        self.names.iter().any(|n| n == ablation.name())
+        self.set.contains(&ablation)
     }
 
     /// True when nothing is switched off (the run is the policy as written).
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.set.is_empty()
+    }
+
+    /// The ablations, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = Ablation> + '_ {
+        self.set.iter().copied()
     }
 
     /// The names, sorted.
-    pub fn names(&self) -> &[String] {
-        &self.names
+    pub fn names(&self) -> Vec<&'static str> {
+        self.iter().map(Ablation::name).collect()
     }
 
     /// `a,b` (empty when nothing is switched off): the form `--ablate` takes.
     pub fn label(&self) -> String {
-        self.names.join(",")
+        self.names().join(",")
     }
 
-    /// Only the names that are also in `declared` (one owner's declarations).
-    pub fn only(&self, declared: &[&str]) -> Ablations {
-        let names = self
-            .names
-            .iter()
-            .filter(|name| declared.contains(&name.as_str()))
-            .cloned()
-            .collect();
-        Ablations { names }
+    /// Only the ablations `owner` declares.
+    pub fn owned_by(&self, owner: Owner) -> Ablations {
+        let set = self.iter().filter(|a| a.owner() == owner).collect();
+        Ablations { set }
     }
 }
 
 impl serde::Serialize for Ablations {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.names.iter())
+        serializer.collect_seq(self.iter().map(Ablation::name))
     }
 }
 
-/// Read back from the harness's own files (`shard.json`, settings); the names were checked
-/// when the run was set up.
+/// Read back from the harness's own files (`shard.json`, settings): an unknown name is an
+/// error, never dropped.
 impl<'de> serde::Deserialize<'de> for Ablations {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let names = Vec::<String>::deserialize(deserializer)?;
-        Ok(Ablations::from_checked(&names))
+        let mut set = Vec::new();
+        for name in &names {
+            let ablation = Ablation::from_name(name)
+                .ok_or_else(|| serde::de::Error::custom(format!("unknown ablation {name:?}")))?;
+            set.push(ablation);
+        }
+        Ok(Ablations::of(set))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Ablation, Ablations};
+    use super::{Ablation, Ablations, Owner};
 
     #[test]
-    fn a_set_is_sorted_without_repeats_and_keeps_only_what_is_asked() {
-        let ablations = Ablations::from_checked(&["limits", "reservations", "limits"]);
+    fn a_set_is_sorted_by_name_without_repeats_and_keeps_one_owner() {
+        let ablations = Ablations::of([Ablation::Limits, Ablation::Reservations, Ablation::Limits]);
         assert_eq!(ablations.names(), ["limits", "reservations"]);
         assert_eq!(ablations.label(), "limits,reservations");
         assert!(ablations.has(Ablation::Limits) && !ablations.has(Ablation::FreshState));
-        assert_eq!(ablations.only(&["reservations"]).label(), "reservations");
+        let mixed = Ablations::of([Ablation::TermCheck, Ablation::Reservations]);
+        assert_eq!(mixed.owned_by(Owner::Safe).label(), "reservations");
+        assert_eq!(mixed.owned_by(Owner::Fixed).label(), "term-check");
         assert!(Ablations::none().is_empty());
+    }
+
+    #[test]
+    fn names_read_back_typed_and_an_unknown_name_is_refused() {
+        let read: Ablations = serde_json::from_str(r#"["term-check","limits"]"#).expect("known");
+        assert_eq!(read, Ablations::of([Ablation::Limits, Ablation::TermCheck]));
+        assert_eq!(
+            serde_json::to_string(&read).expect("names"),
+            r#"["limits","term-check"]"#
+        );
+        let error = serde_json::from_str::<Ablations>(r#"["limit"]"#).expect_err("misspelt");
+        assert!(
+            error.to_string().contains("unknown ablation \"limit\""),
+            "{error}"
+        );
+        for ablation in Ablation::ALL {
+            assert_eq!(Ablation::from_name(ablation.name()), Some(ablation));
+        }
     }
 }

@@ -7,31 +7,50 @@
 /// `leader` itself (`scenario`, `cli`): one enum each, declared next to the code.
 pub use crate::leader::{ModuleBehaviour, Variant};
 
-use crate::ablation::Ablations;
+use crate::ablation::{Ablation, Ablations, Declared, Owner};
 
-/// Every ablation: (owner policy or variant, name, one line on what it switches off).
-pub fn catalogue() -> Vec<(&'static str, &'static str, &'static str)> {
-    let safe = crate::allocator::SAFE_ABLATIONS
-        .iter()
-        .map(|(ablation, what)| ("safe", ablation.name(), *what));
-    let fixed = crate::leader::FIXED_ABLATIONS
-        .iter()
-        .map(|(ablation, what)| ("fixed", ablation.name(), *what));
-    safe.chain(fixed).collect()
+/// The declarations of one owner, in declaration order.
+fn declared_by(owner: Owner) -> &'static [Declared] {
+    match owner {
+        Owner::Safe => &crate::allocator::SAFE_ABLATIONS,
+        Owner::Fixed => &crate::leader::FIXED_ABLATIONS,
+    }
 }
 
-/// The names of one owner, in declaration order.
-pub fn names_of(owner: &str) -> Vec<&'static str> {
-    catalogue()
+/// Every ablation: (owner, name, one line on what it switches off), `safe`'s first.
+pub fn catalogue() -> Vec<(Owner, &'static str, &'static str)> {
+    Owner::ALL
         .into_iter()
-        .filter(|(o, _, _)| *o == owner)
-        .map(|(_, name, _)| name)
+        .flat_map(|owner| {
+            declared_by(owner)
+                .iter()
+                .map(move |(ablation, what)| (owner, ablation.name(), *what))
+        })
         .collect()
+}
+
+/// The ablations one owner declares, in declaration order.
+pub fn declared_of(owner: Owner) -> Vec<Ablation> {
+    declared_by(owner).iter().map(|(a, _)| *a).collect()
 }
 
 /// Every declared name.
 pub fn valid_names() -> Vec<&'static str> {
     catalogue().into_iter().map(|(_, name, _)| name).collect()
+}
+
+/// The declared ablation named `name`; an unknown name is an error that lists the valid ones.
+pub fn ablation_named(name: &str) -> Result<Ablation, String> {
+    Owner::ALL
+        .into_iter()
+        .flat_map(declared_of)
+        .find(|ablation| ablation.name() == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown ablation {name:?}; valid: {}",
+                valid_names().join(", ")
+            )
+        })
 }
 
 /// Parse `NAME[,NAME…]`; an unknown name is an error that lists the valid ones.
@@ -46,42 +65,45 @@ pub fn parse(text: &str) -> Result<Ablations, String> {
 
 /// The set of these names; an unknown name is an error that lists the valid ones.
 pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Ablations, String> {
-    let valid = valid_names();
-    if let Some(unknown) = names.iter().find(|name| !valid.contains(&name.as_ref())) {
-        return Err(format!(
-            "unknown ablation {:?}; valid: {}",
-            unknown.as_ref(),
-            valid.join(", ")
-        ));
-    }
-    Ok(Ablations::from_checked(names))
-}
-
-/// Only the names `owner` (`"safe"` or `"fixed"`) declares.
-pub fn of(ablations: &Ablations, owner: &str) -> Ablations {
-    ablations.only(&names_of(owner))
+    let ablations = names
+        .iter()
+        .map(|name| ablation_named(name.as_ref()))
+        .collect::<Result<Vec<Ablation>, String>>()?;
+    Ok(Ablations::of(ablations))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{catalogue, names_of, of, parse, valid_names};
-    use crate::ablation::Ablation;
+    use super::{catalogue, declared_of, parse, valid_names};
+    use crate::ablation::{Ablation, Owner};
 
     #[test]
-    fn every_ablation_is_declared_by_exactly_one_owner() {
+    fn every_ablation_is_declared_by_exactly_its_owner() {
         let mut declared = valid_names();
         declared.sort_unstable();
         let mut all: Vec<&str> = Ablation::ALL.iter().map(|a| a.name()).collect();
         all.sort_unstable();
         assert_eq!(declared, all);
+        for owner in Owner::ALL {
+            for ablation in declared_of(owner) {
+                assert_eq!(
+                    ablation.owner(),
+                    owner,
+                    "{ablation:?} is declared by another"
+                );
+            }
+        }
     }
 
     #[test]
     fn parse_sorts_and_dedups_known_names() {
         let ablations = parse("limits, reservations,limits").expect("known names");
         assert_eq!(ablations.names(), ["limits", "reservations"]);
-        assert_eq!(of(&ablations, "safe").label(), "limits,reservations");
-        assert!(of(&ablations, "fixed").is_empty());
+        assert_eq!(
+            ablations.owned_by(Owner::Safe).label(),
+            "limits,reservations"
+        );
+        assert!(ablations.owned_by(Owner::Fixed).is_empty());
     }
 
     #[test]
@@ -100,7 +122,7 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), count, "an ablation name is declared twice");
-        assert_eq!(names_of("safe").len(), 9);
-        assert!(!names_of("fixed").is_empty());
+        assert_eq!(declared_of(Owner::Safe).len(), 9);
+        assert!(!declared_of(Owner::Fixed).is_empty());
     }
 }

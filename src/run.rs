@@ -2,10 +2,11 @@
 
 use crate::allocator::Policy;
 use crate::check::{
-    Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Monitor, Violation, leader_monitors,
+    Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Violation, leader_monitors,
 };
+use crate::leader::Variant;
 use crate::report::{Collector, RunInfo, classify};
-use crate::scenario::{ElasticFault, ElasticKind, FaultKind, FaultType, Scenario};
+use crate::scenario::{ElasticFault, ElasticKind, FaultKind, FaultType, Leader, Scenario};
 use crate::trace::{Fingerprint, JsonlWriter, Record};
 use crate::world::{RunSettings, Sink, World, WorldError};
 use std::path::Path;
@@ -190,8 +191,8 @@ pub fn run_scenario_tapped(
 ) -> Result<RunOutcome, RunError> {
     let policy = settings.policy;
     let seed = settings.seed;
-    let variant = settings.variant.clone();
-    let mut observers = observers_for(scenario, policy, variant.as_deref(), trace_path, tap)?;
+    let variant = settings.leader_variant(scenario);
+    let mut observers = observers_for(scenario, policy, variant, trace_path, tap)?;
     let mut world = World::new(scenario.clone(), settings)?;
     world.run(&mut observers)?;
     let end_ms = world.now().as_ms();
@@ -210,8 +211,8 @@ pub fn run_scenario_tapped(
     let info = RunInfo {
         scenario: scenario.name.clone(),
         seed,
-        policy: policy.name().to_owned(),
-        variant: scenario.leader.as_ref().and(variant),
+        policy,
+        variant,
         version: env!("CARGO_PKG_VERSION").to_owned(),
         verdict: verdict.to_owned(),
         failure_class: class.map(str::to_owned),
@@ -229,12 +230,7 @@ pub fn run_scenario_tapped(
             .collect(),
         drawn: world.swarm_drawn().to_vec(),
         max_job_wait_ms: scenario.invariants.max_job_wait_ms,
-        ablations: scenario
-            .ablations
-            .names()
-            .iter()
-            .map(|name| (*name).to_owned())
-            .collect(),
+        ablations: scenario.ablations.clone(),
     };
     Ok(RunOutcome {
         info,
@@ -246,12 +242,15 @@ pub fn run_scenario_tapped(
 fn observers_for<'a>(
     scenario: &Scenario,
     policy: Policy,
-    variant: Option<&str>,
+    variant: Option<Variant>,
     trace_path: Option<&Path>,
     tap: Option<&'a mut dyn Sink>,
 ) -> Result<Observers<'a>, RunError> {
     let bounds = bounds_for(scenario, policy);
-    let extra = leader_monitors_for(scenario, variant);
+    let extra = match (&scenario.leader, variant) {
+        (Some(leader), Some(variant)) => leader_monitors(leader_bounds(scenario, leader, variant)),
+        _ => Vec::new(),
+    };
     let trace =
         match trace_path {
             Some(path) => Some(JsonlWriter::create(path).map_err(|e| {
@@ -272,22 +271,18 @@ fn observers_for<'a>(
     })
 }
 
-/// The leader monitors of a scenario with `[leader]` (none without), judging `variant` (the
-/// scenario's own unless the run overrides it).
-fn leader_monitors_for(scenario: &Scenario, variant: Option<&str>) -> Vec<Box<dyn Monitor>> {
-    let Some(leader) = &scenario.leader else {
-        return Vec::new();
-    };
-    leader_monitors(LeaderBounds {
+/// The bounds the leader monitors judge `scenario`'s `[leader]` section by, for replicas
+/// running `variant` (the one place they are built: runs here, `elasticsim-crates` too).
+pub fn leader_bounds(scenario: &Scenario, leader: &Leader, variant: Variant) -> LeaderBounds {
+    LeaderBounds {
         lease_duration_ms: leader.lease_duration_ms,
         renew_deadline_ms: leader.renew_deadline_ms,
         retry_period_ms: leader.retry_period_ms,
         api_latency_max_ms: scenario.cluster.api_latency.max_ms,
         module_stop_latency_max_ms: leader.module_stop_latency.max_ms,
         replicas: leader.replicas,
-        variant: crate::leader::Variant::from_name(variant.unwrap_or(&leader.variant))
-            .unwrap_or(crate::leader::Variant::Fixed),
-    })
+        variant,
+    }
 }
 
 /// Close `trace.jsonl`, or report the first write that failed.

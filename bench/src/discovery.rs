@@ -4,24 +4,46 @@
 
 use crate::figures::Bench;
 use crate::stats::Figure;
+use elasticsim::ablation::{Ablation, Ablations};
 use elasticsim::allocator::Policy;
 use elasticsim::explore::hunt::{Limits, Mode, Target, hunt};
+use elasticsim::leader::Variant;
 use elasticsim::scenario::Scenario;
 use elasticsim::world::RunSettings;
 use std::time::Instant;
 
+/// What a target runs: a policy on the elastic files, or a variant on the leader files.
+#[derive(Clone, Copy)]
+enum Who {
+    Policy(Policy),
+    Variant(Variant),
+}
+
 /// (target, policy or variant, ablation): a few targets the default hunt kills, one per side
 /// and kind, so the figures fit the bench's time.
-const TARGETS: [(&str, &str, &str); 4] = [
-    ("pr355", "pr355", ""),
-    ("agentk-v1", "agentk-v1", ""),
-    ("safe-limits", "safe", "limits"),
-    ("fixed-re-enter", "fixed", "re-enter"),
+const TARGETS: [(&str, Who, Option<Ablation>); 4] = [
+    ("pr355", Who::Policy(Policy::Pr355), None),
+    ("agentk-v1", Who::Variant(Variant::AgentkV1), None),
+    (
+        "safe-limits",
+        Who::Policy(Policy::Safe),
+        Some(Ablation::Limits),
+    ),
+    (
+        "fixed-re-enter",
+        Who::Variant(Variant::Fixed),
+        Some(Ablation::ReEnter),
+    ),
 ];
 
-fn target(name: &str, who: &str, ablation: &str, files: &[Scenario]) -> anyhow::Result<Target> {
-    let leader_side = matches!(who, "agentk-v1" | "fixed");
-    let ablations = elasticsim::mutants::parse(ablation).map_err(anyhow::Error::msg)?;
+fn target(
+    name: &str,
+    who: Who,
+    ablation: Option<Ablation>,
+    files: &[Scenario],
+) -> anyhow::Result<Target> {
+    let leader_side = matches!(who, Who::Variant(_));
+    let ablations = Ablations::of(ablation);
     let scenarios: Vec<Scenario> = files
         .iter()
         .filter(|scenario| scenario.leader.is_some() == leader_side)
@@ -33,11 +55,10 @@ fn target(name: &str, who: &str, ablation: &str, files: &[Scenario]) -> anyhow::
     let first = scenarios
         .first()
         .ok_or_else(|| anyhow::anyhow!("no scenario for {name}"))?;
-    let mut settings = RunSettings::from_scenario(first)?;
-    if leader_side {
-        settings.variant = Some(who.to_owned());
-    } else {
-        settings.policy = Policy::from_name(who).ok_or_else(|| anyhow::anyhow!("{who}"))?;
+    let mut settings = RunSettings::from_scenario(first);
+    match who {
+        Who::Policy(policy) => settings.policy = policy,
+        Who::Variant(variant) => settings.variant = Some(variant),
     }
     Ok(Target {
         name: name.to_owned(),

@@ -242,7 +242,7 @@ impl Bench {
         let span_ms = self.plan.turmoil_span_ms;
         let burst = model::load(&self.scenarios.join("burst.toml"))?;
         let cut = model::cut(&burst, span_ms, 0);
-        let settings = RunSettings::from_scenario(&cut).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let settings = RunSettings::from_scenario(&cut);
         let jobs: Vec<PlannedJob> = World::new(cut.clone(), settings)
             .map_err(|e| anyhow::anyhow!("{e}"))?
             .planned_arrivals()

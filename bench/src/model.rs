@@ -35,7 +35,7 @@ pub fn cut(scenario: &Scenario, duration_ms: u64, settle_ms: u64) -> Scenario {
 /// One run of `scenario` under `seed` with its own policy: monitors on, fingerprint computed,
 /// no trace file.
 pub fn run_once(scenario: &Scenario, seed: u64) -> anyhow::Result<RunOutcome> {
-    let mut settings = RunSettings::from_scenario(scenario).map_err(|e| anyhow!("{e}"))?;
+    let mut settings = RunSettings::from_scenario(scenario);
     settings.seed = seed;
     run_scenario(scenario, settings, None, String::new())
         .map_err(|error| anyhow!("{} seed {seed}: {error}", scenario.name))

@@ -137,15 +137,7 @@ fn plan(scenario: &Scenario) -> Result<Plan, String> {
         error_rate: scenario.cluster.api_error_rate,
         request_timeout_ms: scenario.kube.request_timeout_ms,
     };
-    let leader_bounds = LeaderBounds {
-        lease_duration_ms: leader.lease_duration_ms,
-        renew_deadline_ms: leader.renew_deadline_ms,
-        retry_period_ms: leader.retry_period_ms,
-        api_latency_max_ms: scenario.cluster.api_latency.max_ms,
-        module_stop_latency_max_ms: leader.module_stop_latency.max_ms,
-        replicas: leader.replicas,
-        variant: Variant::Fixed,
-    };
+    let leader_bounds = elasticsim::run::leader_bounds(scenario, leader, Variant::Fixed);
     let mut disabled: Vec<String> = Checker::ids().iter().map(|id| (*id).to_owned()).collect();
     disabled.extend(NOT_JUDGED.iter().map(|(id, _)| (*id).to_owned()));
     disabled.extend(scenario.invariants.disable.iter().cloned());

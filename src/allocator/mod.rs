@@ -51,7 +51,20 @@ use std::sync::Arc;
 
 /// Which allocator runs inside the plugin. The one list of policies: the command line
 /// (`clap::ValueEnum`), the scenario parser and the plots take it from here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Policy {
     /// The plugin's master branch: one pod per job, no reuse.
     Upstream,
@@ -389,7 +402,7 @@ pub(crate) fn new_allocator_ablated(
         Policy::Safe if !ablations.is_empty() => {
             Box::new(safe::Safe::with_ablations(process_id, ablations.clone()))
         }
-        _ => new_allocator(policy, process_id),
+        Policy::Upstream | Policy::Pr355 | Policy::Safe => new_allocator(policy, process_id),
     }
 }
 
@@ -410,6 +423,12 @@ mod tests {
             let value = policy.to_possible_value().expect("no policy is hidden");
             assert_eq!(value.get_name(), policy.name());
             assert_eq!(Policy::from_name(policy.name()), Some(policy));
+            let json = serde_json::to_string(&policy).expect("a name");
+            assert_eq!(
+                json,
+                format!("{:?}", policy.name()),
+                "serde names it as flags do"
+            );
         }
         let names: Vec<&str> = Policy::ALL.iter().map(|policy| policy.name()).collect();
         assert_eq!(Policy::NAMES.to_vec(), names);

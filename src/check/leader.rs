@@ -23,7 +23,7 @@ mod view;
 #[cfg(test)]
 mod tests;
 
-pub use hazard::{Hazard, build_of, defect_count_text, hazard_lines, hazard_of};
+pub use hazard::{Hazard, defect_count_text, hazard_lines, hazard_of};
 
 use super::{Kind, Monitor, Violation};
 use crate::leader::Variant;

@@ -5,10 +5,12 @@
 //! their deadline or at the end of the settle phase, `sometimes` monitors at the end of the
 //! run (as coverage, a failure only when the scenario requires them).
 
+mod invariant_id;
 mod leader;
 
+pub use invariant_id::InvariantId;
 pub use leader::{
-    Hazard, LeaderBounds, build_of, defect_count_text, hazard_lines, hazard_of, leader_monitors,
+    Hazard, LeaderBounds, defect_count_text, hazard_lines, hazard_of, leader_monitors,
 };
 
 use crate::trace::Record;

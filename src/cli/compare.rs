@@ -32,7 +32,8 @@ struct CompareShardPlan {
     /// The unsharded seed range, as given.
     seeds: String,
     /// The compared cases in order: policy names, or variant names for `--variants`.
-    policies: Vec<String>,
+    #[serde(rename = "policies")]
+    cases: Vec<String>,
     title: String,
 }
 
@@ -68,7 +69,7 @@ fn cases(
         .iter()
         .map(|variant| {
             let mut settings = base.clone();
-            settings.variant = Some(variant.name().to_owned());
+            settings.variant = Some(*variant);
             (variant.name().to_owned(), settings)
         })
         .collect())
@@ -79,7 +80,7 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let shard = parse_shard(args.shard.as_deref())?;
     let mut scenario = load(&args.file)?;
     super::sim::apply_ablate(&mut scenario, args.ablate.as_deref())?;
-    let base = RunSettings::from_scenario(&scenario).map_err(|e| Failure::Input(e.to_string()))?;
+    let base = RunSettings::from_scenario(&scenario);
     let all: Vec<u64> = seeds.seeds().collect();
     let folder = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("reports")
@@ -98,7 +99,7 @@ pub(super) fn run(args: &CompareArgs) -> Result<(), Failure> {
     let plan = CompareShardPlan {
         scenario: scenario.name.clone(),
         seeds: seeds.to_string(),
-        policies: cases.iter().map(|(case, _)| case.clone()).collect(),
+        cases: cases.iter().map(|(case, _)| case.clone()).collect(),
         title: format!("{} (seeds {seeds})", scenario.name),
     };
     let planned = cases.len() * all.len();
@@ -238,9 +239,9 @@ fn report(
 pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
     let (plan, placed): (CompareShardPlan, Vec<(SeedRow, PathBuf)>) =
         assembled.typed().map_err(Failure::Input)?;
-    let per_policy = placed.len() / plan.policies.len().max(1);
+    let per_policy = placed.len() / plan.cases.len().max(1);
     let runs: Vec<(String, Vec<SeedRow>)> = plan
-        .policies
+        .cases
         .iter()
         .zip(placed.chunks(per_policy.max(1)))
         .map(|(policy, chunk)| {
@@ -248,7 +249,7 @@ pub(super) fn merge(assembled: &Assembled, out: &Path) -> Result<(), Failure> {
             (policy.clone(), rows)
         })
         .collect();
-    for (policy, chunk) in plan.policies.iter().zip(placed.chunks(per_policy.max(1))) {
+    for (policy, chunk) in plan.cases.iter().zip(placed.chunks(per_policy.max(1))) {
         for (row, folder) in chunk.iter().filter(|(row, _)| !row.passed()) {
             let name = PathBuf::from(policy).join(format!("seed-{}", row.seed));
             copy_report(&folder.join(&name), &out.join(&name))?;

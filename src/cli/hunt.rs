@@ -7,10 +7,10 @@
 use super::Failure;
 use super::args::HuntArgs;
 use super::sim::{load, reproduce};
-use crate::ablation::Ablations;
+use crate::ablation::{Ablation, Ablations, Owner};
 use crate::allocator::Policy;
 use crate::explore::hunt::{HuntResult, Limits, Mode, Target, hunt};
-use crate::mutants::names_of;
+use crate::mutants::{Variant, declared_of};
 use crate::report::atomic;
 use crate::scenario::Scenario;
 use crate::wall::Stopwatch;
@@ -202,6 +202,40 @@ fn spinner(label: &str) -> ProgressBar {
     bar
 }
 
+/// What a hunt target runs: a policy on the elastic files or a variant on the `[leader]`
+/// files, with at most one ablation of that policy's or variant's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Elastic(Policy),
+    Leader(Variant),
+}
+
+impl Side {
+    /// The side whose policy or variant declares `owner`'s ablations.
+    fn of_owner(owner: Owner) -> Side {
+        match owner {
+            Owner::Safe => Side::Elastic(Policy::Safe),
+            Owner::Fixed => Side::Leader(Variant::Fixed),
+        }
+    }
+}
+
+/// The target named `name`: a policy, a variant, or `OWNER-ABLATION` (`safe-limits`).
+fn named_target(name: &str) -> Option<(Side, Option<Ablation>)> {
+    if let Some(policy) = Policy::from_name(name) {
+        return Some((Side::Elastic(policy), None));
+    }
+    if let Some(variant) = Variant::from_name(name) {
+        return Some((Side::Leader(variant), None));
+    }
+    let (owner, ablation) = name.split_once('-')?;
+    let owner = Owner::ALL.into_iter().find(|o| o.name() == owner)?;
+    let ablation = declared_of(owner)
+        .into_iter()
+        .find(|a| a.name() == ablation)?;
+    Some((Side::of_owner(owner), Some(ablation)))
+}
+
 /// Targets by name: `pr355`, `upstream`, `safe`, a leader variant (`agentk-v1`,
 /// `agentk-v2`, `agentk-head`, `fixed`: [`crate::mutants::Variant`]), `safe-ablations`,
 /// `fixed-ablations`, `safe-NAME`, `fixed-NAME`. Each keeps the files of its side (elastic
@@ -213,89 +247,49 @@ pub(super) fn expand_targets(
     let mut targets = Vec::new();
     for name in names {
         let name = name.trim();
-        match name {
-            "safe-ablations" => {
-                for rule in names_of("safe") {
-                    targets.push(elastic(&format!("safe-{rule}"), "safe", rule, loaded)?);
-                }
+        let every_of = Owner::ALL
+            .into_iter()
+            .find(|owner| name == format!("{}-ablations", owner.name()));
+        if let Some(owner) = every_of {
+            for ablation in declared_of(owner) {
+                let label = format!("{}-{}", owner.name(), ablation.name());
+                let side = Side::of_owner(owner);
+                targets.push(target(&label, side, Some(ablation), loaded)?);
             }
-            "fixed-ablations" => {
-                for fix in names_of("fixed") {
-                    targets.push(leader(&format!("fixed-{fix}"), "fixed", fix, loaded)?);
-                }
-            }
-            policy if Policy::from_name(policy).is_some() => {
-                targets.push(elastic(name, name, "", loaded)?);
-            }
-            variant if crate::mutants::Variant::from_name(variant).is_some() => {
-                targets.push(leader(name, name, "", loaded)?);
-            }
-            other => match other.split_once('-') {
-                Some(("safe", rule)) if names_of("safe").contains(&rule) => {
-                    targets.push(elastic(other, "safe", rule, loaded)?);
-                }
-                Some(("fixed", fix)) if names_of("fixed").contains(&fix) => {
-                    targets.push(leader(other, "fixed", fix, loaded)?);
-                }
-                _ => {
-                    return Err(Failure::Input(format!(
-                        "--targets: unknown target {other:?}; valid: {}, agentk-v1, \
-                         agentk-v2, agentk-head, fixed, safe-ablations, fixed-ablations, \
-                         safe-NAME, fixed-NAME (NAME from `elasticsim ablations`)",
-                        Policy::NAMES.join(", ")
-                    )));
-                }
-            },
+            continue;
         }
+        let Some((side, ablation)) = named_target(name) else {
+            return Err(Failure::Input(format!(
+                "--targets: unknown target {name:?}; valid: {}, {}, safe-ablations, \
+                 fixed-ablations, safe-NAME, fixed-NAME (NAME from `elasticsim ablations`)",
+                Policy::NAMES.join(", "),
+                Variant::NAMES.join(", ")
+            )));
+        };
+        targets.push(target(name, side, ablation, loaded)?);
     }
     Ok(targets)
 }
 
-fn elastic(
-    name: &str,
-    policy: &str,
-    ablation: &str,
-    loaded: &[(PathBuf, Scenario)],
-) -> Result<(Target, Vec<PathBuf>), Failure> {
-    let side: Vec<&(PathBuf, Scenario)> =
-        loaded.iter().filter(|(_, s)| s.leader.is_none()).collect();
-    target(name, Policy::from_name(policy), None, ablation, &side)
-}
-
-fn leader(
-    name: &str,
-    variant: &str,
-    ablation: &str,
-    loaded: &[(PathBuf, Scenario)],
-) -> Result<(Target, Vec<PathBuf>), Failure> {
-    let side: Vec<&(PathBuf, Scenario)> =
-        loaded.iter().filter(|(_, s)| s.leader.is_some()).collect();
-    target(name, None, Some(variant), ablation, &side)
-}
-
 fn target(
     name: &str,
-    policy: Option<Policy>,
-    variant: Option<&str>,
-    ablation: &str,
-    side: &[&(PathBuf, Scenario)],
+    side: Side,
+    ablation: Option<Ablation>,
+    loaded: &[(PathBuf, Scenario)],
 ) -> Result<(Target, Vec<PathBuf>), Failure> {
-    let Some((_, first)) = side.first() else {
-        let kind = if variant.is_some() {
-            "a [leader]"
-        } else {
-            "no [leader]"
-        };
+    let leader = matches!(side, Side::Leader(_));
+    let side_files: Vec<&(PathBuf, Scenario)> = loaded
+        .iter()
+        .filter(|(_, s)| s.leader.is_some() == leader)
+        .collect();
+    let Some((_, first)) = side_files.first() else {
+        let kind = if leader { "a [leader]" } else { "no [leader]" };
         return Err(Failure::Input(format!(
             "target {name}: no scenario file with {kind} section among the hunt's files"
         )));
     };
-    let ablations = if ablation.is_empty() {
-        Ablations::none()
-    } else {
-        crate::mutants::parse(ablation).map_err(Failure::Input)?
-    };
-    let scenarios: Vec<Scenario> = side
+    let ablations = Ablations::of(ablation);
+    let scenarios: Vec<Scenario> = side_files
         .iter()
         .map(|(_, scenario)| {
             let mut scenario = scenario.clone();
@@ -303,13 +297,12 @@ fn target(
             scenario
         })
         .collect();
-    let mut settings =
-        RunSettings::from_scenario(first).map_err(|e| Failure::Input(e.to_string()))?;
-    if let Some(policy) = policy {
-        settings.policy = policy;
+    let mut settings = RunSettings::from_scenario(first);
+    match side {
+        Side::Elastic(policy) => settings.policy = policy,
+        Side::Leader(variant) => settings.variant = Some(variant),
     }
-    settings.variant = variant.map(str::to_owned).or(settings.variant);
-    let files = side.iter().map(|(file, _)| file.clone()).collect();
+    let files = side_files.iter().map(|(file, _)| file.clone()).collect();
     let target = Target {
         name: name.to_owned(),
         scenarios,
@@ -382,8 +375,7 @@ fn shrink_find(
     atomic::write_file(repro, text.as_bytes())
         .map_err(|e| Failure::Internal(format!("writing {}: {e}", repro.display())))?;
     let loaded = load(repro)?;
-    let settings =
-        RunSettings::from_scenario(&loaded).map_err(|e| Failure::Internal(e.to_string()))?;
+    let settings = RunSettings::from_scenario(&loaded);
     let rerun = crate::run::run_scenario(&loaded, settings, None, String::new())?;
     Ok(rerun.violated_ids().contains(&find.invariant.as_str()))
 }

@@ -107,6 +107,6 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
 fn ablation_list() -> String {
     crate::mutants::catalogue()
         .into_iter()
-        .map(|(owner, name, what)| format!("{owner:<5}  {name:<18} {what}\n"))
+        .map(|(owner, name, what)| format!("{:<5}  {name:<18} {what}\n", owner.name()))
         .collect()
 }

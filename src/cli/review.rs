@@ -50,8 +50,8 @@ struct PlanGroup {
 /// What a review's files depend on besides its rows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct ReviewPlan {
-    base: String,
-    candidate: String,
+    base: Policy,
+    candidate: Policy,
     seeds: String,
     groups: Vec<PlanGroup>,
     /// `--ablate` as given: the candidate's ablations.
@@ -63,8 +63,8 @@ impl ReviewPlan {
     /// The candidate as the outputs name it: the policy, and its ablations if any.
     fn candidate_label(&self) -> String {
         match &self.ablate {
-            Some(names) => format!("{} (ablated: {names})", self.candidate),
-            None => self.candidate.clone(),
+            Some(names) => format!("{} (ablated: {names})", self.candidate.name()),
+            None => self.candidate.name().to_owned(),
         }
     }
 }
@@ -76,10 +76,6 @@ fn candidate_ablations(ablate: Option<&str>, scenario: &Scenario) -> Result<Abla
             .map_err(|message| Failure::Input(format!("--ablate: {message}"))),
         None => Ok(scenario.ablations.clone()),
     }
-}
-
-fn policy(name: &str) -> Policy {
-    Policy::from_name(name).expect("clap checked the policy name")
 }
 
 /// The files to review, each with its seed cap (the nightly's seed count when defaulted).
@@ -136,8 +132,8 @@ fn groups(args: &ReviewArgs) -> Result<Vec<Group>, Failure> {
 
 fn plan_of(args: &ReviewArgs, groups: &[Group]) -> ReviewPlan {
     ReviewPlan {
-        base: args.base.name().to_owned(),
-        candidate: args.candidate.name().to_owned(),
+        base: args.base,
+        candidate: args.candidate,
         seeds: args.seeds.clone(),
         groups: groups
             .iter()
@@ -171,7 +167,7 @@ fn run_cells(
     threads: Option<usize>,
 ) -> Result<Vec<Option<SeedReview>>, Failure> {
     crate::interrupt::install();
-    let (base, candidate) = (policy(&plan.base), policy(&plan.candidate));
+    let (base, candidate) = (plan.base, plan.candidate);
     let bar = progress_bar(mine.len() as u64, "review");
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
@@ -293,7 +289,7 @@ fn write_review(
     rows: &[(usize, SeedReview)],
     interrupted: Option<&str>,
 ) -> Result<Vec<ScenarioReview>, Failure> {
-    let candidate = policy(&plan.candidate);
+    let candidate = plan.candidate;
     let per_group: Vec<(usize, Vec<SeedReview>)> = (0..groups.len())
         .map(|index| {
             let mine = rows.iter().filter(|(group, _)| *group == index);
@@ -322,7 +318,7 @@ fn write_review(
         plots.extend(write_chart(folder, plan, &groups[*index], rows, review));
     }
     write_repros(folder, &reviews)?;
-    let mut json = review_json(&plan.base, &plan.candidate, &reviews);
+    let mut json = review_json(plan.base.name(), plan.candidate.name(), &reviews);
     json.ablate = plan.ablate.clone();
     json.interrupted = interrupted.map(str::to_owned);
     let mut bytes = serde_json::to_vec_pretty(&json)
@@ -334,14 +330,21 @@ fn write_review(
     write("review.json", &bytes)?;
     let shown = folder.display().to_string();
     let label = plan.candidate_label();
-    let mut markdown = review_markdown(&plan.base, &label, &reviews, &shown);
+    let mut markdown = review_markdown(plan.base.name(), &label, &reviews, &shown);
     if let Some(line) = interrupted {
         // After the summary paragraph, so the file still opens with it.
         markdown = markdown.replacen("\n\n", &format!("\n\n**{line}**\n\n"), 1);
     }
     write("review.md", markdown.as_bytes())?;
-    write_page(folder, &plan.base, &label, &reviews, plots, interrupted)
-        .map_err(writing_failed(folder))?;
+    write_page(
+        folder,
+        plan.base.name(),
+        &label,
+        &reviews,
+        plots,
+        interrupted,
+    )
+    .map_err(writing_failed(folder))?;
     Ok(reviews)
 }
 
@@ -355,13 +358,13 @@ fn write_chart(
 ) -> Option<Link> {
     let name = format!("{}-reuse-{}", group.scenario.name, group.reuse_text());
     let candidate_label = if plan.candidate == plan.base && plan.ablate.is_none() {
-        format!("{} (candidate)", plan.candidate)
+        format!("{} (candidate)", plan.candidate.name())
     } else {
         plan.candidate_label()
     };
     let runs: Vec<(String, Vec<SeedRow>)> = vec![
         (
-            plan.base.clone(),
+            plan.base.name().to_owned(),
             rows.iter().map(|r| r.base.clone()).collect(),
         ),
         (
@@ -404,8 +407,13 @@ fn report(
     timing: &str,
     folder: &Path,
 ) -> Result<(), Failure> {
-    let verdict = crate::review::verdict_sentence(&plan.base, &plan.candidate_label(), reviews);
-    println!("review {} against {}", plan.candidate_label(), plan.base);
+    let verdict =
+        crate::review::verdict_sentence(plan.base.name(), &plan.candidate_label(), reviews);
+    println!(
+        "review {} against {}",
+        plan.candidate_label(),
+        plan.base.name()
+    );
     println!("{verdict}");
     println!("{timing}");
     println!("review: {}", folder.join("review.md").display());

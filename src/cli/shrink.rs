@@ -20,8 +20,7 @@ pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {
     })?;
     let mut scenario = load(&args.file)?;
     super::sim::apply_ablate(&mut scenario, args.ablate.as_deref())?;
-    let mut settings =
-        RunSettings::from_scenario(&scenario).map_err(|e| Failure::Input(e.to_string()))?;
+    let mut settings = RunSettings::from_scenario(&scenario);
     settings.seed = args.seed;
     if let Some(policy) = args.policy {
         settings.policy = policy;
@@ -34,7 +33,7 @@ pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {
                 args.file.display()
             )));
         }
-        settings.variant = Some(variant.name().to_owned());
+        settings.variant = Some(*variant);
     }
     let out = args
         .out

@@ -66,8 +66,7 @@ pub(super) fn settings(scenario: &Scenario, args: &SimArgs) -> Result<RunSetting
             args.file.display()
         )));
     }
-    let mut settings =
-        RunSettings::from_scenario(scenario).map_err(|e| Failure::Input(e.to_string()))?;
+    let mut settings = RunSettings::from_scenario(scenario);
     if let Some(seed) = args.seed {
         settings.seed = seed;
     }
@@ -82,7 +81,7 @@ pub(super) fn settings(scenario: &Scenario, args: &SimArgs) -> Result<RunSetting
                 args.file.display()
             )));
         }
-        settings.variant = Some(variant.name().to_owned());
+        settings.variant = Some(*variant);
     }
     Ok(settings)
 }
@@ -95,8 +94,8 @@ pub(super) fn reproduce(file: &Path, settings: &RunSettings, scenario: &Scenario
         settings.seed,
         settings.policy.name()
     );
-    if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
-        command.push_str(&format!(" --variant {variant}"));
+    if let (Some(variant), Some(_)) = (settings.variant, &scenario.leader) {
+        command.push_str(&format!(" --variant {}", variant.name()));
     }
     if !scenario.ablations.is_empty() {
         command.push_str(&format!(" --ablate {}", scenario.ablations.label()));
@@ -112,8 +111,8 @@ pub(super) fn report_dir(scenario: &Scenario, settings: &RunSettings) -> PathBuf
     let mut dir = PathBuf::from("reports")
         .join(&scenario.name)
         .join(settings.policy.name());
-    if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
-        dir = dir.join(variant);
+    if let (Some(variant), Some(_)) = (settings.variant, &scenario.leader) {
+        dir = dir.join(variant.name());
     }
     if !scenario.ablations.is_empty() {
         dir = dir.join(format!(

@@ -124,10 +124,10 @@ impl SweepShardPlan {
     fn new(scenario: &Scenario, settings: &RunSettings, seeds: SeedRange) -> SweepShardPlan {
         let mut case = settings.policy.name().to_owned();
         let mut title = format!("{} (policy {})", scenario.name, settings.policy.name());
-        if let (Some(variant), Some(_)) = (&settings.variant, &scenario.leader) {
-            case = format!("{case}/{variant}");
+        if let (Some(variant), Some(_)) = (settings.variant, &scenario.leader) {
+            case = format!("{case}/{}", variant.name());
             // A leader run is named by its variant: the policy plays no part in it.
-            title = format!("{} (variant {variant})", scenario.name);
+            title = format!("{} (variant {})", scenario.name, variant.name());
         }
         if !scenario.ablations.is_empty() {
             case = format!("{case}/ablate-{}", scenario.ablations.label());
@@ -195,8 +195,8 @@ fn headline(
     shard: Option<Shard>,
 ) -> String {
     let scope = shard.map_or_else(String::new, |shard| format!(", shard {shard}"));
-    let case = match (&settings.variant, &scenario.leader) {
-        (Some(variant), Some(_)) => format!("variant {variant}"),
+    let case = match (settings.variant, &scenario.leader) {
+        (Some(variant), Some(_)) => format!("variant {}", variant.name()),
         _ => format!("policy {}", settings.policy.name()),
     };
     format!("({case}, seeds {seeds}{scope})")

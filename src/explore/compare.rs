@@ -24,8 +24,8 @@ use std::path::Path;
 /// One policy's aggregate over the compared seeds. Plots use these rows directly.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyRow {
-    /// The policy's name, or `policy/variant` for a leader comparison.
-    pub policy: String,
+    /// The column's label: the policy's name, or `policy/variant` for a leader comparison.
+    pub label: String,
     /// Seeds compared.
     pub seeds: u64,
     /// Seeds where every invariant held.
@@ -133,11 +133,11 @@ pub fn compare_rows(runs: &[(String, Vec<SeedRow>)]) -> Vec<PolicyRow> {
         .flat_map(|(_, rows)| rows.iter().flat_map(|row| row.violated_ids()))
         .collect();
     runs.iter()
-        .map(|(policy, rows)| policy_row(policy, rows, &failing_ids))
+        .map(|(label, rows)| policy_row(label, rows, &failing_ids))
         .collect()
 }
 
-fn policy_row(policy: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static str>) -> PolicyRow {
+fn policy_row(label: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static str>) -> PolicyRow {
     let seeds = rows.len() as u64;
     let passed = rows.iter().filter(|row| row.passed()).count() as u64;
     let fraction = |count: u64| {
@@ -170,7 +170,7 @@ fn policy_row(policy: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static st
     let reused: u64 = rows.iter().map(|row| row.reused).sum();
     let metric_mean = |pick: fn(&SeedRow) -> f64| mean(rows.iter().map(pick), seeds);
     PolicyRow {
-        policy: policy.to_owned(),
+        label: label.to_owned(),
         seeds,
         passed,
         pass_rate: fraction(passed),
@@ -273,7 +273,7 @@ fn classes_text(classes: &BTreeMap<String, u64>) -> String {
 pub fn write_compare_csv(out: &mut dyn Write, rows: &[PolicyRow]) -> io::Result<()> {
     let mut writer = csv::Writer::from_writer(out);
     let mut header = vec!["metric".to_owned()];
-    header.extend(rows.iter().map(|row| row.policy.clone()));
+    header.extend(rows.iter().map(|row| row.label.clone()));
     writer.write_record(&header)?;
     for (label, cells) in compare_cells(rows) {
         let mut record = vec![label];
@@ -293,7 +293,7 @@ pub fn compare_table(rows: &[PolicyRow]) -> String {
         .unwrap_or(0);
     let mut out = format!("{:<label_width$}", "");
     for row in rows {
-        let _ = write!(out, "  {:>12}", row.policy);
+        let _ = write!(out, "  {:>12}", row.label);
     }
     out.push('\n');
     for (label, cells) in lines {
@@ -325,7 +325,7 @@ pub fn compare_markdown(title: &str, rows: &[PolicyRow]) -> String {
     }
     out.push_str("| metric |");
     for row in rows {
-        let _ = write!(out, " {} |", row.policy);
+        let _ = write!(out, " {} |", row.label);
     }
     out.push_str("\n|---|");
     out.push_str(&"---|".repeat(rows.len()));
@@ -344,7 +344,7 @@ pub fn compare_markdown(title: &str, rows: &[PolicyRow]) -> String {
 pub(super) fn chart_rows(rows: &[PolicyRow]) -> Vec<crate::report::plots::PolicyRow> {
     rows.iter()
         .map(|row| crate::report::plots::PolicyRow {
-            policy: row.policy.clone(),
+            label: row.label.clone(),
             reuse_ratio: row.reuse_ratio,
             wait_s_p95: row.wait_s_p95,
             pods_created: row.pods_created_mean,

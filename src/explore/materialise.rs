@@ -15,9 +15,9 @@ use crate::world::{RunSettings, World};
 pub fn pin(scenario: &Scenario, settings: &RunSettings) -> Scenario {
     let mut pinned = scenario.clone();
     pinned.seed = settings.seed;
-    pinned.plugin.policy = settings.policy.name().to_owned();
-    if let (Some(leader), Some(variant)) = (&mut pinned.leader, &settings.variant) {
-        leader.variant = variant.clone();
+    pinned.plugin.policy = settings.policy;
+    if let (Some(leader), Some(variant)) = (&mut pinned.leader, settings.variant) {
+        leader.variant = variant;
     }
     pinned
 }

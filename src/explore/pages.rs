@@ -41,11 +41,11 @@ fn failing_link(row: &SeedRow, prefix: &str, label: &str) -> Link {
 pub fn write_sweep_page(
     folder: &Path,
     title: &str,
-    policy: &str,
+    label: &str,
     rows: &[SeedRow],
 ) -> io::Result<()> {
     let failed = rows.iter().filter(|row| !row.passed()).count();
-    let (plots, notes) = chart_links(folder, &compare_rows(&[(policy.to_owned(), rows.to_vec())]));
+    let (plots, notes) = chart_links(folder, &compare_rows(&[(label.to_owned(), rows.to_vec())]));
     let columns = [
         "seed",
         "violated",
@@ -148,7 +148,7 @@ pub fn write_compare_page(
                 verdict: RowVerdict::of(row.passed == row.seeds),
                 cells: [
                     vec![
-                        row.policy.clone(),
+                        row.label.clone(),
                         row.seeds.to_string(),
                         row.passed.to_string(),
                     ],

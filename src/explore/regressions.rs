@@ -34,9 +34,9 @@ pub struct Entry {
     /// The seed to replay; `None`: the scenario's own.
     pub seed: Option<u64>,
     /// The policy to replay under; `None`: the scenario's own.
-    pub policy: Option<String>,
+    pub policy: Option<Policy>,
     /// The leader variant (only with `[leader]`); `None`: the scenario's own.
-    pub variant: Option<String>,
+    pub variant: Option<crate::leader::Variant>,
     /// The expected verdict, `pass` or `fail`.
     pub verdict: String,
     /// Invariant ids that must fail in the replay (others may too).
@@ -70,15 +70,6 @@ pub fn load(path: &Path) -> Result<Vec<Entry>, String> {
                 entry.verdict
             ));
         }
-        if let Some(policy) = &entry.policy
-            && Policy::from_name(policy).is_none()
-        {
-            return Err(format!(
-                "{}: entry {}: unknown policy {policy:?} (upstream, pr355, safe)",
-                path.display(),
-                index + 1
-            ));
-        }
         entry.scenario = folder.join(&entry.scenario);
     }
     Ok(entries)
@@ -90,7 +81,7 @@ pub struct Replayed {
     /// The seed replayed.
     pub seed: u64,
     /// The policy replayed under.
-    pub policy: String,
+    pub policy: Policy,
     /// The replay's verdict, `pass` or `fail`.
     pub verdict: String,
     /// The ids of the invariants that failed in the replay.
@@ -104,18 +95,17 @@ pub fn replay(entry: &Entry) -> Result<Replayed, RunError> {
     let loaded =
         crate::scenario::load(&entry.scenario).map_err(|e| RunError::Input(e.to_string()))?;
     let scenario = loaded.scenario;
-    let mut settings = RunSettings::from_scenario(&scenario)?;
+    let mut settings = RunSettings::from_scenario(&scenario);
     if let Some(seed) = entry.seed {
         settings.seed = seed;
     }
-    if let Some(policy) = &entry.policy {
-        settings.policy = Policy::from_name(policy)
-            .ok_or_else(|| RunError::Input(format!("unknown policy {policy:?}")))?;
+    if let Some(policy) = entry.policy {
+        settings.policy = policy;
     }
-    if let Some(variant) = &entry.variant {
-        settings.variant = Some(variant.clone());
+    if let Some(variant) = entry.variant {
+        settings.variant = Some(variant);
     }
-    let (seed, policy) = (settings.seed, settings.policy.name().to_owned());
+    let (seed, policy) = (settings.seed, settings.policy);
     let outcome = run_scenario(&scenario, settings, None, String::new())?;
     Ok(Replayed {
         seed,
@@ -142,7 +132,7 @@ impl Entry {
             "{} seed {} policy {}: expected {} violating [{}], got {} violating [{}]",
             self.scenario.display(),
             replayed.seed,
-            replayed.policy,
+            replayed.policy.name(),
             self.verdict,
             self.violated.join(", "),
             replayed.verdict,

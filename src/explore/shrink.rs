@@ -98,7 +98,7 @@ pub fn shrink(
         settings.seed,
         settings.policy.name()
     );
-    let shrunk_settings = RunSettings::from_scenario(&current)?;
+    let shrunk_settings = RunSettings::from_scenario(&current);
     Ok(ShrinkOutcome {
         invariant: target,
         original: Size::of(scenario, settings)?,
@@ -152,9 +152,7 @@ impl Candidates {
         let Ok(loaded) = crate::scenario::parse(text, Path::new("repro.toml")) else {
             return false;
         };
-        let Ok(settings) = RunSettings::from_scenario(&loaded.scenario) else {
-            return false;
-        };
+        let settings = RunSettings::from_scenario(&loaded.scenario);
         let Ok(outcome) = run_scenario(&loaded.scenario, settings, None, String::new()) else {
             return false;
         };

@@ -111,7 +111,7 @@ pub struct SeedRow {
     pub reproduce: String,
     /// The leader-election variant of a leader run (`None` for an elastic-agent run).
     #[serde(default)]
-    pub variant: Option<String>,
+    pub variant: Option<crate::leader::Variant>,
     /// Every failover's duration, ascending (for pooled percentiles; empty without a leader).
     #[serde(default)]
     pub failover_ms: Vec<u64>,
@@ -155,7 +155,7 @@ impl SeedRow {
             assigned,
             reused,
             reproduce: info.reproduce.clone(),
-            variant: info.variant.clone(),
+            variant: info.variant,
             failover_ms: outcome.collector.failover_durations_ms(),
             hazards: hazard_names(&info.violations),
         }

@@ -45,8 +45,8 @@ pub const LEADER_SWEEP_METRICS: [&str; 8] = [
 ];
 
 /// The variant of a leader sweep (every row of one sweep has the same).
-fn sweep_variant(rows: &[SeedRow]) -> Option<&str> {
-    rows.first().and_then(|row| row.variant.as_deref())
+fn sweep_variant(rows: &[SeedRow]) -> Option<crate::leader::Variant> {
+    rows.first().and_then(|row| row.variant)
 }
 
 /// How many seeds violated one invariant.
@@ -142,8 +142,8 @@ pub fn write_sweep_csv(out: &mut dyn Write, rows: &[SeedRow]) -> io::Result<()> 
     for row in rows {
         let metrics = row.metrics.to_map();
         let mut record = vec![row.seed.to_string()];
-        if let Some(variant) = &row.variant {
-            record.push(variant.clone());
+        if let Some(variant) = row.variant {
+            record.push(variant.name().to_owned());
         }
         record.extend([
             row.verdict.clone(),
@@ -164,7 +164,7 @@ pub fn write_sweep_csv(out: &mut dyn Write, rows: &[SeedRow]) -> io::Result<()> 
 /// summed, failover p50/p95/max pooled over every failover of every seed (nearest rank),
 /// time with no leader and with two acting summed.
 fn leader_line(rows: &[SeedRow]) -> Option<String> {
-    let variant = sweep_variant(rows)?;
+    let variant = sweep_variant(rows)?.name();
     let sum = |name: &str| {
         rows.iter()
             .map(|row| row.metrics.to_map()[name])

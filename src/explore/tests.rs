@@ -105,7 +105,7 @@ fn a_leader_sweeps_table_and_csv_carry_the_variant_and_leader_metrics() {
     let rows: Vec<SeedRow> = (1..=2)
         .map(|seed| {
             let mut row = row(seed, &[], &[]);
-            row.variant = Some("agentk-v1".to_owned());
+            row.variant = Some(crate::leader::Variant::AgentkV1);
             row.metrics.failovers = seed;
             row.metrics.failover_s_max = 10.0 * seed as f64;
             row.metrics.leader_changes = 2 * seed;
@@ -188,7 +188,7 @@ fn a_leader_sweep_counts_its_defects_by_hazard() {
     let rows: Vec<SeedRow> = (1..=3)
         .map(|seed| {
             let mut row = row(seed, &[("single-leader-acting", Kind::Always)], &[]);
-            row.variant = Some("agentk-head".to_owned());
+            row.variant = Some(crate::leader::Variant::AgentkHead);
             row.hazards = if seed == 3 {
                 vec!["H3".to_owned(), "H8".to_owned()]
             } else {

@@ -67,8 +67,8 @@ impl Baseline {
 pub struct Regression {
     /// The scenario's name.
     pub scenario: String,
-    /// The policy (or `policy/variant`) the metric was measured under.
-    pub policy: String,
+    /// The case the metric was measured under: a policy's name, or a leader scenario's variant.
+    pub case: String,
     /// The metric's name, as in `summary.json`.
     pub metric: String,
     /// The baseline's mean.
@@ -86,7 +86,7 @@ impl Regression {
             "regression: scenario {}, policy {}, metric {}: baseline {}, new {}, \
              tolerance {}% + {} ({})",
             self.scenario,
-            self.policy,
+            self.case,
             self.metric,
             number(self.baseline),
             number(self.value),
@@ -105,7 +105,7 @@ fn number(value: f64) -> String {
 /// missing on either side are not compared.
 pub fn compare(
     scenario: &str,
-    policy: &str,
+    case: &str,
     baseline: &BTreeMap<String, f64>,
     means: &BTreeMap<String, f64>,
     tolerances: &BTreeMap<String, Tolerance>,
@@ -116,7 +116,7 @@ pub fn compare(
             let (base, value) = (*baseline.get(metric)?, *means.get(metric)?);
             tolerance.regressed(base, value).then(|| Regression {
                 scenario: scenario.to_owned(),
-                policy: policy.to_owned(),
+                case: case.to_owned(),
                 metric: metric.clone(),
                 baseline: base,
                 value,

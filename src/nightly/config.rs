@@ -73,7 +73,7 @@ impl Tolerance {
 #[serde(deny_unknown_fields)]
 pub struct ScenarioPlan {
     /// The policies to run; `None`: the scenario's own `[plugin] policy`.
-    pub policies: Option<Vec<String>>,
+    pub policies: Option<Vec<crate::allocator::Policy>>,
     /// Seeds for this scenario; `None`: the file's `seeds`.
     pub seeds: Option<u64>,
 }

@@ -33,6 +33,7 @@ pub use shard::merge;
 
 use crate::allocator::Policy;
 use crate::explore::Shard;
+use crate::leader::Variant;
 use crate::scenario::Scenario;
 use runner::{SeedResult, Task};
 use serde::{Deserialize, Serialize};
@@ -120,7 +121,7 @@ pub struct GroupOutcome {
     /// Why no baseline comparison happened, if it did not.
     pub note: Option<String>,
     /// The leader-runner variant of a leader scenario's case (its rows show leader figures).
-    pub variant: Option<String>,
+    pub variant: Option<Variant>,
 }
 
 impl GroupOutcome {
@@ -186,9 +187,8 @@ struct Group {
     /// Index into the loaded scenarios; only the run that loaded them uses it.
     #[serde(skip)]
     scenario: usize,
-    #[serde(with = "shard::policy_name")]
     policy: Policy,
-    variant: Option<String>,
+    variant: Option<Variant>,
     seeds: Vec<u64>,
     entry: Option<RegressionEntry>,
 }
@@ -218,11 +218,6 @@ fn load_scenario(file: &Path, warnings: &mut Vec<String>) -> Result<Scenario, Ni
     Ok(loaded.scenario)
 }
 
-fn policy_named(name: &str, context: &str) -> Result<Policy, NightlyError> {
-    Policy::from_name(name)
-        .ok_or_else(|| NightlyError::Input(format!("{context}: unknown policy `{name}`")))
-}
-
 /// Plan the regression entries' groups (one seed each).
 fn plan_regressions(
     entries: Vec<RegressionEntry>,
@@ -238,24 +233,15 @@ fn plan_regressions(
                 continue;
             }
         };
-        let policy_name = entry
-            .policy
-            .clone()
-            .unwrap_or(scenario.plugin.policy.clone());
-        let Some(policy) = Policy::from_name(&policy_name) else {
-            warnings.push(format!(
-                "regression entry skipped: unknown policy `{policy_name}`"
-            ));
-            continue;
-        };
+        let policy = entry.policy.unwrap_or(scenario.plugin.policy);
         let stem = entry.file.file_stem().unwrap_or_default().to_string_lossy();
         groups.push(Group {
             suite: "regressions".to_owned(),
-            case: format!("{stem} seed {} {policy_name}", entry.seed),
+            case: format!("{stem} seed {} {}", entry.seed, policy.name()),
             file: entry.file.clone(),
             scenario: scenarios.len(),
             policy,
-            variant: entry.variant.clone(),
+            variant: entry.variant,
             seeds: vec![entry.seed],
             entry: Some(entry),
         });
@@ -294,32 +280,30 @@ fn plan_scenarios(
         let policies = plan
             .policies
             .clone()
-            .unwrap_or_else(|| vec![scenario.plugin.policy.clone()]);
+            .unwrap_or_else(|| vec![scenario.plugin.policy]);
         let seeds: Vec<u64> = (1..=seed_count(options, config, &plan)).collect();
         // A leader scenario's case is its variant: the policy plays no part in it.
         if let (Some(leader), None) = (&scenario.leader, &plan.policies) {
-            let context = format!("{} [plugin] policy", file.display());
             groups.push(Group {
                 suite: scenario.name.clone(),
-                case: leader.variant.clone(),
+                case: leader.variant.name().to_owned(),
                 file: file.clone(),
                 scenario: scenarios.len(),
-                policy: policy_named(&scenario.plugin.policy, &context)?,
-                variant: Some(leader.variant.clone()),
+                policy: scenario.plugin.policy,
+                variant: Some(leader.variant),
                 seeds,
                 entry: None,
             });
             scenarios.push(scenario);
             continue;
         }
-        for name in policies {
-            let context = format!("nightly.toml [scenarios.{}]", scenario.name);
+        for policy in policies {
             groups.push(Group {
                 suite: scenario.name.clone(),
-                case: name.clone(),
+                case: policy.name().to_owned(),
                 file: file.clone(),
                 scenario: scenarios.len(),
-                policy: policy_named(&name, &context)?,
+                policy,
                 variant: None,
                 seeds: seeds.clone(),
                 entry: None,
@@ -376,7 +360,7 @@ fn fold_group(position: usize, group: &Group, results: &[SeedResult]) -> GroupOu
         means: runner::means(mine.iter().copied()),
         wall_s: mine.iter().map(|result| result.wall_s).sum(),
         note: None,
-        variant: group.variant.clone(),
+        variant: group.variant,
     }
 }
 
@@ -391,7 +375,7 @@ fn tasks_of(groups: &[Group]) -> Vec<Task> {
                 scenario: group.scenario,
                 seed: *seed,
                 policy: group.policy,
-                variant: group.variant.clone(),
+                variant: group.variant,
             })
         })
         .collect()

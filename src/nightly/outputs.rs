@@ -150,7 +150,7 @@ fn policy_row(group: &GroupOutcome) -> PolicyRow {
     }
     let seeds = group.seeds.max(1) as f64;
     PolicyRow {
-        policy: group.case.clone(),
+        label: group.case.clone(),
         reuse_ratio: mean("reuse_ratio"),
         wait_s_p95: mean("wait_s_p95"),
         pods_created: mean("pods_created"),

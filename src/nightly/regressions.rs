@@ -8,6 +8,8 @@
 //! `violated` (or `expected_violations`). A missing or unreadable file, or an entry it cannot
 //! use, is a warning, never an error of the nightly run.
 
+use crate::allocator::Policy;
+use crate::leader::Variant;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -19,9 +21,9 @@ pub struct RegressionEntry {
     /// The seed to replay.
     pub seed: u64,
     /// The policy to replay under; `None`: the scenario's own.
-    pub policy: Option<String>,
+    pub policy: Option<Policy>,
     /// The leader variant; `None`: the scenario's own.
-    pub variant: Option<String>,
+    pub variant: Option<Variant>,
     /// `"pass"` or `"fail"`.
     pub verdict: String,
     /// Expected violated invariant ids, sorted; `None` when the entry does not say.
@@ -31,6 +33,23 @@ pub struct RegressionEntry {
 fn text(table: &toml::Table, keys: &[&str]) -> Option<String> {
     keys.iter()
         .find_map(|key| table.get(*key)?.as_str().map(str::to_owned))
+}
+
+/// The value of `key` read into a vocabulary (`None` when absent), or why it is unknown.
+fn named<T: Copy>(
+    table: &toml::Table,
+    key: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<Option<T>, String> {
+    let Some(text) = text(table, &[key]) else {
+        return Ok(None);
+    };
+    let found = all.iter().copied().find(|&value| name(value) == text);
+    let names: Vec<&str> = all.iter().map(|&value| name(value)).collect();
+    found
+        .map(Some)
+        .ok_or_else(|| format!("unknown {key} `{text}` (one of {})", names.join(", ")))
 }
 
 /// The scenario file an entry names: relative to the regressions folder, else to the
@@ -97,8 +116,8 @@ fn entry(
     Ok(RegressionEntry {
         file,
         seed,
-        policy: text(table, &["policy"]),
-        variant: text(table, &["variant"]),
+        policy: named(table, "policy", &Policy::ALL, Policy::name)?,
+        variant: named(table, "variant", &Variant::ALL, Variant::name)?,
         verdict,
         violated,
     })

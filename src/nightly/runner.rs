@@ -25,7 +25,7 @@ pub(super) struct Task {
     pub scenario: usize,
     pub seed: u64,
     pub policy: Policy,
-    pub variant: Option<String>,
+    pub variant: Option<crate::leader::Variant>,
 }
 
 /// What one run left. Kept exactly (floats as text) in a shard's `shard.json`.
@@ -45,28 +45,33 @@ pub(super) struct SeedResult {
 }
 
 /// The command that reruns one seed.
-pub(super) fn reproduce(file: &Path, seed: u64, policy: Policy, variant: Option<&str>) -> String {
+pub(super) fn reproduce(
+    file: &Path,
+    seed: u64,
+    policy: Policy,
+    variant: Option<crate::leader::Variant>,
+) -> String {
     let mut command = format!(
         "cargo xtask sim {} --seed {seed} --policy {}",
         file.display(),
         policy.name()
     );
     if let Some(variant) = variant {
-        command.push_str(&format!(" --variant {variant}"));
+        command.push_str(&format!(" --variant {}", variant.name()));
     }
     command
 }
 
 fn run_task(task: &Task, scenarios: &[Scenario], out_dir: &Path) -> Result<SeedResult, String> {
     let scenario = &scenarios[task.scenario];
-    let mut settings = RunSettings::from_scenario(scenario).map_err(|e| e.to_string())?;
+    let mut settings = RunSettings::from_scenario(scenario);
     settings.seed = task.seed;
     settings.policy = task.policy;
     if task.variant.is_some() {
-        settings.variant = task.variant.clone();
+        settings.variant = task.variant;
     }
-    let variant = scenario.leader.as_ref().and(settings.variant.clone());
-    let command = reproduce(&task.file, task.seed, task.policy, variant.as_deref());
+    let variant = settings.leader_variant(scenario);
+    let command = reproduce(&task.file, task.seed, task.policy, variant);
     let stopwatch = Stopwatch::start();
     let mut outcome =
         run_scenario(scenario, settings, None, command.clone()).map_err(|e| e.to_string())?;
@@ -78,7 +83,7 @@ fn run_task(task: &Task, scenarios: &[Scenario], out_dir: &Path) -> Result<SeedR
         // Only failing seeds get a report folder (with plots): a nightly of thousands of
         // passing seeds writes no per-seed files.
         // A leader run's folder is named by its variant, as its case is.
-        let case = variant.as_deref().unwrap_or(task.policy.name());
+        let case = variant.map_or(task.policy.name(), crate::leader::Variant::name);
         let relative = format!("{}/{case}/seed-{}", scenario.name, task.seed);
         let dir = out_dir.join(&relative);
         // A regression entry may name a seed a nightly group runs too: both tasks fail alike

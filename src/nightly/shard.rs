@@ -15,22 +15,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// `#[serde(with = "shard::policy_name")]`: a policy by its name.
-pub(super) mod policy_name {
-    use crate::allocator::Policy;
-    use serde::de::Error as _;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(policy: &Policy, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(policy.name())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Policy, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        Policy::from_name(&name).ok_or_else(|| D::Error::custom(format!("unknown policy {name}")))
-    }
-}
-
 /// A file as the shard read it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct FileText {

@@ -1,7 +1,10 @@
 //! What the caller knows about a run that records do not say: identity, verdict, timing,
 //! violations and the reproduce command.
 
+use crate::ablation::Ablations;
+use crate::allocator::Policy;
 use crate::check::{Kind, Violation};
+use crate::leader::Variant;
 use serde::Serialize;
 
 /// Everything about a run besides the collector's rows. Filled by the run driver.
@@ -12,9 +15,9 @@ pub struct RunInfo {
     /// The seed the run's randomness was drawn from.
     pub seed: u64,
     /// The allocator policy the run used (e.g. `upstream`, `safe`).
-    pub policy: String,
+    pub policy: Policy,
     /// Leader-election variant, when the scenario has a `[leader]` section.
-    pub variant: Option<String>,
+    pub variant: Option<Variant>,
     /// Binary version (`CARGO_PKG_VERSION`).
     pub version: String,
     /// `"pass"` or `"fail"`.
@@ -45,8 +48,8 @@ pub struct RunInfo {
     /// The scenario's `max_job_wait` bound.
     pub max_job_wait_ms: u64,
     /// Rules or fixes switched off (`--ablate`); absent from `summary.json` when empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub ablations: Vec<String>,
+    #[serde(skip_serializing_if = "Ablations::is_empty")]
+    pub ablations: Ablations,
 }
 
 impl RunInfo {

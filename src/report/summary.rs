@@ -5,7 +5,10 @@ use super::RunInfo;
 use super::format::{duration_text, number_text, seconds_text};
 use super::metrics::{Metrics, seconds};
 use super::plots::PlotFile;
+use crate::ablation::Ablations;
+use crate::allocator::Policy;
 use crate::check::{Kind, Violation};
+use crate::leader::Variant;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -44,8 +47,8 @@ struct SometimesJson<'a> {
 struct SummaryJson<'a> {
     scenario: &'a str,
     seed: u64,
-    policy: &'a str,
-    variant: Option<&'a str>,
+    policy: Policy,
+    variant: Option<Variant>,
     version: &'a str,
     verdict: &'a str,
     failure_class: Option<&'a str>,
@@ -65,8 +68,13 @@ struct SummaryJson<'a> {
     drawn: &'a [String],
     reproduce: &'a str,
     /// Rules or fixes switched off (`--ablate`); absent when none.
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    ablations: &'a [String],
+    #[serde(skip_serializing_if = "no_ablations")]
+    ablations: &'a Ablations,
+}
+
+/// `skip_serializing_if` of the ablations: nothing switched off.
+fn no_ablations(ablations: &&Ablations) -> bool {
+    ablations.is_empty()
 }
 
 /// An invariant not judged because the policy has no such setting.
@@ -93,8 +101,8 @@ pub fn summary_json(info: &RunInfo, metrics: &Metrics) -> Vec<u8> {
     let summary = SummaryJson {
         scenario: &info.scenario,
         seed: info.seed,
-        policy: &info.policy,
-        variant: info.variant.as_deref(),
+        policy: info.policy,
+        variant: info.variant,
         version: &info.version,
         verdict: &info.verdict,
         failure_class: info.failure_class.as_deref(),
@@ -145,16 +153,20 @@ pub fn verdict_line(info: &RunInfo) -> String {
     let ablated = if info.ablations.is_empty() {
         String::new()
     } else {
-        format!(", ablate {}", info.ablations.join(","))
+        format!(", ablate {}", info.ablations.label())
     };
-    match info.variant.as_deref() {
+    match info.variant {
         Some(variant) => format!(
-            "{verdict} {} (variant {variant}{ablated}, seed {})",
-            info.scenario, info.seed
+            "{verdict} {} (variant {}{ablated}, seed {})",
+            info.scenario,
+            variant.name(),
+            info.seed
         ),
         None => format!(
             "{verdict} {} (policy {}{ablated}, seed {})",
-            info.scenario, info.policy, info.seed
+            info.scenario,
+            info.policy.name(),
+            info.seed
         ),
     }
 }
@@ -193,12 +205,10 @@ fn write_violation_markdown(out: &mut String, violation: &Violation) {
 /// A leader run: the real build its verdict describes and the defects behind its failing
 /// violations, grouped by hazard.
 fn write_leader_markdown(out: &mut String, info: &RunInfo) {
-    let Some(variant) = info.variant.as_deref() else {
+    let Some(variant) = info.variant else {
         return;
     };
-    if let Some(build) = crate::check::build_of(variant) {
-        let _ = writeln!(out, "Build: {}\n", build);
-    }
+    let _ = writeln!(out, "Build: {}\n", variant.build());
     if info.violations.is_empty() {
         return;
     }

@@ -154,12 +154,10 @@ pub fn summary(info: &RunInfo, metrics: &Metrics) -> String {
 /// A leader run: which real build the verdict describes and, when it failed, the defects
 /// behind its violations (`docs/policies.md`, "Hazards"), one line per hazard.
 fn build_and_defect_lines(out: &mut String, info: &RunInfo) {
-    let Some(variant) = info.variant.as_deref() else {
+    let Some(variant) = info.variant else {
         return;
     };
-    if let Some(build) = crate::check::build_of(variant) {
-        let _ = writeln!(out, "  build        {}", build);
-    }
+    let _ = writeln!(out, "  build        {}", variant.build());
     if info.violations.is_empty() {
         return;
     }

@@ -115,7 +115,7 @@ fn run_info() -> RunInfo {
     RunInfo {
         scenario: "burst".to_owned(),
         seed: 7,
-        policy: "pr355".to_owned(),
+        policy: crate::allocator::Policy::Pr355,
         variant: None,
         version: "0.1.0".to_owned(),
         verdict: "fail".to_owned(),
@@ -142,7 +142,7 @@ fn run_info() -> RunInfo {
         not_applicable: Vec::new(),
         drawn: Vec::new(),
         max_job_wait_ms: 300_000,
-        ablations: Vec::new(),
+        ablations: crate::ablation::Ablations::none(),
     }
 }
 

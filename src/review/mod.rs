@@ -118,7 +118,7 @@ fn run_one(
     policy: Policy,
     seed: u64,
 ) -> Result<(SeedRow, Tape, String), RunError> {
-    let mut settings = RunSettings::from_scenario(scenario)?;
+    let mut settings = RunSettings::from_scenario(scenario);
     settings.policy = policy;
     settings.seed = seed;
     let inputs = inputs_text(scenario, &settings)?;

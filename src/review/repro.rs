@@ -79,17 +79,9 @@ fn shrink_one(
         error: None,
         size: String::new(),
     };
-    let settings = match RunSettings::from_scenario(scenario) {
-        Ok(mut settings) => {
-            settings.seed = seed;
-            settings.policy = candidate;
-            settings
-        }
-        Err(error) => {
-            repro.error = Some(error.to_string());
-            return repro;
-        }
-    };
+    let mut settings = RunSettings::from_scenario(scenario);
+    settings.seed = seed;
+    settings.policy = candidate;
     if events > SHRINK_EVENTS_MAX {
         repro.size = format!(
             "not shrunk: {events} events; `cargo xtask shrink {} --seed {seed} --policy {}` \

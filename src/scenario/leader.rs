@@ -5,14 +5,22 @@ use super::parse::{Context, show};
 use super::reader::{
     Result, Table, boolean, choice_list, count_at_least, duration, positive, range, string,
 };
+use crate::mutants::Variant;
 use std::collections::BTreeMap;
 
 /// The leader runner variants `[leader] variant` accepts (the names of
 /// [`crate::mutants::Variant`]).
 pub const VARIANTS: &[&str] = &crate::mutants::Variant::NAMES;
 
-/// What `[leader] module_behaviour` accepts (the names of [`crate::mutants::ModuleBehaviour`]).
-pub const MODULE_BEHAVIOURS: &[&str] = &crate::mutants::ModuleBehaviour::NAMES;
+/// What `[leader] module_behaviour` accepts: every [`crate::mutants::ModuleBehaviour`], in
+/// the order of its `NAMES`.
+const MODULE_BEHAVIOUR_ALL: [crate::mutants::ModuleBehaviour; 2] = [
+    crate::mutants::ModuleBehaviour::Shipped,
+    crate::mutants::ModuleBehaviour::ObeysCtx,
+];
+
+/// `[leader] variant` when absent: the fixed design.
+const DEFAULT_VARIANT: Variant = Variant::Fixed;
 
 /// `[leader] http2_dead` when absent: apimachinery's HTTP/2 transport declares a connection
 /// dead after ReadIdleTimeout (30 s) plus PingTimeout (15 s) without a frame.
@@ -87,8 +95,8 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
     Ok(Some(Leader {
         replicas,
         variant: table
-            .choice("variant", VARIANTS)?
-            .unwrap_or_else(|| "fixed".to_owned()),
+            .choice_of("variant", &Variant::ALL, Variant::name)?
+            .unwrap_or(DEFAULT_VARIANT),
         lease_duration_ms,
         renew_deadline_ms,
         retry_period_ms,
@@ -101,15 +109,20 @@ pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Optio
             &range,
         )?,
         module_behaviour: table
-            .choice("module_behaviour", MODULE_BEHAVIOURS)?
-            .and_then(|name| crate::mutants::ModuleBehaviour::from_name(&name))
+            .choice_of(
+                "module_behaviour",
+                &MODULE_BEHAVIOUR_ALL,
+                crate::mutants::ModuleBehaviour::name,
+            )?
             .unwrap_or_default(),
         http2_dead_ms,
         modules,
         config,
-        lease_crate: table
-            .choice("lease_crate", &crate::scenario::LeaseCrate::NAMES)?
-            .and_then(|name| crate::scenario::LeaseCrate::from_name(&name)),
+        lease_crate: table.choice_of(
+            "lease_crate",
+            &crate::scenario::LeaseCrate::ALL,
+            crate::scenario::LeaseCrate::name,
+        )?,
     }))
 }
 

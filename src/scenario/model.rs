@@ -198,7 +198,7 @@ impl Default for Server {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plugin {
     /// `upstream`, `pr355` or `safe`.
-    pub policy: String,
+    pub policy: crate::allocator::Policy,
     /// `enable_agent_reuse`: the cluster profile's reuse flag (ignored by `upstream`).
     pub enable_agent_reuse: bool,
     /// `auto_register_timeout` (ART): a pod not registered this long after creation is deleted.
@@ -216,7 +216,7 @@ pub struct Plugin {
 impl Default for Plugin {
     fn default() -> Self {
         Plugin {
-            policy: "upstream".to_owned(),
+            policy: crate::allocator::Policy::Upstream,
             enable_agent_reuse: false,
             auto_register_timeout_ms: 10 * 60_000,
             pending_pods_count: 10,
@@ -431,9 +431,8 @@ impl Default for Invariants {
 pub struct Leader {
     /// `replicas`: how many agentk replicas run the elector.
     pub replicas: u32,
-    /// `agentk-v1`, `agentk-v2`, `agentk-head` or `fixed` (a name of
-    /// [`crate::mutants::Variant`]).
-    pub variant: String,
+    /// `variant`: the runner the replicas run (`fixed` when absent).
+    pub variant: crate::mutants::Variant,
     /// `lease_duration` (LD): how long a Lease is valid after its last renewal.
     pub lease_duration_ms: u64,
     /// `renew_deadline` (RD): how long a leader keeps trying to renew before it stops leading.

@@ -338,7 +338,9 @@ fn plugin(top: &Table<'_, '_>) -> Result<Plugin> {
         "max_pods",
     ])?;
     Ok(Plugin {
-        policy: table.choice("policy", POLICIES)?.unwrap_or(defaults.policy),
+        policy: table
+            .choice_of("policy", &Policy::ALL, Policy::name)?
+            .unwrap_or(defaults.policy),
         enable_agent_reuse: table.or(
             "enable_agent_reuse",
             defaults.enable_agent_reuse,
@@ -533,10 +535,10 @@ fn poisson(table: &Table<'_, '_>, context: &Context) -> Result<JobSource> {
 
 /// `ablate = ["reservations", …]`: names of `SAFE_ABLATIONS` and `FIXED_ABLATIONS`.
 fn ablations(top: &Table<'_, '_>) -> Result<crate::ablation::Ablations> {
-    let valid: Vec<&str> = crate::mutants::catalogue()
+    let declared: Vec<crate::ablation::Ablation> = crate::ablation::Owner::ALL
         .into_iter()
-        .map(|(_, name, _)| name)
+        .flat_map(crate::mutants::declared_of)
         .collect();
-    let names = super::reader::choice_list(top, "ablate", &valid)?.unwrap_or_default();
-    Ok(crate::ablation::Ablations::from_checked(&names))
+    let named = super::reader::choice_list_of(top, "ablate", &declared, |a| a.name())?;
+    Ok(crate::ablation::Ablations::of(named.unwrap_or_default()))
 }

@@ -204,6 +204,19 @@ impl<'a, 'i> Table<'a, 'i> {
         error.choices = choices.iter().map(|&choice| choice.to_owned()).collect();
         Err(error)
     }
+
+    /// [`Table::choice`] over a vocabulary: the value of `all` that `name` calls `key`'s
+    /// string, or the error listing every name.
+    pub fn choice_of<T: Copy>(
+        &self,
+        key: &str,
+        all: &[T],
+        name: fn(T) -> &'static str,
+    ) -> Result<Option<T>> {
+        let names: Vec<&str> = all.iter().map(|&value| name(value)).collect();
+        let chosen = self.choice(key, &names)?;
+        Ok(chosen.and_then(|text| all.iter().copied().find(|&value| name(value) == text)))
+    }
 }
 
 /// Reads one value of a table at `key`.
@@ -376,4 +389,21 @@ pub(crate) fn choice_list(
         }
     }
     Ok(Some(texts))
+}
+
+/// [`choice_list`] over a vocabulary: the values of `all` that `name` calls the strings.
+pub(crate) fn choice_list_of<T: Copy>(
+    table: &Table<'_, '_>,
+    key: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<Option<Vec<T>>> {
+    let names: Vec<&str> = all.iter().map(|&value| name(value)).collect();
+    let texts = choice_list(table, key, &names)?;
+    Ok(texts.map(|texts| {
+        texts
+            .iter()
+            .filter_map(|text| all.iter().copied().find(|&value| name(value) == text))
+            .collect()
+    }))
 }

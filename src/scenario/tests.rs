@@ -147,7 +147,7 @@ fn contract_example_leader() -> Leader {
     };
     Leader {
         replicas: 3,
-        variant: "fixed".to_owned(),
+        variant: crate::mutants::Variant::Fixed,
         lease_duration_ms: 15_000,
         renew_deadline_ms: 10_000,
         retry_period_ms: 2_000,
@@ -187,7 +187,7 @@ fn contract_example_scenario() -> Scenario {
             ..Server::default()
         },
         plugin: Plugin {
-            policy: "safe".to_owned(),
+            policy: crate::allocator::Policy::Safe,
             enable_agent_reuse: true,
             max_pods: Some(30),
             ..Plugin::default()
@@ -284,8 +284,8 @@ fn the_model_defaults_are_the_contract_defaults() {
     assert_eq!(cluster.container_restart_backoff_ms, 10_000);
     let plugin = Plugin::default();
     assert_eq!(
-        (plugin.policy.as_str(), plugin.enable_agent_reuse),
-        ("upstream", false)
+        (plugin.policy, plugin.enable_agent_reuse),
+        (crate::allocator::Policy::Upstream, false)
     );
     assert_eq!(
         (plugin.idle_timeout_ms, plugin.auto_register_timeout_ms),
@@ -344,7 +344,7 @@ runtime = "1m"
 
 fn assert_leader_defaults(leader: &Leader) {
     assert_eq!(leader.replicas, 3);
-    assert_eq!(leader.variant, "fixed");
+    assert_eq!(leader.variant, crate::mutants::Variant::Fixed);
     assert_eq!(
         (
             leader.lease_duration_ms,

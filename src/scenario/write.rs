@@ -158,7 +158,7 @@ fn write_server_and_plugin(out: &mut String, scenario: &Scenario) {
 fn write_plugin(out: &mut String, scenario: &Scenario) {
     let plugin = &scenario.plugin;
     out.push_str("\n[plugin]\n");
-    line(out, "policy", &quote(&plugin.policy));
+    line(out, "policy", &quote(plugin.policy.name()));
     line(
         out,
         "enable_agent_reuse",
@@ -348,7 +348,7 @@ fn write_leader_fault(out: &mut String, kind: &LeaderFault) {
 fn write_leader(out: &mut String, leader: &Leader) {
     out.push_str("\n[leader]\n");
     line(out, "replicas", &leader.replicas.to_string());
-    line(out, "variant", &quote(&leader.variant));
+    line(out, "variant", &quote(leader.variant.name()));
     if let Some(lease_crate) = leader.lease_crate {
         line(out, "lease_crate", &quote(lease_crate.name()));
     }

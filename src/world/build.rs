@@ -21,9 +21,8 @@ pub struct RunSettings {
     pub seed: u64,
     /// The allocator policy under test.
     pub policy: Policy,
-    /// The leader runner variant by name (`agentk-v1`, `fixed`), for a scenario with a `[leader]`
-    /// section.
-    pub variant: Option<String>,
+    /// The leader runner variant, for a scenario with a `[leader]` section.
+    pub variant: Option<crate::leader::Variant>,
     /// A run that pops more events than this ends as a harness failure, never a hang.
     pub events_max: u64,
     /// Timeline sample interval.
@@ -32,18 +31,22 @@ pub struct RunSettings {
 
 impl RunSettings {
     /// The scenario's own seed, policy and variant.
-    pub fn from_scenario(scenario: &Scenario) -> Result<RunSettings, WorldError> {
-        let policy = Policy::from_name(&scenario.plugin.policy).ok_or_else(|| {
-            WorldError::Input(format!("unknown policy {:?}", scenario.plugin.policy))
-        })?;
+    pub fn from_scenario(scenario: &Scenario) -> RunSettings {
         let total_ms = scenario.duration_ms + scenario.settle_ms;
-        Ok(RunSettings {
+        RunSettings {
             seed: scenario.seed,
-            policy,
-            variant: scenario.leader.as_ref().map(|l| l.variant.clone()),
+            policy: scenario.plugin.policy,
+            variant: scenario.leader.as_ref().map(|l| l.variant),
             events_max: 500_000_000,
             sample_interval_ms: (total_ms / 720).clamp(1_000, 60_000),
-        })
+        }
+    }
+
+    /// The variant the replicas of `scenario` run: the run's, else the scenario's own; `None`
+    /// for a scenario without `[leader]`.
+    pub fn leader_variant(&self, scenario: &Scenario) -> Option<crate::leader::Variant> {
+        let leader = scenario.leader.as_ref()?;
+        Some(self.variant.unwrap_or(leader.variant))
     }
 }
 
@@ -178,7 +181,7 @@ fn server_settings(scenario: &Scenario, settings: &RunSettings) -> ServerSetting
         cancel_kill_ms: s.cancel_kill_ms,
         job_completion_delay_ms: s.job_completion_delay_ms,
         policy: settings.policy,
-        ablations: crate::mutants::of(&scenario.ablations, "safe"),
+        ablations: scenario.ablations.owned_by(crate::ablation::Owner::Safe),
         cluster_profile,
     }
 }
@@ -215,7 +218,7 @@ impl World {
             random_network: Stream::new(seed, StreamId::Network),
             random_api: Stream::new(seed, StreamId::KubeApi),
             elastic: Elastic::new(server, kube, arrivals, requests_max, seed),
-            leader: LeaderHarness::new(seed, settings.variant.as_deref()),
+            leader: LeaderHarness::new(seed, settings.leader_variant(&scenario)),
             faults: FaultHarness::new(seed, swarm_drawn),
             scenario,
             settings,

@@ -55,7 +55,7 @@ impl Clock {
 /// configuration the `[[leader.config]]` entries have set so far.
 pub(super) struct LeaderHarness {
     pub(super) replicas: Vec<ReplicaNode>,
-    pub(super) variant: Variant,
+    pub(super) variant: Option<Variant>,
     /// The configuration flags as of the latest `[[leader.config]]` entry, and every version.
     pub(super) config_flags: BTreeMap<String, bool>,
     pub(super) config_version: u64,
@@ -65,11 +65,12 @@ pub(super) struct LeaderHarness {
 
 impl LeaderHarness {
     /// No replicas yet (`World::add_replicas` adds them), running `variant` (the scenario's
-    /// unless the run names another).
-    pub(super) fn new(seed: u64, variant_name: Option<&str>) -> LeaderHarness {
+    /// unless the run names another; a scenario without `[leader]` has no replicas, so `None`
+    /// runs none).
+    pub(super) fn new(seed: u64, variant: Option<Variant>) -> LeaderHarness {
         LeaderHarness {
             replicas: Vec::new(),
-            variant: variant(variant_name),
+            variant,
             config_flags: BTreeMap::new(),
             config_version: 0,
             config_history: BTreeMap::new(),
@@ -111,7 +112,7 @@ impl World {
             lease_duration_ms: leader.lease_duration_ms,
             renew_deadline_ms: leader.renew_deadline_ms,
             retry_period_ms: leader.retry_period_ms,
-            variant: self.leader.variant,
+            variant: self.leader.variant.unwrap_or(leader.variant),
             modules: leader
                 .modules
                 .iter()
@@ -123,7 +124,10 @@ impl World {
             module_stop_latency_ms_min: leader.module_stop_latency.min_ms,
             module_stop_latency_ms_max: leader.module_stop_latency.max_ms,
             module_behaviour: leader.module_behaviour,
-            ablations: crate::mutants::of(&self.scenario.ablations, "fixed"),
+            ablations: self
+                .scenario
+                .ablations
+                .owned_by(crate::ablation::Owner::Fixed),
         }
     }
 
@@ -526,11 +530,6 @@ impl World {
     pub(super) fn leader_mask(&self) -> GroupMask {
         self.leading_replica().map_or(GroupMask(0), groups::replica)
     }
-}
-
-/// The variant named by the run settings.
-pub(super) fn variant(name: Option<&str>) -> Variant {
-    name.and_then(Variant::from_name).unwrap_or(Variant::Fixed)
 }
 
 /// The trace record of one replica observation (the mapping is 1:1).

@@ -19,8 +19,7 @@ fn scenario_path(name: &str) -> PathBuf {
 fn run(name: &str, policy: Policy, seed: u64) -> RunOutcome {
     let path = scenario_path(name);
     let loaded = elasticsim::scenario::load(&path).expect("the scenario files load");
-    let mut settings =
-        RunSettings::from_scenario(&loaded.scenario).expect("the scenario names a policy");
+    let mut settings = RunSettings::from_scenario(&loaded.scenario);
     settings.seed = seed;
     settings.policy = policy;
     run_scenario(&loaded.scenario, settings, None, String::new()).expect("the run finishes")

@@ -22,9 +22,10 @@ fn load(name: &str) -> Scenario {
 }
 
 fn settings(scenario: &Scenario, variant: &str, seed: u64) -> RunSettings {
-    let mut settings = RunSettings::from_scenario(scenario).expect("valid settings");
+    let mut settings = RunSettings::from_scenario(scenario);
     settings.seed = seed;
-    settings.variant = Some(variant.to_owned());
+    let variant = elasticsim::leader::Variant::from_name(variant).expect("a variant name");
+    settings.variant = Some(variant);
     settings
 }
 

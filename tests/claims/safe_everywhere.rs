@@ -46,7 +46,7 @@ const SCALE_SCENARIOS: [&str; 1] = ["day"];
 
 /// The ids of `scenario` under `policy` and `seed` that failed it.
 fn failing_ids(scenario: &Scenario, policy: Policy, seed: u64) -> Vec<String> {
-    let mut settings = RunSettings::from_scenario(scenario).expect("scenarios name a policy");
+    let mut settings = RunSettings::from_scenario(scenario);
     settings.seed = seed;
     settings.policy = policy;
     let outcome =

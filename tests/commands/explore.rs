@@ -106,7 +106,7 @@ fn shipped(name: &str) -> Scenario {
 }
 
 fn settings(scenario: &Scenario, seed: u64) -> RunSettings {
-    let mut settings = RunSettings::from_scenario(scenario).expect("a known policy");
+    let mut settings = RunSettings::from_scenario(scenario);
     settings.seed = seed;
     settings
 }
@@ -198,10 +198,7 @@ fn a_materialised_run_replays_the_original_exactly() {
     );
     let reloaded = scenario(&to_toml(&explicit));
     let original = run(&noisy, settings);
-    let replayed = run(
-        &reloaded,
-        RunSettings::from_scenario(&reloaded).expect("pinned policy"),
-    );
+    let replayed = run(&reloaded, RunSettings::from_scenario(&reloaded));
     assert_eq!(original.info.fingerprint, replayed.info.fingerprint);
 }
 
@@ -228,7 +225,7 @@ fn a_pr355_burst_serialisation_shrinks_to_a_smaller_repro_that_fails_alone() {
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let alone = run(
         &loaded.scenario,
-        RunSettings::from_scenario(&loaded.scenario).expect("pinned"),
+        RunSettings::from_scenario(&loaded.scenario),
     );
     assert!(
         alone.violated_ids().contains(&"job-wait-bound"),

@@ -82,8 +82,7 @@ fn report_folder_of(scenario: &str, test_name: &str) -> PathBuf {
     let _ = fs::remove_dir_all(&dir);
     let loaded = elasticsim::scenario::parse(scenario, Path::new("plotted.toml"))
         .expect("the test scenario is valid");
-    let settings = elasticsim::world::RunSettings::from_scenario(&loaded.scenario)
-        .expect("the test scenario's settings are valid");
+    let settings = elasticsim::world::RunSettings::from_scenario(&loaded.scenario);
     let outcome = elasticsim::run::run_scenario(&loaded.scenario, settings, None, String::new())
         .expect("the test scenario runs");
     elasticsim::report::write_run(&dir, &outcome.info, &outcome.collector)
@@ -375,8 +374,8 @@ fn every_png_decodes_with_many_colours_and_plot_redraws_identical_svgs() {
 fn compare_charts_draw_one_bar_per_policy_in_every_metric_panel() {
     let dir = std::env::temp_dir().join(format!("elasticsim-plots-{}-compare", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
-    let row = |policy: &str, reuse_ratio: f64, pass_rate: f64| PolicyRow {
-        policy: policy.to_owned(),
+    let row = |label: &str, reuse_ratio: f64, pass_rate: f64| PolicyRow {
+        label: label.to_owned(),
         reuse_ratio,
         wait_s_p95: 40.0,
         pods_created: 12.0,

@@ -96,7 +96,7 @@ impl Sink for Records {
 
 fn run(path: &Path) -> (World, Records) {
     let loaded = elasticsim::scenario::load(path).expect("the test scenario is valid");
-    let settings = RunSettings::from_scenario(&loaded.scenario).expect("valid settings");
+    let settings = RunSettings::from_scenario(&loaded.scenario);
     let mut world = World::new(loaded.scenario, settings).expect("the world builds");
     let mut records = Records::default();
     world.run(&mut records).expect("the run ends");

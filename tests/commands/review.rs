@@ -244,7 +244,7 @@ mean_interval = "3m"
 /// The fault timeline a run went through: every fault start as (time, index, kind).
 fn fault_timeline(scenario: &elasticsim::scenario::Scenario, seed: u64, policy: Policy) -> String {
     let mut pinned = scenario.clone();
-    pinned.plugin.policy = policy.name().to_owned();
+    pinned.plugin.policy = policy;
     let recording = common::record_run(&pinned, seed);
     let starts: Vec<(u64, u32, &str)> = recording
         .events
@@ -307,7 +307,7 @@ fn assert_burst_repro_fails_alone(out: &std::path::Path, markdown: &str, id: &st
         .unwrap_or_else(|e| panic!("{} loads: {e}", repro.display()))
         .scenario;
     assert!(!alone.plugin.enable_agent_reuse);
-    let run_settings = elasticsim::world::RunSettings::from_scenario(&alone).expect("valid");
+    let run_settings = elasticsim::world::RunSettings::from_scenario(&alone);
     assert_eq!(run_settings.policy, Policy::Pr355);
     let outcome = run_scenario(&alone, run_settings, None, String::new()).expect("runs");
     assert!(

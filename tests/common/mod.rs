@@ -102,8 +102,7 @@ pub fn scenario_file(relative: &str) -> Scenario {
 
 /// The scenario's own settings with another seed.
 pub fn settings(scenario: &Scenario, seed: u64) -> RunSettings {
-    let mut settings = RunSettings::from_scenario(scenario)
-        .unwrap_or_else(|e| panic!("the scenario's policy is valid: {e}"));
+    let mut settings = RunSettings::from_scenario(scenario);
     settings.seed = seed;
     settings
 }

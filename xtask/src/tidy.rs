@@ -3,8 +3,8 @@
 //! `docs/architecture.md` (an allow-list), hash maps for lookups only, micro-layouts in one
 //! module, a `SAFETY` comment for every `unsafe`, no ignored or panicking-by-design tests, no
 //! leftover debugging, line, file and function size limits, the assertion ratchet
-//! (`tidy/assertions.rs`), the public surface's ceiling (`tidy/surface.rs`) and where tests
-//! live (`tidy/layout.rs`).
+//! (`tidy/assertions.rs`), the public surface's ceiling (`tidy/surface.rs`), where tests
+//! live (`tidy/layout.rs`) and vocabularies typed past the edge (`tidy/vocabulary.rs`).
 //!
 //! Every check is a function over file contents, so that its test can plant a violation.
 
@@ -20,6 +20,8 @@ mod layout;
 use layout::{test_binary_violations, unit_test_layout_violations};
 mod surface;
 use surface::{PUB_ITEMS_MAX, pub_surface_violations};
+mod vocabulary;
+use vocabulary::vocabulary_violations;
 
 /// Hard caps. Files aim under ~800 lines; only code crossing these fails.
 const LINE_COLUMNS_MAX: usize = 100;
@@ -673,6 +675,21 @@ pub fn longest_functions(count: usize) -> Vec<String> {
     all.into_iter().take(count).map(|(_, line)| line).collect()
 }
 
+/// The layer table's own cycles and the imports of `sources` it does not allow.
+fn layer_problems(sources: &[SourceFile]) -> Vec<String> {
+    let layers = fs::read_to_string(project_root().join(ARCHITECTURE_DOC))
+        .map_err(|e| format!("{ARCHITECTURE_DOC}: {e}"))
+        .and_then(|doc| parse_layers(&doc));
+    match layers {
+        Ok(layers) => {
+            let mut problems = layer_cycles(&layers);
+            problems.extend(layer_violations(&layers, sources));
+            problems
+        }
+        Err(error) => vec![error],
+    }
+}
+
 /// Every house rule over the workspace: one line per violation, grouped by rule.
 pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
     let sources = files(&["src"]);
@@ -728,21 +745,6 @@ pub fn check_all() -> Vec<(&'static str, Vec<String>)> {
     checks
 }
 
-/// The layer table of `docs/architecture.md`, read and checked against the library.
-fn layer_problems(sources: &[SourceFile]) -> Vec<String> {
-    let layers = fs::read_to_string(project_root().join(ARCHITECTURE_DOC))
-        .map_err(|e| format!("{ARCHITECTURE_DOC}: {e}"))
-        .and_then(|doc| parse_layers(&doc));
-    match layers {
-        Ok(layers) => {
-            let mut problems = layer_cycles(&layers);
-            problems.extend(layer_violations(&layers, sources));
-            problems
-        }
-        Err(error) => vec![error],
-    }
-}
-
 /// The counts that only move one way: assertions, their density, the public surface.
 fn ratchets(sources: &[SourceFile]) -> Vec<(&'static str, Vec<String>)> {
     vec![
@@ -757,6 +759,11 @@ fn ratchets(sources: &[SourceFile]) -> Vec<(&'static str, Vec<String>)> {
         (
             "the library's public surface stays within its ceiling (tidy/surface.rs)",
             pub_surface_violations(sources, PUB_ITEMS_MAX),
+        ),
+        (
+            "policies, variants and ablations are enums past the edge: no fallback to a \
+             default, no field or parameter holding one as text",
+            vocabulary_violations(&sources),
         ),
     ]
 }

@@ -841,7 +841,7 @@ fn a_turn_is_forgotten_once_its_job_stops_asking_and_the_ablation_keeps_none() {
     {
         let mut driver = driver(settings.clone());
         if ablated {
-            let ablations = crate::ablation::Ablations::from_checked(&["limits"]);
+            let ablations = crate::ablation::Ablations::of([crate::ablation::Ablation::Limits]);
             driver.allocator = Safe::with_ablations(1, ablations);
         }
         driver.create_agent(1);

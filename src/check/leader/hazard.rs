@@ -92,12 +92,6 @@ impl Hazard {
     }
 }
 
-/// The real build a verdict of the variant named `variant` describes ([`Variant::build`]),
-/// for reports, which name variants by string.
-pub fn build_of(variant: &str) -> Option<&'static str> {
-    Variant::from_name(variant).map(Variant::build)
-}
-
 /// The hazard a violation's message names (its trailing `[H<n>]`), if any.
 pub fn hazard_of(violation: &Violation) -> Option<Hazard> {
     let tag = violation.message.trim_end().strip_suffix(']')?;

@@ -14,7 +14,7 @@ use std::path::Path;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PolicyRow {
     /// The bar's label: a policy name, or `policy/variant`.
-    pub policy: String,
+    pub label: String,
     /// The policy's reuse ratio over its seeds.
     pub reuse_ratio: f64,
     /// The policy's 95th-percentile job wait over its seeds, in seconds.
@@ -84,7 +84,8 @@ struct Panel {
 }
 
 struct CompareFigure {
-    policies: Vec<String>,
+    /// The bars' labels, in order.
+    labels: Vec<String>,
     /// Leader variants rather than policies.
     leader: bool,
     panels: Vec<Panel>,
@@ -179,7 +180,7 @@ impl CompareFigure {
         panel: &Panel,
         area: &DrawingArea<DB, Shift>,
     ) -> Result<(), PlotError> {
-        let count = self.policies.len() as f64;
+        let count = self.labels.len() as f64;
         let highest = panel.values.iter().copied().fold(0.0, f64::max);
         let top = if highest > 0.0 { highest * 1.25 } else { 1.0 };
         let mut chart = drawing(
@@ -204,7 +205,7 @@ impl CompareFigure {
             let x = index as f64;
             Rectangle::new(
                 [(x - 0.32, 0.0), (x + 0.32, *value)],
-                policy_colour(&self.policies[index], index).filled(),
+                policy_colour(&self.labels[index], index).filled(),
             )
         });
         drawing(chart.draw_series(bars))?;
@@ -224,7 +225,7 @@ impl CompareFigure {
         drawing(chart.draw_series(labels))?;
         // Policy names under the bars, in pixels below the x axis (relative to the panel).
         let (base_x, base_y) = area.get_base_pixel();
-        for (index, policy) in self.policies.iter().enumerate() {
+        for (index, policy) in self.labels.iter().enumerate() {
             let (x, y) = chart.backend_coord(&(index as f64, 0.0));
             let name = Text::new(policy.clone(), (x - base_x, y - base_y + 22), centred(14));
             drawing(area.draw(&name))?;
@@ -246,7 +247,7 @@ pub fn compare_charts(dir: &Path, rows: &[PolicyRow]) -> Result<Vec<PlotFile>, P
         source,
     })?;
     let figure = CompareFigure {
-        policies: rows.iter().map(|row| row.policy.clone()).collect(),
+        labels: rows.iter().map(|row| row.label.clone()).collect(),
         leader: rows.iter().any(|row| row.leader.is_some()),
         panels: panels(rows),
     };

@@ -2,6 +2,9 @@
 //! plots of any report folder can be redrawn from its files alone.
 
 use super::PlotError;
+use crate::ablation::Ablations;
+use crate::allocator::Policy;
+use crate::leader::Variant;
 use crate::report::metrics::seconds;
 use crate::report::summary::verdict_line;
 use crate::report::{LaneState, RunInfo};
@@ -45,20 +48,26 @@ impl PlotContext {
             return fallback;
         };
         let text_of = |key: &str| summary[key].as_str().unwrap_or_default().to_owned();
-        let ablations: Vec<&str> = summary["ablations"]
-            .as_array()
-            .map(|names| names.iter().filter_map(|name| name.as_str()).collect())
-            .unwrap_or_default();
+        // Absent when nothing was switched off.
+        let ablations: Ablations =
+            serde_json::from_value(summary["ablations"].clone()).unwrap_or_default();
         let ablated = if ablations.is_empty() {
             String::new()
         } else {
-            format!(", ablate {}", ablations.join(","))
+            format!(", ablate {}", ablations.label())
         };
         // The same words as `verdict_line`: a leader run names its variant, an elastic run
         // its policy.
-        let runner = match summary["variant"].as_str() {
-            Some(variant) => format!("variant {variant}"),
-            None => format!("policy {}", text_of("policy")),
+        let Ok(variant) = serde_json::from_value::<Option<Variant>>(summary["variant"].clone())
+        else {
+            return fallback;
+        };
+        let runner = match variant {
+            Some(variant) => format!("variant {}", variant.name()),
+            None => match serde_json::from_value::<Policy>(summary["policy"].clone()) {
+                Ok(policy) => format!("policy {}", policy.name()),
+                Err(_) => return fallback,
+            },
         };
         PlotContext {
             title: format!(

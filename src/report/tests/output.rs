@@ -184,7 +184,7 @@ fn a_passing_run_with_a_variant_names_it_in_the_verdict_line() {
     let mut info = run_info();
     info.verdict = "pass".to_owned();
     info.failure_class = None;
-    info.variant = Some("fixed".to_owned());
+    info.variant = Some(crate::leader::Variant::Fixed);
     info.violations.clear();
     let text = terminal::summary(&info, &feed(&workload()).metrics(&info));
     assert!(text.starts_with("PASS burst (variant fixed, seed 7)\n"));

@@ -377,3 +377,35 @@ fn a_crate_runner_clock_or_unsafe_outside_its_determinism_module_fails() {
     );
     assert!(crate_runner_violations(&module).is_empty());
 }
+
+#[test]
+fn a_fallback_or_a_text_typed_vocabulary_fails_the_vocabulary_check() {
+    let planted_files = planted(
+        "src/run/planted.rs",
+        "fn variant(name: Option<&str>) -> Variant {\n\
+         \x20   name.and_then(Variant::from_name).unwrap_or(Variant::Fixed)\n\
+         }\n\
+         struct Settings {\n\
+         \x20   policy: String,\n\
+         \x20   ablations: Vec<String>,\n\
+         \x20   variant: Option<Variant>,\n\
+         \x20   policy_label: String,\n\
+         }\n",
+    );
+    let found = vocabulary_violations(&planted_files);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(
+        found[0].starts_with("src/run/planted.rs:2: unwrap_or(Variant::"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].starts_with("src/run/planted.rs:5: `policy: String`"),
+        "{found:?}"
+    );
+    assert!(
+        found[2].starts_with("src/run/planted.rs:6: `ablations: Vec<String>`"),
+        "{found:?}"
+    );
+    let outside = planted("tests/planted.rs", "fn run(variant: &str) {}\n");
+    assert!(vocabulary_violations(&outside).is_empty());
+}

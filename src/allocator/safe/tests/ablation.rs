@@ -12,13 +12,12 @@ const MINUTE_MS: u64 = 60_000;
 
 /// `driver` with its allocator (process `process_id`) missing rule `name`.
 fn ablate(driver: &mut Driver, process_id: u64, name: &str) {
-    assert!(
-        SAFE_ABLATIONS
-            .iter()
-            .any(|(declared, _)| declared.name() == name),
-        "{name} is a declared rule"
-    );
-    let ablations = Ablations::from_checked(&[name]);
+    let rule = SAFE_ABLATIONS
+        .iter()
+        .map(|(declared, _)| *declared)
+        .find(|declared| declared.name() == name);
+    let rule = rule.unwrap_or_else(|| panic!("{name} is a declared rule"));
+    let ablations = Ablations::of([rule]);
     driver.allocator = Safe::with_ablations(process_id, ablations);
 }
 
