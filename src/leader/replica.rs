@@ -82,6 +82,9 @@ pub(crate) trait Runner {
     fn on_run_returned(&mut self, core: &mut Core, led_term: Option<u64>, cx: &mut Context);
     /// Module `index`'s `Run` returned.
     fn on_module_returned(&mut self, core: &mut Core, index: usize, cx: &mut Context);
+    /// Module `index`'s workers stopped while its `Run` reads on (a shipped module whose
+    /// workers run on its cancelled ctx): the trace records it stopped, the runner waits on.
+    fn on_module_work_stopped(&mut self, _core: &mut Core, _index: usize, _cx: &mut Context) {}
     /// The term the runner believes it leads in.
     fn believed_term(&self) -> Option<u64>;
     /// A timer of a module instance the runner owns itself (agentk-v1's H2 duplicates).
@@ -128,6 +131,7 @@ impl Replica {
                     settings.module_stop_latency_ms_min,
                     settings.module_stop_latency_ms_max,
                     settings.module_behaviour,
+                    module.work_ctx,
                 )
             })
             .collect::<Vec<_>>();
@@ -324,6 +328,10 @@ fn handle_timer(core: &mut Core, runner: &mut dyn Runner, token: TimerToken, cx:
         match core.modules[index].handle_timer(token, cx) {
             ModuleTimer::NotMine => continue,
             ModuleTimer::Acted => return,
+            ModuleTimer::WorkStopped => {
+                runner.on_module_work_stopped(core, index, cx);
+                return;
+            }
             ModuleTimer::Returned => {
                 runner.on_module_returned(core, index, cx);
                 return;
@@ -428,8 +436,14 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
         // request (`renew`'s `PollUntilContextTimeout(RP, RD)`): a round trip the leader
         // accepts, a candidate accepts too, so a slow API server (round trips of seconds)
         // never makes every acquire give up while HEAD's unbounded ones succeed.
-        acquire_timeout_ms: (fixed && !settings.ablations.has(Ablation::BoundedAcquire))
-            .then_some(settings.renew_deadline_ms),
+        // Until issue #49 it was RP (`rd-acquire-bound` brings that back).
+        acquire_timeout_ms: (fixed && !settings.ablations.has(Ablation::BoundedAcquire)).then_some(
+            if settings.ablations.has(Ablation::RdAcquireBound) {
+                settings.retry_period_ms
+            } else {
+                settings.renew_deadline_ms
+            },
+        ),
         release_read: match client_go {
             ClientGo::V0_24 | ClientGo::V0_26 => ReleaseRead::Nothing,
             ClientGo::V0_34 => ReleaseRead::RefreshVersion,

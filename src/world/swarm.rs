@@ -19,10 +19,25 @@ const TARGETS: [PodTarget; 4] = [
     PodTarget::Any,
 ];
 
-/// The faults a seed draws, and one line per enabled kind saying what it drew.
-pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
+/// What a seed's swarm drew: the faults, the run's API latency (`[swarm] api_latency`), and
+/// one line per enabled kind saying what it drew.
+pub struct Drawn {
+    /// Faults to append to the scenario's own.
+    pub faults: Vec<Fault>,
+    /// The API latency each way for the whole run, in place of `[cluster] api_latency`.
+    pub api_latency: Option<Range>,
+    /// One line per choice, for summaries.
+    pub lines: Vec<String>,
+}
+
+/// The faults a seed draws, its API latency level, and one line per choice.
+pub fn draw(scenario: &Scenario, seed: u64) -> Drawn {
     if !scenario.swarm.enabled || scenario.swarm.kinds.is_empty() {
-        return (Vec::new(), Vec::new());
+        return Drawn {
+            faults: Vec::new(),
+            api_latency: None,
+            lines: Vec::new(),
+        };
     }
     let mut random = Stream::new(seed, StreamId::Swarm);
     let (enabled, factor) = match &scenario.swarm.draw {
@@ -66,7 +81,35 @@ pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
         drawn.push(format!("given --swarm-draw {given}"));
     }
     drawn.extend(counts.iter().map(|(kind, n)| format!("{kind} x{n}")));
-    (faults, drawn)
+    // Drawn last, so that the faults of a seed are the same with and without a level range.
+    let api_latency = scenario.swarm.api_latency.map(|levels| {
+        let band = latency_band(levels, &mut random);
+        drawn.push(format!(
+            "api latency level {} ms: each call {}-{} ms each way",
+            band.max_ms, band.min_ms, band.max_ms
+        ));
+        band
+    });
+    Drawn {
+        faults,
+        api_latency,
+        lines: drawn,
+    }
+}
+
+/// A seed's API latency: a level drawn log-uniformly from `levels` (so that every order of
+/// magnitude between them is as likely: a seed at seconds is as reachable as one at
+/// milliseconds, without hiding the fast ones), and a narrow band below it, three quarters of
+/// the level to the level, each call's draw.
+fn latency_band(levels: Range, random: &mut Stream) -> Range {
+    let low = (levels.min_ms.max(1) as f64).ln();
+    let high = (levels.max_ms.max(1) as f64).ln();
+    let level = (low + (high - low) * random.unit()).exp().round() as u64;
+    let level = level.clamp(levels.min_ms.max(1), levels.max_ms.max(1));
+    Range {
+        min_ms: level - level / 4,
+        max_ms: level,
+    }
 }
 
 /// The seed's own choice: each kind is on with probability 1/2 (at least one is on), with a
