@@ -355,6 +355,36 @@ at = "0s"
 set = { alpha = true }
 "#;
 
+    /// `[swarm] api_latency`: every seed draws a level inside the range, each call's band
+    /// is 3/4 of it to it, and the faults are those the seed draws without a level.
+    #[test]
+    fn a_latency_level_is_drawn_per_seed_after_the_same_faults() {
+        let swarm = "[swarm]\nenabled = true\nkinds = [\"replica_crash\", \"partition\"]\n\
+                     mean_interval = \"1m\"\napi_latency = { min = \"2ms\", max = \"1300ms\" }\n\n";
+        let text = BOTH_SIDES.replace("[leader]", &format!("{swarm}[leader]"));
+        let with = crate::scenario::parse(&text, Path::new("with.toml"))
+            .expect("the test scenario parses")
+            .scenario;
+        let mut without = with.clone();
+        without.swarm.api_latency = None;
+        let mut levels = Vec::new();
+        for seed in 1..=200 {
+            let drawn = super::draw(&with, seed);
+            let band = drawn.api_latency.expect("a level per seed");
+            assert!((2..=1_300).contains(&band.max_ms), "seed {seed}: {band:?}");
+            assert_eq!(band.min_ms, band.max_ms - band.max_ms / 4);
+            assert_eq!(drawn.faults, super::draw(&without, seed).faults);
+            levels.push(band.max_ms);
+        }
+        // Log-uniform: about a fifth of the seeds below 8 ms, about a twentieth above 900 ms.
+        let fast = levels.iter().filter(|&&l| l < 8).count();
+        let slow = levels.iter().filter(|&&l| l > 900).count();
+        assert!(
+            (20..=70).contains(&fast) && (3..=25).contains(&slow),
+            "{fast} {slow}"
+        );
+    }
+
     #[test]
     fn a_swarm_can_draw_every_fault_kind() {
         let scenario = crate::scenario::parse(BOTH_SIDES, Path::new("both.toml"))
