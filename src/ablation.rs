@@ -41,11 +41,13 @@ pub enum Ablation {
     StopBeforeRelease,
     /// `fixed`: the release writes only while a fresh read still names us.
     ReleaseHolderCheck,
+    /// `fixed`: a candidate's Get/Update is bounded by RD, not RP (issue #49).
+    RdAcquireBound,
 }
 
 impl Ablation {
     /// Every rule and fix, `safe`'s first.
-    pub const ALL: [Ablation; 16] = [
+    pub const ALL: [Ablation; 17] = [
         Ablation::Reservations,
         Ablation::FreshState,
         Ablation::IdleTimeout,
@@ -62,6 +64,7 @@ impl Ablation {
         Ablation::BoundedAcquire,
         Ablation::StopBeforeRelease,
         Ablation::ReleaseHolderCheck,
+        Ablation::RdAcquireBound,
     ];
 
     /// The name `--ablate` and `ablate = […]` take.
@@ -83,6 +86,7 @@ impl Ablation {
             Ablation::BoundedAcquire => "bounded-acquire",
             Ablation::StopBeforeRelease => "stop-before-release",
             Ablation::ReleaseHolderCheck => "release-holder-check",
+            Ablation::RdAcquireBound => "rd-acquire-bound",
         }
     }
 }
@@ -131,7 +135,8 @@ impl Ablation {
             | Ablation::BoundedRelease
             | Ablation::BoundedAcquire
             | Ablation::StopBeforeRelease
-            | Ablation::ReleaseHolderCheck => Owner::Fixed,
+            | Ablation::ReleaseHolderCheck
+            | Ablation::RdAcquireBound => Owner::Fixed,
         }
     }
 

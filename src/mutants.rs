@@ -5,7 +5,7 @@
 
 /// The leader variant and module-behaviour vocabularies, for the layers that may not import
 /// `leader` itself (`scenario`, `cli`): one enum each, declared next to the code.
-pub use crate::leader::{ModuleBehaviour, Variant};
+pub use crate::leader::{ModuleBehaviour, Variant, WorkCtx};
 
 use crate::ablation::{Ablation, Ablations, Declared, Owner};
 

@@ -27,6 +27,7 @@ pub fn materialise(scenario: &Scenario, settings: &RunSettings) -> Result<Scenar
     let world = World::new(scenario.clone(), settings.clone())?;
     let mut explicit = pin(scenario, settings);
     explicit.swarm.enabled = false;
+    explicit.cluster.api_latency = world.scenario().cluster.api_latency;
     explicit.jobs = world
         .planned_arrivals()
         .into_iter()

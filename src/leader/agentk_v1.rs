@@ -148,6 +148,19 @@ impl AgentkV1Runner {
         }
     }
 
+    /// A module's workers stopped (it is recorded stopped) while the actor still waits in
+    /// `h.wait()` for its `Run`: the trace records again which modules it waits for.
+    fn still_waiting(&self, core: &Core, cx: &mut Context) {
+        if let Some(waiting) = &self.waiting_for {
+            cx.observe(Observation::RunnerBlocked {
+                waits_in: HOLDER_WAIT.to_owned(),
+                modules: (waiting.iter())
+                    .map(|&index| core.settings.modules[index].name.clone())
+                    .collect(),
+            });
+        }
+    }
+
     /// Send to the runner's unbuffered channels: handled now unless the runner is busy.
     fn send(&mut self, core: &mut Core, message: Message, cx: &mut Context) {
         self.inbox.push_back(message);
@@ -287,6 +300,7 @@ impl AgentkV1Runner {
             settings.module_stop_latency_ms_min,
             settings.module_stop_latency_ms_max,
             settings.module_behaviour,
+            settings.modules[runs].work_ctx,
         );
         duplicate.start(term, cx);
         self.duplicates.insert(index, (runs, duplicate));
@@ -447,6 +461,10 @@ impl Runner for AgentkV1Runner {
         self.send(core, Message::Stopped, cx);
     }
 
+    fn on_module_work_stopped(&mut self, core: &mut Core, _index: usize, cx: &mut Context) {
+        self.still_waiting(core, cx);
+    }
+
     fn on_module_returned(&mut self, core: &mut Core, index: usize, cx: &mut Context) {
         if !self.func_idle(core, index) {
             return;
@@ -484,6 +502,9 @@ impl Runner for AgentkV1Runner {
         let Some((index, outcome)) = found else {
             return false;
         };
+        if outcome == ModuleTimer::WorkStopped {
+            self.still_waiting(core, cx);
+        }
         if outcome == ModuleTimer::Returned {
             // The duplicate's return goes to the other module's error channel; that wrapper
             // is not told (a simplification: its own instance returns at the same time).

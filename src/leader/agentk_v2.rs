@@ -28,7 +28,7 @@
 //!   the runner (`addModule`, `removeModule`) are unbuffered and blocking: when the runner
 //!   sends to a wrapper that is itself blocked sending to the runner, or still waiting for its
 //!   module to return from a shutdown stop, both wait for ever (H5; the trace records
-//!   `RunnerBlocked`, explore/leader seed 16).
+//!   `RunnerBlocked`, leader-config-race seed 1 under agentk-head).
 //!
 //! Not reachable in this model, so v2 and HEAD differ here only by their client-go version:
 //! the send on a closed channel `f3e3bce8` (#434) fixed needs a module that has not read its
@@ -61,6 +61,17 @@ enum Message {
     Started(u64),
     /// OnStoppedLeading.
     Stopped,
+}
+
+/// The runner's channel a message travels on (0 `addModule`, 1 `removeModule`,
+/// 2 `onStartedLeading`, 3 `onStoppedLeading`).
+fn channel_of(message: Message) -> u8 {
+    match message {
+        Message::Add(..) => 0,
+        Message::Remove(_) => 1,
+        Message::Started(_) => 2,
+        Message::Stopped => 3,
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -133,12 +144,37 @@ impl AgentkV2Runner {
         }
         self.draining = true;
         while self.waiting_for.is_none() {
-            let Some(message) = self.inbox.pop_front() else {
+            let Some(message) = self.next_message(cx) else {
                 break;
             };
             self.process(core, message, cx);
         }
         self.draining = false;
+    }
+
+    /// The message the runner's `select` receives next. Each kind is its own unbuffered
+    /// channel (`addModule`, `removeModule`, `onStartedLeading`, `onStoppedLeading`), whose
+    /// blocked senders are served in order; when senders wait on several channels (the runner
+    /// was blocked in a stop's `wait(ctx)`), Go chooses one of the ready channels uniformly at
+    /// random (the Go spec, "Select statements"). So an OnStartedLeading whose term ended
+    /// while the runner waited can be received after that term's OnStoppedLeading (H4).
+    fn next_message(&mut self, cx: &mut Context) -> Option<Message> {
+        let mut ready: Vec<usize> = Vec::new();
+        for (position, message) in self.inbox.iter().enumerate() {
+            let channel = channel_of(*message);
+            if !ready
+                .iter()
+                .any(|&first| channel_of(self.inbox[first]) == channel)
+            {
+                ready.push(position);
+            }
+        }
+        let chosen = match ready.len() {
+            0 => return None,
+            1 => ready[0],
+            n => ready[((cx.unit() * n as f64) as usize).min(n - 1)],
+        };
+        self.inbox.remove(chosen)
     }
 
     fn process(&mut self, core: &mut Core, message: Message, cx: &mut Context) {

@@ -29,9 +29,9 @@ use crate::ablation::Ablation;
 
 /// The fixes `--ablate` can switch off, one mutant each (the hazard it lets back in). The
 /// first three and `stop-before-release` are switched here; `bounded-release`,
-/// `bounded-acquire` and `release-holder-check` in the elector settings `replica.rs` gives
-/// the `fixed` variant.
-pub const FIXED_ABLATIONS: [crate::ablation::Declared; 7] = [
+/// `bounded-acquire`, `release-holder-check` and `rd-acquire-bound` in the elector settings
+/// `replica.rs` gives the `fixed` variant.
+pub const FIXED_ABLATIONS: [crate::ablation::Declared; 8] = [
     (
         Ablation::TermCheck,
         "H4: a late OnStartedLeading starts modules whatever its term",
@@ -59,6 +59,10 @@ pub const FIXED_ABLATIONS: [crate::ablation::Declared; 7] = [
     (
         Ablation::ReleaseHolderCheck,
         "H3: the release judges the cached record after refreshing only its version",
+    ),
+    (
+        Ablation::RdAcquireBound,
+        "issue #49: acquire requests give up after RP: none succeeds on round trips over RP",
     ),
 ];
 

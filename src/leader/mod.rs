@@ -233,6 +233,46 @@ impl ModuleBehaviour {
     }
 }
 
+/// The ctx a shipped module's workers run on (`[[leader.modules]] work_ctx`): whether the
+/// module still acts between a cancel of its ctx and the close of its channel. Both shipped
+/// modules loop `for config := range cfg`, so `Run` returns only when the channel closes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WorkCtx {
+    /// gitops at `4438242a` (`internal/module/gitops/agent/worker_manager.go`
+    /// `startNewWorker`: `context.WithCancel(context.Background())`): its workers act on
+    /// after a cancel, until the channel closes.
+    #[default]
+    #[serde(rename = "background")]
+    Background,
+    /// starboard_vulnerability at `4438242a` (`agent/module.go` `newWorkerHolder`:
+    /// `context.WithCancel(ctx)` of `Run`'s ctx; `scheduler.go` `CronScheduler.Run` stops the
+    /// cron on `<-ctx.Done()`): its worker stops with the cancel while `Run` reads on.
+    #[serde(rename = "run")]
+    Run,
+}
+
+impl WorkCtx {
+    /// Both, as scenarios name them.
+    pub const NAMES: [&'static str; 2] = ["background", "run"];
+
+    /// The one a scenario names, if any.
+    pub fn from_name(name: &str) -> Option<WorkCtx> {
+        match name {
+            "background" => Some(WorkCtx::Background),
+            "run" => Some(WorkCtx::Run),
+            _ => None,
+        }
+    }
+
+    /// The name used in scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkCtx::Background => "background",
+            WorkCtx::Run => "run",
+        }
+    }
+}
+
 /// One leader module: it wants to run while its configuration flag is on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleSpec {
@@ -240,6 +280,8 @@ pub struct ModuleSpec {
     pub name: String,
     /// The configuration flag that makes the module runnable.
     pub runnable_when: String,
+    /// The ctx its workers run on (matters only to the shipped modules).
+    pub work_ctx: WorkCtx,
 }
 
 /// Everything a replica is configured with.

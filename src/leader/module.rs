@@ -5,15 +5,32 @@
 //! How it is told depends on [`ModuleBehaviour`]: a module that obeys the `LeaderModule`
 //! contract returns once its ctx is cancelled or its config channel closed; the shipped
 //! modules (`for config := range cfg`, gitops and starboard_vulnerability at `4438242a`)
-//! return only when the channel closes, whatever their ctx.
+//! return only when the channel closes, whatever their ctx. What a shipped module does
+//! between the cancel and the close depends on the ctx its workers run on ([`WorkCtx`]):
+//! gitops' act on; starboard_vulnerability's worker stops (after the stop latency) and the
+//! module is recorded stopped, while its `Run` still reads its channel, so a runner waiting
+//! for `Run` to return still waits.
 
-use super::{Context, ModuleBehaviour, Observation, TimerToken};
+use super::{Context, ModuleBehaviour, Observation, TimerToken, WorkCtx};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum State {
     Idle,
-    Running { action: TimerToken },
-    Stopping { returned: TimerToken },
+    Running {
+        action: TimerToken,
+    },
+    /// Its ctx was cancelled and its workers, which run on that ctx, are stopping; `Run`
+    /// reads on.
+    WorkStopping {
+        stopped: TimerToken,
+    },
+    /// Its workers stopped (recorded); `Run` reads on until its channel closes.
+    Lingering,
+    /// `Run` returns at `returned`; `reported`: its stop is already recorded.
+    Stopping {
+        returned: TimerToken,
+        reported: bool,
+    },
 }
 
 /// What a timer meant to a module.
@@ -23,6 +40,8 @@ pub(crate) enum ModuleTimer {
     NotMine,
     /// The module did one unit of work.
     Acted,
+    /// Its workers stopped on a cancelled ctx (recorded as stopped); `Run` reads on.
+    WorkStopped,
     /// `Run` returned: the module is idle again.
     Returned,
 }
@@ -35,6 +54,7 @@ pub(crate) struct ModuleProcess {
     stop_latency_ms_min: u64,
     stop_latency_ms_max: u64,
     behaviour: ModuleBehaviour,
+    work_ctx: WorkCtx,
     /// The last configuration it read asks it to do work (agentk v2's modules decide that
     /// themselves: gitops with no manifest project runs no worker); true until one says not.
     config_runnable: bool,
@@ -47,6 +67,7 @@ impl ModuleProcess {
         stop_latency_ms_min: u64,
         stop_latency_ms_max: u64,
         behaviour: ModuleBehaviour,
+        work_ctx: WorkCtx,
     ) -> ModuleProcess {
         assert!(action_period_ms > 0, "a module acts at a positive period");
         ModuleProcess {
@@ -56,6 +77,7 @@ impl ModuleProcess {
             stop_latency_ms_min,
             stop_latency_ms_max,
             behaviour,
+            work_ctx,
             config_runnable: true,
         }
     }
@@ -64,8 +86,12 @@ impl ModuleProcess {
         self.state == State::Idle
     }
 
+    /// `Run` is active and reads its config channel (its workers may have stopped).
     pub(crate) fn is_running(&self) -> bool {
-        matches!(self.state, State::Running { .. })
+        matches!(
+            self.state,
+            State::Running { .. } | State::WorkStopping { .. } | State::Lingering
+        )
     }
 
     /// `go module.Run(ctx, cfg)` under the runner's believed `term`.
@@ -104,23 +130,46 @@ impl ModuleProcess {
     }
 
     /// Cancel its ctx: a module that obeys it returns after the stop latency; the shipped
-    /// modules (`for config := range cfg`) go on. Nothing if not running.
+    /// modules (`for config := range cfg`) read on, with their workers acting on
+    /// (`WorkCtx::Background`) or stopping after the stop latency (`WorkCtx::Run`). Nothing
+    /// if not running.
     pub(crate) fn cancel(&mut self, cx: &mut Context) {
-        match self.behaviour {
-            ModuleBehaviour::ObeysCtx => self.stop(cx),
-            ModuleBehaviour::Shipped => {}
+        match (self.behaviour, self.work_ctx) {
+            (ModuleBehaviour::ObeysCtx, _) => self.stop(cx),
+            (ModuleBehaviour::Shipped, WorkCtx::Background) => {}
+            (ModuleBehaviour::Shipped, WorkCtx::Run) => {
+                if let State::Running { .. } = self.state {
+                    let stopped = self.stop_timer(cx);
+                    self.state = State::WorkStopping { stopped };
+                }
+            }
         }
     }
 
     /// Close its config channel (every module returns then), or cancel its ctx and close the
-    /// channel together: `Run` returns after the stop latency. Nothing if not running.
+    /// channel together: `Run` returns after the stop latency (once its workers stopped, if
+    /// they are stopping already; at once if they have). Nothing if not running.
     pub(crate) fn stop(&mut self, cx: &mut Context) {
-        if !self.is_running() {
-            return;
-        }
+        self.state = match self.state {
+            State::Running { .. } => State::Stopping {
+                returned: self.stop_timer(cx),
+                reported: false,
+            },
+            State::WorkStopping { stopped } => State::Stopping {
+                returned: stopped,
+                reported: false,
+            },
+            State::Lingering => State::Stopping {
+                returned: cx.timer(cx.now_local_ms),
+                reported: true,
+            },
+            State::Idle | State::Stopping { .. } => return,
+        };
+    }
+
+    fn stop_timer(&self, cx: &mut Context) -> TimerToken {
         let latency_ms = cx.uniform_ms(self.stop_latency_ms_min, self.stop_latency_ms_max);
-        let returned = cx.timer(cx.now_local_ms + latency_ms);
-        self.state = State::Stopping { returned };
+        cx.timer(cx.now_local_ms + latency_ms)
     }
 
     pub(crate) fn handle_timer(&mut self, token: TimerToken, cx: &mut Context) -> ModuleTimer {
@@ -135,10 +184,19 @@ impl ModuleProcess {
                 self.state = State::Running { action };
                 ModuleTimer::Acted
             }
-            State::Stopping { returned } if returned == token => {
+            State::WorkStopping { stopped } if stopped == token => {
                 cx.observe(Observation::ModuleStopped {
                     module: self.name.clone(),
                 });
+                self.state = State::Lingering;
+                ModuleTimer::WorkStopped
+            }
+            State::Stopping { returned, reported } if returned == token => {
+                if !reported {
+                    cx.observe(Observation::ModuleStopped {
+                        module: self.name.clone(),
+                    });
+                }
                 self.state = State::Idle;
                 ModuleTimer::Returned
             }

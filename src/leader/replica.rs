@@ -46,6 +46,7 @@ impl Replica {
                     settings.module_stop_latency_ms_min,
                     settings.module_stop_latency_ms_max,
                     settings.module_behaviour,
+                    module.work_ctx,
                 )
             })
             .collect::<Vec<_>>();
@@ -239,6 +240,10 @@ fn handle_timer(core: &mut Core, runner: &mut dyn Runner, token: TimerToken, cx:
         match core.modules[index].handle_timer(token, cx) {
             ModuleTimer::NotMine => continue,
             ModuleTimer::Acted => return,
+            ModuleTimer::WorkStopped => {
+                runner.on_module_work_stopped(core, index, cx);
+                return;
+            }
             ModuleTimer::Returned => {
                 runner.on_module_returned(core, index, cx);
                 return;
@@ -346,8 +351,14 @@ fn elector_settings(settings: &LeaderSettings) -> ElectorSettings {
         // request (`renew`'s `PollUntilContextTimeout(RP, RD)`): a round trip the leader
         // accepts, a candidate accepts too, so a slow API server (round trips of seconds)
         // never makes every acquire give up while HEAD's unbounded ones succeed.
-        acquire_timeout_ms: (fixed && !settings.ablations.has(Ablation::BoundedAcquire))
-            .then_some(settings.renew_deadline_ms),
+        // Until issue #49 it was RP (`rd-acquire-bound` brings that back).
+        acquire_timeout_ms: (fixed && !settings.ablations.has(Ablation::BoundedAcquire)).then_some(
+            if settings.ablations.has(Ablation::RdAcquireBound) {
+                settings.retry_period_ms
+            } else {
+                settings.renew_deadline_ms
+            },
+        ),
         release_read: match client_go {
             ClientGo::V0_24 | ClientGo::V0_26 => ReleaseRead::Nothing,
             ClientGo::V0_34 => ReleaseRead::RefreshVersion,

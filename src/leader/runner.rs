@@ -129,6 +129,9 @@ pub(super) trait Runner {
     fn on_run_returned(&mut self, core: &mut Core, led_term: Option<u64>, cx: &mut Context);
     /// Module `index`'s `Run` returned.
     fn on_module_returned(&mut self, core: &mut Core, index: usize, cx: &mut Context);
+    /// Module `index`'s workers stopped while its `Run` reads on (a shipped module whose
+    /// workers run on its cancelled ctx): the trace records it stopped, the runner waits on.
+    fn on_module_work_stopped(&mut self, _core: &mut Core, _index: usize, _cx: &mut Context) {}
     /// The term the runner believes it leads in.
     fn believed_term(&self) -> Option<u64>;
     /// A timer of a module instance the runner owns itself (agentk-v1's H2 duplicates).

@@ -418,7 +418,7 @@ pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
     let Some(table) = top.table("swarm")? else {
         return Ok(defaults);
     };
-    table.expect_keys(&["enabled", "kinds", "mean_interval", "draw"])?;
+    table.expect_keys(&["enabled", "kinds", "mean_interval", "draw", "api_latency"])?;
     let enabled = table.or("enabled", defaults.enabled, &super::reader::boolean)?;
     let kinds = choice_list(&table, "kinds", FAULT_KINDS)?.unwrap_or(defaults.kinds);
     let mean_interval_ms = table.or("mean_interval", defaults.mean_interval_ms, &duration)?;
@@ -448,11 +448,23 @@ pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
             Some(draw)
         }
     };
+    let api_latency = match table.get("api_latency") {
+        None => None,
+        Some(value) => {
+            let levels = super::reader::range(&table, "api_latency", value)?;
+            if levels.min_ms == 0 {
+                let expected = "a level range from at least 1ms (levels are drawn log-uniformly)";
+                return Err(table.semantic("api_latency", expected, "min = \"0s\""));
+            }
+            Some(levels)
+        }
+    };
     Ok(Swarm {
         enabled,
         kinds,
         mean_interval_ms,
         draw,
+        api_latency,
     })
 }
 

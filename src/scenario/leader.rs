@@ -158,7 +158,7 @@ fn check_timings(table: &Table<'_, '_>, lease_ms: u64, renew_ms: u64, retry_ms: 
 fn modules(leader: &Table<'_, '_>) -> Result<Vec<LeaderModule>> {
     let mut modules: Vec<LeaderModule> = Vec::new();
     for table in leader.tables("modules")? {
-        table.expect_keys(&["name", "runnable_when"])?;
+        table.expect_keys(&["name", "runnable_when", "work_ctx"])?;
         let name = table.required("name", "the module's name", &string)?;
         if name.is_empty() || modules.iter().any(|module| module.name == name) {
             return Err(table.semantic(
@@ -172,9 +172,14 @@ fn modules(leader: &Table<'_, '_>) -> Result<Vec<LeaderModule>> {
         if runnable_when.is_empty() {
             return Err(table.semantic("runnable_when", "a non-empty config flag name", "\"\""));
         }
+        let work_ctx = table
+            .choice("work_ctx", &crate::mutants::WorkCtx::NAMES)?
+            .and_then(|name| crate::mutants::WorkCtx::from_name(&name))
+            .unwrap_or_default();
         modules.push(LeaderModule {
             name,
             runnable_when,
+            work_ctx,
         });
     }
     Ok(modules)

@@ -367,6 +367,10 @@ pub struct Swarm {
     /// `draw`: a choice given instead of the seed's own (`sim --swarm-draw`, or written by
     /// a guided hunt's repro), see [`super::SwarmDraw`].
     pub draw: Option<super::SwarmDraw>,
+    /// `api_latency`: the range of a seed's API latency level. With it, each seed draws a
+    /// level (log-uniform) and every API call of the run takes between three quarters of it
+    /// and it, each way, in place of `[cluster] api_latency`; `None` keeps that.
+    pub api_latency: Option<Range>,
 }
 
 /// `set` of a `cluster_profile_edit`: new cluster profile values; `None` keeps a value.
@@ -397,6 +401,7 @@ impl Default for Swarm {
                 .collect(),
             mean_interval_ms: 5 * 60_000,
             draw: None,
+            api_latency: None,
         }
     }
 }
@@ -504,6 +509,8 @@ pub struct LeaderModule {
     pub name: String,
     /// The configuration flag that makes it runnable.
     pub runnable_when: String,
+    /// `work_ctx`: the ctx its workers run on, `background` (gitops) or `run` (starboard).
+    pub work_ctx: crate::mutants::WorkCtx,
 }
 
 /// `[[leader.config]]`: flags set at `at_ms`, delivered to every replica with a small delay.

@@ -144,6 +144,7 @@ fn contract_example_leader() -> Leader {
     let module = |name: &str| LeaderModule {
         name: name.to_owned(),
         runnable_when: name.to_owned(),
+        work_ctx: crate::mutants::WorkCtx::Background,
     };
     Leader {
         replicas: 3,

@@ -55,6 +55,9 @@ pub fn to_toml(scenario: &Scenario) -> String {
     if let Some(draw) = &scenario.swarm.draw {
         line(&mut out, "draw", &quote(&draw.to_string()));
     }
+    if let Some(levels) = scenario.swarm.api_latency {
+        line(&mut out, "api_latency", &range(levels));
+    }
     out.push_str("\n[invariants]\n");
     line(
         &mut out,
@@ -374,6 +377,9 @@ fn write_leader(out: &mut String, leader: &Leader) {
         out.push_str("\n[[leader.modules]]\n");
         line(out, "name", &quote(&module.name));
         line(out, "runnable_when", &quote(&module.runnable_when));
+        if module.work_ctx != crate::mutants::WorkCtx::default() {
+            line(out, "work_ctx", &quote(module.work_ctx.name()));
+        }
     }
     for change in &leader.config {
         out.push_str("\n[[leader.config]]\n");

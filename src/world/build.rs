@@ -190,8 +190,12 @@ impl World {
     /// Build the world for `scenario` under `settings`. Nothing runs yet.
     pub fn new(mut scenario: Scenario, settings: RunSettings) -> Result<World, WorldError> {
         let seed = settings.seed;
-        let (drawn_faults, swarm_drawn) = super::swarm::draw(&scenario, seed);
-        scenario.faults.extend(drawn_faults);
+        let drawn = super::swarm::draw(&scenario, seed);
+        scenario.faults.extend(drawn.faults);
+        if let Some(latency) = drawn.api_latency {
+            scenario.cluster.api_latency = latency;
+        }
+        let swarm_drawn = drawn.lines;
         let mut random_workload = Stream::new(seed, StreamId::Workload);
         let (arrivals, pod_startup_sample_ms) = plan_arrivals(&scenario, &mut random_workload)?;
         let mut nodes = Nodes::default();
@@ -227,7 +231,8 @@ impl World {
         Ok(world)
     }
 
-    /// The scenario being run.
+    /// The scenario being run, with what the swarm drew applied (its faults; its API latency
+    /// under `[swarm] api_latency`).
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
     }

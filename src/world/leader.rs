@@ -119,6 +119,7 @@ impl World {
                 .map(|m| ModuleSpec {
                     name: m.name.clone(),
                     runnable_when: m.runnable_when.clone(),
+                    work_ctx: m.work_ctx,
                 })
                 .collect(),
             module_stop_latency_ms_min: leader.module_stop_latency.min_ms,

@@ -20,10 +20,25 @@ const TARGETS: [PodTarget; 4] = [
     PodTarget::Any,
 ];
 
-/// The faults a seed draws, and one line per enabled kind saying what it drew.
-pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
+/// What a seed's swarm drew: the faults, the run's API latency (`[swarm] api_latency`), and
+/// one line per enabled kind saying what it drew.
+pub struct Drawn {
+    /// Faults to append to the scenario's own.
+    pub faults: Vec<Fault>,
+    /// The API latency each way for the whole run, in place of `[cluster] api_latency`.
+    pub api_latency: Option<Range>,
+    /// One line per choice, for summaries.
+    pub lines: Vec<String>,
+}
+
+/// The faults a seed draws, its API latency level, and one line per choice.
+pub fn draw(scenario: &Scenario, seed: u64) -> Drawn {
     if !scenario.swarm.enabled || scenario.swarm.kinds.is_empty() {
-        return (Vec::new(), Vec::new());
+        return Drawn {
+            faults: Vec::new(),
+            api_latency: None,
+            lines: Vec::new(),
+        };
     }
     let mut random = Stream::new(seed, StreamId::Swarm);
     let (enabled, factor) = match &scenario.swarm.draw {
@@ -67,7 +82,35 @@ pub fn draw(scenario: &Scenario, seed: u64) -> (Vec<Fault>, Vec<String>) {
         drawn.push(format!("given --swarm-draw {given}"));
     }
     drawn.extend(counts.iter().map(|(kind, n)| format!("{kind} x{n}")));
-    (faults, drawn)
+    // Drawn last, so that the faults of a seed are the same with and without a level range.
+    let api_latency = scenario.swarm.api_latency.map(|levels| {
+        let band = latency_band(levels, &mut random);
+        drawn.push(format!(
+            "api latency level {} ms: each call {}-{} ms each way",
+            band.max_ms, band.min_ms, band.max_ms
+        ));
+        band
+    });
+    Drawn {
+        faults,
+        api_latency,
+        lines: drawn,
+    }
+}
+
+/// A seed's API latency: a level drawn log-uniformly from `levels` (so that every order of
+/// magnitude between them is as likely: a seed at seconds is as reachable as one at
+/// milliseconds, without hiding the fast ones), and a narrow band below it, three quarters of
+/// the level to the level, each call's draw.
+fn latency_band(levels: Range, random: &mut Stream) -> Range {
+    let low = (levels.min_ms.max(1) as f64).ln();
+    let high = (levels.max_ms.max(1) as f64).ln();
+    let level = (low + (high - low) * random.unit()).exp().round() as u64;
+    let level = level.clamp(levels.min_ms.max(1), levels.max_ms.max(1));
+    Range {
+        min_ms: level - level / 4,
+        max_ms: level,
+    }
 }
 
 /// The seed's own choice: each kind is on with probability 1/2 (at least one is on), with a
@@ -313,6 +356,36 @@ runnable_when = "alpha"
 at = "0s"
 set = { alpha = true }
 "#;
+
+    /// `[swarm] api_latency`: every seed draws a level inside the range, each call's band
+    /// is 3/4 of it to it, and the faults are those the seed draws without a level.
+    #[test]
+    fn a_latency_level_is_drawn_per_seed_after_the_same_faults() {
+        let swarm = "[swarm]\nenabled = true\nkinds = [\"replica_crash\", \"partition\"]\n\
+                     mean_interval = \"1m\"\napi_latency = { min = \"2ms\", max = \"1300ms\" }\n\n";
+        let text = BOTH_SIDES.replace("[leader]", &format!("{swarm}[leader]"));
+        let with = crate::scenario::parse(&text, Path::new("with.toml"))
+            .expect("the test scenario parses")
+            .scenario;
+        let mut without = with.clone();
+        without.swarm.api_latency = None;
+        let mut levels = Vec::new();
+        for seed in 1..=200 {
+            let drawn = super::draw(&with, seed);
+            let band = drawn.api_latency.expect("a level per seed");
+            assert!((2..=1_300).contains(&band.max_ms), "seed {seed}: {band:?}");
+            assert_eq!(band.min_ms, band.max_ms - band.max_ms / 4);
+            assert_eq!(drawn.faults, super::draw(&without, seed).faults);
+            levels.push(band.max_ms);
+        }
+        // Log-uniform: about a fifth of the seeds below 8 ms, about a twentieth above 900 ms.
+        let fast = levels.iter().filter(|&&l| l < 8).count();
+        let slow = levels.iter().filter(|&&l| l > 900).count();
+        assert!(
+            (20..=70).contains(&fast) && (3..=25).contains(&slow),
+            "{fast} {slow}"
+        );
+    }
 
     #[test]
     fn a_swarm_can_draw_every_fault_kind() {

@@ -80,7 +80,7 @@ fn an_unknown_ablation_is_bad_input_listing_the_valid_names() {
     }
     let listed = elasticsim(&dir, &["ablations"]);
     assert_eq!(listed.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 16);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 17);
 }
 
 /// Leader ablations of `fixed` bring back the hazard the fix closes, on the scenario that
@@ -90,7 +90,7 @@ fn fixed_ablations_bring_back_their_hazards() {
     let dir = fresh_dir("hunt-fixed-ablations");
     for (scenario, seed, ablation) in [
         ("scenarios/leader-outage.toml", "1", "re-enter"),
-        ("scenarios/leader-stale-start.toml", "1", "term-check"),
+        ("scenarios/explore/leader.toml", "91", "term-check"),
         (
             "scenarios/leader-blackhole.toml",
             "1",
@@ -98,9 +98,10 @@ fn fixed_ablations_bring_back_their_hazards() {
         ),
         (
             "scenarios/explore/leader.toml",
-            "86",
+            "94",
             "release-holder-check",
         ),
+        ("scenarios/explore/leader.toml", "80", "rd-acquire-bound"),
     ] {
         let file = repository(scenario);
         let file = file.to_str().expect("utf-8");

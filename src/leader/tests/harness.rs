@@ -39,6 +39,7 @@ pub(crate) fn settings(identity: &str, variant: Variant) -> LeaderSettings {
         modules: vec![ModuleSpec {
             name: "gitops".to_string(),
             runnable_when: "gitops".to_string(),
+            work_ctx: crate::leader::WorkCtx::Background,
         }],
         module_stop_latency_ms_min: 1_000,
         module_stop_latency_ms_max: 1_000,

@@ -70,6 +70,51 @@ fn agentk_v1_with_shipped_modules_waits_for_a_module_that_ignores_its_ctx() {
     assert!(!world.replica(0).election_running());
 }
 
+/// starboard_vulnerability at `4438242a`: its worker runs on `Run`'s ctx, so after the cancel
+/// it stops (recorded stopped, no more work) while `Run` reads on and the runner still waits.
+#[test]
+fn agentk_v1_with_a_worker_on_runs_ctx_stops_acting_but_still_holds_the_runner() {
+    let mut settings = shipped(Variant::AgentkV1);
+    settings.modules[0].work_ctx = crate::leader::WorkCtx::Run;
+    let mut world = World::new(LATENCY_MS, 11);
+    world.add_replica(settings, 0, true);
+    world.outage(20_000, 50_000, OutageMode::Error, &[]);
+    world.run_until(200_000);
+    let lost_ms = world.times_of(0, &Observation::LeadingStopped { term: 1 })[0];
+    let stopped = stopped_times(&world);
+    assert_eq!(stopped.len(), 1, "its workers stop once");
+    assert!(
+        stopped[0] >= lost_ms && stopped[0] <= lost_ms + 1_000,
+        "within the stop latency of the cancel"
+    );
+    assert!(
+        !acted_between(&world, stopped[0] + 1, 200_000),
+        "no work after"
+    );
+    assert!(!world.module_running(0), "recorded stopped");
+    assert!(
+        world.replica(0).modules_active(),
+        "Run still reads its channel"
+    );
+    assert!(
+        !world.replica(0).election_running(),
+        "the runner still waits in h.wait(): no new elector"
+    );
+    let blocked = (world.observations.iter())
+        .filter(|(_, r, o)| *r == 0 && matches!(o, Observation::RunnerBlocked { .. }))
+        .count();
+    assert_eq!(
+        blocked, 2,
+        "the wait is recorded, and again once the workers stopped"
+    );
+
+    // The channel closes: Run returns at once, without a second stop record.
+    world.configure(0, 2, false);
+    world.run_until(210_000);
+    assert_eq!(stopped_times(&world).len(), 1);
+    assert!(!world.replica(0).modules_active());
+}
+
 #[test]
 fn agentk_v1_with_ctx_obeying_modules_stops_them_within_the_stop_latency() {
     let mut world = World::new(LATENCY_MS, 11);

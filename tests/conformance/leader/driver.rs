@@ -43,6 +43,7 @@ pub fn settings(variant: Variant, timings_ms: [u64; 3], modules: &[&str]) -> Lea
             .map(|name| ModuleSpec {
                 name: (*name).to_owned(),
                 runnable_when: (*name).to_owned(),
+                work_ctx: elasticsim::leader::WorkCtx::Background,
             })
             .collect(),
         module_stop_latency_ms_min: 0,
