@@ -78,6 +78,15 @@ impl ConfigHashMemo {
         if let Some(index) = self.recent.iter().position(same) {
             let entry = self.recent.remove(index).expect("the position is in range");
             let hash = entry.3.clone();
+            debug_assert_eq!(
+                hash,
+                canonical_config_hash(
+                    elastic_profile_properties,
+                    cluster_profile_properties,
+                    environment
+                ),
+                "a remembered hash is the hash"
+            );
             self.recent.push_front(entry);
             return hash;
         }
@@ -93,6 +102,7 @@ impl ConfigHashMemo {
             hash.clone(),
         ));
         self.recent.truncate(Self::CAPACITY);
+        debug_assert!(self.recent.len() <= Self::CAPACITY);
         hash
     }
 }

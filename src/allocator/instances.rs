@@ -54,6 +54,7 @@ pub(super) struct KnownPod {
 impl KnownPod {
     /// `KubernetesInstanceFactory.fromKubernetesPod`: rebuilt from labels and annotations only.
     pub(super) fn from_pod(pod: &Pod) -> KnownPod {
+        debug_assert!(!pod.name.is_empty(), "a pod the API returns has a name");
         KnownPod {
             name: pod.name.clone(),
             job_id: pod.label(keys::JOB_ID).and_then(|value| value.parse().ok()),
@@ -90,6 +91,10 @@ pub(super) fn rebuild_from_listing(previous: &PodMap, pods: &PodList) -> PodMap 
         }
         rebuilt.insert(known.name.clone(), known);
     }
+    debug_assert!(
+        rebuilt.len() <= pods.len(),
+        "a rebuild keeps listed pods only"
+    );
     rebuilt
 }
 
@@ -120,7 +125,12 @@ impl ClusterKey {
             .filter(|(key, _)| CLUSTER_KEY_FIELDS.contains(&key.as_str()))
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
-        ClusterKey(fields)
+        let key = ClusterKey(fields);
+        debug_assert!(
+            key.matches(properties),
+            "a key matches the properties it is made of"
+        );
+        key
     }
 
     /// Whether `from_properties(properties)` would equal this key, without building one

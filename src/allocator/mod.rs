@@ -231,6 +231,11 @@ impl Outbox {
         code: DecisionCode,
         text: String,
     ) {
+        debug_assert!(!text.is_empty(), "a decision says why ({code:?})");
+        debug_assert!(
+            pod.is_none_or(|pod| !pod.is_empty()),
+            "a decision's pod has a name"
+        );
         self.decisions.push(Decision {
             job_id,
             pod: pod.map(str::to_owned),
@@ -276,10 +281,12 @@ pub trait Allocator {
                 id,
                 cluster_profile_properties,
             } => {
+                debug_assert!(out.answer.is_none(), "one synchronous answer per input");
                 out.answer =
                     Some(self.ready_to_assign(now_ms, id, cluster_profile_properties, out));
             }
             AllocatorInput::ShouldAssignWork(request) => {
+                debug_assert!(out.answer.is_none(), "one synchronous answer per input");
                 out.answer = Some(self.should_assign_work(now_ms, request, server, out));
             }
         }

@@ -235,10 +235,18 @@ impl<R: Rules> Plugin<R> {
     /// `id` waits for its first listing (issued by the first request that names it), as the
     /// plugin's thread blocks in `refreshInstancesForCluster`.
     fn agent_instances_for(&mut self, key: &ClusterKey, id: RequestId, out: &mut Outbox) -> bool {
+        debug_assert!(
+            !self.tasks.contains_key(&id),
+            "request {id:?} asks for its cluster's pods before it has a task"
+        );
         if self.clusters.contains_key(key) {
             return true;
         }
         let waiting = self.first_use.entry(key.clone()).or_default();
+        debug_assert!(
+            !waiting.contains(&id),
+            "request {id:?} waits for a listing once"
+        );
         waiting.push(id);
         if waiting.len() == 1 {
             let text = "first use of this cluster profile in this process: listing pods first";
@@ -262,6 +270,10 @@ impl<R: Rules> Plugin<R> {
         out: &mut Outbox,
     ) {
         self.apply_refresh(key, result, out);
+        debug_assert!(
+            self.clusters.contains_key(key),
+            "the first listing makes the map"
+        );
         for id in self.first_use.remove(key).unwrap_or_default() {
             match self.tasks.remove(&id) {
                 Some(Task::Create(task)) => self.enter_create_lock(id, task, out),
@@ -292,6 +304,10 @@ impl<R: Rules> Plugin<R> {
     fn enter_create_lock(&mut self, id: RequestId, task: CreateTask, out: &mut Outbox) {
         let key = task.key.clone();
         let cluster = self.clusters.entry(key.clone()).or_default();
+        debug_assert!(
+            !cluster.lock_queue.contains(&id) && cluster.lock_holder != Some(id),
+            "request {id:?} queues for the cluster lock once"
+        );
         cluster.lock_queue.push_back(id);
         let waiting_count = cluster.lock_queue.len() - 1;
         if cluster.lock_holder.is_some() {
@@ -335,6 +351,11 @@ impl<R: Rules> Plugin<R> {
 
     /// Decide inside the lock; either issue the create or release the lock.
     fn decide_and_create(&mut self, id: RequestId, mut task: CreateTask, out: &mut Outbox) {
+        debug_assert_eq!(
+            self.clusters[&task.key].lock_holder,
+            Some(id),
+            "a create-agent decides inside its cluster's lock"
+        );
         let name = pod_spec::pod_name(self.process_id, self.pods_created_count + 1);
         let context = CreateContext {
             pods: &self.clusters[&task.key].pods,
@@ -388,6 +409,10 @@ impl<R: Rules> Plugin<R> {
                 let job_id = task.request.job_identifier.job_id;
                 match result {
                     Ok(KubeReply::Pod(pod)) => {
+                        debug_assert_eq!(
+                            pod.name, name,
+                            "the API creates the pod it was asked for"
+                        );
                         let mut known = KnownPod::from_pod(&pod);
                         known.agent_state = self.rules.created_agent_state();
                         let cluster = self.clusters.get_mut(&key).expect("the holder's cluster");
@@ -437,6 +462,10 @@ impl<R: Rules> Plugin<R> {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
+        debug_assert!(
+            matches!(task.stage, CompletionStage::Start),
+            "a job-completion runs its policy part once"
+        );
         let cluster = self.clusters.entry(task.key.clone()).or_default();
         // The rule may write the completing agent's entry, and no other.
         cluster.refreshed.touch(&task.request.elastic_agent_id);
@@ -558,6 +587,10 @@ impl<R: Rules> Allocator for Plugin<R> {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
+        debug_assert!(
+            call.0 <= self.calls_issued_count,
+            "{call:?} is one this process issued"
+        );
         let waiter = self.waiters.remove(&call);
         let waiter = waiter.unwrap_or_else(|| panic!("{call:?} was never issued or is answered"));
         let id = match waiter {

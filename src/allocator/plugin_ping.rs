@@ -50,6 +50,7 @@ fn next_known(names: &mut VecDeque<String>, pods: &PodMap) -> Option<String> {
     while names.front().is_some_and(|name| !pods.contains_key(name)) {
         names.pop_front();
     }
+    debug_assert!(names.front().is_none_or(|name| pods.contains_key(name)));
     names.front().cloned()
 }
 
@@ -84,6 +85,11 @@ impl<R: Rules> Plugin<R> {
             self.finish(id, out);
             return;
         }
+        debug_assert_eq!(
+            clusters.len(),
+            request.all_cluster_profile_properties.len(),
+            "a ping visits every cluster profile it names"
+        );
         let task = PingTask {
             clusters,
             index: 0,
@@ -165,6 +171,10 @@ impl<R: Rules> Plugin<R> {
         out: &mut Outbox,
     ) {
         loop {
+            debug_assert!(
+                task.index < task.clusters.len(),
+                "the ping is on one of its clusters"
+            );
             let (key, profile) = task.clusters[task.index].clone();
             let pods = &self
                 .clusters

@@ -59,6 +59,10 @@ pub(crate) fn pod_template(
     request: &CreateAgentRequest,
     settings: &ClusterProfile,
 ) -> PodTemplate {
+    debug_assert!(
+        name.starts_with("k8s-ea-"),
+        "agent pods are named k8s-ea-…: {name}"
+    );
     let job_id = request.job_identifier.job_id.to_string();
     let mut labels = StringMap::new();
     labels.insert(keys::CREATED_BY.to_owned(), PLUGIN_ID.to_owned());

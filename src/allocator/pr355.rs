@@ -70,6 +70,10 @@ impl Pr355Rules {
             return false;
         }
         let name = context.next_pod_name;
+        debug_assert!(
+            !context.pods.contains_key(name),
+            "the next pod name {name} is not in use"
+        );
         let text = format!(
             "[reuse] no pod labelled for job {job_id} and none Idle, Running and hash-equal: \
              creating pod {name}"
@@ -96,6 +100,10 @@ impl Rules for Pr355Rules {
             return false;
         }
         if context.profile.enable_agent_reuse {
+            debug_assert!(
+                known_count < limit as usize,
+                "reuse is decided under the pod limit"
+            );
             return self.decide_reuse(context, out);
         }
         if let Some(existing) = context.pods.values().find(|pod| pod.job_id == Some(job_id)) {
@@ -112,6 +120,10 @@ impl Rules for Pr355Rules {
             return false;
         }
         let name = context.next_pod_name;
+        debug_assert!(
+            known_count < limit as usize,
+            "a create stays under the pod limit"
+        );
         let text = format!(
             "{known_count} of {limit} allowed pods known and none for job {job_id}: creating \
              pod {name}"
@@ -177,7 +189,8 @@ impl Rules for Pr355Rules {
             return true;
         }
         // `compute` returning null removes the mapping: the pod is forgotten until a refresh.
-        pods.remove(agent_id);
+        let evicted = pods.remove(agent_id);
+        debug_assert!(evicted.is_some(), "only a pod in the map is evicted");
         let text = format!(
             "pod {agent_id} does not match job {job_id} by {reason}: answering false, and the \
              null from ConcurrentHashMap.compute drops the pod from the map until the next ping"

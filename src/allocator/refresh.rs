@@ -30,6 +30,7 @@ pub(super) struct RefreshBase {
 impl RefreshBase {
     /// The map's entry for `name` is about to be inserted or removed outside a refresh.
     pub(super) fn touch(&mut self, name: &str) {
+        debug_assert!(!name.is_empty(), "a touched entry has a name");
         self.touched.insert(name.to_owned());
     }
 
@@ -48,6 +49,10 @@ impl RefreshBase {
             refresh_one(pods, &name, listing.get(&name));
         }
         self.list = listing;
+        debug_assert!(
+            self.touched.is_empty(),
+            "a refresh settles every touched name"
+        );
         if let Some(expected) = expected {
             assert!(
                 *pods == expected,
@@ -61,6 +66,7 @@ impl RefreshBase {
 fn refresh_one(pods: &mut PodMap, name: &str, listed: Option<&Arc<Pod>>) {
     match listed.filter(|pod| KnownPod::is_agent_pod(pod)) {
         Some(pod) => {
+            debug_assert_eq!(pod.name, name, "a listing finds a pod under its own name");
             let mut known = KnownPod::from_pod(pod);
             if let Some(old) = pods.get(name) {
                 known.agent_state = old.agent_state;

@@ -63,6 +63,14 @@ impl Rules for UpstreamRules {
             return false;
         }
         let name = context.next_pod_name;
+        debug_assert!(
+            !context.pods.contains_key(name),
+            "the next pod name {name} is not in use"
+        );
+        debug_assert!(
+            pending_count < limit as usize,
+            "a create stays under the pod limit"
+        );
         let text = format!(
             "{pending_count} of {limit} allowed pods not Running and no pod for job {job_id}: \
              creating pod {name}"
@@ -116,6 +124,11 @@ impl Rules for UpstreamRules {
                 )
             }
         };
+        debug_assert_eq!(
+            answer,
+            code == DecisionCode::AssignYes,
+            "the decision recorded is the answer given"
+        );
         out.decide(Some(job_id), Some(agent_id), code, text);
         answer
     }

@@ -51,8 +51,6 @@ impl Monitor for NoCrossConfigReuse {
             _ => {}
         }
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 /// `one-job-per-agent`: an agent never builds two jobs at once and a job instance is never on
@@ -125,8 +123,6 @@ impl Monitor for OneJobPerAgent {
         }
         self.assignments.after(record);
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 /// `no-work-to-disabled`: an agent disabled by `AgentConfig{enabled: false}` (until enabled
@@ -173,8 +169,6 @@ impl Monitor for NoWorkToDisabled {
             _ => {}
         }
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 /// `no-kill-while-building`: the allocator never deletes a pod whose agent is building a job
@@ -248,6 +242,4 @@ impl Monitor for NoKillWhileBuilding {
         }
         self.assignments.after(record);
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }

@@ -33,6 +33,10 @@ impl NoAssignWhileCancelling {
         if cancelled == job || !self.reported.insert(pod.to_owned()) {
             return;
         }
+        debug_assert_ne!(
+            cancelled, job,
+            "a pod's own cancelled job is not a second job"
+        );
         let message = format!(
             "pod {pod} was handed job {job} ({how}) while its cancelled job {cancelled} was \
              still being killed"
@@ -100,6 +104,4 @@ impl Monitor for NoAssignWhileCancelling {
         }
         self.assignments.after(record);
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }

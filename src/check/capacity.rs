@@ -53,6 +53,10 @@ impl CapacityBudget {
 
     /// Follow one record at `t_ms` (before the monitors see it).
     pub fn observe(&mut self, t_ms: u64, record: &Record) {
+        debug_assert!(
+            self.short_since_ms.is_none_or(|since_ms| since_ms <= t_ms),
+            "records arrive in time order"
+        );
         self.check_breach(t_ms);
         match record {
             Record::NodeLost { .. } => self.live_nodes = self.live_nodes.saturating_sub(1),
@@ -79,12 +83,17 @@ impl CapacityBudget {
 
     /// Note a shortage that has lasted longer than `replace_after` by `t_ms`.
     pub(crate) fn check_breach(&mut self, t_ms: u64) {
+        debug_assert!(
+            self.breached_at_ms.is_none_or(|at_ms| at_ms < t_ms),
+            "a breach is noted after its limit passed"
+        );
         if self.breached_at_ms.is_some() {
             return;
         }
         if let Some(since_ms) = self.short_since_ms {
             let limit_ms = since_ms.saturating_add(self.bounds.replace_after_ms);
             if t_ms > limit_ms {
+                debug_assert!(since_ms <= limit_ms && self.slots() < self.jobs_in_flight);
                 self.breached_at_ms = Some(limit_ms);
                 self.breach = (self.slots(), self.jobs_in_flight);
             }
@@ -95,6 +104,10 @@ impl CapacityBudget {
     /// stayed too small for longer than `replace_after` at or before it.
     pub(crate) fn outside_budget(&self, at_ms: u64) -> Option<String> {
         let breached_ms = self.breached_at_ms.filter(|ms| *ms <= at_ms)?;
+        debug_assert!(
+            self.short_since_ms
+                .is_none_or(|since_ms| since_ms <= breached_ms)
+        );
         let (slots, jobs) = self.breach;
         Some(format!(
             "from t={}s node losses left {slots} pod slots for {jobs} jobs for longer than \

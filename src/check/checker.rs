@@ -127,6 +127,10 @@ impl Checker {
         monitors.extend(extra);
         monitors.retain(|monitor| !disabled.iter().any(|id| id == monitor.id()));
         let reading_before = reading_before(&monitors);
+        debug_assert!(
+            reading_before.iter().all(|&index| index < monitors.len()),
+            "the monitors reading before are among the monitors"
+        );
         Checker {
             monitors,
             reading_before,
@@ -176,6 +180,10 @@ impl Checker {
     /// [`Checker::observe`] for a record that is not a `Sample`, given to keep: the context
     /// ring keeps it instead of a copy. It is lent back for the observers after this one.
     pub(crate) fn observe_owned(&mut self, t_ms: u64, record: Record) -> &Record {
+        debug_assert!(
+            !matches!(record, Record::Sample),
+            "a sample is observed by reference"
+        );
         self.arrive(t_ms, &record);
         let record = self.ring.keep(t_ms, record);
         feed(
@@ -215,6 +223,10 @@ impl Checker {
             self.accept_fresh();
             self.violations
                 .sort_by(|a, b| (a.at_ms, a.id).cmp(&(b.at_ms, b.id)));
+            debug_assert!(
+                (self.violations.iter()).all(|violation| violation.at_ms <= t_ms),
+                "the run's violations are judged by its end"
+            );
         }
         self.violations.clone()
     }
@@ -229,6 +241,10 @@ impl Checker {
             return;
         }
         for mut violation in std::mem::take(&mut self.fresh) {
+            debug_assert!(
+                violation.at_ms <= self.last_ms || self.finished,
+                "a violation is not reported ahead of the records: {violation:?}"
+            );
             let key = (violation.id, violation.objects.clone());
             if !self.reported.insert(key) {
                 continue;
@@ -248,5 +264,10 @@ impl Checker {
             }
             self.violations.push(violation);
         }
+        debug_assert_eq!(
+            self.violations.len(),
+            self.reported.len(),
+            "each (id, objects) is reported once"
+        );
     }
 }

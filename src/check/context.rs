@@ -212,6 +212,10 @@ pub(crate) fn format_line(t_ms: u64, record: &Record) -> String {
             other => line.push_str(&format!(" {name}={other}")),
         }
     }
+    debug_assert!(
+        line.starts_with("t="),
+        "a context line starts with its time"
+    );
     line
 }
 
@@ -245,6 +249,12 @@ impl Ring {
         if self.records.len() == RING_RECORDS_MAX {
             self.records.pop_front();
         }
+        debug_assert!(
+            self.records
+                .back()
+                .is_none_or(|(last_ms, _)| *last_ms <= t_ms),
+            "records arrive in time order"
+        );
         self.records.push_back((t_ms, record));
         &self.records.back().expect("just remembered").1
     }
@@ -267,6 +277,7 @@ impl Ring {
             .take(CONTEXT_LINES_MAX)
             .map(|(t_ms, record)| format_line(*t_ms, record))
             .collect();
+        debug_assert!(lines.len() <= CONTEXT_LINES_MAX);
         lines.reverse();
         lines
     }

@@ -24,6 +24,11 @@ impl<K: Ord + Clone> Deadlines<K> {
         self.remove(&key);
         self.by_time.insert((deadline_ms, key.clone()));
         self.by_key.insert(key, deadline_ms);
+        debug_assert_eq!(
+            self.by_time.len(),
+            self.by_key.len(),
+            "one deadline per key, in both indexes"
+        );
     }
 
     /// Forget `key`'s deadline, if it has one.
@@ -45,7 +50,9 @@ impl<K: Ord + Clone> Deadlines<K> {
             .by_time
             .pop_first()
             .expect("first() just returned an entry");
-        self.by_key.remove(&key);
+        let indexed = self.by_key.remove(&key);
+        debug_assert_eq!(indexed, Some(deadline_ms), "the two deadline indexes agree");
+        debug_assert!(deadline_ms < now_ms, "only a passed deadline pops");
         Some((deadline_ms, key))
     }
 
@@ -65,6 +72,12 @@ impl<K: Ord + Clone> Deadlines<K> {
         for (key, deadline_ms) in moved {
             self.set(key, deadline_ms);
         }
+        debug_assert!(
+            self.by_time
+                .first()
+                .is_none_or(|(first, _)| *first >= floor_ms),
+            "nothing is due before the floor once delayed"
+        );
     }
 }
 
@@ -83,6 +96,10 @@ impl ServerOutage {
 
     /// Follow `record`; at a restart, returns how long the server was down.
     pub(crate) fn observe(&mut self, t_ms: u64, record: &crate::trace::Record) -> Option<u64> {
+        debug_assert!(
+            self.stopped_ms.is_none_or(|stopped_ms| stopped_ms <= t_ms),
+            "records arrive in time order"
+        );
         match record {
             crate::trace::Record::ServerStopped => {
                 self.stopped_ms.get_or_insert(t_ms);
@@ -123,6 +140,12 @@ impl ApiCut {
     /// Follow `record`; when the last cut ends, returns how far plugin-side deadlines move:
     /// the cut's length plus one PING.
     pub(crate) fn observe(&mut self, t_ms: u64, record: &crate::trace::Record) -> Option<u64> {
+        debug_assert_eq!(
+            self.started_ms.is_some(),
+            self.is_cut(),
+            "a cut has a start exactly while one lasts"
+        );
+        debug_assert!(self.started_ms.is_none_or(|started_ms| started_ms <= t_ms));
         match record {
             crate::trace::Record::FaultStarted {
                 index,

@@ -66,6 +66,7 @@ impl FrozenSettings {
                 };
             }
             Record::JobRescheduled { job, new_job, .. } => {
+                debug_assert!(new_job > job, "a reschedule makes a new job instance");
                 self.rescheduled = Some((*new_job, self.of_job(*job)));
             }
             Record::JobScheduled { job, .. } => {

@@ -56,6 +56,10 @@ impl JobWaitBound {
             .waiting
             .remove(&job)
             .expect("a job with a deadline is waiting");
+        debug_assert!(
+            deadline_ms >= waiting.scheduled_ms,
+            "job {job}'s deadline comes after its scheduling"
+        );
         let mut objects = vec![format!("job:{job}")];
         let mut answers = Vec::new();
         for answer in &waiting.answers {
@@ -103,6 +107,7 @@ impl JobWaitBound {
             last.repeats += 1;
             return;
         }
+        debug_assert!(waiting.answers.len() <= DECISIONS_KEPT_MAX);
         if waiting.answers.len() == DECISIONS_KEPT_MAX {
             waiting.answers.pop_front();
         }
@@ -242,6 +247,10 @@ impl AllJobsComplete {
             .get_mut(logical)
             .expect("logical jobs are kept");
         entry.completions += 1;
+        debug_assert!(
+            entry.first_completion_ms <= t_ms,
+            "completions arrive in time order"
+        );
         match entry.completions {
             1 => entry.first_completion_ms = t_ms,
             2 => {
@@ -344,6 +353,10 @@ pub(crate) struct NoLostJob {
 
 impl NoLostJob {
     fn report(&mut self, t_ms: u64, job: u64, agent: &str, message: String) -> Option<Violation> {
+        debug_assert!(
+            self.stage_of.get(job) != Some(&Stage::Assigned),
+            "a lost job is one the server never assigned, or assigned again"
+        );
         if !self.reported.insert(job) {
             return None;
         }
@@ -381,6 +394,7 @@ impl Monitor for NoLostJob {
                     let message = format!("job {job} was assigned to agent {agent} but {problem}");
                     out.extend(self.report(t_ms, *job, agent, message));
                 } else {
+                    debug_assert!(matches!(stage, Some(Stage::Scheduled | Stage::Assigned)));
                     self.stage_of.insert(*job, Stage::Assigned);
                 }
             }
@@ -402,6 +416,4 @@ impl Monitor for NoLostJob {
             _ => {}
         }
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }

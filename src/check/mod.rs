@@ -63,8 +63,9 @@ pub trait Monitor {
     }
     /// Observe one record at `t_ms`; push violations to `out`.
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>);
-    /// The run ended at `t_ms` (end of the settle phase): judge eventually/sometimes.
-    fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>);
+    /// The run ended at `t_ms` (end of the settle phase): judge eventually/sometimes. An
+    /// `always` monitor has judged every record already: the default does nothing.
+    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 impl Violation {
@@ -76,6 +77,10 @@ impl Violation {
         objects: Vec<String>,
         message: String,
     ) -> Violation {
+        debug_assert!(
+            !message.is_empty(),
+            "a violation says what went wrong ({id})"
+        );
         Violation {
             id,
             kind,

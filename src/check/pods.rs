@@ -53,7 +53,8 @@ impl PendingLimit {
 
     fn created(&mut self, t_ms: u64, pod: &str, job: Option<u64>, by: Actor) -> Option<Violation> {
         let count = self.not_running.len();
-        self.not_running.insert(pod.to_owned());
+        let new = self.not_running.insert(pod.to_owned());
+        debug_assert!(new, "pod {pod} is created once while it exists");
         let limit = usize::try_from(self.limit_for(job)).unwrap_or(usize::MAX);
         if by != Actor::Allocator || count < limit {
             return None;
@@ -102,8 +103,6 @@ impl Monitor for PendingLimit {
             _ => {}
         }
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 /// `one-pod-per-job` (only without reuse): never two live (created, not deleted) pods with
@@ -127,6 +126,10 @@ impl Monitor for OnePodPerJob {
                 job_label: Some(job),
                 ..
             } => {
+                debug_assert!(
+                    !self.job_of_pod.contains_key(pod),
+                    "pod {pod} is created once while it exists"
+                );
                 let live = self.live_by_job.entry(*job).or_default();
                 if let Some(other) = live.first()
                     && self.reported.insert(*job)
@@ -159,7 +162,8 @@ impl Monitor for OnePodPerJob {
                     .live_by_job
                     .get_mut(&job)
                     .expect("a labelled pod is indexed");
-                live.remove(pod);
+                let removed = live.remove(pod);
+                debug_assert!(removed, "a labelled pod is live under its job");
                 if live.is_empty() {
                     self.live_by_job.remove(&job);
                 }
@@ -167,8 +171,6 @@ impl Monitor for OnePodPerJob {
             _ => {}
         }
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 /// `no-orphan-pods`: every pod registers or is deleted within ART + PING of its creation
@@ -217,6 +219,11 @@ impl NoOrphanPods {
 
     fn report_passed(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
         while let Some((deadline_ms, pod)) = self.deadlines.pop_passed(t_ms) {
+            debug_assert_eq!(
+                self.registered.get(&pod),
+                Some(&false),
+                "a deadline waits on a live, unregistered pod"
+            );
             let created_ms = self.created_ms.get(&pod).copied().unwrap_or(0);
             let message = format!(
                 "pod {pod} created at t={} was neither registered nor deleted by t={} \
@@ -247,7 +254,11 @@ impl Monitor for NoOrphanPods {
         }
         match record {
             Record::PodCreated { pod, .. } => {
-                self.registered.insert(pod.clone(), false);
+                let previous = self.registered.insert(pod.clone(), false);
+                debug_assert!(
+                    previous.is_none(),
+                    "pod {pod} is created once while it exists"
+                );
                 self.created_ms.insert(pod.clone(), t_ms);
                 let deadline_ms = t_ms.saturating_add(self.registration_deadline_ms);
                 self.deadlines.set(pod.clone(), deadline_ms);
@@ -270,6 +281,11 @@ impl Monitor for NoOrphanPods {
             }
             _ => {}
         }
+        debug_assert_eq!(
+            self.registered.len(),
+            self.created_ms.len(),
+            "every live pod has a creation time"
+        );
     }
 
     fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {

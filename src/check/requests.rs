@@ -25,6 +25,10 @@ impl Monitor for BoundedRequests {
         else {
             return;
         };
+        debug_assert!(
+            *requests > per_job_max.saturating_mul((*jobs).max(1)),
+            "the world stops the run at the request that passes the bound"
+        );
         let message = format!(
             "the server sent {requests} create-agent and should-assign-work requests for \
              {jobs} jobs, more than plugin_requests_per_job_max = {per_job_max} per job: a \
@@ -38,8 +42,6 @@ impl Monitor for BoundedRequests {
             message,
         ));
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 #[cfg(test)]

@@ -433,6 +433,7 @@ impl Monitor for ReuseHappens {
                 self.completed_agents.insert(agent.clone());
             }
             Record::JobAssigned { agent, .. } if self.completed_agents.contains(agent) => {
+                debug_assert!(!self.happened, "agents are forgotten once reuse happened");
                 self.happened = true;
                 // Nothing more to learn: free the memory.
                 self.completed_agents.clear();
@@ -474,11 +475,19 @@ impl Monitor for RestartRecovers {
     fn observe(&mut self, _t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
         match record {
             Record::ServerStopped => {
+                debug_assert!(
+                    !self.server_down,
+                    "a stopped server starts before it stops again"
+                );
                 self.stops_count += 1;
                 self.server_down = true;
             }
             Record::ServerStarted => self.server_down = false,
             Record::PodCreated { pod, .. } => {
+                debug_assert!(
+                    !self.stops_before_pod.contains_key(pod),
+                    "pod {pod} is created once while it exists"
+                );
                 self.stops_before_pod.insert(pod, self.stops_count);
             }
             Record::PodDeleted { pod, .. } => {

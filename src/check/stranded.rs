@@ -28,6 +28,10 @@ pub(crate) struct Stranded {
 
 impl Stranded {
     pub(crate) fn observe(&mut self, t_ms: u64, record: &Record) {
+        debug_assert!(
+            self.any_live_until_ms <= t_ms,
+            "records arrive in time order"
+        );
         // Live up to this record: a later stop is seen at its own record's time.
         if !self.live.is_empty() {
             self.any_live_until_ms = t_ms;

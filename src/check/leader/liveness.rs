@@ -132,6 +132,10 @@ impl FailoverBound {
         if waiting.is_empty() {
             return;
         }
+        debug_assert!(
+            self.since_ms <= t_ms && !self.flagged,
+            "a failover is flagged once, after its start"
+        );
         self.flagged = true;
         let message = format!(
             "no replica runs the leader modules {} ms after {} ms although replicas {waiting:?} \
@@ -326,7 +330,8 @@ impl RunnerProgress {
             .map(|(key, (step, _))| (key.clone(), *step))
             .collect::<Vec<_>>();
         for ((replica, module), step) in overdue {
-            self.awaited.remove(&(replica, module.clone()));
+            let awaited = self.awaited.remove(&(replica, module.clone()));
+            debug_assert!(awaited.is_some(), "an overdue step was awaited");
             let what = match step {
                 Step::Start => "start".to_string(),
                 Step::Config(version) => format!("receive config {version}"),

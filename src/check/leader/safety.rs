@@ -120,8 +120,6 @@ impl Monitor for LeaseCas {
             ));
         }
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 /// `single-leader-acting`: at most one replica has leader modules running at any instant.
@@ -188,8 +186,6 @@ impl Monitor for SingleLeaderActing {
         set_expected(&mut found, budget.is_some());
         out.push(found);
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 /// `leader-grounded`: modules run only within RP + RD + stop latency of the replica's last
@@ -410,8 +406,6 @@ impl Monitor for LeaderOnly {
         }
         self.check_lingering(t_ms, out);
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 /// `no-duplicate-module`: a module never starts on a replica where its `Run` is active.
@@ -470,8 +464,6 @@ impl Monitor for NoDuplicateModule {
             ));
         }
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 /// `config-fresh`: a module never receives a configuration older than one it already
@@ -536,6 +528,4 @@ impl Monitor for ConfigFresh {
             ));
         }
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }

@@ -58,6 +58,7 @@ impl SharedView {
         let mut view = self.view.borrow_mut();
         if view.seen() == self.seen {
             view.apply(t_ms, record);
+            debug_assert_eq!(view.seen(), self.seen + 1, "one record folded in at a time");
         } else {
             assert_eq!(
                 view.seen(),

@@ -71,6 +71,7 @@ impl RunningModules {
     /// One `Run` of `module` returned.
     pub(super) fn remove(&mut self, module: &str) {
         if let Some(count) = self.0.get_mut(module) {
+            debug_assert!(*count > 0, "a module with no run left is not kept");
             *count -= 1;
             if *count == 0 {
                 self.0.remove(module);
@@ -113,6 +114,7 @@ impl ReplicaView {
         let Some(since_ms) = self.paused_since_ms.take() else {
             return;
         };
+        debug_assert!(since_ms <= t_ms, "a pause ends after it began");
         self.last_pause = Some((t_ms, t_ms - since_ms));
         let paused_after = |from_ms: u64| t_ms - since_ms.max(from_ms);
         if let Some(stopped_ms) = self.leading_stopped_ms {
@@ -161,6 +163,7 @@ impl Recent {
             if ring.len() == CONTEXT_LINES_MAX {
                 ring.pop_front();
             }
+            debug_assert!(ring.back().is_none_or(|(last_ms, _)| *last_ms <= t_ms));
             ring.push_back((t_ms, record.clone()));
         }
     }
@@ -381,6 +384,12 @@ impl LeaderView {
 
     /// Fold one record in.
     pub(super) fn apply(&mut self, t_ms: u64, record: &Record) {
+        debug_assert!(
+            (self.external_edit_ms.into_iter())
+                .chain(self.api_fault_ended_ms)
+                .all(|ms| ms <= t_ms),
+            "records arrive in time order"
+        );
         self.track_clock_rates(record);
         if let Some(replica) = record.replica() {
             self.replica(replica);

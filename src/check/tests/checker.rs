@@ -28,8 +28,6 @@ impl Monitor for PingFlagger {
             ));
         }
     }
-
-    fn finish(&mut self, _t_ms: u64, _out: &mut Vec<Violation>) {}
 }
 
 fn broken_everywhere() -> Vec<(u64, Record)> {

@@ -16,8 +16,8 @@ const MACROS: [&str; 3] = ["assert!(", "assert_eq!(", "assert_ne!("];
 /// non-test code. Raise a floor when a module gains checks; a module missing here fails.
 pub const ASSERTION_FLOORS: &[(&str, usize)] = &[
     ("ablation", 0),
-    ("allocator", 21),
-    ("check", 8),
+    ("allocator", 52),
+    ("check", 53),
     ("cli", 0),
     ("component", 2),
     ("engine", 4),
@@ -48,16 +48,18 @@ pub const ASSERTION_FLOORS: &[(&str, usize)] = &[
 /// values cross a boundary, in hundredths: 20 is one check for every five functions. Raise a
 /// floor as checks are added; `gocd` and `leader` are at what they hold (#50 aims at 20).
 pub const DENSITY_FLOORS: &[(&str, usize)] = &[
-    ("allocator", 8),
-    ("check", 2),
+    ("allocator", 20),
+    ("check", 20),
     ("gocd", GOCD_DENSITY),
     ("kube", 20),
     ("leader", LEADER_DENSITY),
 ];
 
-/// `gocd`'s density floor (hundredths) until its checks reach 20.
+/// `gocd`'s density floor (hundredths): what it held when the floors came in. Raise it to 20
+/// (and inline it) once its checks reach one per five functions.
 const GOCD_DENSITY: usize = 19;
-/// `leader`'s density floor (hundredths) until its checks reach 20.
+/// `leader`'s density floor (hundredths): what it held when the floors came in. Raise it to
+/// 20 (and inline it) once its checks reach one per five functions.
 const LEADER_DENSITY: usize = 16;
 
 /// Run-time assertions in the non-test code of each module: test-only files and a trailing
