@@ -31,7 +31,7 @@ use crate::ablation::Ablation;
 /// first three and `stop-before-release` are switched here; `bounded-release`,
 /// `bounded-acquire` and `release-holder-check` in the elector settings `replica.rs` gives
 /// the `fixed` variant.
-pub const FIXED_ABLATIONS: [crate::ablation::Declared; 7] = [
+pub(crate) const FIXED_ABLATIONS: [crate::ablation::Declared; 7] = [
     (
         Ablation::TermCheck,
         "H4: a late OnStartedLeading starts modules whatever its term",
