@@ -49,7 +49,7 @@ pub enum AgentTimer {
 
 /// Everything that happens to a go-agent process.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AgentInput {
+pub(crate) enum AgentInput {
     /// The process starts: it boots for `boot_ms`, then registers (at once when 0).
     Start {
         /// How long the boot takes, from the container's start to the first registration.
@@ -90,7 +90,7 @@ enum Phase {
 /// reads first: `world::layout` starts each process on a cache line so that they share one.
 #[derive(Debug)]
 #[repr(C)]
-pub struct GoAgent {
+pub(crate) struct GoAgent {
     phase: Phase,
     /// The agent's uuid, fresh for each process start.
     pub uuid: u64,

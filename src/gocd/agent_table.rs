@@ -146,12 +146,12 @@ impl AgentTable {
     }
 
     /// The number of registered agent `id`.
-    pub fn number_of(&self, id: &str) -> Option<AgentId> {
+    pub(crate) fn number_of(&self, id: &str) -> Option<AgentId> {
         Some(self.numbers[self.slot_of(id)? as usize])
     }
 
     /// The id and record of the agent numbered `agent`.
-    pub fn get_by_number(&self, agent: AgentId) -> Option<(&NameKey, &AgentRecord)> {
+    pub(crate) fn get_by_number(&self, agent: AgentId) -> Option<(&NameKey, &AgentRecord)> {
         Some(self.entry(self.slot_of_number(agent)?))
     }
 
@@ -190,7 +190,7 @@ impl AgentTable {
     /// Change the record of the agent numbered `agent` if it is the registration `uuid` (a
     /// request from an older incarnation of the agent finds none); the listing follows.
     /// `change` also sees the agent's id.
-    pub fn update_registered<R>(
+    pub(crate) fn update_registered<R>(
         &mut self,
         agent: AgentId,
         uuid: u64,
@@ -232,7 +232,7 @@ impl AgentTable {
     }
 
     /// Change every record, in id order; the listing follows.
-    pub fn update_all(&mut self, mut change: impl FnMut(&NameKey, &mut AgentRecord)) {
+    pub(crate) fn update_all(&mut self, mut change: impl FnMut(&NameKey, &mut AgentRecord)) {
         let in_order: Vec<u32> = self.in_order.values().copied().collect();
         for slot in in_order {
             self.update_slot(slot, |_| true, &mut change);
@@ -241,7 +241,7 @@ impl AgentTable {
 
     /// Change every agent last heard from before `heard_before_ms` and not LostContact, in id
     /// order; the listing follows. Reads `heard`, not the records.
-    pub fn update_silent(
+    pub(crate) fn update_silent(
         &mut self,
         heard_before_ms: u64,
         mut change: impl FnMut(&NameKey, &mut AgentRecord),
@@ -333,7 +333,7 @@ impl AgentTable {
     }
 
     /// The agents' metadata as a shared listing (a clone costs O(1)).
-    pub fn listing(&self) -> AgentList {
+    pub(crate) fn listing(&self) -> AgentList {
         #[cfg(debug_assertions)]
         assert!(
             self.listing

@@ -134,7 +134,7 @@ pub struct Database {
 
 impl Database {
     /// A new job instance id.
-    pub fn next_job_id(&mut self) -> u64 {
+    pub(crate) fn next_job_id(&mut self) -> u64 {
         self.next_job_id += 1;
         debug_assert!(
             self.jobs.values().all(|job| job.id < self.next_job_id),
@@ -144,7 +144,7 @@ impl Database {
     }
 
     /// A new logical job id.
-    pub fn next_logical(&mut self) -> u64 {
+    pub(crate) fn next_logical(&mut self) -> u64 {
         self.next_logical += 1;
         debug_assert!(
             self.jobs

@@ -17,11 +17,10 @@ mod registry;
 mod server;
 mod settings;
 
-pub use agent::{AgentInput, AgentTimer, GoAgent};
-pub use agent_table::AgentTable;
+pub(crate) use agent::{AgentInput, AgentTimer, GoAgent};
 pub use database::{AgentRecord, Database, Job, JobState};
 pub use protocol::{
     AgentAction, AgentId, AgentIds, AgentRequest, Registration, RequestKind, ServerReply,
 };
 pub use server::{Server, ServerInput, ServerOut, ServerTimer, profile_key};
-pub use settings::ServerSettings;
+pub(crate) use settings::ServerSettings;

@@ -193,7 +193,7 @@ impl Server {
     }
 
     /// True while the server process runs (started and not crashed).
-    pub fn is_up(&self) -> bool {
+    pub(crate) fn is_up(&self) -> bool {
         self.memory.is_some()
     }
 
@@ -259,14 +259,9 @@ impl Server {
         out.records.push(Record::ServerStopped);
     }
 
-    /// The process id of the running server (pod names embed it).
-    pub fn process_id(&self) -> Option<u64> {
-        self.memory.as_ref().map(|m| m.process_id)
-    }
-
     /// Harness identity of a config: the elastic profile's properties as they are now and the
     /// environment.
-    pub fn config_identity(&self, profile: &str, environment: Option<&str>) -> String {
+    pub(crate) fn config_identity(&self, profile: &str, environment: Option<&str>) -> String {
         crate::trace::config_identity(self.profile(profile), environment)
     }
 

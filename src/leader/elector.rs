@@ -21,7 +21,7 @@ use crate::resources::{KubeError, KubeReply, KubeRequest, KubeResult, LeaseSpec}
 
 /// Where the takeover rule (b.4 d) takes the lease duration from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TakeoverDuration {
+pub(crate) enum TakeoverDuration {
     /// The candidate's own configured LD (client-go before v0.27).
     Configured,
     /// The record's `leaseDurationSeconds` (client-go v0.27+, k/k#114872).
@@ -30,7 +30,7 @@ pub enum TakeoverDuration {
 
 /// How the renew loop's `PollImmediateUntil(RP, …)` ticks after its immediate attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PollTicker {
+pub(crate) enum PollTicker {
     /// apimachinery v0.24.3 (`wait.poller`): the ticker starts when the immediate attempt
     /// returns, and a tick that falls while an attempt runs is dropped (the poller's send is
     /// non-blocking). Attempts of 2.5 s with RP 2 s start at 0, 4.5 and 8.5 s.
@@ -42,7 +42,7 @@ pub enum PollTicker {
 
 /// What `release()` reads before its write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReleaseRead {
+pub(crate) enum ReleaseRead {
     /// Nothing: the write carries the cached resourceVersion (client-go before v0.34). A
     /// version gone stale (a renewal answered after the term ended) gets 409 and leaves the
     /// Lease naming us.
@@ -58,7 +58,7 @@ pub enum ReleaseRead {
 
 /// One elector's configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ElectorSettings {
+pub(crate) struct ElectorSettings {
     /// The holder identity written to the Lease (client-go's `ResourceLockConfig.Identity`).
     pub identity: String,
     /// The name of the Lease object used as the lock.
@@ -94,7 +94,7 @@ pub struct ElectorSettings {
 
 /// What the elector tells its owner (the callbacks of client-go, as outputs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ElectorEvent {
+pub(crate) enum ElectorEvent {
     /// `go OnStartedLeading(ctx2)`: a new term began.
     StartedLeading {
         /// The new term's number, counted from 1 in this elector.
@@ -165,7 +165,7 @@ enum Stage {
 
 /// client-go's `LeaderElector`.
 #[derive(Clone, Debug)]
-pub struct Elector {
+pub(crate) struct Elector {
     settings: ElectorSettings,
     phase: Phase,
     attempt: Option<Attempt>,
@@ -212,18 +212,13 @@ impl Elector {
         }
     }
 
-    /// The configuration the elector was built with.
-    pub fn settings(&self) -> &ElectorSettings {
-        &self.settings
-    }
-
     /// True from `run` until `RunReturned`.
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         self.phase != Phase::Idle
     }
 
     /// The term being renewed, until the renew loop ends.
-    pub fn leading_term(&self) -> Option<u64> {
+    pub(crate) fn leading_term(&self) -> Option<u64> {
         match self.phase {
             Phase::Renewing { term, .. } => Some(term),
             _ => None,
@@ -231,7 +226,7 @@ impl Elector {
     }
 
     /// `IsLeader()`: judged on the observed record only.
-    pub fn is_leader(&self) -> bool {
+    pub(crate) fn is_leader(&self) -> bool {
         self.observed_record
             .as_ref()
             .is_some_and(|record| record.holder_identity == self.settings.identity)

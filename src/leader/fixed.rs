@@ -31,7 +31,7 @@ use crate::ablation::Ablation;
 /// first three and `stop-before-release` are switched here; `bounded-release`,
 /// `bounded-acquire`, `release-holder-check` and `rd-acquire-bound` in the elector settings
 /// `replica.rs` gives the `fixed` variant.
-pub const FIXED_ABLATIONS: [crate::ablation::Declared; 8] = [
+pub(crate) const FIXED_ABLATIONS: [crate::ablation::Declared; 8] = [
     (
         Ablation::TermCheck,
         "H4: a late OnStartedLeading starts modules whatever its term",

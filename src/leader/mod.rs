@@ -42,10 +42,7 @@ mod runner;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use elector::{
-    Elector, ElectorEvent, ElectorSettings, PollTicker, ReleaseRead, TakeoverDuration,
-};
-pub use fixed::FIXED_ABLATIONS;
+pub(crate) use fixed::FIXED_ABLATIONS;
 pub use replica::Replica;
 
 use crate::resources::{KubeRequest, KubeResult};

@@ -81,7 +81,8 @@ impl Replica {
     }
 
     /// The term the elector is renewing, if any.
-    pub fn lease_term(&self) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn lease_term(&self) -> Option<u64> {
         self.core.elector.leading_term()
     }
 
@@ -102,13 +103,13 @@ impl Replica {
     }
 
     /// `callback_delay` fault: the next OnStartedLeading reaches the runner `delay_ms` late.
-    pub fn delay_next_started_leading(&mut self, delay_ms: u64) {
+    pub(crate) fn delay_next_started_leading(&mut self, delay_ms: u64) {
         self.core.delay_next_started_leading(delay_ms);
     }
 
     /// Disarm a `callback_delay` that no OnStartedLeading consumed yet (faults end); a late
     /// callback already on its way still arrives late.
-    pub fn disarm_callback_delay(&mut self) {
+    pub(crate) fn disarm_callback_delay(&mut self) {
         self.core.disarm_callback_delay();
     }
 
@@ -176,7 +177,7 @@ impl Replica {
     }
 
     /// True while a `callback_delay` is armed or its late OnStartedLeading is on its way.
-    pub fn callback_delay_pending(&self) -> bool {
+    pub(crate) fn callback_delay_pending(&self) -> bool {
         self.core.callback_delay_pending()
     }
 }

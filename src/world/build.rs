@@ -103,10 +103,10 @@ pub(super) struct PendingCall {
 /// Node-group bits for partitions.
 pub(super) mod groups {
     use crate::engine::GroupMask;
-    pub const GOCD: GroupMask = GroupMask(1);
-    pub const KUBE_API: GroupMask = GroupMask(2);
-    pub const AGENTS: GroupMask = GroupMask(4);
-    pub const REPLICAS: GroupMask = GroupMask(8);
+    pub(crate) const GOCD: GroupMask = GroupMask(1);
+    pub(crate) const KUBE_API: GroupMask = GroupMask(2);
+    pub(crate) const AGENTS: GroupMask = GroupMask(4);
+    pub(crate) const REPLICAS: GroupMask = GroupMask(8);
     /// `replica-N` is bit 16 + N.
     pub fn replica(index: u32) -> GroupMask {
         GroupMask(1 << (16 + index.min(40)))
@@ -253,7 +253,7 @@ impl World {
     }
 
     /// What the swarm drew for this seed (empty without swarm).
-    pub fn swarm_drawn(&self) -> &[String] {
+    pub(crate) fn swarm_drawn(&self) -> &[String] {
         self.faults.swarm_drawn()
     }
 
@@ -268,7 +268,7 @@ impl World {
 
     /// The GoCD environment each of [`World::planned_arrivals`] names of its own (`None`: its
     /// profile's), in the same order.
-    pub fn planned_environments(&self) -> Vec<Option<String>> {
+    pub(crate) fn planned_environments(&self) -> Vec<Option<String>> {
         self.elastic
             .arrivals
             .iter()

@@ -534,7 +534,7 @@ impl World {
 }
 
 /// The trace record of one replica observation (the mapping is 1:1).
-pub fn observation_record(replica: u32, observation: Observation) -> Record {
+pub(crate) fn observation_record(replica: u32, observation: Observation) -> Record {
     match observation {
         Observation::ConfigReceived {
             version,

@@ -21,8 +21,9 @@ mod stepping;
 mod swarm;
 
 pub use build::{RunSettings, World, WorldError};
-pub use leader::observation_record;
-pub use swarm::seed_selection;
+#[cfg(test)]
+pub(crate) use leader::observation_record;
+pub(crate) use swarm::seed_selection;
 
 /// Receives every trace record of a run, in order.
 pub trait Sink {

@@ -13,7 +13,7 @@ use crate::trace::Record;
 
 /// Counts job-driven plugin requests against jobs scheduled.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestBound {
+pub(crate) struct RequestBound {
     /// `None`: no bound (`bounded-requests` disabled).
     per_job_max: Option<u64>,
     requests: u64,

@@ -11,9 +11,9 @@ use crate::trace::Record;
 
 /// Node names used in the trace.
 pub(super) mod node {
-    pub const GOCD: &str = "gocd";
-    pub const KUBE_API: &str = "kube-api";
-    pub const HARNESS: &str = "harness";
+    pub(crate) const GOCD: &str = "gocd";
+    pub(crate) const KUBE_API: &str = "kube-api";
+    pub(crate) const HARNESS: &str = "harness";
 }
 
 impl World {

@@ -14,7 +14,7 @@ use crate::trace::{Actor, Record};
 impl World {
     /// Start the run: the server boots and every arrival, fault and phase end is scheduled.
     /// Call once, before `step`.
-    pub fn start_run(&mut self, sink: &mut dyn Sink) {
+    pub(crate) fn start_run(&mut self, sink: &mut dyn Sink) {
         assert!(
             !self.ended && self.queue.popped_count() == 0,
             "a world starts once"
@@ -38,14 +38,6 @@ impl World {
             )));
         }
         self.dispatch(now, event, sink);
-        Ok(!self.ended)
-    }
-
-    /// Handle every event due at or before `until`. Returns false once the run has ended.
-    pub fn step_until(&mut self, until: SimTime, sink: &mut dyn Sink) -> Result<bool, WorldError> {
-        while !self.ended && self.queue.peek_time().is_some_and(|t| t <= until) {
-            self.step(sink)?;
-        }
         Ok(!self.ended)
     }
 

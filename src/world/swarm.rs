@@ -141,7 +141,7 @@ fn given_selection(scenario: &Scenario, given: &SwarmDraw) -> (Vec<(String, f64)
 }
 
 /// The choice seed `seed` makes, in hundredths: where a guided hunt starts mutating from.
-pub fn seed_selection(scenario: &Scenario, seed: u64) -> SwarmDraw {
+pub(crate) fn seed_selection(scenario: &Scenario, seed: u64) -> SwarmDraw {
     let mut random = Stream::new(seed, StreamId::Swarm);
     let (enabled, factor) = select(scenario, &mut random);
     let pct = |x: f64| (x * 100.0).round() as u32;
