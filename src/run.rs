@@ -1,6 +1,7 @@
 //! One simulation run, end to end: world → fingerprint, monitors, metrics, `trace.jsonl`.
 
 use crate::allocator::Policy;
+use crate::check::InvariantId;
 use crate::check::{
     Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Violation, leader_monitors,
 };
@@ -69,7 +70,7 @@ pub fn not_applicable(scenario: &Scenario, policy: Policy) -> Vec<(&'static str,
              the auto-register timeout since its creation",
             policy.name()
         );
-        return vec![("idle-timeout", reason)];
+        return vec![(InvariantId::IdleTimeout.name(), reason)];
     }
     Vec::new()
 }
@@ -339,7 +340,7 @@ fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>)
     let sometimes = checker
         .sometimes_ids()
         .into_iter()
-        .filter(|id| *id != "restart-recovers" || crashes)
+        .filter(|id| *id != InvariantId::RestartRecovers.name() || crashes)
         .map(|id| (id.to_owned(), !missed.contains(&id)))
         .collect();
     (failing, expected, sometimes)

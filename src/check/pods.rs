@@ -4,6 +4,7 @@ use super::deadlines::{ApiCut, Deadlines, ServerOutage};
 use super::frozen::{ClusterSettings, FrozenSettings};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
+use crate::check::InvariantId;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -75,7 +76,7 @@ impl PendingLimit {
 
 impl Monitor for PendingLimit {
     fn id(&self) -> &'static str {
-        "pending-limit"
+        InvariantId::PendingLimit.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -117,7 +118,7 @@ pub struct OnePodPerJob {
 
 impl Monitor for OnePodPerJob {
     fn id(&self) -> &'static str {
-        "one-pod-per-job"
+        InvariantId::OnePodPerJob.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -141,7 +142,7 @@ impl Monitor for OnePodPerJob {
                         format!("pod:{pod}"),
                     ];
                     out.push(Violation::new(
-                        "one-pod-per-job",
+                        InvariantId::OnePodPerJob.name(),
                         Kind::Always,
                         t_ms,
                         objects,
@@ -232,7 +233,7 @@ impl NoOrphanPods {
 
 impl Monitor for NoOrphanPods {
     fn id(&self) -> &'static str {
-        "no-orphan-pods"
+        InvariantId::NoOrphanPods.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

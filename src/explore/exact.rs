@@ -6,10 +6,9 @@
 //! `float_roundtrip` feature is off here), and one unit in the last place is enough to move a
 //! mean across a rounding boundary in a table.
 
-use crate::check::Kind;
+use crate::check::{InvariantId, Kind};
 use crate::report::Metrics;
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Mutex, OnceLock};
+use std::collections::BTreeMap;
 
 /// A float as exact text.
 pub fn float_text(value: f64) -> String {
@@ -111,21 +110,13 @@ pub fn metrics_from_values(values: &BTreeMap<String, f64>) -> Result<Metrics, St
     })
 }
 
-/// An invariant id read back from a file as the `&'static str` the checker uses. Each
-/// distinct id is allocated once and kept for the life of the process (there are a few
-/// dozen ids), so reading many rows does not grow memory.
-pub fn static_id(id: &str) -> &'static str {
-    static IDS: OnceLock<Mutex<BTreeSet<&'static str>>> = OnceLock::new();
-    let mut ids = IDS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(known) = ids.get(id) {
-        return known;
-    }
-    let kept: &'static str = Box::leak(id.to_owned().into_boxed_str());
-    ids.insert(kept);
-    kept
+/// An invariant id read back from a file, as the `&'static str` the checker uses: the name of
+/// the [`InvariantId`] it parses into, so nothing is allocated or kept; an id no monitor has
+/// is an error.
+pub fn static_id(id: &str) -> Result<&'static str, String> {
+    InvariantId::from_name(id)
+        .map(InvariantId::name)
+        .ok_or_else(|| format!("unknown invariant id {id:?}"))
 }
 
 /// How an invariant is judged, as written in `shard.json`.
@@ -166,13 +157,17 @@ pub mod static_id_option {
     pub fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Option<&'static str>, D::Error> {
-        Ok(Option::<String>::deserialize(deserializer)?.map(|id| static_id(&id)))
+        Option::<String>::deserialize(deserializer)?
+            .map(|id| static_id(&id))
+            .transpose()
+            .map_err(serde::de::Error::custom)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::{float_from_text, float_text, metrics_from_values, static_id};
+    use crate::check::InvariantId;
     use crate::report::Metrics;
     use std::collections::BTreeMap;
 
@@ -213,9 +208,15 @@ mod tests {
     }
 
     #[test]
-    fn an_id_read_twice_is_the_same_static_string() {
-        let first = static_id("job-wait-bound");
-        let second = static_id(&String::from("job-wait-bound"));
+    fn an_id_reads_back_as_its_invariant_and_an_unknown_one_is_refused() {
+        let first = static_id("job-wait-bound").expect("an id");
+        let second = static_id(&String::from("job-wait-bound")).expect("an id");
         assert!(std::ptr::eq(first, second));
+        assert_eq!(first, InvariantId::JobWaitBound.name());
+        let error = static_id("job-wait").expect_err("no such invariant");
+        assert!(
+            error.contains("unknown invariant id \"job-wait\""),
+            "{error}"
+        );
     }
 }

@@ -87,12 +87,13 @@ struct NotApplicableJson<'a> {
 
 /// The figure a report gives in place of a not-applicable invariant's verdict.
 pub fn measured_instead(id: &str, metrics: &Metrics) -> String {
-    match id {
-        "idle-timeout" => format!(
+    if id == crate::check::InvariantId::IdleTimeout.name() {
+        format!(
             "{} idle pod-seconds",
             crate::report::format::number_text(metrics.pod_seconds_idle.round())
-        ),
-        _ => String::new(),
+        )
+    } else {
+        String::new()
     }
 }
 

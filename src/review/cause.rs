@@ -5,6 +5,7 @@
 use super::ScenarioReview;
 use super::summary::Cluster;
 use crate::allocator::DecisionCode;
+use crate::check::InvariantId;
 use crate::scenario::Plugin;
 
 /// `breaks` (the candidate alone breaks an invariant), `both break` (it breaks nothing the
@@ -88,25 +89,38 @@ pub fn policy_words(name: &str) -> String {
     words.to_owned()
 }
 
-/// An invariant in plain words, as what went wrong.
+/// An invariant in plain words, as what went wrong (a leader invariant, which review never
+/// judges, by its id's words).
 pub fn invariant_words(id: &str) -> String {
-    let words = match id {
-        "job-wait-bound" => "jobs wait for an agent longer than allowed",
-        "no-cross-config-reuse" => "a pod runs a job of another configuration",
-        "one-job-per-agent" => "an agent gets two jobs at once",
-        "no-work-to-disabled" => "a disabled agent gets a job",
-        "pending-limit" => "more pods are pending than the limit",
-        "one-pod-per-job" => "a job gets more than one pod",
-        "no-kill-while-building" => "a pod is killed while it builds",
-        "idle-timeout" => "idle pods outlive the idle timeout",
-        "no-orphan-pods" => "pods are left behind",
-        "all-jobs-complete" => "jobs never finish",
-        "no-lost-job" => "a job is lost",
-        "reuse-happens" => "no pod is ever reused",
-        "restart-recovers" => "a restarted server never recovers",
-        "no-assign-while-cancelling" => "a job goes to an agent still cancelling",
-        "bounded-requests" => "the server floods the plugin with requests",
-        other => return other.replace('-', " "),
+    let Some(invariant) = InvariantId::from_name(id) else {
+        return id.replace('-', " ");
+    };
+    let words = match invariant {
+        InvariantId::JobWaitBound => "jobs wait for an agent longer than allowed",
+        InvariantId::NoCrossConfigReuse => "a pod runs a job of another configuration",
+        InvariantId::OneJobPerAgent => "an agent gets two jobs at once",
+        InvariantId::NoWorkToDisabled => "a disabled agent gets a job",
+        InvariantId::PendingLimit => "more pods are pending than the limit",
+        InvariantId::OnePodPerJob => "a job gets more than one pod",
+        InvariantId::NoKillWhileBuilding => "a pod is killed while it builds",
+        InvariantId::IdleTimeout => "idle pods outlive the idle timeout",
+        InvariantId::NoOrphanPods => "pods are left behind",
+        InvariantId::AllJobsComplete => "jobs never finish",
+        InvariantId::NoLostJob => "a job is lost",
+        InvariantId::ReuseHappens => "no pod is ever reused",
+        InvariantId::RestartRecovers => "a restarted server never recovers",
+        InvariantId::NoAssignWhileCancelling => "a job goes to an agent still cancelling",
+        InvariantId::BoundedRequests => "the server floods the plugin with requests",
+        InvariantId::LeaseCas
+        | InvariantId::SingleLeaderActing
+        | InvariantId::LeaderGrounded
+        | InvariantId::LeaderOnly
+        | InvariantId::NoDuplicateModule
+        | InvariantId::ConfigFresh
+        | InvariantId::ElectionIffDemand
+        | InvariantId::FailoverBound
+        | InvariantId::RejoinAfterOutage
+        | InvariantId::RunnerProgress => return id.replace('-', " "),
     };
     words.to_owned()
 }

@@ -4,6 +4,7 @@ use super::align::{Context, Divergence};
 use super::repro::Repro;
 use super::stats::{MetricDelta, REVIEW_METRICS, delta, metric};
 use super::{Group, SeedReview, reuse_text};
+use crate::check::InvariantId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -114,7 +115,7 @@ fn clusters(rows: &[SeedReview]) -> Vec<Cluster> {
 }
 
 /// The invariant whose violation stops a run (a request storm).
-pub const STOP: &str = "bounded-requests";
+pub const STOP: &str = InvariantId::BoundedRequests.name();
 
 type BySeeds = BTreeMap<String, Vec<u64>>;
 

@@ -23,7 +23,7 @@ pub use duration::{DurationError, format_duration_ms, parse_duration_ms};
 pub use error::{ErrorDetail, ErrorKind, ScenarioError};
 pub use fault_type::FaultType;
 pub use faults::{FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS};
-pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
+pub use leader::{INVARIANT_IDS, VARIANTS};
 pub use model::{
     Cluster, ClusterProfileChanges, Fault, FaultKind, Invariants, JobSource, JobTarget, Kube,
     Leader, LeaderConfigChange, LeaderModule, LeaseCrate, OutageMode, Plugin, PodTarget, Profile,
