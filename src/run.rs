@@ -57,7 +57,7 @@ impl From<WorldError> for RunError {
 }
 
 /// True when the run's policy reuses agents.
-pub fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
+pub(crate) fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
     policy != Policy::Upstream && scenario.plugin.enable_agent_reuse
 }
 
@@ -76,7 +76,7 @@ pub fn not_applicable(scenario: &Scenario, policy: Policy) -> Vec<(&'static str,
 }
 
 /// The bounds the elastic-agent monitors judge `scenario` by under `policy`.
-pub fn bounds_for(scenario: &Scenario, policy: Policy) -> Bounds {
+pub(crate) fn bounds_for(scenario: &Scenario, policy: Policy) -> Bounds {
     let mut bounds = bounds_of(scenario, reuse_enabled(scenario, policy));
     bounds.idle_timeout_enforced = policy.has_idle_timeout();
     bounds
@@ -183,7 +183,7 @@ pub fn run_scenario(
 }
 
 /// [`run_scenario`], with `tap` seeing every trace record as the monitors do.
-pub fn run_scenario_tapped(
+pub(crate) fn run_scenario_tapped(
     scenario: &Scenario,
     settings: RunSettings,
     trace_path: Option<&Path>,

@@ -123,7 +123,7 @@ pub struct SeedRow {
 
 impl SeedRow {
     /// Fold a finished run into a row.
-    pub fn from_outcome(outcome: &RunOutcome) -> SeedRow {
+    pub(crate) fn from_outcome(outcome: &RunOutcome) -> SeedRow {
         let info = &outcome.info;
         let mut violated: Vec<ViolatedId> = info
             .violations

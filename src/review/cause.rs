@@ -11,7 +11,7 @@ use crate::scenario::Plugin;
 /// `breaks` (the candidate alone breaks an invariant), `both break` (it breaks nothing the
 /// base keeps, but both fail some runs), `diverges` (it decides differently, both pass) or
 /// `same`.
-pub fn verdict_word(review: &ScenarioReview) -> &'static str {
+pub(crate) fn verdict_word(review: &ScenarioReview) -> &'static str {
     if !review.new_violations.is_empty() {
         "breaks"
     } else if review.base_failed > 0 && review.candidate_failed > 0 {
@@ -77,7 +77,7 @@ fn deed_of(code: &str) -> String {
 
 /// A policy in plain words, for readers who never saw the harness: `upstream` is the plugin's
 /// master branch, `pr355` the pull request.
-pub fn policy_words(name: &str) -> String {
+pub(crate) fn policy_words(name: &str) -> String {
     let Some(policy) = crate::allocator::Policy::from_name(name) else {
         return name.to_owned();
     };
@@ -91,7 +91,7 @@ pub fn policy_words(name: &str) -> String {
 
 /// An invariant in plain words, as what went wrong (a leader invariant, which review never
 /// judges, by its id's words).
-pub fn invariant_words(id: &str) -> String {
+pub(crate) fn invariant_words(id: &str) -> String {
     let Some(invariant) = InvariantId::from_name(id) else {
         return id.replace('-', " ");
     };
@@ -162,7 +162,7 @@ fn default_setting(cluster: &Cluster, review: &ScenarioReview) -> Option<String>
 
 /// The row's cause in one sentence: at which request the candidate does what instead of what
 /// the base does, whether that is the intended change, and what it breaks.
-pub fn cause_sentence(review: &ScenarioReview, base: &str, candidate: &str) -> String {
+pub(crate) fn cause_sentence(review: &ScenarioReview, base: &str, candidate: &str) -> String {
     let Some(cluster) = explaining(review) else {
         return format!("{candidate} decides exactly as {base} on every run");
     };

@@ -25,7 +25,7 @@ const DEFAULT_VARIANT: Variant = Variant::Fixed;
 
 /// `[leader] http2_dead` when absent: apimachinery's HTTP/2 transport declares a connection
 /// dead after ReadIdleTimeout (30 s) plus PingTimeout (15 s) without a frame.
-pub const DEFAULT_HTTP2_DEAD_MS: u64 = 45_000;
+pub(crate) const DEFAULT_HTTP2_DEAD_MS: u64 = 45_000;
 
 /// Every invariant id (`docs/invariants.md` describes each): the names of
 /// [`InvariantId::ALL`], in its order.
