@@ -92,7 +92,7 @@ impl Ablation {
 }
 
 /// One declared ablation: the rule or fix, and what switching it off does, in one line.
-pub type Declared = (Ablation, &'static str);
+pub(crate) type Declared = (Ablation, &'static str);
 
 /// Who declares an ablation: the policy whose rule or the variant whose fix it switches off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -193,7 +193,7 @@ impl Ablations {
     }
 
     /// Only the ablations `owner` declares.
-    pub fn owned_by(&self, owner: Owner) -> Ablations {
+    pub(crate) fn owned_by(&self, owner: Owner) -> Ablations {
         let set = self.iter().filter(|a| a.owner() == owner).collect();
         Ablations { set }
     }

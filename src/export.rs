@@ -17,7 +17,7 @@ use std::path::Path;
 
 /// One pod change found by [`PodDiff`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct PodChange {
+pub(crate) struct PodChange {
     /// Whether the pod was added, modified or deleted.
     pub event: PodEvent,
     /// The pod as it is now (for `deleted`, as it was last seen).
@@ -30,14 +30,14 @@ pub struct PodChange {
 
 /// Remembers every pod's last seen version and reports what changed since.
 #[derive(Debug, Default)]
-pub struct PodDiff {
+pub(crate) struct PodDiff {
     known: BTreeMap<String, (Pod, PodState)>,
 }
 
 impl PodDiff {
     /// Changes since the last call: added and modified pods by name, then deleted ones by
     /// name. A pod whose uid changed under the same name is reported deleted, then added.
-    pub fn diff<'a>(&mut self, pods: impl Iterator<Item = &'a Pod>) -> Vec<PodChange> {
+    pub(crate) fn diff<'a>(&mut self, pods: impl Iterator<Item = &'a Pod>) -> Vec<PodChange> {
         let mut changes = Vec::new();
         let mut deleted = Vec::new();
         let mut seen = BTreeMap::new();
@@ -93,7 +93,7 @@ fn gone(pod: &Pod, state: &PodState) -> PodChange {
 }
 
 /// True for the records that follow a change to a pod object.
-pub fn touches_pods(record: &Record) -> bool {
+pub(crate) fn touches_pods(record: &Record) -> bool {
     matches!(
         record,
         Record::PodCreated { .. }
@@ -109,7 +109,7 @@ pub fn touches_pods(record: &Record) -> bool {
 }
 
 /// A sink that passes records on and notes whether the current event touched a pod.
-pub struct Touched<'a> {
+pub(crate) struct Touched<'a> {
     /// The sink every record goes on to.
     pub inner: &'a mut dyn Sink,
     /// Set when a record passed on touched a pod; the caller clears it per event.
@@ -124,7 +124,7 @@ impl Sink for Touched<'_> {
 }
 
 /// Writes a run's pod changes as a recorded trace, one line per change of a format field.
-pub struct Exporter<W: Write> {
+pub(crate) struct Exporter<W: Write> {
     out: W,
     diff: PodDiff,
     lines: u64,
@@ -153,7 +153,11 @@ impl<W: Write> Exporter<W> {
 
     /// Write changes found by a [`PodDiff`] the caller ran itself (those whose trace state
     /// changed), at `t_ms`.
-    pub fn write_changes(&mut self, t_ms: u64, changes: Vec<PodChange>) -> std::io::Result<()> {
+    pub(crate) fn write_changes(
+        &mut self,
+        t_ms: u64,
+        changes: Vec<PodChange>,
+    ) -> std::io::Result<()> {
         for change in changes.into_iter().filter(|change| change.state_changed) {
             let line = TraceLine {
                 t_ms,
@@ -179,7 +183,7 @@ impl<W: Write> Exporter<W> {
 }
 
 /// The header of a simulated run's export: `t_ms` is simulated time from the epoch.
-pub fn export_header(scenario: &Scenario, settings: &RunSettings) -> Header {
+pub(crate) fn export_header(scenario: &Scenario, settings: &RunSettings) -> Header {
     Header {
         format: FORMAT.to_owned(),
         version: VERSION,
@@ -197,7 +201,7 @@ pub fn export_header(scenario: &Scenario, settings: &RunSettings) -> Header {
 /// Run `scenario` again under `settings` (runs are deterministic, so this is the same run the
 /// caller reported) and write its pod observations to `path` in the recorded trace format.
 /// `sink` sees every record, as in `World::run`.
-pub fn export_run(
+pub(crate) fn export_run(
     scenario: &Scenario,
     settings: RunSettings,
     path: &Path,
@@ -249,7 +253,7 @@ fn path_error(path: &Path, error: std::io::Error) -> String {
 
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     /// Writing the trace failed: the path and the I/O error.
     #[error("{0}")]
     Io(String),
@@ -272,7 +276,7 @@ impl Sink for FingerprintSink {
 
 /// [`export_run`], checking that the exported run has `fingerprint` (the run the caller
 /// reported); a mismatch is a determinism bug.
-pub fn export_run_checked(
+pub(crate) fn export_run_checked(
     scenario: &Scenario,
     settings: RunSettings,
     path: &Path,

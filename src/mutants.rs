@@ -18,7 +18,7 @@ fn declared_by(owner: Owner) -> &'static [Declared] {
 }
 
 /// Every ablation: (owner, name, one line on what it switches off), `safe`'s first.
-pub fn catalogue() -> Vec<(Owner, &'static str, &'static str)> {
+pub(crate) fn catalogue() -> Vec<(Owner, &'static str, &'static str)> {
     Owner::ALL
         .into_iter()
         .flat_map(|owner| {
@@ -30,17 +30,17 @@ pub fn catalogue() -> Vec<(Owner, &'static str, &'static str)> {
 }
 
 /// The ablations one owner declares, in declaration order.
-pub fn declared_of(owner: Owner) -> Vec<Ablation> {
+pub(crate) fn declared_of(owner: Owner) -> Vec<Ablation> {
     declared_by(owner).iter().map(|(a, _)| *a).collect()
 }
 
 /// Every declared name.
-pub fn valid_names() -> Vec<&'static str> {
+pub(crate) fn valid_names() -> Vec<&'static str> {
     catalogue().into_iter().map(|(_, name, _)| name).collect()
 }
 
 /// The declared ablation named `name`; an unknown name is an error that lists the valid ones.
-pub fn ablation_named(name: &str) -> Result<Ablation, String> {
+pub(crate) fn ablation_named(name: &str) -> Result<Ablation, String> {
     Owner::ALL
         .into_iter()
         .flat_map(declared_of)
@@ -64,7 +64,7 @@ pub fn parse(text: &str) -> Result<Ablations, String> {
 }
 
 /// The set of these names; an unknown name is an error that lists the valid ones.
-pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Ablations, String> {
+pub(crate) fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Ablations, String> {
     let ablations = names
         .iter()
         .map(|name| ablation_named(name.as_ref()))

@@ -1,6 +1,7 @@
 //! One simulation run, end to end: world → fingerprint, monitors, metrics, `trace.jsonl`.
 
 use crate::allocator::Policy;
+use crate::check::InvariantId;
 use crate::check::{
     Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Violation, leader_monitors,
 };
@@ -56,7 +57,7 @@ impl From<WorldError> for RunError {
 }
 
 /// True when the run's policy reuses agents.
-pub fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
+pub(crate) fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
     policy != Policy::Upstream && scenario.plugin.enable_agent_reuse
 }
 
@@ -69,13 +70,13 @@ pub fn not_applicable(scenario: &Scenario, policy: Policy) -> Vec<(&'static str,
              the auto-register timeout since its creation",
             policy.name()
         );
-        return vec![("idle-timeout", reason)];
+        return vec![(InvariantId::IdleTimeout.name(), reason)];
     }
     Vec::new()
 }
 
 /// The bounds the elastic-agent monitors judge `scenario` by under `policy`.
-pub fn bounds_for(scenario: &Scenario, policy: Policy) -> Bounds {
+pub(crate) fn bounds_for(scenario: &Scenario, policy: Policy) -> Bounds {
     let mut bounds = bounds_of(scenario, reuse_enabled(scenario, policy));
     bounds.idle_timeout_enforced = policy.has_idle_timeout();
     bounds
@@ -182,7 +183,7 @@ pub fn run_scenario(
 }
 
 /// [`run_scenario`], with `tap` seeing every trace record as the monitors do.
-pub fn run_scenario_tapped(
+pub(crate) fn run_scenario_tapped(
     scenario: &Scenario,
     settings: RunSettings,
     trace_path: Option<&Path>,
@@ -341,7 +342,7 @@ fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>)
     let sometimes = checker
         .sometimes_ids()
         .into_iter()
-        .filter(|id| *id != "restart-recovers" || crashes)
+        .filter(|id| *id != InvariantId::RestartRecovers.name() || crashes)
         .map(|id| (id.to_owned(), !missed.contains(&id)))
         .collect();
     (failing, expected, sometimes)

@@ -6,7 +6,7 @@ use crate::faults::crate_faults;
 use crate::replica::Timings;
 use crate::run::{NOT_JUDGED, Outcome, Plan, run_seed};
 use crate::sim::NetworkSettings;
-use elasticsim::check::{Checker, LeaderBounds};
+use elasticsim::check::Checker;
 use elasticsim::leader::Variant;
 use elasticsim::scenario::Scenario;
 use std::collections::BTreeMap;

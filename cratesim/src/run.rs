@@ -14,6 +14,7 @@ use crate::determinism::RunGuard;
 use crate::faults::CrateFault;
 use crate::replica::{Process, Timings};
 use crate::sim::{Event, NetworkSettings, Node, Shared};
+use elasticsim::check::InvariantId;
 use elasticsim::check::{Checker, LeaderBounds, Violation, leader_monitors};
 use elasticsim::scenario::ReplicaRef;
 use elasticsim::trace::{Fingerprint, JsonlWriter, Record};
@@ -27,20 +28,20 @@ use tokio::time::sleep_until;
 /// The leader invariants a crate run does not judge, and why (docs/crates.md).
 pub const NOT_JUDGED: [(&str, &str); 4] = [
     (
-        "lease-cas",
+        InvariantId::LeaseCas.name(),
         "both crates write with patches that carry no resourceVersion, by design: the monitor \
          would flag every write",
     ),
     (
-        "config-fresh",
+        InvariantId::ConfigFresh.name(),
         "the crates take no configuration: it is the agentk runner's",
     ),
     (
-        "election-iff-demand",
+        InvariantId::ElectionIffDemand.name(),
         "a crate replica always wants to lead: the invariant is the agentk runner's",
     ),
     (
-        "runner-progress",
+        InvariantId::RunnerProgress.name(),
         "the crates have no module runner: it is the agentk runner's",
     ),
 ];

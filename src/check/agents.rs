@@ -3,6 +3,7 @@
 
 use super::assignments::SharedAssignments;
 use super::{Kind, Monitor, Violation};
+use crate::check::InvariantId;
 use crate::ids::Names;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,7 +20,7 @@ pub(crate) struct NoCrossConfigReuse {
 
 impl Monitor for NoCrossConfigReuse {
     fn id(&self) -> &'static str {
-        "no-cross-config-reuse"
+        InvariantId::NoCrossConfigReuse.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -74,7 +75,7 @@ impl OneJobPerAgent {
 
 impl Monitor for OneJobPerAgent {
     fn id(&self) -> &'static str {
-        "one-job-per-agent"
+        InvariantId::OneJobPerAgent.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -135,7 +136,7 @@ pub(crate) struct NoWorkToDisabled {
 
 impl Monitor for NoWorkToDisabled {
     fn id(&self) -> &'static str {
-        "no-work-to-disabled"
+        InvariantId::NoWorkToDisabled.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -197,7 +198,7 @@ impl NoKillWhileBuilding {
 
 impl Monitor for NoKillWhileBuilding {
     fn id(&self) -> &'static str {
-        "no-kill-while-building"
+        InvariantId::NoKillWhileBuilding.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

@@ -9,6 +9,7 @@
 
 use super::assignments::SharedAssignments;
 use super::{Kind, Monitor, Violation};
+use crate::check::InvariantId;
 use crate::trace::{AgentRuntime, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,7 +48,7 @@ impl NoAssignWhileCancelling {
             format!("job:{job}"),
         ];
         out.push(Violation::new(
-            "no-assign-while-cancelling",
+            InvariantId::NoAssignWhileCancelling.name(),
             Kind::Always,
             t_ms,
             objects,
@@ -68,7 +69,7 @@ impl NoAssignWhileCancelling {
 
 impl Monitor for NoAssignWhileCancelling {
     fn id(&self) -> &'static str {
-        "no-assign-while-cancelling"
+        InvariantId::NoAssignWhileCancelling.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

@@ -13,31 +13,32 @@ use super::pods::{NoOrphanPods, OnePodPerJob, PendingLimit};
 use super::requests::BoundedRequests;
 use super::reuse::{IdleTimeout, RestartRecovers, ReuseHappens};
 use super::{Kind, Monitor, Violation};
+use crate::check::InvariantId;
 use crate::trace::Record;
 use std::collections::BTreeSet;
 
 /// Every elastic-agent invariant id, in `docs/invariants.md` order.
 const ELASTIC_AGENT_IDS: [&str; 15] = [
-    "job-wait-bound",
-    "no-cross-config-reuse",
-    "one-job-per-agent",
-    "no-work-to-disabled",
-    "pending-limit",
-    "one-pod-per-job",
-    "no-kill-while-building",
-    "idle-timeout",
-    "no-orphan-pods",
-    "all-jobs-complete",
-    "no-lost-job",
-    "reuse-happens",
-    "restart-recovers",
-    "no-assign-while-cancelling",
-    "bounded-requests",
+    InvariantId::JobWaitBound.name(),
+    InvariantId::NoCrossConfigReuse.name(),
+    InvariantId::OneJobPerAgent.name(),
+    InvariantId::NoWorkToDisabled.name(),
+    InvariantId::PendingLimit.name(),
+    InvariantId::OnePodPerJob.name(),
+    InvariantId::NoKillWhileBuilding.name(),
+    InvariantId::IdleTimeout.name(),
+    InvariantId::NoOrphanPods.name(),
+    InvariantId::AllJobsComplete.name(),
+    InvariantId::NoLostJob.name(),
+    InvariantId::ReuseHappens.name(),
+    InvariantId::RestartRecovers.name(),
+    InvariantId::NoAssignWhileCancelling.name(),
+    InvariantId::BoundedRequests.name(),
 ];
 
 /// `always` invariants that are deadlines on progress (bounded liveness): the capacity fault
 /// budget excuses them as it does `eventually` ones.
-const BOUNDED_LIVENESS: [&str; 1] = ["job-wait-bound"];
+const BOUNDED_LIVENESS: [&str; 1] = [InvariantId::JobWaitBound.name()];
 
 /// Runs the invariant monitors over one run's records.
 ///
@@ -156,10 +157,9 @@ impl Checker {
 
     /// The ids of the active `sometimes` monitors (coverage signals).
     pub(crate) fn sometimes_ids(&self) -> Vec<&'static str> {
-        const SOMETIMES: [&str; 2] = ["reuse-happens", "restart-recovers"];
         self.active_ids()
             .into_iter()
-            .filter(|id| SOMETIMES.contains(id))
+            .filter(|id| InvariantId::from_name(id).is_some_and(InvariantId::is_sometimes))
             .collect()
     }
 

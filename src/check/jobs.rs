@@ -3,6 +3,7 @@
 use super::deadlines::Deadlines;
 use super::stranded::Stranded;
 use super::{Kind, Monitor, Violation};
+use crate::check::InvariantId;
 use crate::ids::IdMap;
 use crate::trace::Record;
 use std::collections::{BTreeMap, VecDeque};
@@ -128,7 +129,7 @@ impl JobWaitBound {
 
 impl Monitor for JobWaitBound {
     fn id(&self) -> &'static str {
-        "job-wait-bound"
+        InvariantId::JobWaitBound.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -263,7 +264,7 @@ impl AllJobsComplete {
 
 impl Monitor for AllJobsComplete {
     fn id(&self) -> &'static str {
-        "all-jobs-complete"
+        InvariantId::AllJobsComplete.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
@@ -373,7 +374,7 @@ impl NoLostJob {
 
 impl Monitor for NoLostJob {
     fn id(&self) -> &'static str {
-        "no-lost-job"
+        InvariantId::NoLostJob.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

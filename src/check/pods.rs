@@ -4,6 +4,7 @@ use super::deadlines::{ApiCut, Deadlines, ServerOutage};
 use super::frozen::{ClusterSettings, FrozenSettings};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
+use crate::check::InvariantId;
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -76,7 +77,7 @@ impl PendingLimit {
 
 impl Monitor for PendingLimit {
     fn id(&self) -> &'static str {
-        "pending-limit"
+        InvariantId::PendingLimit.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -116,7 +117,7 @@ pub(crate) struct OnePodPerJob {
 
 impl Monitor for OnePodPerJob {
     fn id(&self) -> &'static str {
-        "one-pod-per-job"
+        InvariantId::OnePodPerJob.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -144,7 +145,7 @@ impl Monitor for OnePodPerJob {
                         format!("pod:{pod}"),
                     ];
                     out.push(Violation::new(
-                        "one-pod-per-job",
+                        InvariantId::OnePodPerJob.name(),
                         Kind::Always,
                         t_ms,
                         objects,
@@ -239,7 +240,7 @@ impl NoOrphanPods {
 
 impl Monitor for NoOrphanPods {
     fn id(&self) -> &'static str {
-        "no-orphan-pods"
+        InvariantId::NoOrphanPods.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

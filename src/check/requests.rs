@@ -5,6 +5,7 @@
 //! would otherwise run for hours); this monitor reports the record it leaves.
 
 use super::{Kind, Monitor, Violation};
+use crate::check::InvariantId;
 use crate::trace::Record;
 
 /// `bounded-requests` (always).
@@ -13,7 +14,7 @@ pub(crate) struct BoundedRequests;
 
 impl Monitor for BoundedRequests {
     fn id(&self) -> &'static str {
-        "bounded-requests"
+        InvariantId::BoundedRequests.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -35,7 +36,7 @@ impl Monitor for BoundedRequests {
              request storm; the run stops here and its eventually-invariants are judged now"
         );
         out.push(Violation::new(
-            "bounded-requests",
+            InvariantId::BoundedRequests.name(),
             Kind::Always,
             t_ms,
             vec!["server:gocd".to_owned()],

@@ -5,6 +5,7 @@ use super::deadlines::{ApiCut, Deadlines, ServerOutage};
 use super::frozen::{ClusterSettings, FrozenSettings};
 use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
+use crate::check::InvariantId;
 use crate::ids::{IdMap, NameMap, Names};
 use crate::trace::{Actor, Record};
 use std::collections::{BTreeMap, BTreeSet};
@@ -135,8 +136,13 @@ impl IdleTimeout {
     ) {
         if self.reported.insert(pod.to_owned()) {
             let objects = vec![format!("pod:{pod}")];
-            let mut violation =
-                Violation::new("idle-timeout", Kind::Always, at_ms, objects, message);
+            let mut violation = Violation::new(
+                InvariantId::IdleTimeout.name(),
+                Kind::Always,
+                at_ms,
+                objects,
+                message,
+            );
             violation.expected = expected;
             out.push(violation);
         }
@@ -358,7 +364,7 @@ impl IdleTimeout {
 
 impl Monitor for IdleTimeout {
     fn id(&self) -> &'static str {
-        "idle-timeout"
+        InvariantId::IdleTimeout.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -424,7 +430,7 @@ pub(crate) struct ReuseHappens {
 
 impl Monitor for ReuseHappens {
     fn id(&self) -> &'static str {
-        "reuse-happens"
+        InvariantId::ReuseHappens.name()
     }
 
     fn observe(&mut self, _t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
@@ -469,7 +475,7 @@ pub(crate) struct RestartRecovers {
 
 impl Monitor for RestartRecovers {
     fn id(&self) -> &'static str {
-        "restart-recovers"
+        InvariantId::RestartRecovers.name()
     }
 
     fn observe(&mut self, _t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {

@@ -61,7 +61,7 @@ pub struct PolicyRow {
 
 impl PolicyRow {
     /// A wait figure, with `≥` when some waits were censored at the end of a run.
-    pub fn wait_text(&self, seconds: f64) -> String {
+    pub(crate) fn wait_text(&self, seconds: f64) -> String {
         let at_least = if self.waits_censored > 0 { "≥" } else { "" };
         format!("{at_least}{}", number_text(seconds))
     }
@@ -109,7 +109,7 @@ impl LeaderFigures {
 
 impl PolicyRow {
     /// Busy + idle + pending pod-seconds per seed: what the pods cost.
-    pub fn pod_seconds_mean(&self) -> f64 {
+    pub(crate) fn pod_seconds_mean(&self) -> f64 {
         self.pod_seconds_busy_mean + self.pod_seconds_idle_mean + self.pod_seconds_pending_mean
     }
 }

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Features seen in one run, and the state needed to derive them.
 #[derive(Debug, Default)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     features: BTreeSet<String>,
     job_code: BTreeMap<u64, String>,
     pod_code: BTreeMap<String, String>,

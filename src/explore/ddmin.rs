@@ -5,7 +5,7 @@
 /// Reduce `items` to a smaller list that still `fails`, assuming `fails(items)` holds.
 /// The result is 1-minimal (removing any single item makes it pass) unless `out_of_time`
 /// said stop first. The empty list is tried first: often none of a kind of entry matters.
-pub fn ddmin<T: Clone>(
+pub(crate) fn ddmin<T: Clone>(
     items: Vec<T>,
     fails: &mut dyn FnMut(&[T]) -> bool,
     out_of_time: &dyn Fn() -> bool,
@@ -91,7 +91,7 @@ fn split(len: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
 /// The smallest value in `lower..=current`, in steps of `step`, that still `fails`, found by
 /// bisection; `fails(current)` is assumed. Failure need not be monotonic in the value: the
 /// result is a value that was seen failing, not necessarily the least such value.
-pub fn bisect_down(
+pub(crate) fn bisect_down(
     current: u64,
     lower: u64,
     step: u64,

@@ -6,35 +6,34 @@
 //! `float_roundtrip` feature is off here), and one unit in the last place is enough to move a
 //! mean across a rounding boundary in a table.
 
-use crate::check::Kind;
+use crate::check::{InvariantId, Kind};
 use crate::report::Metrics;
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Mutex, OnceLock};
+use std::collections::BTreeMap;
 
 /// A float as exact text.
-pub fn float_text(value: f64) -> String {
+pub(crate) fn float_text(value: f64) -> String {
     format!("{value:?}")
 }
 
 /// The float that [`float_text`] wrote.
-pub fn float_from_text(text: &str) -> Result<f64, String> {
+pub(crate) fn float_from_text(text: &str) -> Result<f64, String> {
     text.parse::<f64>()
         .map_err(|_| format!("{text:?} is not a number"))
 }
 
 /// `#[serde(with = "exact::float")]`: one `f64` as exact text.
-pub mod float {
+pub(crate) mod float {
     use super::{float_from_text, float_text};
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     /// Write `value` as its exact text.
-    pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
         float_text(*value).serialize(serializer)
     }
 
     /// Read a value written by [`serialize`].
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
         let text = String::deserialize(deserializer)?;
         float_from_text(&text).map_err(D::Error::custom)
     }
@@ -49,7 +48,10 @@ pub mod metrics {
     use std::collections::BTreeMap;
 
     /// Write every metric by name, each as its exact text.
-    pub fn serialize<S: Serializer>(value: &Metrics, serializer: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(
+        value: &Metrics,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let texts: BTreeMap<&str, String> = value
             .entries()
             .into_iter()
@@ -59,7 +61,9 @@ pub mod metrics {
     }
 
     /// Read metrics written by [`serialize`]; every metric must be there.
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Metrics, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Metrics, D::Error> {
         let texts = BTreeMap::<String, String>::deserialize(deserializer)?;
         let mut values = BTreeMap::new();
         for (name, text) in texts {
@@ -71,7 +75,7 @@ pub mod metrics {
 
 /// Rebuild [`Metrics`] from [`Metrics::entries`]' names and values. The struct literal lists
 /// every field, so a metric added to `Metrics` fails to compile here until it is read back.
-pub fn metrics_from_values(values: &BTreeMap<String, f64>) -> Result<Metrics, String> {
+pub(crate) fn metrics_from_values(values: &BTreeMap<String, f64>) -> Result<Metrics, String> {
     let real = |name: &str| {
         values
             .get(name)
@@ -111,25 +115,17 @@ pub fn metrics_from_values(values: &BTreeMap<String, f64>) -> Result<Metrics, St
     })
 }
 
-/// An invariant id read back from a file as the `&'static str` the checker uses. Each
-/// distinct id is allocated once and kept for the life of the process (there are a few
-/// dozen ids), so reading many rows does not grow memory.
-pub fn static_id(id: &str) -> &'static str {
-    static IDS: OnceLock<Mutex<BTreeSet<&'static str>>> = OnceLock::new();
-    let mut ids = IDS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(known) = ids.get(id) {
-        return known;
-    }
-    let kept: &'static str = Box::leak(id.to_owned().into_boxed_str());
-    ids.insert(kept);
-    kept
+/// An invariant id read back from a file, as the `&'static str` the checker uses: the name of
+/// the [`InvariantId`] it parses into, so nothing is allocated or kept; an id no monitor has
+/// is an error.
+pub(crate) fn static_id(id: &str) -> Result<&'static str, String> {
+    InvariantId::from_name(id)
+        .map(InvariantId::name)
+        .ok_or_else(|| format!("unknown invariant id {id:?}"))
 }
 
 /// How an invariant is judged, as written in `shard.json`.
-pub fn kind_text(kind: Kind) -> &'static str {
+pub(crate) fn kind_text(kind: Kind) -> &'static str {
     match kind {
         Kind::Always => "always",
         Kind::Eventually => "eventually",
@@ -138,7 +134,7 @@ pub fn kind_text(kind: Kind) -> &'static str {
 }
 
 /// The [`Kind`] that [`kind_text`] wrote.
-pub fn kind_from_text(text: &str) -> Result<Kind, String> {
+pub(crate) fn kind_from_text(text: &str) -> Result<Kind, String> {
     match text {
         "always" => Ok(Kind::Always),
         "eventually" => Ok(Kind::Eventually),
@@ -150,12 +146,12 @@ pub fn kind_from_text(text: &str) -> Result<Kind, String> {
 }
 
 /// `#[serde(with = "exact::static_id_option")]`: an optional invariant id.
-pub mod static_id_option {
+pub(crate) mod static_id_option {
     use super::static_id;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     /// Write the id, or null.
-    pub fn serialize<S: Serializer>(
+    pub(crate) fn serialize<S: Serializer>(
         value: &Option<&'static str>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
@@ -163,16 +159,20 @@ pub mod static_id_option {
     }
 
     /// Read an id written by [`serialize`], interned as a `'static` str.
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Option<&'static str>, D::Error> {
-        Ok(Option::<String>::deserialize(deserializer)?.map(|id| static_id(&id)))
+        Option::<String>::deserialize(deserializer)?
+            .map(|id| static_id(&id))
+            .transpose()
+            .map_err(serde::de::Error::custom)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::{float_from_text, float_text, metrics_from_values, static_id};
+    use crate::check::InvariantId;
     use crate::report::Metrics;
     use std::collections::BTreeMap;
 
@@ -213,9 +213,15 @@ mod tests {
     }
 
     #[test]
-    fn an_id_read_twice_is_the_same_static_string() {
-        let first = static_id("job-wait-bound");
-        let second = static_id(&String::from("job-wait-bound"));
+    fn an_id_reads_back_as_its_invariant_and_an_unknown_one_is_refused() {
+        let first = static_id("job-wait-bound").expect("an id");
+        let second = static_id(&String::from("job-wait-bound")).expect("an id");
         assert!(std::ptr::eq(first, second));
+        assert_eq!(first, InvariantId::JobWaitBound.name());
+        let error = static_id("job-wait").expect_err("no such invariant");
+        assert!(
+            error.contains("unknown invariant id \"job-wait\""),
+            "{error}"
+        );
     }
 }

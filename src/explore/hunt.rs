@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use std::collections::BTreeSet;
 
 /// Candidates per batch.
-pub const BATCH: usize = 8;
+pub(crate) const BATCH: usize = 8;
 
 /// How a target is searched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,7 +162,7 @@ impl Limits<'_> {
 }
 
 /// The scenario a candidate runs: the target's, with the candidate's draw written in.
-pub fn candidate_scenario(target: &Target, candidate: &Candidate) -> Scenario {
+pub(crate) fn candidate_scenario(target: &Target, candidate: &Candidate) -> Scenario {
     let mut scenario = target.scenarios[candidate.scenario].clone();
     if candidate.draw.is_some() {
         scenario.swarm.draw = candidate.draw.clone();

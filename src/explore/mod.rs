@@ -19,9 +19,9 @@
 //! | `exact.rs` | serde helpers that bring floats and ids back bit for bit from `shard.json` |
 
 mod compare;
-pub mod coverage;
+pub(crate) mod coverage;
 mod ddmin;
-pub mod exact;
+pub(crate) mod exact;
 pub mod hunt;
 mod materialise;
 mod pages;
@@ -36,9 +36,8 @@ pub use compare::{
     CompareFiles, LeaderFigures, PolicyRow, compare_cells, compare_markdown, compare_rows,
     compare_table, write_compare_csv, write_compare_files,
 };
-pub use ddmin::{bisect_down, ddmin};
 pub use materialise::{Size, materialise, pin};
-pub use pages::{write_compare_page, write_sweep_page};
+pub(crate) use pages::{write_compare_page, write_sweep_page};
 pub use seeds::SeedRange;
 pub use shard::{Cell, CommandKind, Shard};
 pub use shrink::{ShrinkOutcome, shrink};

@@ -38,7 +38,7 @@ fn failing_link(row: &SeedRow, prefix: &str, label: &str) -> Link {
 
 /// A sweep's `index.html`: one verdict line per seed, the policy's chart, and links to the
 /// failing seeds' folders (`seed-N/`, next to the page).
-pub fn write_sweep_page(
+pub(crate) fn write_sweep_page(
     folder: &Path,
     title: &str,
     label: &str,
@@ -124,7 +124,7 @@ fn compare_figures(row: &super::PolicyRow) -> Vec<String> {
 
 /// A comparison's `index.html`: one verdict line per policy, the comparison chart, and links
 /// to the failing seeds' folders (`<policy>/seed-N/`, under the page's folder).
-pub fn write_compare_page(
+pub(crate) fn write_compare_page(
     folder: &Path,
     title: &str,
     runs: &[(String, Vec<SeedRow>)],

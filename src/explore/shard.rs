@@ -25,10 +25,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The file a shard writes next to its outputs.
-pub const SHARD_FILE: &str = "shard.json";
+pub(crate) const SHARD_FILE: &str = "shard.json";
 
 /// The environment variable a Kubernetes Indexed Job sets to the pod's completion index.
-pub const COMPLETION_INDEX_VARIABLE: &str = "JOB_COMPLETION_INDEX";
+pub(crate) const COMPLETION_INDEX_VARIABLE: &str = "JOB_COMPLETION_INDEX";
 
 const FORMAT: &str = "elasticsim-shard";
 const FORMAT_VERSION: u32 = 1;
@@ -105,7 +105,7 @@ impl Shard {
     }
 
     /// `shard-K-of-N`: the subfolder a shard writes in, so shards never overwrite each other.
-    pub fn folder_name(&self) -> String {
+    pub(crate) fn folder_name(&self) -> String {
         format!("shard-{}-of-{}", self.index, self.count)
     }
 }
@@ -156,7 +156,7 @@ pub struct Cell {
 
 /// One cell's result, with its position in the canonical order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Placed<R> {
+pub(crate) struct Placed<R> {
     /// The cell's index in the canonical order of the unsharded run.
     pub position: usize,
     /// The cell's result.
@@ -165,7 +165,7 @@ pub struct Placed<R> {
 
 /// `shard.json`. `P` is the plan (equal in every shard of a run), `R` one cell's row.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ShardFile<P, R> {
+pub(crate) struct ShardFile<P, R> {
     /// Always `elasticsim-shard`, so a stray JSON file is refused.
     pub format: String,
     /// The shard file format's version.
@@ -215,7 +215,7 @@ impl<P: Serialize, R: Serialize> ShardFile<P, R> {
 
 /// A shard folder as `merge` read it.
 #[derive(Clone, Debug)]
-pub struct ShardInput {
+pub(crate) struct ShardInput {
     /// The shard folder.
     pub folder: PathBuf,
     /// Its `shard.json`, plan and rows still untyped.
@@ -225,7 +225,7 @@ pub struct ShardInput {
 /// The folders to merge: each argument is a shard folder (with `shard.json`) or a folder
 /// whose subfolders are shard folders (a shared results volume, downloaded CI artifacts).
 /// Errors name the folder and what was expected.
-pub fn shard_folders(arguments: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn shard_folders(arguments: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut folders = Vec::new();
     for argument in arguments {
         if argument.join(SHARD_FILE).is_file() {
@@ -252,7 +252,7 @@ pub fn shard_folders(arguments: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Read one folder's `shard.json`.
-pub fn read_shard(folder: &Path) -> Result<ShardInput, String> {
+pub(crate) fn read_shard(folder: &Path) -> Result<ShardInput, String> {
     let path = folder.join(SHARD_FILE);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
@@ -363,7 +363,7 @@ fn mismatch(first: &ShardInput, input: &ShardInput) -> Option<String> {
 
 /// Cells as text grouped by (suite, case): `burst / upstream seeds 2, 6, 10`, at most
 /// `listed_max` seeds per group before "… and N more".
-pub fn cells_text(cells: &[&Cell], listed_max: usize) -> String {
+pub(crate) fn cells_text(cells: &[&Cell], listed_max: usize) -> String {
     let mut groups: Vec<((&str, &str), Vec<u64>)> = Vec::new();
     for cell in cells {
         let key = (cell.suite.as_str(), cell.case.as_str());
@@ -394,7 +394,7 @@ const LISTED_MAX: usize = 50;
 /// every cell exactly once; return the rows in canonical order. The error lists every
 /// problem: which shard indices are missing or repeated (in which folders), which cells are
 /// missing or duplicated, and rows filed under the wrong shard.
-pub fn assemble(inputs: Vec<ShardInput>) -> Result<Assembled, String> {
+pub(crate) fn assemble(inputs: Vec<ShardInput>) -> Result<Assembled, String> {
     let first = inputs.first().ok_or("no shard folder to merge")?;
     if let Some(problem) = inputs.iter().find_map(|input| mismatch(first, input)) {
         return Err(problem);
@@ -514,7 +514,7 @@ fn coverage_problems(
 }
 
 /// Read, check and assemble the shard folders named on the command line.
-pub fn read_and_assemble(arguments: &[PathBuf]) -> Result<Assembled, String> {
+pub(crate) fn read_and_assemble(arguments: &[PathBuf]) -> Result<Assembled, String> {
     let folders = shard_folders(arguments)?;
     let inputs = folders
         .iter()
@@ -524,7 +524,7 @@ pub fn read_and_assemble(arguments: &[PathBuf]) -> Result<Assembled, String> {
 }
 
 /// Copy a report folder (files and subfolders) into `to`, each file written atomically.
-pub fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     let mut entries: Vec<PathBuf> = std::fs::read_dir(from)?
         .map(|entry| entry.map(|entry| entry.path()))

@@ -58,7 +58,7 @@ impl<'de> Deserialize<'de> for ViolatedId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let record = ViolatedRecord::deserialize(deserializer)?;
         Ok(ViolatedId {
-            id: exact::static_id(&record.id),
+            id: exact::static_id(&record.id).map_err(serde::de::Error::custom)?,
             kind: exact::kind_from_text(&record.kind).map_err(serde::de::Error::custom)?,
         })
     }
@@ -123,7 +123,7 @@ pub struct SeedRow {
 
 impl SeedRow {
     /// Fold a finished run into a row.
-    pub fn from_outcome(outcome: &RunOutcome) -> SeedRow {
+    pub(crate) fn from_outcome(outcome: &RunOutcome) -> SeedRow {
         let info = &outcome.info;
         let mut violated: Vec<ViolatedId> = info
             .violations

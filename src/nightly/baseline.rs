@@ -38,7 +38,7 @@ impl Baseline {
 
     /// The text of the baseline file of `scenario` in `dir`: `Ok(None)` if there is none.
     /// A shard keeps this text, so a merge judges with exactly what the shard read.
-    pub fn read_text(dir: &Path, scenario: &str) -> Result<Option<String>, String> {
+    pub(crate) fn read_text(dir: &Path, scenario: &str) -> Result<Option<String>, String> {
         let path = Baseline::path(dir, scenario);
         match std::fs::read_to_string(&path) {
             Ok(text) => Ok(Some(text)),
@@ -53,7 +53,7 @@ impl Baseline {
     }
 
     /// Write the baseline, pretty-printed, atomically.
-    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+    pub(crate) fn save(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let mut bytes =
             serde_json::to_vec_pretty(self).expect("a baseline has string keys and numbers only");
@@ -129,7 +129,7 @@ pub fn compare(
 /// Every metric whose mean differs from the baseline's, or is in only one of them, as
 /// `metric: baseline X, now Y` lines (wall-clock metrics aside). Runs are deterministic, so
 /// equal means equal up to a JSON round trip of the number (a relative 1e-12).
-pub fn moved_metrics(
+pub(crate) fn moved_metrics(
     baseline: &BTreeMap<String, f64>,
     means: &BTreeMap<String, f64>,
 ) -> Vec<String> {

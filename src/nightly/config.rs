@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Seeds per (scenario, policy) when neither the flags nor `nightly.toml` say.
-pub const SEEDS_DEFAULT: u64 = 200;
+pub(crate) const SEEDS_DEFAULT: u64 = 200;
 
 /// Which direction of change is a regression.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -57,7 +57,7 @@ pub struct Tolerance {
 
 impl Tolerance {
     /// True when `value` is worse than `baseline` by more than the slack.
-    pub fn regressed(&self, baseline: f64, value: f64) -> bool {
+    pub(crate) fn regressed(&self, baseline: f64, value: f64) -> bool {
         // A hair of slack so a value equal to the baseline after a JSON round trip never
         // counts as worse.
         let slack = baseline.abs() * self.tolerance + self.absolute + 1e-9;
@@ -121,7 +121,7 @@ impl Default for NightlyConfig {
 
 impl NightlyConfig {
     /// True when scenario `name` keeps a baseline.
-    pub fn has_baseline(&self, name: &str) -> bool {
+    pub(crate) fn has_baseline(&self, name: &str) -> bool {
         self.baselines
             .as_ref()
             .is_none_or(|names| names.iter().any(|listed| listed == name))
@@ -154,7 +154,7 @@ impl NightlyConfig {
     }
 
     /// The text of `path`: `Ok(None)` if there is no such file.
-    pub fn read_text(path: &Path) -> Result<Option<String>, String> {
+    pub(crate) fn read_text(path: &Path) -> Result<Option<String>, String> {
         match std::fs::read_to_string(path) {
             Ok(text) => Ok(Some(text)),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 /// One testcase.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Case {
+pub(crate) struct Case {
     /// The testcase's name (the policy, or the entry's label).
     pub name: String,
     /// Wall-clock seconds the case took.
@@ -17,7 +17,7 @@ pub struct Case {
 
 /// One testsuite.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Suite {
+pub(crate) struct Suite {
     /// The testsuite's name (the scenario, or `regressions`).
     pub name: String,
     /// Its testcases, in run order.
@@ -49,7 +49,7 @@ fn failures(cases: &[Case]) -> usize {
 }
 
 /// The whole document.
-pub fn junit_xml(suites: &[Suite]) -> String {
+pub(crate) fn junit_xml(suites: &[Suite]) -> String {
     let tests: usize = suites.iter().map(|suite| suite.cases.len()).sum();
     let failed: usize = suites.iter().map(|suite| failures(&suite.cases)).sum();
     let time_s: f64 = suites

@@ -27,8 +27,9 @@ mod tests;
 
 pub use baseline::{Baseline, Regression, WALL_CLOCK_METRICS, compare};
 pub use config::{NightlyConfig, ScenarioPlan, Tolerance, Worse};
-pub use junit::{Case, Suite, junit_xml};
-pub use regressions::RegressionEntry;
+#[cfg(test)]
+pub(crate) use junit::{Case, Suite, junit_xml};
+pub(crate) use regressions::RegressionEntry;
 pub use shard::merge;
 
 use crate::allocator::Policy;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// One replayable entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RegressionEntry {
+pub(crate) struct RegressionEntry {
     /// The scenario file, resolved.
     pub file: PathBuf,
     /// The seed to replay.

@@ -20,9 +20,9 @@ use crate::resources::{Pod, StringMap};
 use serde::{Deserialize, Serialize};
 
 /// The header's `format` value.
-pub const FORMAT: &str = "elasticsim-trace";
+pub(crate) const FORMAT: &str = "elasticsim-trace";
 /// The only format version this build reads and writes.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// The first line of a trace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,7 +87,7 @@ pub struct PodState {
 }
 
 /// A pod's trace state from its labels, annotations and status.
-pub fn pod_state(
+pub(crate) fn pod_state(
     name: &str,
     labels: &StringMap,
     annotations: &StringMap,
@@ -124,7 +124,7 @@ pub fn pod_state_of(pod: &Pod) -> PodState {
 /// `safe`); otherwise the harness identity of the elastic-profile annotations (the plugin
 /// writes every profile property as an annotation) and the environment label, so that traces
 /// of the upstream plugin still tell configs apart. Only a hash, never a value, is kept.
-pub fn config_hash_of(labels: &StringMap, annotations: &StringMap) -> Option<String> {
+pub(crate) fn config_hash_of(labels: &StringMap, annotations: &StringMap) -> Option<String> {
     if let Some(hash) = annotations.get(keys::CONFIG_HASH) {
         return Some(hash.clone());
     }
@@ -143,18 +143,18 @@ pub fn config_hash_of(labels: &StringMap, annotations: &StringMap) -> Option<Str
 }
 
 /// One trace line as JSON text (no newline).
-pub fn line_json(line: &TraceLine) -> String {
+pub(crate) fn line_json(line: &TraceLine) -> String {
     serde_json::to_string(line).expect("a trace line of strings, integers and JSON serialises")
 }
 
 /// The header as JSON text (no newline).
-pub fn header_json(header: &Header) -> String {
+pub(crate) fn header_json(header: &Header) -> String {
     serde_json::to_string(header).expect("a header of strings and integers serialises")
 }
 
 /// RFC 3339 (UTC, seconds) of `ms` milliseconds after the Unix epoch. Proleptic Gregorian
 /// calendar, Howard Hinnant's `civil_from_days`.
-pub fn rfc3339(ms: u64) -> String {
+pub(crate) fn rfc3339(ms: u64) -> String {
     let seconds = ms / 1000;
     let days = (seconds / 86_400) as i64;
     let in_day = seconds % 86_400;

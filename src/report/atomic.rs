@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// The temporary file that [`write_file`] and [`write_with`] fill before renaming:
 /// `<path>.tmp`, next to `path`.
-pub fn temporary_path(path: &Path) -> PathBuf {
+pub(crate) fn temporary_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".tmp");
     PathBuf::from(name)
@@ -25,7 +25,7 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Stream a file into place atomically: `fill` writes to a buffered temporary file; only if it
 /// returns `Ok` is the file synced and renamed over `path`. On any error the temporary file is
 /// removed and `path` is left as it was.
-pub fn write_with<F>(path: &Path, fill: F) -> io::Result<()>
+pub(crate) fn write_with<F>(path: &Path, fill: F) -> io::Result<()>
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()>,
 {

@@ -355,22 +355,22 @@ impl Collector {
     }
 
     /// Every leader-election replica seen, ascending (one `leading_<i>` column each).
-    pub fn replicas_seen(&self) -> &BTreeSet<u32> {
+    pub(crate) fn replicas_seen(&self) -> &BTreeSet<u32> {
         self.leader.replicas_seen()
     }
 
     /// True when the run had any leader-election record.
-    pub fn has_leader_records(&self) -> bool {
+    pub(crate) fn has_leader_records(&self) -> bool {
         self.leader.has_records()
     }
 
     /// Job assignments, and those that went to an agent that had completed a job before.
-    pub fn assignments(&self) -> (u64, u64) {
+    pub(crate) fn assignments(&self) -> (u64, u64) {
         (self.jobs_assigned, self.jobs_assigned_reused)
     }
 
     /// Leader lanes (`leader.csv`): per replica, when it led, acted, was down or paused.
-    pub fn leader_lanes(&self) -> &[LaneSpan] {
+    pub(crate) fn leader_lanes(&self) -> &[LaneSpan] {
         self.lanes.spans()
     }
 

@@ -6,7 +6,7 @@ use crate::trace::Actor;
 
 /// Milliseconds as exact decimal seconds without trailing zeros: `301500` → `301.5`,
 /// `2000` → `2`, `7` → `0.007`.
-pub fn seconds_text(ms: u64) -> String {
+pub(crate) fn seconds_text(ms: u64) -> String {
     let (whole, fraction) = (ms / 1000, ms % 1000);
     if fraction == 0 {
         return whole.to_string();
@@ -16,12 +16,12 @@ pub fn seconds_text(ms: u64) -> String {
 }
 
 /// Optional milliseconds as seconds, empty when unknown (an empty CSV cell).
-pub fn optional_seconds_text(ms: Option<u64>) -> String {
+pub(crate) fn optional_seconds_text(ms: Option<u64>) -> String {
     ms.map(seconds_text).unwrap_or_default()
 }
 
 /// A number for people: integers without a fraction, others with up to three decimals.
-pub fn number_text(value: f64) -> String {
+pub(crate) fn number_text(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
         return format!("{value:.0}");
     }
@@ -31,12 +31,12 @@ pub fn number_text(value: f64) -> String {
 }
 
 /// A ratio in a CSV cell: four decimals.
-pub fn ratio_text(value: f64) -> String {
+pub(crate) fn ratio_text(value: f64) -> String {
     format!("{value:.4}")
 }
 
 /// A duration for people: `14.2s` under a minute, else `5m01s` or `1h02m03s` (whole seconds).
-pub fn duration_text(seconds: f64) -> String {
+pub(crate) fn duration_text(seconds: f64) -> String {
     if seconds < 59.95 {
         return format!("{seconds:.1}s");
     }
@@ -50,7 +50,7 @@ pub fn duration_text(seconds: f64) -> String {
 }
 
 /// Who deleted a pod, as written in `pods.csv`.
-pub fn actor_text(actor: Actor) -> String {
+pub(crate) fn actor_text(actor: Actor) -> String {
     match actor {
         Actor::Allocator => "allocator".to_owned(),
         Actor::External => "external".to_owned(),

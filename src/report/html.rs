@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// One line of the verdict table.
 #[derive(Clone, Debug, PartialEq)]
-pub struct VerdictRow {
+pub(crate) struct VerdictRow {
     /// What the verdict column shows.
     pub verdict: RowVerdict,
     /// One cell per column after the verdict column.
@@ -18,7 +18,7 @@ pub struct VerdictRow {
 /// A row's verdict: a run's or a sweep's PASS or FAIL, or a review's comparison of a
 /// candidate with its base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RowVerdict {
+pub(crate) enum RowVerdict {
     /// Every invariant held.
     Pass,
     /// Some invariant failed.
@@ -57,7 +57,7 @@ impl RowVerdict {
 }
 
 /// `text` escaped for HTML, with Markdown's `code` spans shown as code.
-pub fn escape_with_code(text: &str) -> String {
+pub(crate) fn escape_with_code(text: &str) -> String {
     let escaped = escape(text);
     let mut out = String::with_capacity(escaped.len());
     for (index, part) in escaped.split('`').enumerate() {
@@ -79,7 +79,7 @@ pub fn escape_with_code(text: &str) -> String {
 
 /// A link to a file in (or under) the page's folder.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Link {
+pub(crate) struct Link {
     /// The link's text.
     pub label: String,
     /// Relative path from the page's folder.
@@ -88,7 +88,7 @@ pub struct Link {
 
 /// What an index page shows.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct IndexPage {
+pub(crate) struct IndexPage {
     /// The page's title, also its `<title>`.
     pub title: String,
     /// One sentence under the title (e.g. the overall verdict and seed count).
@@ -110,7 +110,7 @@ pub struct IndexPage {
 /// A section of an index page: a heading, paragraphs, a table and preformatted lines, each
 /// optional.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Section {
+pub(crate) struct Section {
     /// The section's heading.
     pub heading: String,
     /// Paragraphs of plain text under the heading.
@@ -179,7 +179,7 @@ fn write_section(out: &mut String, section: &Section) {
 /// A verdict table under its own heading, for a page whose first screen has several (a
 /// review's feature-off and feature-on tables).
 #[derive(Clone, Debug, PartialEq)]
-pub struct VerdictTable {
+pub(crate) struct VerdictTable {
     /// The heading above the table (Markdown `code` spans shown as code).
     pub heading: String,
     /// Column names after the verdict column.
@@ -207,13 +207,14 @@ fn write_table(out: &mut String, columns: &[String], rows: &[VerdictRow]) {
 }
 
 /// The page as HTML text.
-pub fn index_html(page: &IndexPage) -> String {
+#[cfg(test)]
+pub(crate) fn index_html(page: &IndexPage) -> String {
     index_html_with_tables(page, &[])
 }
 
 /// The page as HTML text, with `tables` (each under its heading) in place of the page's own
 /// table when there are any.
-pub fn index_html_with_tables(page: &IndexPage, tables: &[VerdictTable]) -> String {
+pub(crate) fn index_html_with_tables(page: &IndexPage, tables: &[VerdictTable]) -> String {
     let mut out = String::new();
     let title = escape(&page.title);
     let _ = writeln!(
@@ -264,12 +265,12 @@ pub fn index_html_with_tables(page: &IndexPage, tables: &[VerdictTable]) -> Stri
 }
 
 /// Write `dir/index.html` atomically.
-pub fn write_index(dir: &Path, page: &IndexPage) -> std::io::Result<()> {
+pub(crate) fn write_index(dir: &Path, page: &IndexPage) -> std::io::Result<()> {
     write_index_with_tables(dir, page, &[])
 }
 
 /// Write `dir/index.html` atomically, with `tables` as in [`index_html_with_tables`].
-pub fn write_index_with_tables(
+pub(crate) fn write_index_with_tables(
     dir: &Path,
     page: &IndexPage,
     tables: &[VerdictTable],

@@ -55,7 +55,7 @@ pub struct RunInfo {
 impl RunInfo {
     /// A leader-election run (the scenario has `[leader]`): reports name its variant and
     /// leader metrics instead of the allocator policy and elastic-agent metrics.
-    pub fn is_leader_run(&self) -> bool {
+    pub(crate) fn is_leader_run(&self) -> bool {
         self.variant.is_some()
     }
 }
@@ -63,7 +63,7 @@ impl RunInfo {
 /// Verdict and failure class for a run's failing violations: `("pass", None)` when there are
 /// none; otherwise `"fail"` with `"safety"` (only `always` invariants broke), `"liveness"`
 /// (only `eventually`/required `sometimes`) or `"both"`.
-pub fn classify(violations: &[Violation]) -> (&'static str, Option<&'static str>) {
+pub(crate) fn classify(violations: &[Violation]) -> (&'static str, Option<&'static str>) {
     let safety = violations
         .iter()
         .any(|violation| violation.kind == Kind::Always);

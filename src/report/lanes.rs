@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// What a replica's lane shows during a span.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LaneState {
+pub(crate) enum LaneState {
     /// The replica's runner believed it led (from `LeadingStarted`).
     Leading,
     /// At least one of the replica's modules ran.
@@ -49,7 +49,7 @@ impl LaneState {
 
 /// One row of `leader.csv`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LaneSpan {
+pub(crate) struct LaneSpan {
     /// The leader replica the span belongs to.
     pub replica: u32,
     /// What the replica was doing during the span.

@@ -86,7 +86,7 @@ pub struct Metrics {
 
 impl Metrics {
     /// The metrics as a flat name → value map (for baselines and sweeps), in name order.
-    pub fn to_map(&self) -> BTreeMap<String, f64> {
+    pub(crate) fn to_map(&self) -> BTreeMap<String, f64> {
         self.entries()
             .into_iter()
             .map(|(name, value)| (name.to_owned(), value))
@@ -94,7 +94,7 @@ impl Metrics {
     }
 
     /// The entries a leader run reports: leadership and run figures, no elastic-agent ones.
-    pub fn leader_entries(&self) -> Vec<(&'static str, f64)> {
+    pub(crate) fn leader_entries(&self) -> Vec<(&'static str, f64)> {
         self.entries()
             .into_iter()
             .filter(|(name, _)| LEADER_METRICS.contains(name) || RUN_METRICS.contains(name))
@@ -238,7 +238,7 @@ impl Collector {
 }
 
 /// The leader metrics, in report order.
-pub const LEADER_METRICS: [&str; 6] = [
+pub(crate) const LEADER_METRICS: [&str; 6] = [
     "failovers",
     "failover_s_p95",
     "failover_s_max",

@@ -35,16 +35,17 @@ mod pod_table;
 mod rows;
 pub mod summary;
 pub mod tables;
-pub mod terminal;
+pub(crate) mod terminal;
 
 #[cfg(test)]
 mod tests;
 
-pub use collector::Collector;
-pub use info::{RunInfo, classify};
-pub use lanes::{LaneSpan, LaneState};
+pub(crate) use collector::Collector;
+pub(crate) use info::{RunInfo, classify};
+pub(crate) use lanes::LaneState;
 pub use metrics::{Metrics, percentile_nearest_rank, seconds};
-pub use rows::{FaultRow, JobOutcome, JobRow, PodRow, TimelineRow};
+#[cfg(test)]
+pub(crate) use rows::JobOutcome;
 
 use std::io;
 use std::path::Path;

@@ -59,14 +59,14 @@ pub struct JobRow {
 
 impl JobRow {
     /// Time from scheduling to assignment; `None` while unassigned.
-    pub fn wait_ms(&self) -> Option<u64> {
+    pub(crate) fn wait_ms(&self) -> Option<u64> {
         self.assigned_at_ms
             .map(|assigned_at_ms| assigned_at_ms.saturating_sub(self.scheduled_at_ms))
     }
 
     /// The wait so far of an instance still waiting when the run ended at `end_ms`: a lower
     /// bound of its wait. `None` for every other instance (a cancelled one waits no more).
-    pub fn censored_wait_ms(&self, end_ms: u64) -> Option<u64> {
+    pub(crate) fn censored_wait_ms(&self, end_ms: u64) -> Option<u64> {
         (self.outcome == JobOutcome::Waiting).then(|| end_ms.saturating_sub(self.scheduled_at_ms))
     }
 }
@@ -171,7 +171,7 @@ impl PodRow {
     }
 
     /// Time the agent spent building, counting an open job up to `end_ms`.
-    pub fn busy_ms(&self, end_ms: u64) -> u64 {
+    pub(crate) fn busy_ms(&self, end_ms: u64) -> u64 {
         self.busy_closed_ms + self.open_segment_ms(AgentActivity::Building, end_ms)
     }
 
@@ -181,7 +181,7 @@ impl PodRow {
     }
 
     /// Time from creation until Running, deletion or `end_ms`, whichever came first.
-    pub fn pending_ms(&self, end_ms: u64) -> u64 {
+    pub(crate) fn pending_ms(&self, end_ms: u64) -> u64 {
         let pending_until_ms = self.running_at_ms.or(self.deleted_at_ms).unwrap_or(end_ms);
         pending_until_ms.saturating_sub(self.created_at_ms)
     }

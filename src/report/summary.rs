@@ -87,17 +87,18 @@ struct NotApplicableJson<'a> {
 
 /// The figure a report gives in place of a not-applicable invariant's verdict.
 pub fn measured_instead(id: &str, metrics: &Metrics) -> String {
-    match id {
-        "idle-timeout" => format!(
+    if id == crate::check::InvariantId::IdleTimeout.name() {
+        format!(
             "{} idle pod-seconds",
             crate::report::format::number_text(metrics.pod_seconds_idle.round())
-        ),
-        _ => String::new(),
+        )
+    } else {
+        String::new()
     }
 }
 
 /// `summary.json`, pretty-printed, ending with a newline.
-pub fn summary_json(info: &RunInfo, metrics: &Metrics) -> Vec<u8> {
+pub(crate) fn summary_json(info: &RunInfo, metrics: &Metrics) -> Vec<u8> {
     let summary = SummaryJson {
         scenario: &info.scenario,
         seed: info.seed,
@@ -144,7 +145,7 @@ pub fn summary_json(info: &RunInfo, metrics: &Metrics) -> Vec<u8> {
 
 /// `PASS burst (policy upstream, seed 7)`, or `PASS leader-chaos (variant fixed, seed 7)` for
 /// a leader run: the verdict line shared by the Markdown and terminal summaries.
-pub fn verdict_line(info: &RunInfo) -> String {
+pub(crate) fn verdict_line(info: &RunInfo) -> String {
     let verdict = if info.verdict == "pass" {
         "PASS"
     } else {
@@ -263,7 +264,7 @@ fn write_not_applicable_markdown(out: &mut String, info: &RunInfo, metrics: &Met
 
 /// `summary.md`: verdict, metrics, the `plots` drawn into the same folder (relative links),
 /// violations, coverage, reproduce command.
-pub fn summary_markdown_with_plots(
+pub(crate) fn summary_markdown_with_plots(
     info: &RunInfo,
     metrics: &Metrics,
     plots: &[PlotFile],

@@ -51,14 +51,14 @@ pub const TIMELINE_HEADER: [&str; 9] = [
 pub const FAULTS_HEADER: [&str; 5] = ["at_s", "until_s", "kind", "target", "replicas"];
 
 /// The columns of `leader.csv`, in order.
-pub const LEADER_HEADER: [&str; 4] = ["replica", "state", "from_s", "until_s"];
+pub(crate) const LEADER_HEADER: [&str; 4] = ["replica", "state", "from_s", "until_s"];
 
 fn finish(mut writer: csv::Writer<&mut dyn Write>) -> io::Result<()> {
     writer.flush()
 }
 
 /// One row per job instance, by job id.
-pub fn write_jobs(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+pub(crate) fn write_jobs(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(JOBS_HEADER)?;
     for row in collector.jobs() {
@@ -81,7 +81,7 @@ pub fn write_jobs(out: &mut dyn Write, collector: &Collector) -> io::Result<()> 
 }
 
 /// One row per pod, by pod name; busy and idle time count up to the end of the run.
-pub fn write_pods(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+pub(crate) fn write_pods(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
     let end_ms = collector.end_ms();
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(PODS_HEADER)?;
@@ -104,7 +104,7 @@ pub fn write_pods(out: &mut dyn Write, collector: &Collector) -> io::Result<()> 
 
 /// One row per sample. `leader` lists the leading replicas joined by `;` (empty when none
 /// leads); `leading_<i>` is 1 while replica i leads, for every replica seen in the run.
-pub fn write_timeline(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+pub(crate) fn write_timeline(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
     let replicas: Vec<u32> = collector.replicas_seen().iter().copied().collect();
     let mut writer = csv::Writer::from_writer(out);
     let mut header: Vec<String> = TIMELINE_HEADER
@@ -141,7 +141,7 @@ pub fn write_timeline(out: &mut dyn Write, collector: &Collector) -> io::Result<
 /// ended and equals `at_s` for an instantaneous one. `replicas` lists the leader replicas
 /// the fault acts on, space-separated (`none` when it hit none, e.g. a leader partition while
 /// nobody led), and is empty for a fault aimed at no particular replica.
-pub fn write_faults(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+pub(crate) fn write_faults(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(FAULTS_HEADER)?;
     for row in collector.faults() {
@@ -166,7 +166,7 @@ pub fn write_faults(out: &mut dyn Write, collector: &Collector) -> io::Result<()
 
 /// `leader.csv`: one row per leader-lane span in start order (see `lanes.rs`); `until_s` is
 /// empty for a span still open at the end of the run.
-pub fn write_leader(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
+pub(crate) fn write_leader(out: &mut dyn Write, collector: &Collector) -> io::Result<()> {
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(LEADER_HEADER)?;
     for span in collector.leader_lanes() {

@@ -9,7 +9,7 @@ use crate::check::Violation;
 use std::fmt::Write as _;
 
 /// `job-wait-bound at 301.5s: job 17 waited 5m01s … [job:17]`.
-pub fn violation_line(violation: &Violation) -> String {
+pub(crate) fn violation_line(violation: &Violation) -> String {
     format!(
         "{} at {}s: {} [{}]",
         violation.id,

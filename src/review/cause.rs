@@ -5,12 +5,13 @@
 use super::ScenarioReview;
 use super::summary::Cluster;
 use crate::allocator::DecisionCode;
+use crate::check::InvariantId;
 use crate::scenario::Plugin;
 
 /// `breaks` (the candidate alone breaks an invariant), `both break` (it breaks nothing the
 /// base keeps, but both fail some runs), `diverges` (it decides differently, both pass) or
 /// `same`.
-pub fn verdict_word(review: &ScenarioReview) -> &'static str {
+pub(crate) fn verdict_word(review: &ScenarioReview) -> &'static str {
     if !review.new_violations.is_empty() {
         "breaks"
     } else if review.base_failed > 0 && review.candidate_failed > 0 {
@@ -76,7 +77,7 @@ fn deed_of(code: &str) -> String {
 
 /// A policy in plain words, for readers who never saw the harness: `upstream` is the plugin's
 /// master branch, `pr355` the pull request.
-pub fn policy_words(name: &str) -> String {
+pub(crate) fn policy_words(name: &str) -> String {
     let Some(policy) = crate::allocator::Policy::from_name(name) else {
         return name.to_owned();
     };
@@ -88,25 +89,38 @@ pub fn policy_words(name: &str) -> String {
     words.to_owned()
 }
 
-/// An invariant in plain words, as what went wrong.
-pub fn invariant_words(id: &str) -> String {
-    let words = match id {
-        "job-wait-bound" => "jobs wait for an agent longer than allowed",
-        "no-cross-config-reuse" => "a pod runs a job of another configuration",
-        "one-job-per-agent" => "an agent gets two jobs at once",
-        "no-work-to-disabled" => "a disabled agent gets a job",
-        "pending-limit" => "more pods are pending than the limit",
-        "one-pod-per-job" => "a job gets more than one pod",
-        "no-kill-while-building" => "a pod is killed while it builds",
-        "idle-timeout" => "idle pods outlive the idle timeout",
-        "no-orphan-pods" => "pods are left behind",
-        "all-jobs-complete" => "jobs never finish",
-        "no-lost-job" => "a job is lost",
-        "reuse-happens" => "no pod is ever reused",
-        "restart-recovers" => "a restarted server never recovers",
-        "no-assign-while-cancelling" => "a job goes to an agent still cancelling",
-        "bounded-requests" => "the server floods the plugin with requests",
-        other => return other.replace('-', " "),
+/// An invariant in plain words, as what went wrong (a leader invariant, which review never
+/// judges, by its id's words).
+pub(crate) fn invariant_words(id: &str) -> String {
+    let Some(invariant) = InvariantId::from_name(id) else {
+        return id.replace('-', " ");
+    };
+    let words = match invariant {
+        InvariantId::JobWaitBound => "jobs wait for an agent longer than allowed",
+        InvariantId::NoCrossConfigReuse => "a pod runs a job of another configuration",
+        InvariantId::OneJobPerAgent => "an agent gets two jobs at once",
+        InvariantId::NoWorkToDisabled => "a disabled agent gets a job",
+        InvariantId::PendingLimit => "more pods are pending than the limit",
+        InvariantId::OnePodPerJob => "a job gets more than one pod",
+        InvariantId::NoKillWhileBuilding => "a pod is killed while it builds",
+        InvariantId::IdleTimeout => "idle pods outlive the idle timeout",
+        InvariantId::NoOrphanPods => "pods are left behind",
+        InvariantId::AllJobsComplete => "jobs never finish",
+        InvariantId::NoLostJob => "a job is lost",
+        InvariantId::ReuseHappens => "no pod is ever reused",
+        InvariantId::RestartRecovers => "a restarted server never recovers",
+        InvariantId::NoAssignWhileCancelling => "a job goes to an agent still cancelling",
+        InvariantId::BoundedRequests => "the server floods the plugin with requests",
+        InvariantId::LeaseCas
+        | InvariantId::SingleLeaderActing
+        | InvariantId::LeaderGrounded
+        | InvariantId::LeaderOnly
+        | InvariantId::NoDuplicateModule
+        | InvariantId::ConfigFresh
+        | InvariantId::ElectionIffDemand
+        | InvariantId::FailoverBound
+        | InvariantId::RejoinAfterOutage
+        | InvariantId::RunnerProgress => return id.replace('-', " "),
     };
     words.to_owned()
 }
@@ -148,7 +162,7 @@ fn default_setting(cluster: &Cluster, review: &ScenarioReview) -> Option<String>
 
 /// The row's cause in one sentence: at which request the candidate does what instead of what
 /// the base does, whether that is the intended change, and what it breaks.
-pub fn cause_sentence(review: &ScenarioReview, base: &str, candidate: &str) -> String {
+pub(crate) fn cause_sentence(review: &ScenarioReview, base: &str, candidate: &str) -> String {
     let Some(cluster) = explaining(review) else {
         return format!("{candidate} decides exactly as {base} on every run");
     };

@@ -180,7 +180,7 @@ fn overall_verdict(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> S
 }
 
 /// The columns of the first screen's two tables after the verdict column.
-pub const SCREEN_COLUMNS: [&str; 5] = [
+pub(crate) const SCREEN_COLUMNS: [&str; 5] = [
     "scenario",
     "cause",
     "candidate alone breaks",
@@ -189,7 +189,7 @@ pub const SCREEN_COLUMNS: [&str; 5] = [
 ];
 
 /// One scenario's cells under [`SCREEN_COLUMNS`].
-pub fn screen_cells(review: &ScenarioReview, base: &str, candidate: &str) -> Vec<String> {
+pub(crate) fn screen_cells(review: &ScenarioReview, base: &str, candidate: &str) -> Vec<String> {
     vec![
         review.scenario.clone(),
         cause_sentence(review, base, candidate),
@@ -200,7 +200,7 @@ pub fn screen_cells(review: &ScenarioReview, base: &str, candidate: &str) -> Vec
 }
 
 /// The heading of the table of one reuse setting.
-pub fn setting_heading(reuse: bool) -> &'static str {
+pub(crate) fn setting_heading(reuse: bool) -> &'static str {
     if reuse {
         "Feature on (`enable_agent_reuse = true`)"
     } else {

@@ -28,13 +28,12 @@ mod summary;
 mod tape;
 
 pub use align::{Alignment, CONTEXT_LINES, Context, Divergence, Side, align};
-pub use cause::{cause_sentence, invariant_words, verdict_word};
 pub use markdown::{IN_WORDS_MAX, review_markdown, summary_paragraph, verdict_sentence};
-pub use page::write_page;
-pub use repro::{Repro, SHRINK_RUNS, shrink_new_violations};
+pub(crate) use page::write_page;
+pub(crate) use repro::shrink_new_violations;
 pub use stats::{MetricDelta, REVIEW_METRICS, bootstrap_ci95, delta, judgement};
 pub use summary::{ReviewJson, ScenarioReview, review_json, scenario_review};
-pub use tape::{Entry, Tape, record_line};
+pub(crate) use tape::Tape;
 
 use crate::ablation::Ablations;
 use crate::allocator::Policy;
@@ -62,12 +61,12 @@ pub struct Group {
 
 impl Group {
     /// `on` or `off`.
-    pub fn reuse_text(&self) -> &'static str {
+    pub(crate) fn reuse_text(&self) -> &'static str {
         reuse_text(self.reuse)
     }
 
     /// The scenario the candidate runs: the group's, with the candidate's ablations.
-    pub fn candidate_scenario(&self) -> Scenario {
+    pub(crate) fn candidate_scenario(&self) -> Scenario {
         let mut scenario = self.scenario.clone();
         scenario.ablations = self.candidate_ablations.clone();
         scenario
@@ -75,7 +74,7 @@ impl Group {
 }
 
 /// `on` or `off`.
-pub fn reuse_text(reuse: bool) -> &'static str {
+pub(crate) fn reuse_text(reuse: bool) -> &'static str {
     if reuse { "on" } else { "off" }
 }
 

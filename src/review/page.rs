@@ -159,7 +159,7 @@ fn first_section(reviews: &[ScenarioReview], base: &str, candidate: &str) -> Sec
 }
 
 /// Write `index.html` into `folder`; `plots` are the comparison charts already drawn.
-pub fn write_page(
+pub(crate) fn write_page(
     folder: &Path,
     base: &str,
     candidate: &str,

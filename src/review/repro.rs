@@ -13,10 +13,10 @@ use crate::world::RunSettings;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many times the shrinker may ask whether its budget is spent (about one run each).
-pub const SHRINK_RUNS: u64 = 12;
+pub(crate) const SHRINK_RUNS: u64 = 12;
 
 /// Runs with more events than this are pinned, not shrunk.
-pub const SHRINK_EVENTS_MAX: u64 = 200_000;
+pub(crate) const SHRINK_EVENTS_MAX: u64 = 200_000;
 
 /// A new violation's repro.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,7 +45,7 @@ impl Repro {
 
 /// Shrink the smallest seed of each new violation of `review` (`scenario` with its reuse
 /// forced, run under `candidate`); `events` gives a seed's candidate run length.
-pub fn shrink_new_violations(
+pub(crate) fn shrink_new_violations(
     review: &ScenarioReview,
     scenario: &Scenario,
     candidate: Policy,

@@ -14,10 +14,10 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 /// Bootstrap resamples per metric.
-pub const RESAMPLES: usize = 1000;
+pub(crate) const RESAMPLES: usize = 1000;
 
 /// The smallest change, relative to the base mean, that a review reports.
-pub const MATERIAL: f64 = 0.01;
+pub(crate) const MATERIAL: f64 = 0.01;
 
 const BOOTSTRAP_SEED: u64 = 0x5245_5649_4557_0001;
 

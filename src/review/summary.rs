@@ -4,6 +4,7 @@ use super::align::{Context, Divergence};
 use super::repro::Repro;
 use super::stats::{MetricDelta, REVIEW_METRICS, delta, metric};
 use super::{Group, SeedReview, reuse_text};
+use crate::check::InvariantId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -69,13 +70,6 @@ impl ScenarioReview {
         format!("{} (reuse {})", self.scenario, reuse_text(self.reuse))
     }
 
-    /// True when some divergence is not explained by the candidate's declared intent.
-    pub fn unintended(&self) -> bool {
-        self.clusters
-            .iter()
-            .any(|cluster| cluster.example.intended.is_none())
-    }
-
     /// The metric change of `name`.
     pub fn metric(&self, name: &str) -> Option<&MetricDelta> {
         self.metrics
@@ -114,7 +108,7 @@ fn clusters(rows: &[SeedReview]) -> Vec<Cluster> {
 }
 
 /// The invariant whose violation stops a run (a request storm).
-pub const STOP: &str = "bounded-requests";
+pub(crate) const STOP: &str = InvariantId::BoundedRequests.name();
 
 type BySeeds = BTreeMap<String, Vec<u64>>;
 

@@ -32,7 +32,7 @@ pub struct Entry {
 
 impl Entry {
     /// The request's name (`undeclared` for a code its policy does not declare).
-    pub fn request_name(&self) -> &'static str {
+    pub(crate) fn request_name(&self) -> &'static str {
         self.request.map_or("undeclared", RequestKind::name)
     }
 }
@@ -40,7 +40,7 @@ impl Entry {
 /// How many records a tape keeps for context lines: the first divergence is almost always
 /// early, and a long run of a slow policy (pr355 on a working day: over a million records)
 /// must not hold them all. Decisions are kept throughout.
-pub const KEPT_RECORDS: usize = 200_000;
+pub(crate) const KEPT_RECORDS: usize = 200_000;
 
 /// Everything the review keeps of one run: its first `KEPT_RECORDS` records (without
 /// timeline samples), for context lines, and all its decisions.
@@ -132,7 +132,7 @@ impl Tape {
 
     /// Up to `count` records before `index` and the record at it, one line each; a note
     /// instead when the record is beyond `KEPT_RECORDS`.
-    pub fn lines_before(&self, index: usize, count: usize) -> Vec<String> {
+    pub(crate) fn lines_before(&self, index: usize, count: usize) -> Vec<String> {
         if index >= self.records.len() {
             return vec![format!(
                 "(record {index} is beyond the first {KEPT_RECORDS} the review keeps: rerun \
@@ -148,7 +148,7 @@ impl Tape {
 }
 
 /// `t=12.345s {"kind":"decision",…}`: a record as `trace.jsonl` spells it, with its time.
-pub fn record_line(t_ms: u64, record: &Record) -> String {
+pub(crate) fn record_line(t_ms: u64, record: &Record) -> String {
     let json = serde_json::to_string(record).unwrap_or_else(|e| format!("unprintable: {e}"));
     format!("t={}.{:03}s {json}", t_ms / 1000, t_ms % 1000)
 }

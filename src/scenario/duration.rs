@@ -2,7 +2,7 @@
 
 /// Why a duration string was rejected; the caller adds file, line and key.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DurationError {
+pub(crate) enum DurationError {
     /// The string is empty.
     Empty,
     /// A number with no unit after it (`"90"`), or a unit with no number (`"s"`).
@@ -40,7 +40,7 @@ impl DurationError {
 const UNITS_MS: [(&str, u64); 4] = [("ms", 1), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)];
 
 /// Parses a sum of `<digits><unit>` parts, e.g. `"1h30m"` = 5 400 000 ms; `"0s"` is allowed.
-pub fn parse_duration_ms(text: &str) -> Result<u64, DurationError> {
+pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, DurationError> {
     if text.is_empty() {
         return Err(DurationError::Empty);
     }
@@ -94,7 +94,7 @@ pub fn parse_duration_ms(text: &str) -> Result<u64, DurationError> {
 /// Writes milliseconds in the largest unit that is exact: `"250ms"`, `"2400ms"`, `"90s"`,
 /// `"2m"`, `"1h"`, with hours and minutes combined (`"1h30m"`); `"0s"` for zero.
 /// [`parse_duration_ms`] reads it back to the same value.
-pub fn format_duration_ms(total_ms: u64) -> String {
+pub(crate) fn format_duration_ms(total_ms: u64) -> String {
     if total_ms == 0 {
         return "0s".to_owned();
     }

@@ -29,7 +29,7 @@ pub const PARTITION_GROUPS: &[&str] = &[
 ];
 
 /// `replica_stop` without `downtime`: a rolling update's replacement pod starts this later.
-pub const DEFAULT_STOP_DOWNTIME_MS: u64 = 30_000;
+pub(crate) const DEFAULT_STOP_DOWNTIME_MS: u64 = 30_000;
 
 const TARGETS: &[&str] = &["idle", "busy", "pending", "any"];
 const JOB_TARGETS: &[&str] = &["building", "scheduled"];
@@ -404,7 +404,7 @@ fn cluster_profile_changes(table: &Table<'_, '_>) -> Result<ClusterProfileChange
 }
 
 /// The keys a `cluster_profile_edit` may set.
-pub const CLUSTER_PROFILE_EDIT_KEYS: &[&str] = &[
+pub(crate) const CLUSTER_PROFILE_EDIT_KEYS: &[&str] = &[
     "go_server_url",
     "enable_agent_reuse",
     "auto_register_timeout",

@@ -5,6 +5,7 @@ use super::parse::{Context, show};
 use super::reader::{
     Result, Table, boolean, choice_list, count_at_least, duration, positive, range, string,
 };
+use crate::check::InvariantId;
 use crate::mutants::Variant;
 use std::collections::BTreeMap;
 
@@ -24,39 +25,21 @@ const DEFAULT_VARIANT: Variant = Variant::Fixed;
 
 /// `[leader] http2_dead` when absent: apimachinery's HTTP/2 transport declares a connection
 /// dead after ReadIdleTimeout (30 s) plus PingTimeout (15 s) without a frame.
-pub const DEFAULT_HTTP2_DEAD_MS: u64 = 45_000;
+pub(crate) const DEFAULT_HTTP2_DEAD_MS: u64 = 45_000;
 
-/// Every invariant id (`docs/invariants.md` describes each).
-pub const INVARIANT_IDS: &[&str] = &[
-    "job-wait-bound",
-    "no-cross-config-reuse",
-    "one-job-per-agent",
-    "no-work-to-disabled",
-    "pending-limit",
-    "one-pod-per-job",
-    "no-kill-while-building",
-    "idle-timeout",
-    "no-orphan-pods",
-    "all-jobs-complete",
-    "no-lost-job",
-    "reuse-happens",
-    "restart-recovers",
-    "no-assign-while-cancelling",
-    "bounded-requests",
-    "lease-cas",
-    "single-leader-acting",
-    "leader-grounded",
-    "leader-only",
-    "no-duplicate-module",
-    "config-fresh",
-    "election-iff-demand",
-    "failover-bound",
-    "rejoin-after-outage",
-    "runner-progress",
-];
+/// Every invariant id (`docs/invariants.md` describes each): the names of
+/// [`InvariantId::ALL`], in its order.
+pub const INVARIANT_IDS: [&str; InvariantId::ALL.len()] = invariant_names();
 
-/// The `sometimes` invariants: the only ones `require` changes (the others already fail).
-pub const SOMETIMES_INVARIANT_IDS: &[&str] = &["reuse-happens", "restart-recovers"];
+const fn invariant_names() -> [&'static str; InvariantId::ALL.len()] {
+    let mut names = [""; InvariantId::ALL.len()];
+    let mut index = 0;
+    while index < names.len() {
+        names[index] = InvariantId::ALL[index].name();
+        index += 1;
+    }
+    names
+}
 
 pub(crate) fn leader(top: &Table<'_, '_>, context: &mut Context) -> Result<Option<Leader>> {
     let Some(table) = top.table("leader")? else {
@@ -224,9 +207,9 @@ pub(crate) fn invariants(top: &Table<'_, '_>, context: &mut Context) -> Result<I
         "disable",
         "require",
     ])?;
-    let require = choice_list(&table, "require", INVARIANT_IDS)?.unwrap_or_default();
+    let require = choice_list(&table, "require", &INVARIANT_IDS)?.unwrap_or_default();
     for id in &require {
-        if !SOMETIMES_INVARIANT_IDS.contains(&id.as_str()) {
+        if !InvariantId::from_name(id).is_some_and(InvariantId::is_sometimes) {
             let message = format!("{id:?} is not a `sometimes` invariant; it is checked anyway");
             context.warnings.push(table.warning("require", &message));
         }
@@ -238,7 +221,7 @@ pub(crate) fn invariants(top: &Table<'_, '_>, context: &mut Context) -> Result<I
             defaults.plugin_requests_per_job_max,
             &positive,
         )?,
-        disable: choice_list(&table, "disable", INVARIANT_IDS)?.unwrap_or_default(),
+        disable: choice_list(&table, "disable", &INVARIANT_IDS)?.unwrap_or_default(),
         require,
     })
 }

@@ -20,19 +20,19 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub use duration::{DurationError, format_duration_ms, parse_duration_ms};
+pub(crate) use duration::{format_duration_ms, parse_duration_ms};
 pub use error::{ErrorDetail, ErrorKind, ScenarioError};
 pub use fault_kind::{ElasticFault, FaultKind, LeaderFault, NetworkFault};
 pub use fault_type::{ElasticKind, FaultType, LeaderKind, NetworkKind};
 pub use faults::{FAULT_KINDS, NODE_REPLACE_AFTER_MS, PARTITION_GROUPS, replica_group};
-pub use leader::{INVARIANT_IDS, SOMETIMES_INVARIANT_IDS, VARIANTS};
+pub use leader::{INVARIANT_IDS, VARIANTS};
 pub use model::{
     Cluster, ClusterProfileChanges, Fault, Invariants, JobSource, JobTarget, Kube, Leader,
     LeaderConfigChange, LeaderModule, LeaseCrate, OutageMode, Plugin, PodTarget, Profile, Range,
     ReplicaRef, Scenario, Server, Swarm,
 };
 pub use parse::{JOB_KINDS, POLICIES};
-pub use swarm_draw::SwarmDraw;
+pub(crate) use swarm_draw::SwarmDraw;
 pub use write::to_toml;
 
 use std::path::Path;
@@ -61,7 +61,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Loaded, ScenarioError> {
 }
 
 /// Parses scenario bytes, reporting where the first non-UTF-8 byte is.
-pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Loaded, ScenarioError> {
+pub(crate) fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Loaded, ScenarioError> {
     match std::str::from_utf8(bytes) {
         Ok(text) => parse(text, path),
         Err(utf8) => Err(error::encoding_error(bytes, path, utf8)),

@@ -100,11 +100,11 @@ pub struct Kube {
 
 /// `[kube] request_timeout` when absent: kube-apiserver's `--request-timeout` default
 /// (`k8s.io/apiserver` `RecommendedOptions`, `ServerRunOptions.RequestTimeout`, 60 s).
-pub const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 60_000;
+pub(crate) const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 60_000;
 
 /// `[kube] dial_timeout` when absent: client-go's transport dials with a 30 s timeout
 /// (`k8s.io/client-go/transport` cache, `net.Dialer{Timeout: 30 * time.Second}`).
-pub const DEFAULT_DIAL_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const DEFAULT_DIAL_TIMEOUT_MS: u64 = 30_000;
 
 impl Default for Kube {
     fn default() -> Self {
@@ -172,7 +172,7 @@ pub struct Server {
 /// "circa 30s for the agent to start, connect to GoCD server" of
 /// gocd/kubernetes-elastic-agents#53 (users also report 30 s to 60 s, gocd/gocd#13975, and
 /// 40 s to 50 s with pod scheduling, gocd/gocd#5061). `docs/fidelity.md` has the chain.
-pub const DEFAULT_AGENT_BOOT: Range = Range {
+pub(crate) const DEFAULT_AGENT_BOOT: Range = Range {
     min_ms: 5_000,
     max_ms: 30_000,
 };

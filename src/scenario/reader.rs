@@ -22,7 +22,7 @@ pub(crate) struct Table<'a, 'i> {
 
 impl<'a, 'i> Table<'a, 'i> {
     /// The key path of `key` inside this table.
-    pub fn key_path(&self, key: &str) -> String {
+    pub(crate) fn key_path(&self, key: &str) -> String {
         if self.path.is_empty() {
             key.to_owned()
         } else {
@@ -38,7 +38,7 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     /// Rejects the first key (in file order) that is not in `allowed`.
-    pub fn expect_keys(&self, allowed: &[&str]) -> Result<()> {
+    pub(crate) fn expect_keys(&self, allowed: &[&str]) -> Result<()> {
         let unknown = self
             .table
             .iter()
@@ -97,7 +97,7 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     /// A semantic error at the value of `key` (or at the table when it is absent).
-    pub fn semantic(&self, key: &str, expected: &str, found: &str) -> ScenarioError {
+    pub(crate) fn semantic(&self, key: &str, expected: &str, found: &str) -> ScenarioError {
         let span = self
             .get(key)
             .map_or_else(|| self.span.clone(), Spanned::span);
@@ -118,14 +118,14 @@ impl<'a, 'i> Table<'a, 'i> {
         self.source.warning(span, &self.key_path(key), message)
     }
 
-    pub fn required<T>(&self, key: &str, expected: &str, read: Reader<'_, T>) -> Result<T> {
+    pub(crate) fn required<T>(&self, key: &str, expected: &str, read: Reader<'_, T>) -> Result<T> {
         match self.get(key) {
             None => Err(self.missing(key, expected)),
             Some(value) => read(self, key, value),
         }
     }
 
-    pub fn optional<T>(&self, key: &str, read: Reader<'_, T>) -> Result<Option<T>> {
+    pub(crate) fn optional<T>(&self, key: &str, read: Reader<'_, T>) -> Result<Option<T>> {
         self.get(key)
             .map(|value| read(self, key, value))
             .transpose()
@@ -144,7 +144,12 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     /// A value that must itself be a table, read with `path` as its key path.
-    pub fn nested(&self, key: &str, value: &'a Value<'i>, path: String) -> Result<Table<'a, 'i>> {
+    pub(crate) fn nested(
+        &self,
+        key: &str,
+        value: &'a Value<'i>,
+        path: String,
+    ) -> Result<Table<'a, 'i>> {
         match value.get_ref() {
             DeValue::Table(table) => Ok(Table {
                 source: self.source,
@@ -190,7 +195,7 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     /// A string that must be one of `choices`.
-    pub fn choice(&self, key: &str, choices: &[&str]) -> Result<Option<String>> {
+    pub(crate) fn choice(&self, key: &str, choices: &[&str]) -> Result<Option<String>> {
         let Some(text) = self.optional(key, &string)? else {
             return Ok(None);
         };
@@ -207,7 +212,7 @@ impl<'a, 'i> Table<'a, 'i> {
 
     /// [`Table::choice`] over a vocabulary: the value of `all` that `name` calls `key`'s
     /// string, or the error listing every name.
-    pub fn choice_of<T: Copy>(
+    pub(crate) fn choice_of<T: Copy>(
         &self,
         key: &str,
         all: &[T],

@@ -236,8 +236,9 @@ fn every_invariant_id_is_documented_with_its_kind_and_an_existing_monitor_file()
             "{id}: {monitor} does not exist"
         );
         let source = fs::read_to_string(root().join(&monitor)).expect("readable");
+        let invariant = elasticsim::check::InvariantId::from_name(id).expect("a code id");
         assert!(
-            source.contains(&format!("\"{id}\"")),
+            source.contains(&format!("InvariantId::{invariant:?}")),
             "{id} is not checked in {monitor}"
         );
     }

@@ -3,6 +3,7 @@
 
 use super::shared_view::SharedView;
 use super::{LeaderBounds, violation};
+use crate::check::InvariantId;
 use crate::check::{Kind, Monitor, Violation};
 use crate::trace::Record;
 use std::collections::BTreeMap;
@@ -116,7 +117,7 @@ impl ElectionIffDemand {
 
 impl Monitor for ElectionIffDemand {
     fn id(&self) -> &'static str {
-        "election-iff-demand"
+        InvariantId::ElectionIffDemand.name()
     }
 
     fn reads_before(&self) -> bool {
@@ -248,7 +249,7 @@ impl RejoinAfterOutage {
 
 impl Monitor for RejoinAfterOutage {
     fn id(&self) -> &'static str {
-        "rejoin-after-outage"
+        InvariantId::RejoinAfterOutage.name()
     }
 
     fn reads_before(&self) -> bool {

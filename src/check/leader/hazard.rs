@@ -8,7 +8,7 @@
 //! it.
 
 use super::view::LeaderView;
-use crate::check::Violation;
+use crate::check::{InvariantId, Violation};
 use crate::leader::Variant;
 
 /// The defects of the leader-module runners and of client-go's elector the model reproduces,
@@ -120,32 +120,99 @@ pub(super) fn attribute(
         .iter()
         .filter_map(|replica| view.replicas.get(replica))
         .any(|replica| replica.blocked_in.is_some())
-        || (id == "failover-bound" && view.replicas.values().any(|r| r.blocked_in.is_some()));
+        || (id == InvariantId::FailoverBound.name()
+            && view.replicas.values().any(|r| r.blocked_in.is_some()));
     let runner_blocked = match variant {
         Variant::AgentkV1 => Hazard::H10,
         Variant::AgentkV2 | Variant::AgentkHead | Variant::AgentkHeadNoRelease | Variant::Fixed => {
             Hazard::H5
         }
     };
-    match id {
-        "no-duplicate-module" => Some(Hazard::H2),
-        "lease-cas" => Some(Hazard::H3),
-        "config-fresh" => Some(Hazard::H6),
-        "leader-only" if message.contains("OnStartedLeading") || message.contains("believes") => {
-            Some(Hazard::H4)
+    let Some(invariant) = InvariantId::from_name(id) else {
+        return blocked.then_some(runner_blocked);
+    };
+    let named = named_hazard(invariant, message);
+    if named.is_some() {
+        return named;
+    }
+    if blocked {
+        return Some(runner_blocked);
+    }
+    view_hazard(invariant, view, replicas, variant)
+}
+
+/// What a violation of `invariant` names alone, whatever else the view shows.
+fn named_hazard(invariant: InvariantId, message: &str) -> Option<Hazard> {
+    match invariant {
+        InvariantId::NoDuplicateModule => Some(Hazard::H2),
+        InvariantId::LeaseCas => Some(Hazard::H3),
+        InvariantId::ConfigFresh => Some(Hazard::H6),
+        InvariantId::LeaderOnly => (message.contains("OnStartedLeading")
+            || message.contains("believes"))
+        .then_some(Hazard::H4),
+        InvariantId::SingleLeaderActing
+        | InvariantId::LeaderGrounded
+        | InvariantId::RunnerProgress
+        | InvariantId::ElectionIffDemand
+        | InvariantId::RejoinAfterOutage
+        | InvariantId::FailoverBound
+        | InvariantId::JobWaitBound
+        | InvariantId::NoCrossConfigReuse
+        | InvariantId::OneJobPerAgent
+        | InvariantId::NoWorkToDisabled
+        | InvariantId::PendingLimit
+        | InvariantId::OnePodPerJob
+        | InvariantId::NoKillWhileBuilding
+        | InvariantId::IdleTimeout
+        | InvariantId::NoOrphanPods
+        | InvariantId::AllJobsComplete
+        | InvariantId::NoLostJob
+        | InvariantId::ReuseHappens
+        | InvariantId::RestartRecovers
+        | InvariantId::NoAssignWhileCancelling
+        | InvariantId::BoundedRequests => None,
+    }
+}
+
+/// The hazard the view shows behind a violation of `invariant` (no runner blocked).
+fn view_hazard(
+    invariant: InvariantId,
+    view: &LeaderView,
+    replicas: &[u32],
+    variant: Variant,
+) -> Option<Hazard> {
+    match invariant {
+        InvariantId::SingleLeaderActing | InvariantId::LeaderGrounded => {
+            overlap_hazard(view, replicas, variant)
         }
-        _ if blocked => Some(runner_blocked),
-        "leader-only" => None,
-        "single-leader-acting" | "leader-grounded" => overlap_hazard(view, replicas, variant),
-        "runner-progress" => match variant {
+        InvariantId::RunnerProgress => match variant {
             Variant::AgentkV1 => Some(Hazard::H2),
             Variant::AgentkV2
             | Variant::AgentkHead
             | Variant::AgentkHeadNoRelease
             | Variant::Fixed => Some(Hazard::H6),
         },
-        "election-iff-demand" | "rejoin-after-outage" => Some(Hazard::H1),
-        _ => None,
+        InvariantId::ElectionIffDemand | InvariantId::RejoinAfterOutage => Some(Hazard::H1),
+        InvariantId::LeaderOnly
+        | InvariantId::NoDuplicateModule
+        | InvariantId::LeaseCas
+        | InvariantId::ConfigFresh
+        | InvariantId::FailoverBound
+        | InvariantId::JobWaitBound
+        | InvariantId::NoCrossConfigReuse
+        | InvariantId::OneJobPerAgent
+        | InvariantId::NoWorkToDisabled
+        | InvariantId::PendingLimit
+        | InvariantId::OnePodPerJob
+        | InvariantId::NoKillWhileBuilding
+        | InvariantId::IdleTimeout
+        | InvariantId::NoOrphanPods
+        | InvariantId::AllJobsComplete
+        | InvariantId::NoLostJob
+        | InvariantId::ReuseHappens
+        | InvariantId::RestartRecovers
+        | InvariantId::NoAssignWhileCancelling
+        | InvariantId::BoundedRequests => None,
     }
 }
 

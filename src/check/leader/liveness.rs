@@ -2,6 +2,7 @@
 
 use super::shared_view::SharedView;
 use super::{LeaderBounds, violation};
+use crate::check::InvariantId;
 use crate::check::{Kind, Monitor, Violation};
 use crate::trace::{Actor, Record};
 use std::collections::BTreeMap;
@@ -158,7 +159,7 @@ impl FailoverBound {
 
 impl Monitor for FailoverBound {
     fn id(&self) -> &'static str {
-        "failover-bound"
+        InvariantId::FailoverBound.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -357,7 +358,7 @@ impl RunnerProgress {
 
 impl Monitor for RunnerProgress {
     fn id(&self) -> &'static str {
-        "runner-progress"
+        InvariantId::RunnerProgress.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

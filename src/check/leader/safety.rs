@@ -2,6 +2,7 @@
 
 use super::shared_view::SharedView;
 use super::{LeaderBounds, set_expected, violation};
+use crate::check::InvariantId;
 use crate::check::{Kind, Monitor, Violation};
 use crate::trace::{Actor, Record};
 use std::collections::BTreeSet;
@@ -94,7 +95,7 @@ impl LeaseCas {
 
 impl Monitor for LeaseCas {
     fn id(&self) -> &'static str {
-        "lease-cas"
+        InvariantId::LeaseCas.name()
     }
 
     fn reads_before(&self) -> bool {
@@ -144,7 +145,7 @@ impl SingleLeaderActing {
 
 impl Monitor for SingleLeaderActing {
     fn id(&self) -> &'static str {
-        "single-leader-acting"
+        InvariantId::SingleLeaderActing.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -258,7 +259,7 @@ impl LeaderGrounded {
 
 impl Monitor for LeaderGrounded {
     fn id(&self) -> &'static str {
-        "leader-grounded"
+        InvariantId::LeaderGrounded.name()
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -379,7 +380,7 @@ impl LeaderOnly {
 
 impl Monitor for LeaderOnly {
     fn id(&self) -> &'static str {
-        "leader-only"
+        InvariantId::LeaderOnly.name()
     }
 
     fn reads_before(&self) -> bool {
@@ -426,7 +427,7 @@ impl NoDuplicateModule {
 
 impl Monitor for NoDuplicateModule {
     fn id(&self) -> &'static str {
-        "no-duplicate-module"
+        InvariantId::NoDuplicateModule.name()
     }
 
     fn reads_before(&self) -> bool {
@@ -485,7 +486,7 @@ impl ConfigFresh {
 
 impl Monitor for ConfigFresh {
     fn id(&self) -> &'static str {
-        "config-fresh"
+        InvariantId::ConfigFresh.name()
     }
 
     fn reads_before(&self) -> bool {

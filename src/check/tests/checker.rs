@@ -223,6 +223,32 @@ fn ids_list_every_elastic_agent_monitor_once() {
     assert_eq!(active, unique);
 }
 
+/// The enum is the one list: every monitor, elastic or leader, judges one of its ids, and
+/// every id has its monitor.
+#[test]
+fn every_monitor_judges_an_invariant_id_and_every_id_has_one_monitor() {
+    use crate::check::{InvariantId, LeaderBounds, leader_monitors};
+    let leader = leader_monitors(LeaderBounds {
+        lease_duration_ms: 15_000,
+        renew_deadline_ms: 10_000,
+        retry_period_ms: 2_000,
+        api_latency_max_ms: 50,
+        module_stop_latency_max_ms: 2_000,
+        replicas: 3,
+        variant: crate::leader::Variant::AgentkV1,
+    });
+    let mut judged: Vec<&str> = Checker::ids().to_vec();
+    judged.extend(leader.iter().map(|monitor| monitor.id()));
+    let mut parsed: Vec<InvariantId> = judged
+        .iter()
+        .map(|id| InvariantId::from_name(id).unwrap_or_else(|| panic!("{id} is no InvariantId")))
+        .collect();
+    let mut all = InvariantId::ALL.to_vec();
+    all.sort();
+    parsed.sort();
+    assert_eq!(parsed, all, "each id judged by exactly one monitor");
+}
+
 #[test]
 fn a_trace_line_shows_time_kind_and_fields() {
     let line = format_line(123_456, &assigned(3, "pod-a", "H"));

@@ -66,7 +66,7 @@ fn own_colour(policy: Policy) -> RGBColor {
 
 /// The colour of a bar labelled `label` (a policy name, `policy/variant` or `policy (…)`),
 /// at `index` among the bars: a known policy's own colour, else one of the others by index.
-pub fn policy_colour(label: &str, index: usize) -> RGBColor {
+pub(crate) fn policy_colour(label: &str, index: usize) -> RGBColor {
     let name = label.split(['/', ' ']).next().unwrap_or(label);
     match Policy::from_name(name) {
         Some(policy) => own_colour(policy),

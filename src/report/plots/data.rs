@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// What the tables do not say: the caption's run name, the run's end and the wait bound.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct PlotContext {
+pub(crate) struct PlotContext {
     /// Names the run in every caption, e.g. `PASS burst (policy upstream, seed 7)`.
     pub title: String,
     /// The scenario's `max_job_wait`, drawn on the wait CDF.
@@ -23,7 +23,7 @@ pub struct PlotContext {
 
 impl PlotContext {
     /// The context of a run still in memory: its verdict line, wait bound and end.
-    pub fn from_info(info: &RunInfo) -> PlotContext {
+    pub(crate) fn from_info(info: &RunInfo) -> PlotContext {
         PlotContext {
             title: verdict_line(info),
             max_job_wait_s: Some(seconds(info.max_job_wait_ms)),
@@ -33,7 +33,7 @@ impl PlotContext {
 
     /// From `dir/summary.json` when it is there and readable; otherwise the folder's name
     /// and no bound.
-    pub fn from_folder(dir: &Path) -> PlotContext {
+    pub(crate) fn from_folder(dir: &Path) -> PlotContext {
         let fallback = PlotContext {
             title: dir
                 .file_name()
@@ -84,7 +84,7 @@ impl PlotContext {
 
 /// One row of `timeline.csv`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct TimelinePoint {
+pub(crate) struct TimelinePoint {
     /// Simulated time of the sample, in seconds.
     pub t_s: f64,
     /// Job instances scheduled and not yet assigned.
@@ -103,7 +103,7 @@ pub struct TimelinePoint {
 
 /// One row of `faults.csv`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FaultSpan {
+pub(crate) struct FaultSpan {
     /// When the fault started, in simulated seconds.
     pub from_s: f64,
     /// `None` for a fault that had not ended when the run did.
@@ -119,7 +119,7 @@ pub struct FaultSpan {
 
 /// One row of `leader.csv`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LaneRow {
+pub(crate) struct LaneRow {
     /// The leader replica of the lane.
     pub replica: u32,
     /// What the replica was doing.
@@ -132,7 +132,7 @@ pub struct LaneRow {
 
 /// Everything the run plots draw.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunData {
+pub(crate) struct RunData {
     /// Caption, run end and wait bound.
     pub context: PlotContext,
     /// The `timeline.csv` samples, in time order.

@@ -24,14 +24,14 @@ mod run_charts;
 mod tests;
 
 pub use compare::{LeaderBars, PolicyRow, compare_charts};
-pub use data::{FaultSpan, LaneRow, PlotContext, RunData, TimelinePoint};
+pub(crate) use data::{FaultSpan, PlotContext, RunData, TimelinePoint};
 
 use kit::{Figure, render};
 use plotters::style::RGBColor;
 use std::path::Path;
 
 /// The colour that shades a fault's interval in every time plot (drawn translucent).
-pub const FAULT_SHADE: RGBColor = RGBColor(0x8E, 0x24, 0xAA);
+pub(crate) const FAULT_SHADE: RGBColor = RGBColor(0x8E, 0x24, 0xAA);
 /// [`FAULT_SHADE`] as it appears in an SVG `fill` attribute.
 pub const FAULT_SHADE_SVG: &str = "#8E24AA";
 
@@ -75,19 +75,22 @@ pub struct PlotFile {
 
 impl PlotFile {
     /// The SVG file's name, `<stem>.svg`.
-    pub fn svg_name(&self) -> String {
+    pub(crate) fn svg_name(&self) -> String {
         format!("{}.svg", self.stem)
     }
 
     /// The PNG file's name, `<stem>.png`.
-    pub fn png_name(&self) -> String {
+    pub(crate) fn png_name(&self) -> String {
         format!("{}.png", self.stem)
     }
 }
 
 /// Draw every plot of the run folder `dir` from its CSVs (`timeline.csv` and `jobs.csv` are
 /// required; `faults.csv` and `leader.csv` are used when present). Returns the figures drawn.
-pub fn write_run_plots(dir: &Path, context: &PlotContext) -> Result<Vec<PlotFile>, PlotError> {
+pub(crate) fn write_run_plots(
+    dir: &Path,
+    context: &PlotContext,
+) -> Result<Vec<PlotFile>, PlotError> {
     let data = RunData::load(dir, context)?;
     let mut drawn = vec![
         draw(dir, "reuse", &run_charts::ReuseFigure(&data))?,
