@@ -47,7 +47,7 @@ pub enum Ablation {
 
 impl Ablation {
     /// Every rule and fix, `safe`'s first.
-    pub const ALL: [Ablation; 17] = [
+    pub(crate) const ALL: [Ablation; 17] = [
         Ablation::Reservations,
         Ablation::FreshState,
         Ablation::IdleTimeout,
@@ -105,7 +105,7 @@ pub enum Owner {
 
 impl Owner {
     /// Both owners, `safe` first.
-    pub const ALL: [Owner; 2] = [Owner::Safe, Owner::Fixed];
+    pub(crate) const ALL: [Owner; 2] = [Owner::Safe, Owner::Fixed];
 
     /// The owner's name: the policy or variant name (`safe`, `fixed`).
     pub const fn name(self) -> &'static str {
@@ -141,7 +141,7 @@ impl Ablation {
     }
 
     /// The ablation named `name`, if any.
-    pub fn from_name(name: &str) -> Option<Ablation> {
+    pub(crate) fn from_name(name: &str) -> Option<Ablation> {
         Ablation::ALL.into_iter().find(|a| a.name() == name)
     }
 }
@@ -183,12 +183,12 @@ impl Ablations {
     }
 
     /// The names, sorted.
-    pub fn names(&self) -> Vec<&'static str> {
+    pub(crate) fn names(&self) -> Vec<&'static str> {
         self.iter().map(Ablation::name).collect()
     }
 
     /// `a,b` (empty when nothing is switched off): the form `--ablate` takes.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         self.names().join(",")
     }
 

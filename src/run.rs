@@ -63,7 +63,7 @@ pub(crate) fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
 
 /// The invariants a run under `policy` does not judge because the policy lacks the setting
 /// they bound, each with the reason (the report adds the measured figure).
-pub fn not_applicable(scenario: &Scenario, policy: Policy) -> Vec<(&'static str, String)> {
+pub(crate) fn not_applicable(scenario: &Scenario, policy: Policy) -> Vec<(&'static str, String)> {
     if reuse_enabled(scenario, policy) && !policy.has_idle_timeout() {
         let reason = format!(
             "{} has no idle timeout: an idle pod lives until a server-ping finds it older than \

@@ -87,7 +87,7 @@ impl crate::resources::Listed for AgentMetadata {
 }
 
 /// The server's agents as a shared, versioned listing (`ServerApi::agent_listing`).
-pub type AgentList = crate::resources::Listing<AgentMetadata>;
+pub(crate) type AgentList = crate::resources::Listing<AgentMetadata>;
 
 /// `cd.go.elastic-agent.create-agent`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -39,9 +39,10 @@ mod upstream;
 pub use decision_code::DecisionCode;
 pub use declaration::{Declaration, DeclaredCode, Intent, RequestKind};
 pub(crate) use hash::{ConfigHashMemo, pr355_config_hash};
+pub(crate) use messages::AgentList;
 pub use messages::{
-    AgentList, AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest,
-    JobCompletionRequest, JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,
+    AgentMetadata, AgentState, BuildState, ConfigState, CreateAgentRequest, JobCompletionRequest,
+    JobIdentifier, ServerPingRequest, ShouldAssignWorkRequest,
 };
 pub(crate) use safe::SAFE_ABLATIONS;
 pub use settings::ClusterProfile;
@@ -115,7 +116,7 @@ impl Policy {
     }
 
     /// Parse a policy name; `None` for anything else.
-    pub fn from_name(name: &str) -> Option<Policy> {
+    pub(crate) fn from_name(name: &str) -> Option<Policy> {
         Policy::ALL.into_iter().find(|p| p.name() == name)
     }
 }

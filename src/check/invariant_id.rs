@@ -65,7 +65,7 @@ pub enum InvariantId {
 
 impl InvariantId {
     /// Every id, in `docs/invariants.md` order: the elastic-agent ones, then the leader ones.
-    pub const ALL: [InvariantId; 25] = [
+    pub(crate) const ALL: [InvariantId; 25] = [
         InvariantId::JobWaitBound,
         InvariantId::NoCrossConfigReuse,
         InvariantId::OneJobPerAgent,
@@ -130,7 +130,7 @@ impl InvariantId {
     }
 
     /// The `sometimes` invariants: the only ones `[invariants] require` changes.
-    pub const fn is_sometimes(self) -> bool {
+    pub(crate) const fn is_sometimes(self) -> bool {
         matches!(
             self,
             InvariantId::ReuseHappens | InvariantId::RestartRecovers

@@ -158,7 +158,7 @@ impl<E> Queue<E> {
     }
 
     /// Time of the earliest pending event.
-    pub(crate) fn peek_time(&self) -> Option<SimTime> {
+    pub fn peek_time(&self) -> Option<SimTime> {
         match self.first_bucket() {
             Some(bucket) => Some(self.bucket_time(bucket)),
             None => self.far.peek().map(|key| key.time),

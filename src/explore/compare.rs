@@ -127,7 +127,7 @@ fn percentile_s(sorted_ms: &[u64], percent: u64) -> f64 {
 }
 
 /// Aggregate each policy's seed rows; `runs` is (policy name, rows) in display order.
-pub fn compare_rows(runs: &[(String, Vec<SeedRow>)]) -> Vec<PolicyRow> {
+pub(crate) fn compare_rows(runs: &[(String, Vec<SeedRow>)]) -> Vec<PolicyRow> {
     let failing_ids: BTreeSet<&'static str> = runs
         .iter()
         .flat_map(|(_, rows)| rows.iter().flat_map(|row| row.violated_ids()))
@@ -195,7 +195,7 @@ fn policy_row(label: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static str
 
 /// The table's lines: (label, one cell per policy or variant). Invariant pass rates come
 /// last; a leader comparison shows leader figures instead of the elastic-agent ones.
-pub fn compare_cells(rows: &[PolicyRow]) -> Vec<(String, Vec<String>)> {
+pub(crate) fn compare_cells(rows: &[PolicyRow]) -> Vec<(String, Vec<String>)> {
     type Cell = fn(&PolicyRow) -> String;
     let common: [(&str, Cell); 3] = [
         ("seeds", |r| r.seeds.to_string()),
@@ -270,7 +270,7 @@ fn classes_text(classes: &BTreeMap<String, u64>) -> String {
 
 /// `compare.csv`: one line per metric, one column per policy or variant
 /// (`metric,<policy>…`).
-pub fn write_compare_csv(out: &mut dyn Write, rows: &[PolicyRow]) -> io::Result<()> {
+pub(crate) fn write_compare_csv(out: &mut dyn Write, rows: &[PolicyRow]) -> io::Result<()> {
     let mut writer = csv::Writer::from_writer(out);
     let mut header = vec!["metric".to_owned()];
     header.extend(rows.iter().map(|row| row.label.clone()));
@@ -284,7 +284,7 @@ pub fn write_compare_csv(out: &mut dyn Write, rows: &[PolicyRow]) -> io::Result<
 }
 
 /// The side-by-side table as aligned text.
-pub fn compare_table(rows: &[PolicyRow]) -> String {
+pub(crate) fn compare_table(rows: &[PolicyRow]) -> String {
     let lines = compare_cells(rows);
     let label_width = lines
         .iter()
@@ -307,7 +307,7 @@ pub fn compare_table(rows: &[PolicyRow]) -> String {
 }
 
 /// `compare.md`: the same table in Markdown, with the aggregation rules.
-pub fn compare_markdown(title: &str, rows: &[PolicyRow]) -> String {
+pub(crate) fn compare_markdown(title: &str, rows: &[PolicyRow]) -> String {
     let mut out = format!("# Compare {title}\n\n");
     if rows.iter().any(|row| row.leader.is_some()) {
         out.push_str(
@@ -367,7 +367,7 @@ pub(super) fn chart_rows(rows: &[PolicyRow]) -> Vec<crate::report::plots::Policy
 
 /// What [`write_compare_files`] wrote.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CompareFiles {
+pub(crate) struct CompareFiles {
     /// One row per policy (or variant), in the order compared.
     pub rows: Vec<PolicyRow>,
     /// Why the chart was not drawn, if it was not: a warning, since the tables are the result.
@@ -377,7 +377,7 @@ pub struct CompareFiles {
 /// Aggregate `runs` ((policy, seed rows) in display order) and write `compare.csv`,
 /// `compare.md` and the comparison chart into `folder`, each atomically. The one writer of
 /// a comparison's files: a compare, a shard of one and a merge of shards all come here.
-pub fn write_compare_files(
+pub(crate) fn write_compare_files(
     folder: &Path,
     title: &str,
     runs: &[(String, Vec<SeedRow>)],

@@ -31,7 +31,7 @@ pub(crate) struct Coverage {
 
 impl Coverage {
     /// The features of this run.
-    pub fn features(self) -> BTreeSet<String> {
+    pub(crate) fn features(self) -> BTreeSet<String> {
         self.features
     }
 

@@ -32,15 +32,15 @@ mod shrink;
 mod sweep;
 mod tables;
 
-pub use compare::{
-    CompareFiles, LeaderFigures, PolicyRow, compare_cells, compare_markdown, compare_rows,
-    compare_table, write_compare_csv, write_compare_files,
-};
+pub use compare::PolicyRow;
+#[cfg(test)]
+use compare::{compare_rows, write_compare_csv};
+pub(crate) use compare::{compare_table, write_compare_files};
 pub use materialise::{Size, materialise, pin};
 pub(crate) use pages::{write_compare_page, write_sweep_page};
 pub use seeds::SeedRange;
 pub use shard::{Cell, CommandKind, Shard};
-pub use shrink::{ShrinkOutcome, shrink};
+pub use shrink::shrink;
 pub use sweep::{Finished, Reproduce, SeedRow, SweepPlan, ViolatedId, first_violated, sweep};
 pub use tables::{
     FAILING_LISTED_MAX, InvariantCount, LEADER_SWEEP_METRICS, SWEEP_METRICS, SweepSummary,

@@ -95,7 +95,7 @@ impl Shard {
     }
 
     /// True when the cell at `position` of the canonical order is this shard's.
-    pub fn owns(&self, position: usize) -> bool {
+    pub(crate) fn owns(&self, position: usize) -> bool {
         position as u64 % self.count == self.index
     }
 
@@ -291,7 +291,7 @@ pub struct Assembled {
 
 impl Assembled {
     /// The plan and rows as the command's own types.
-    pub fn typed<P: DeserializeOwned, R: DeserializeOwned>(
+    pub(crate) fn typed<P: DeserializeOwned, R: DeserializeOwned>(
         &self,
     ) -> Result<(P, Vec<(R, PathBuf)>), String> {
         let plan = serde_json::from_value(self.plan.clone())

@@ -24,7 +24,7 @@ pub struct ViolatedId {
 impl ViolatedId {
     /// `safety` for an `always` invariant, `liveness` for the others (`eventually`, required
     /// `sometimes`): the same split as `RunInfo::failure_class`.
-    pub fn class(&self) -> &'static str {
+    pub(crate) fn class(&self) -> &'static str {
         if self.kind == Kind::Always {
             "safety"
         } else {

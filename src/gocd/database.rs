@@ -72,7 +72,13 @@ pub struct JobPlan {
 impl Job {
     /// A new instance `id` of logical job `logical`, scheduled at `now_ms` with `plan`,
     /// waiting for an agent.
-    pub fn scheduled(id: u64, logical: u64, plan: JobPlan, runtime_ms: u64, now_ms: u64) -> Job {
+    pub(crate) fn scheduled(
+        id: u64,
+        logical: u64,
+        plan: JobPlan,
+        runtime_ms: u64,
+        now_ms: u64,
+    ) -> Job {
         debug_assert!(id > 0 && logical > 0, "job ids start at 1");
         let config =
             crate::trace::config_identity(&plan.profiles.elastic, plan.environment.as_deref());

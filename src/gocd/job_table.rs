@@ -55,7 +55,7 @@ impl JobTable {
     }
 
     /// Scheduled job `id` is assigned to agent `agent`, numbered `number`.
-    pub fn assign(&mut self, id: u64, agent: &str, number: AgentId) -> &Job {
+    pub(crate) fn assign(&mut self, id: u64, agent: &str, number: AgentId) -> &Job {
         let job = self.jobs.get_mut(&id).expect("an assigned job is live");
         debug_assert!(
             job.state == JobState::Scheduled && job.agent.is_none(),
@@ -69,7 +69,7 @@ impl JobTable {
     }
 
     /// The assigned jobs in id order, each with its agent's number.
-    pub fn assigned(&self) -> impl Iterator<Item = (u64, AgentId)> {
+    pub(crate) fn assigned(&self) -> impl Iterator<Item = (u64, AgentId)> {
         #[cfg(debug_assertions)]
         assert!(
             self.assigned.keys().copied().eq(self.assigned_naive()),

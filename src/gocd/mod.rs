@@ -18,7 +18,7 @@ mod server;
 mod settings;
 
 pub(crate) use agent::{AgentInput, AgentTimer, GoAgent};
-pub use database::{AgentRecord, Database, Job, JobState};
+pub(crate) use database::JobState;
 pub use protocol::{
     AgentAction, AgentId, AgentIds, AgentRequest, Registration, RequestKind, ServerReply,
 };

@@ -198,7 +198,7 @@ impl Server {
     }
 
     /// Elastic profile properties of `profile`.
-    pub fn profile(&self, profile: &str) -> &StringMap {
+    pub(crate) fn profile(&self, profile: &str) -> &StringMap {
         self.profiles
             .get(profile)
             .expect("scenario validation rejects unknown profiles")

@@ -133,7 +133,7 @@ impl Variant {
     }
 
     /// Every name, in [`Variant::ALL`] order (what `[leader] variant` accepts).
-    pub const NAMES: [&'static str; 5] = [
+    pub(crate) const NAMES: [&'static str; 5] = [
         "agentk-v1",
         "agentk-v2",
         "agentk-head",
@@ -209,18 +209,6 @@ pub enum ModuleBehaviour {
 }
 
 impl ModuleBehaviour {
-    /// Both behaviours, as scenarios name them.
-    pub const NAMES: [&'static str; 2] = ["shipped", "obeys-ctx"];
-
-    /// The behaviour a scenario names, if any.
-    pub fn from_name(name: &str) -> Option<ModuleBehaviour> {
-        match name {
-            "shipped" => Some(ModuleBehaviour::Shipped),
-            "obeys-ctx" => Some(ModuleBehaviour::ObeysCtx),
-            _ => None,
-        }
-    }
-
     /// The name used in scenarios.
     pub fn name(self) -> &'static str {
         match self {
@@ -250,10 +238,10 @@ pub enum WorkCtx {
 
 impl WorkCtx {
     /// Both, as scenarios name them.
-    pub const NAMES: [&'static str; 2] = ["background", "run"];
+    pub(crate) const NAMES: [&'static str; 2] = ["background", "run"];
 
     /// The one a scenario names, if any.
-    pub fn from_name(name: &str) -> Option<WorkCtx> {
+    pub(crate) fn from_name(name: &str) -> Option<WorkCtx> {
         match name {
             "background" => Some(WorkCtx::Background),
             "run" => Some(WorkCtx::Run),
@@ -312,7 +300,7 @@ pub struct LeaderSettings {
 
 impl LeaderSettings {
     /// client-go's `NewLeaderElector` checks, plus the module list's.
-    pub fn validate(&self) -> Result<(), SettingsError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingsError> {
         if self.identity.is_empty() {
             return Err(SettingsError::EmptyIdentity);
         }

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Metrics that measure the machine, not the system under test: never in a baseline.
-pub const WALL_CLOCK_METRICS: [&str; 3] = ["wall_s", "events_per_s", "compression"];
+pub(crate) const WALL_CLOCK_METRICS: [&str; 3] = ["wall_s", "events_per_s", "compression"];
 
 /// One scenario's baseline file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-pub struct Baseline {
+pub(crate) struct Baseline {
     /// The scenario's name.
     pub scenario: String,
     /// Seeds 1..=seeds were averaged.
@@ -103,7 +103,7 @@ fn number(value: f64) -> String {
 
 /// Compare one policy's means with its baseline, for every metric with a tolerance. Metrics
 /// missing on either side are not compared.
-pub fn compare(
+pub(crate) fn compare(
     scenario: &str,
     case: &str,
     baseline: &BTreeMap<String, f64>,

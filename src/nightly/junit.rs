@@ -25,7 +25,7 @@ pub(crate) struct Suite {
 }
 
 /// Escape text for XML content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
         match character {

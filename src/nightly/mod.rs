@@ -25,7 +25,7 @@ mod shard;
 #[cfg(test)]
 mod tests;
 
-pub use baseline::{Baseline, Regression, WALL_CLOCK_METRICS, compare};
+pub(crate) use baseline::{Baseline, Regression, WALL_CLOCK_METRICS, compare};
 pub use config::{NightlyConfig, ScenarioPlan, Tolerance, Worse};
 #[cfg(test)]
 pub(crate) use junit::{Case, Suite, junit_xml};
@@ -134,7 +134,7 @@ impl GroupOutcome {
     }
 
     /// Every problem as lines: violations with reproduce commands, regressions, expectations.
-    pub fn problems(&self) -> Vec<String> {
+    pub(crate) fn problems(&self) -> Vec<String> {
         let mut lines = Vec::new();
         lines.extend(self.expectation.clone());
         if self.suite != "regressions" {

@@ -335,12 +335,12 @@ impl Collector {
     }
 
     /// Job instances in job id order (rows are built from the compact table on each call).
-    pub fn jobs(&self) -> impl Iterator<Item = JobRow> + '_ {
+    pub(crate) fn jobs(&self) -> impl Iterator<Item = JobRow> + '_ {
         self.jobs.rows(&self.names)
     }
 
     /// Pods in name order.
-    pub fn pods(&self) -> impl Iterator<Item = &PodRow> {
+    pub(crate) fn pods(&self) -> impl Iterator<Item = &PodRow> {
         self.pods.iter()
     }
 

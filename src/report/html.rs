@@ -124,7 +124,7 @@ pub(crate) struct Section {
 }
 
 /// Escape text for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
         match character {

@@ -35,7 +35,7 @@ impl LaneState {
     }
 
     /// The state named `name` in `leader.csv`, if any.
-    pub fn from_name(name: &str) -> Option<LaneState> {
+    pub(crate) fn from_name(name: &str) -> Option<LaneState> {
         [
             LaneState::Leading,
             LaneState::Acting,

@@ -103,7 +103,7 @@ impl Metrics {
 
     /// Every metric as (name, value), in declaration order (the order people read them in).
     /// The names are the serde field names; a test keeps the two in step.
-    pub fn entries(&self) -> Vec<(&'static str, f64)> {
+    pub(crate) fn entries(&self) -> Vec<(&'static str, f64)> {
         vec![
             ("jobs_total", self.jobs_total as f64),
             ("jobs_completed", self.jobs_completed as f64),

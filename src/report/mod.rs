@@ -51,7 +51,8 @@ use std::io;
 use std::path::Path;
 
 /// The files [`write_run`] writes into a report folder.
-pub const REPORT_FILES: [&str; 6] = [
+#[cfg(test)]
+pub(crate) const REPORT_FILES: [&str; 6] = [
     "summary.json",
     "summary.md",
     "jobs.csv",

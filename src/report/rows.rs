@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 /// Where a job instance ended up (or is, if the run ended first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum JobOutcome {
+pub(crate) enum JobOutcome {
     /// Scheduled, not yet assigned to an agent.
     Waiting,
     /// Assigned to an agent and not yet finished.
@@ -34,7 +34,7 @@ impl JobOutcome {
 
 /// One job instance (`jobs.csv`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct JobRow {
+pub(crate) struct JobRow {
     /// The job instance's id (a reschedule gets a new one).
     pub job_id: u64,
     /// The id every instance of the same job shares.
@@ -92,7 +92,7 @@ pub(super) enum AgentActivity {
 
 /// One pod (`pods.csv`), with the clocks that measure its agent's busy and idle time.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PodRow {
+pub(crate) struct PodRow {
     /// Shared with the collector's name table (the pod's agent has the same name).
     pub pod: Arc<str>,
     /// The hash of the settings the pod was created with (its config-hash annotation).
@@ -176,7 +176,7 @@ impl PodRow {
     }
 
     /// Time the agent was registered and not building, up to deletion or `end_ms`.
-    pub fn idle_ms(&self, end_ms: u64) -> u64 {
+    pub(crate) fn idle_ms(&self, end_ms: u64) -> u64 {
         self.idle_closed_ms + self.open_segment_ms(AgentActivity::Idle, end_ms)
     }
 
@@ -214,7 +214,7 @@ pub struct TimelineRow {
 
 impl TimelineRow {
     /// Reuse ratio so far: 0 before the first assignment.
-    pub fn reuse_ratio(&self) -> f64 {
+    pub(crate) fn reuse_ratio(&self) -> f64 {
         ratio(self.jobs_assigned_reused, self.jobs_assigned)
     }
 }
@@ -238,7 +238,7 @@ pub struct FaultRow {
 }
 
 /// `numerator / denominator`, or 0 when there is nothing to divide (so no NaN reaches JSON).
-pub fn ratio(numerator: u64, denominator: u64) -> f64 {
+pub(crate) fn ratio(numerator: u64, denominator: u64) -> f64 {
     if denominator == 0 {
         0.0
     } else {

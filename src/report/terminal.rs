@@ -110,7 +110,7 @@ fn events_line(out: &mut String, m: &Metrics) {
 }
 
 /// The post-run summary.
-pub fn summary(info: &RunInfo, metrics: &Metrics) -> String {
+pub(crate) fn summary(info: &RunInfo, metrics: &Metrics) -> String {
     let mut out = verdict_line(info);
     if let Some(class) = &info.failure_class {
         let _ = write!(out, " [{class}]");

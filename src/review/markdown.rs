@@ -210,7 +210,7 @@ pub(crate) fn setting_heading(reuse: bool) -> &'static str {
 
 /// The first screen: the verdict, then one table with the feature off and one with it on,
 /// a row per scenario with its cause.
-pub fn first_screen(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
+pub(crate) fn first_screen(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> String {
     let mut out = format!(
         "# Review of `{candidate}` against `{base}`\n\n**Verdict.** {}\n",
         verdict_sentence(base, candidate, reviews),

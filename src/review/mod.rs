@@ -31,7 +31,6 @@ pub use align::{Alignment, CONTEXT_LINES, Context, Divergence, Side, align};
 pub use markdown::{IN_WORDS_MAX, review_markdown, summary_paragraph, verdict_sentence};
 pub(crate) use page::write_page;
 pub(crate) use repro::shrink_new_violations;
-pub use stats::{MetricDelta, REVIEW_METRICS, bootstrap_ci95, delta, judgement};
 pub use summary::{ReviewJson, ScenarioReview, review_json, scenario_review};
 pub(crate) use tape::Tape;
 

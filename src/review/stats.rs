@@ -23,13 +23,13 @@ const BOOTSTRAP_SEED: u64 = 0x5245_5649_4557_0001;
 
 /// Which way a metric improves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Better {
+pub(crate) enum Better {
     Lower,
     Higher,
 }
 
 /// The metrics a review compares, with the direction each improves in.
-pub const REVIEW_METRICS: [(&str, Better); 9] = [
+pub(crate) const REVIEW_METRICS: [(&str, Better); 9] = [
     ("wait_s_p50", Better::Lower),
     ("wait_s_p95", Better::Lower),
     ("waits_censored", Better::Lower),
@@ -57,7 +57,7 @@ pub struct MetricDelta {
 }
 
 /// `name`'s value in `metrics` (0 for a name `Metrics` does not have).
-pub fn metric(metrics: &Metrics, name: &str) -> f64 {
+pub(crate) fn metric(metrics: &Metrics, name: &str) -> f64 {
     metrics
         .entries()
         .into_iter()
@@ -74,7 +74,7 @@ fn mean(values: &[f64]) -> f64 {
 }
 
 /// The change of paired values (`base[i]` and `candidate[i]` from the same seed).
-pub fn delta(base: &[f64], candidate: &[f64]) -> MetricDelta {
+pub(crate) fn delta(base: &[f64], candidate: &[f64]) -> MetricDelta {
     let differences: Vec<f64> = base.iter().zip(candidate).map(|(b, c)| c - b).collect();
     let (ci95_low, ci95_high) = bootstrap_ci95(&differences);
     MetricDelta {
@@ -87,7 +87,7 @@ pub fn delta(base: &[f64], candidate: &[f64]) -> MetricDelta {
 }
 
 /// The seeded bootstrap 95 % interval of the mean of `values`; (0, 0) for no values.
-pub fn bootstrap_ci95(values: &[f64]) -> (f64, f64) {
+pub(crate) fn bootstrap_ci95(values: &[f64]) -> (f64, f64) {
     if values.is_empty() {
         return (0.0, 0.0);
     }
@@ -113,7 +113,7 @@ pub fn bootstrap_ci95(values: &[f64]) -> (f64, f64) {
 }
 
 /// `better`, `worse` or `no detectable change`, by the interval and the metric's sense.
-pub fn judgement(name: &str, delta: &MetricDelta) -> &'static str {
+pub(crate) fn judgement(name: &str, delta: &MetricDelta) -> &'static str {
     let better = REVIEW_METRICS
         .iter()
         .find(|(metric, _)| *metric == name)

@@ -66,12 +66,12 @@ pub struct ScenarioReview {
 
 impl ScenarioReview {
     /// `burst (reuse off)`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("{} (reuse {})", self.scenario, reuse_text(self.reuse))
     }
 
     /// The metric change of `name`.
-    pub fn metric(&self, name: &str) -> Option<&MetricDelta> {
+    pub(crate) fn metric(&self, name: &str) -> Option<&MetricDelta> {
         self.metrics
             .iter()
             .find(|(metric, _)| metric == name)

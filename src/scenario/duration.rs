@@ -21,7 +21,7 @@ pub(crate) enum DurationError {
 
 impl DurationError {
     /// What was wrong, as a phrase that follows "found".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             DurationError::Empty => "an empty string".to_owned(),
             DurationError::MissingUnit => "a number without a unit".to_owned(),

@@ -123,7 +123,7 @@ pub(crate) struct Source<'a> {
 
 impl Source<'_> {
     /// 1-based line and character column of a byte offset (clamped to the text).
-    pub fn position(&self, offset: usize) -> (usize, usize) {
+    pub(crate) fn position(&self, offset: usize) -> (usize, usize) {
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
             offset -= 1;

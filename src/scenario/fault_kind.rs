@@ -160,7 +160,7 @@ pub enum LeaderFault {
 
 impl FaultKind {
     /// The kind, without its parameters.
-    pub fn fault_type(&self) -> FaultType {
+    pub(crate) fn fault_type(&self) -> FaultType {
         match self {
             FaultKind::Elastic(fault) => FaultType::Elastic(fault.kind()),
             FaultKind::Network(fault) => FaultType::Network(fault.kind()),
@@ -171,11 +171,6 @@ impl FaultKind {
     /// The `kind` string of the scenario format.
     pub fn name(&self) -> &'static str {
         self.fault_type().name()
-    }
-
-    /// True for faults that need a `[leader]` section.
-    pub fn needs_leader(&self) -> bool {
-        self.fault_type().needs_leader()
     }
 }
 

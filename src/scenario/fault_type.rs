@@ -115,7 +115,7 @@ impl FaultType {
     }
 
     /// The kind named `name`; `None` for anything else.
-    pub fn from_name(name: &str) -> Option<FaultType> {
+    pub(crate) fn from_name(name: &str) -> Option<FaultType> {
         FaultType::ALL.into_iter().find(|kind| kind.name() == name)
     }
 

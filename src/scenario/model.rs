@@ -16,7 +16,7 @@ pub struct Range {
 
 impl Range {
     /// A fixed duration.
-    pub const fn fixed(ms: u64) -> Range {
+    pub(crate) const fn fixed(ms: u64) -> Range {
         Range {
             min_ms: ms,
             max_ms: ms,
@@ -472,13 +472,8 @@ pub enum LeaseCrate {
 
 impl LeaseCrate {
     /// Every crate, in the order of docs/crates.md.
-    pub const ALL: [LeaseCrate; 2] = [LeaseCrate::KubeLeaseManager, LeaseCrate::KubeLeaderElection];
-
-    /// The names `[leader] lease_crate` accepts.
-    pub const NAMES: [&'static str; 2] = [
-        LeaseCrate::KubeLeaseManager.name(),
-        LeaseCrate::KubeLeaderElection.name(),
-    ];
+    pub(crate) const ALL: [LeaseCrate; 2] =
+        [LeaseCrate::KubeLeaseManager, LeaseCrate::KubeLeaderElection];
 
     /// The crate's name on crates.io.
     pub const fn name(self) -> &'static str {
@@ -494,11 +489,6 @@ impl LeaseCrate {
             LeaseCrate::KubeLeaseManager => "0.13.1",
             LeaseCrate::KubeLeaderElection => "0.44.0",
         }
-    }
-
-    /// The crate named `name`, if it is one.
-    pub fn from_name(name: &str) -> Option<LeaseCrate> {
-        LeaseCrate::ALL.into_iter().find(|c| c.name() == name)
     }
 }
 

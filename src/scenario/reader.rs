@@ -131,12 +131,12 @@ impl<'a, 'i> Table<'a, 'i> {
             .transpose()
     }
 
-    pub fn or<T>(&self, key: &str, default: T, read: Reader<'_, T>) -> Result<T> {
+    pub(crate) fn or<T>(&self, key: &str, default: T, read: Reader<'_, T>) -> Result<T> {
         Ok(self.optional(key, read)?.unwrap_or(default))
     }
 
     /// A sub-table, e.g. `[cluster]`; `None` when absent.
-    pub fn table(&self, key: &str) -> Result<Option<Table<'a, 'i>>> {
+    pub(crate) fn table(&self, key: &str) -> Result<Option<Table<'a, 'i>>> {
         match self.get(key) {
             None => Ok(None),
             Some(value) => Ok(Some(self.nested(key, value, self.key_path(key))?)),
@@ -162,7 +162,7 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     /// The entries of an array of tables, e.g. `[[faults]]`; empty when absent.
-    pub fn tables(&self, key: &str) -> Result<Vec<Table<'a, 'i>>> {
+    pub(crate) fn tables(&self, key: &str) -> Result<Vec<Table<'a, 'i>>> {
         let Some(value) = self.get(key) else {
             return Ok(Vec::new());
         };

@@ -44,7 +44,7 @@ impl RunSettings {
 
     /// The variant the replicas of `scenario` run: the run's, else the scenario's own; `None`
     /// for a scenario without `[leader]`.
-    pub fn leader_variant(&self, scenario: &Scenario) -> Option<crate::leader::Variant> {
+    pub(crate) fn leader_variant(&self, scenario: &Scenario) -> Option<crate::leader::Variant> {
         let leader = scenario.leader.as_ref()?;
         Some(self.variant.unwrap_or(leader.variant))
     }

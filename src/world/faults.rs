@@ -52,7 +52,8 @@ pub(super) struct FaultHarness {
     /// What the swarm drew for this seed, one line each.
     swarm_drawn: Vec<String>,
     /// Faults injected from outside the run (`serve`'s pod deletes), numbered after the
-    /// scenario's own.
+    /// scenario's own. Only `serve` (the `live` feature) injects.
+    #[cfg_attr(not(feature = "live"), allow(dead_code))]
     injected_faults: usize,
     /// Which pods, jobs and nodes a fault hits, and a burst's jobs.
     random_faults: Stream,
@@ -82,6 +83,7 @@ impl FaultHarness {
     }
 
     /// The index of the next fault injected from outside, after the scenario's `planned`.
+    #[cfg_attr(not(feature = "live"), allow(dead_code))]
     pub(super) fn next_injected(&mut self, planned: usize) -> u32 {
         let index = planned + self.injected_faults;
         self.injected_faults += 1;

@@ -22,7 +22,7 @@ const TARGETS: [PodTarget; 4] = [
 
 /// What a seed's swarm drew: the faults, the run's API latency (`[swarm] api_latency`), and
 /// one line per enabled kind saying what it drew.
-pub struct Drawn {
+pub(crate) struct Drawn {
     /// Faults to append to the scenario's own.
     pub faults: Vec<Fault>,
     /// The API latency each way for the whole run, in place of `[cluster] api_latency`.

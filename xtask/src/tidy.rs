@@ -763,7 +763,7 @@ fn ratchets(sources: &[SourceFile]) -> Vec<(&'static str, Vec<String>)> {
         (
             "policies, variants and ablations are enums past the edge: no fallback to a \
              default, no field or parameter holding one as text",
-            vocabulary_violations(&sources),
+            vocabulary_violations(sources),
         ),
     ]
 }
