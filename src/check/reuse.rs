@@ -7,7 +7,7 @@ use super::jobs::seconds;
 use super::{Kind, Monitor, Violation};
 use crate::check::InvariantId;
 use crate::ids::{IdMap, NameMap, Names};
-use crate::trace::{Actor, Record};
+use crate::trace::{Actor, AgentRuntime, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What `idle-timeout` knows of one live pod.
@@ -34,6 +34,9 @@ struct IdlePod {
     lost_writes_idle_since_ms: Option<u64>,
     /// The node the pod was bound to, if any.
     node: Option<String>,
+    /// The pod's agent is Missing or LostContact at the server while idle: the plugin sees
+    /// it as maybe building and may not reap it until it is idle there again.
+    away: bool,
 }
 
 /// `idle-timeout` (only with reuse): a reusable pod that became idle (at `AgentRegistered` or
@@ -92,6 +95,9 @@ pub(crate) struct IdleTimeout {
     api_cut: ApiCut,
     /// A cut ended and no plugin request finished since: the writes it lost are not repaired.
     awaiting_request: bool,
+    /// The server restarted while a cut was in force: the restarted plugin lists no pod
+    /// before the cut ends (the restart floor then counts from the cut's end).
+    restarted_in_cut: bool,
     reported: BTreeSet<String>,
 }
 
@@ -117,6 +123,7 @@ impl IdleTimeout {
             outage: ServerOutage::default(),
             api_cut: ApiCut::new(notice_ms),
             awaiting_request: false,
+            restarted_in_cut: false,
             reported: BTreeSet::new(),
         }
     }
@@ -242,6 +249,7 @@ impl IdleTimeout {
             written_idle_since_ms: None,
             lost_writes_idle_since_ms: None,
             node: None,
+            away: false,
         };
         self.pods.insert(pod, state);
     }
@@ -299,9 +307,19 @@ impl IdleTimeout {
             let floor_ms =
                 (t_ms.saturating_add(self.idle_deadline_ms)).saturating_add(self.notice_ms);
             self.deadlines.delay_all(down_ms, floor_ms);
+            self.restarted_in_cut = self.api_cut.is_cut();
         }
         if let Some(delay_ms) = self.api_cut.observe(t_ms, record) {
-            self.deadlines.delay_all(delay_ms, 0);
+            // A plugin restarted inside the cut lists no pod before it ends, and cannot
+            // trust the idle starts it then reads (the older process may have lost writes
+            // up to its crash), so it sees its idle pods first at a list after the cut:
+            // the restart floor counts from there (explore/elastic seeds 683, 11557).
+            let floor_ms = if std::mem::take(&mut self.restarted_in_cut) {
+                (t_ms.saturating_add(self.idle_deadline_ms)).saturating_add(self.notice_ms)
+            } else {
+                0
+            };
+            self.deadlines.delay_all(delay_ms, floor_ms);
             self.awaiting_request = true;
         }
         if self.awaiting_request
@@ -310,6 +328,33 @@ impl IdleTimeout {
         {
             self.awaiting_request = false;
             self.api_reachable();
+        }
+    }
+
+    /// An idle pod's agent out of touch with the server (Missing after a restart until it
+    /// pings, LostContact, an agents|gocd cut) may be building for all the plugin can tell,
+    /// and `safe` never deletes such a pod: it owes no deadline while away. Once the agent is
+    /// Idle there again, the plugin sees it at its next list, so the deadline is then plus
+    /// IDLE and two PINGs (explore/elastic seed 1999: an agents|gocd cut kept a registered
+    /// idle agent Missing for 180 s after a server restart).
+    fn agent_runtime(&mut self, t_ms: u64, agent: &str, state: AgentRuntime) {
+        let Some(pod) = self.pods.get_mut(agent) else {
+            return;
+        };
+        let key = agent.to_owned();
+        match state {
+            AgentRuntime::Missing | AgentRuntime::LostContact => {
+                if !pod.building && pod.reusable && pod.idle_since_ms.is_some() {
+                    pod.away = true;
+                    self.deadlines.remove(&key);
+                }
+            }
+            AgentRuntime::Idle if std::mem::take(&mut pod.away) && pod.reusable => {
+                let deadline_ms =
+                    (t_ms.saturating_add(self.idle_deadline_ms)).saturating_add(self.notice_ms);
+                self.deadlines.set(key, deadline_ms);
+            }
+            AgentRuntime::Idle | AgentRuntime::Building => pod.away = false,
         }
     }
 
@@ -405,6 +450,7 @@ impl Monitor for IdleTimeout {
             }
             Record::NodeLost { node } => self.node_lost(node),
             Record::AgentRegistered { agent, .. } => self.agent_registered(t_ms, agent),
+            Record::AgentState { agent, state } => self.agent_runtime(t_ms, agent, *state),
             // job-completion tells the plugin at once.
             Record::JobCompleted { agent, .. } => self.become_idle(t_ms, agent, 0),
             Record::JobAssigned { agent, .. } => self.job_assigned(agent),

@@ -81,6 +81,8 @@ impl Safe {
                     error_name(error)
                 );
                 out.decide(Some(job_id), None, DecisionCode::SkipError, text);
+                // The server's agents still tell which agents build (`View::seen_building`).
+                self.view.agents(server.agent_listing());
                 self.finish_locked(id, out);
                 return;
             }

@@ -56,6 +56,7 @@ impl View {
             "the incremental merge left the view unlike the naive merge"
         );
         self.apply_early_idle();
+        self.distrust_after_cut_start();
     }
 
     /// The naive merge, for tests that compare the two.

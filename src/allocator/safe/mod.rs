@@ -146,6 +146,10 @@ pub(crate) struct Safe {
     lock_holder: Option<RequestId>,
     creates: BTreeMap<RequestId, CreateTask>,
     pings: BTreeMap<RequestId, ClusterProfile>,
+    /// The cluster profile as the latest server-ping carried it (the settings in force now;
+    /// a create-agent carries its job's frozen ones): a create-agent's list reaps idle pods
+    /// past this idle timeout, as a ping would (`refresh_before_create` in `ping.rs`).
+    ping_settings: Option<ClusterProfile>,
     /// job-completion requests with a call in flight.
     completions: BTreeMap<RequestId, String>,
     config_hashes: ConfigHashMemo,
@@ -177,6 +181,7 @@ impl Safe {
             lock_holder: None,
             creates: BTreeMap::new(),
             pings: BTreeMap::new(),
+            ping_settings: None,
             completions: BTreeMap::new(),
             config_hashes: ConfigHashMemo::default(),
             turns: turns::Turns::default(),
@@ -305,6 +310,10 @@ impl Allocator for Safe {
             .calls
             .remove(&call)
             .expect("every call is answered exactly once");
+        let cut = matches!(result, Err(KubeError::Timeout | KubeError::ServerError));
+        if cut && !self.view.listed {
+            self.view.started_in_cut = true;
+        }
         match pending {
             Pending::CreateList(id) => self.on_create_list(now_ms, id, result, server, out),
             Pending::Claim { request, pod } => {

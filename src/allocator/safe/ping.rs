@@ -25,6 +25,7 @@ impl Safe {
             .first()
             .map(ClusterProfile::from_properties)
             .unwrap_or_default();
+        self.ping_settings = Some(settings.clone());
         self.pings.insert(id, settings);
         let selector = pod_spec::agent_selector();
         self.issue(
@@ -56,6 +57,8 @@ impl Safe {
                     error_name(error)
                 );
                 out.decide(None, None, DecisionCode::PingListFailed, text);
+                // The server's agents still tell which agents build (`View::seen_building`).
+                self.view.agents(server.agent_listing());
                 self.finish_locked(id, out);
                 return;
             }
@@ -85,6 +88,17 @@ impl Safe {
         self.reap_dead_pods(now_ms, settings, agents, server, out);
         if settings.enable_agent_reuse {
             self.mark_idle_pods(now_ms, agents, out);
+        }
+        // Idle pods past their idle timeout go at every list, not only at a server-ping's: a
+        // ping waits for the lock behind every create-agent queued before it, and with API
+        // calls of seconds that wait outgrew the PING the idle deadline allows
+        // (explore/elastic-slow seed 3: a ping 22 s behind six create-agents reaped a pod
+        // 0.06 s past IDLE + PING). The settings are the latest ping's, the ones in force
+        // (the request's are its job's, frozen at scheduling); only with reuse on, since a
+        // pod reaped for reuse being off must be judged under the settings of now.
+        let current = self.ping_settings.clone();
+        if let Some(current) = current.filter(|current| current.enable_agent_reuse) {
+            self.reap_idle_pods(now_ms, &current, agents, server, out);
         }
     }
 
@@ -266,6 +280,9 @@ impl Safe {
         out: &mut Outbox,
     ) {
         for name in self.idle_pod_names(agents) {
+            if self.redate_idle(now_ms, &name, settings, out) {
+                continue;
+            }
             let record = self.view.pods.get(&name).expect("names come from the view");
             let claim = self.view.live_claim(record, now_ms);
             if !settings.enable_agent_reuse {
@@ -349,6 +366,37 @@ impl Safe {
         self.write_idle_since(name, idle_since_ms, out);
         let text = format!("pod {name} is idle and reusable: idle since t={idle_since_ms}");
         out.decide(None, Some(name), DecisionCode::IdleSince, text);
+    }
+
+    /// An idle pod whose agent this process saw building on a job it did not give it
+    /// (`View::seen_building`) and whose idle start it did not set: the idle-since the pod
+    /// carries is from before that build (the writes removing it were lost before a restart),
+    /// so its idle clock starts now, and the job-completion, if it comes, dates it better.
+    /// True when the pod was re-dated (it is not reaped at this list).
+    fn redate_idle(
+        &mut self,
+        now_ms: u64,
+        name: &str,
+        settings: &ClusterProfile,
+        out: &mut Outbox,
+    ) -> bool {
+        if !self.view.seen_building.remove(name) {
+            return false;
+        }
+        let unset = (self.view.pods.get(name)).is_some_and(|r| r.idle_since_overlay.is_none());
+        if !unset || !settings.enable_agent_reuse || self.ablated(Ablation::IdleTimeout) {
+            return false;
+        }
+        self.view.pods.update(name, |record| {
+            record.idle_since_overlay = Some(now_ms);
+        });
+        self.write_idle_since(name, now_ms, out);
+        let text = format!(
+            "pod {name} is idle after a build this process did not assign: idle since \
+             t={now_ms}, not its annotation's earlier start"
+        );
+        out.decide(None, Some(name), DecisionCode::IdleSince, text);
+        true
     }
 
     /// Agents whose pod no longer exists can never run a job: disable and delete them.

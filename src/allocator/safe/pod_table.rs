@@ -376,22 +376,24 @@ impl PodTable {
     }
 
     /// Take in the server's agents as listed now; only the agents that changed since the
-    /// last listing are looked at again.
-    pub(crate) fn set_agents(&mut self, agents: AgentList) {
+    /// last listing are looked at again. Returns their names.
+    pub(crate) fn set_agents(&mut self, agents: AgentList) -> Vec<String> {
         let changed: Vec<String> = (agents.changed_names(&self.agents).into_iter())
             .map(str::to_owned)
             .collect();
         self.agents = agents;
-        for name in changed {
-            let agent = self.agents.get(&name).map(Arc::as_ref);
-            match self.records.get(&name) {
+        for name in &changed {
+            let name = name.as_str();
+            let agent = self.agents.get(name).map(Arc::as_ref);
+            match self.records.get(name) {
                 Some(record) => {
-                    self.index.file(&name, class(record, agent), record);
-                    self.walks.record_changed(&name, record, agent);
+                    self.index.file(name, class(record, agent), record);
+                    self.walks.record_changed(name, record, agent);
                 }
-                None => self.walks.agent_changed(&name, agent.is_some()),
+                None => self.walks.agent_changed(name, agent.is_some()),
             }
         }
+        changed
     }
 
     /// Change one record; the index follows. `None` when the view has no such pod.

@@ -161,6 +161,19 @@ pub(crate) struct View {
     /// before a list succeeded): applied when the next list shows the pod, or the pod would
     /// keep the idle start of an earlier idle period that its annotation may still carry.
     pub(crate) early_idle: BTreeMap<String, u64>,
+    /// Pods whose annotated idle start this process does not trust: their agent was seen
+    /// building at the server on a job this process did not give it (an older process did,
+    /// and the writes that would have removed the idle-since may have been lost in an API
+    /// cut before the restart), or this process started inside an API cut and its first list
+    /// showed them (the older process may have lost writes up to its crash). Each one's idle
+    /// clock starts anew when it is next seen idle (`redate_idle` in `ping.rs`;
+    /// explore/elastic seeds 11557 and 683).
+    pub(crate) seen_building: BTreeSet<String>,
+    /// A Kubernetes call of this process failed (timeout or server error) before any list
+    /// succeeded: it started inside an API cut.
+    pub(crate) started_in_cut: bool,
+    /// A list succeeded in this process.
+    pub(crate) listed: bool,
     /// The last list merged, and the pods taken in or dropped outside a merge since: what
     /// an incremental merge compares the next list with (`merge.rs`).
     pub(super) merged: MergeBase,
@@ -181,6 +194,23 @@ impl View {
         self.pods.take_in(pod);
     }
 
+    /// The first list of a process that started inside an API cut: no idle start a pod
+    /// carries from before is trusted (`seen_building`).
+    pub(crate) fn distrust_after_cut_start(&mut self) {
+        if std::mem::replace(&mut self.listed, true) || !self.started_in_cut {
+            return;
+        }
+        let suspects: Vec<String> = (self.pods.iter())
+            .filter(|(_, record)| {
+                record.idle_since_overlay.is_none()
+                    && record.carries_idle_since()
+                    && record.running_job.is_none()
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        self.seen_building.extend(suspects);
+    }
+
     /// Give listed pods the idle starts of job-completions that came before they were listed
     /// (`early_idle`); a pod a list does not show is gone, and its idle start with it.
     pub(crate) fn apply_early_idle(&mut self) {
@@ -199,7 +229,15 @@ impl View {
     /// The server's agents for one decision, as listed now; the index of pods a decision
     /// looks at is brought up to date with them (`pod_table.rs`).
     pub(crate) fn agents(&mut self, listing: AgentList) -> Agents {
-        self.pods.set_agents(listing.clone());
+        for name in self.pods.set_agents(listing.clone()) {
+            let building = listing
+                .get(&name)
+                .is_some_and(|agent| agent_is_building(agent));
+            let ours = (self.pods.get(&name)).is_some_and(|record| record.running_job.is_some());
+            if building && !ours {
+                self.seen_building.insert(name);
+            }
+        }
         Agents { listing }
     }
 
@@ -261,6 +299,7 @@ impl View {
 
     /// The pod is gone from Kubernetes.
     pub(crate) fn forget(&mut self, name: &str) {
+        self.seen_building.remove(name);
         self.merged.touched.insert(name.to_owned());
         self.pods.remove(name);
         self.deleted.insert(name.to_owned());
@@ -313,6 +352,12 @@ pub(crate) fn agent_is_assignable(agent: &AgentMetadata) -> bool {
     agent.config_state == ConfigState::Enabled
         && agent.agent_state == AgentState::Idle
         && agent.build_state == BuildState::Idle
+}
+
+/// The server says the agent is building (not merely Missing, as every agent is right after
+/// a server restart).
+pub(crate) fn agent_is_building(agent: &AgentMetadata) -> bool {
+    agent.agent_state == AgentState::Building || agent.build_state == BuildState::Building
 }
 
 /// The agent may be running a job, so deleting its pod could kill a build: the server

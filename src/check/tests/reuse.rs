@@ -481,3 +481,32 @@ fn the_restarted_plugin_gets_a_ping_to_see_an_idle_pod_before_its_idle_window_ru
     assert_eq!(late.len(), 1, "{violations:?}");
     assert_eq!(late[0].at_ms, 100_000);
 }
+
+fn agent_state(pod: &str, state: crate::trace::AgentRuntime) -> Record {
+    Record::AgentState {
+        agent: pod.to_owned(),
+        state,
+    }
+}
+
+/// explore/elastic seed 1999: an agents|gocd cut kept a registered idle agent Missing at the
+/// restarted server; `safe` never deletes a pod whose agent may be building, so the idle
+/// deadline counts from the agent's return: IDLE + PING + PING after it is Idle again.
+#[test]
+fn an_idle_agent_away_from_the_server_gets_its_idle_window_from_its_return() {
+    use crate::trace::AgentRuntime;
+    let mut records = idle_from_eight_seconds("pod-a");
+    // Away from 20 s (its deadline 68 s passes unjudged) until 80 s.
+    records.push((20_000, agent_state("pod-a", AgentRuntime::Missing)));
+    records.push((80_000, agent_state("pod-a", AgentRuntime::Idle)));
+    let mut kept = records.clone();
+    // Back at 80 s + IDLE 50 s + PING 10 s + PING 10 s = 150 s.
+    kept.push((145_000, deleted("pod-a", Actor::Allocator)));
+    let violations = run(&reuse_bounds(), &kept, 300_000);
+    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    records.push((200_000, Record::Sample));
+    let violations = run(&reuse_bounds(), &records, 300_000);
+    let late = of(&violations, "idle-timeout");
+    assert_eq!(late.len(), 1, "{violations:?}");
+    assert_eq!(late[0].at_ms, 150_000);
+}

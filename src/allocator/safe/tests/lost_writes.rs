@@ -158,3 +158,68 @@ fn a_completion_before_the_restarted_process_lists_the_pod_dates_its_idle_start(
         "idle since its job ended at 3 min, not since 0: kept"
     );
 }
+
+/// explore/elastic seed 11557: the removal of the idle-since was lost in an API cut the
+/// server crashed in; the job ended after the restart, and the restarted process's first
+/// list (before the job's delayed completion came) read the earlier idle start and reaped
+/// the pod 7 s after its job ended. It had seen the agent building on a job it never gave.
+#[test]
+fn a_pod_seen_building_on_a_job_an_older_process_gave_starts_its_idle_clock_anew() {
+    let mut driver = with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    assert_eq!(annotated_idle_since(&driver, &pod).as_deref(), Some("0"));
+    driver.now_ms = MINUTE_MS;
+    assert!(driver.should_assign(&pod, 2));
+    driver.answer_next_with(Err(KubeError::Timeout));
+    driver.settle();
+    driver.now_ms = 2 * MINUTE_MS;
+    driver.restart_with(Safe::new(2));
+    driver.set_agent(&pod, AgentState::Building);
+    // The restarted process's ping cannot list pods, but the server's agents show the build.
+    driver.now_ms = 3 * MINUTE_MS;
+    driver.ping();
+    driver.answer_next_with(Err(KubeError::Timeout));
+    driver.settle();
+    // The job ends at 4 min; its completion has not come when the next ping lists the pod.
+    driver.now_ms = 4 * MINUTE_MS;
+    driver.set_agent(&pod, AgentState::Idle);
+    driver.now_ms = 5 * MINUTE_MS + 30_000;
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.kube.deleted(&pod),
+        "idle since its build ended after 3 min, not since 0: kept"
+    );
+    assert_eq!(
+        annotated_idle_since(&driver, &pod).as_deref(),
+        Some("330000")
+    );
+    driver.now_ms = 11 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(
+        driver.kube.deleted(&pod),
+        "idle 5 minutes since it was seen idle: reaped"
+    );
+}
+
+/// explore/elastic-slow seed 3: a server-ping waited 22 s for the lock behind six
+/// create-agents whose API calls took seconds, and reaped an idle pod past IDLE + PING.
+/// A create-agent's list reaps expired idle pods too, under the latest ping's settings.
+#[test]
+fn a_create_agent_list_reaps_an_idle_pod_past_its_idle_timeout() {
+    let mut driver = with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(!driver.kube.deleted(&pod), "idle 1 of 5 minutes: kept");
+    driver.now_ms = 5 * MINUTE_MS + 1;
+    driver.create_agent_in(2, Some("other"));
+    driver.settle();
+    assert!(
+        driver.kube.deleted(&pod),
+        "reaped at the create-agent's list"
+    );
+    assert_eq!(driver.decided("reap-idle").len(), 1);
+}

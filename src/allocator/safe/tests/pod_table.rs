@@ -117,7 +117,9 @@ fn step(random: &mut Stream, table: &mut PodTable, agents: &mut AgentList, versi
             let since = [None, Some(100), Some(300)][random.below(3) as usize];
             table.update(&name, |record| record.idle_since_overlay = since);
         }
-        _ => table.set_agents(agents.clone()),
+        _ => {
+            table.set_agents(agents.clone());
+        }
     }
 }
 
