@@ -341,6 +341,10 @@ impl IdleTimeout {
         let Some(pod) = self.pods.get_mut(agent) else {
             return;
         };
+        debug_assert!(
+            !(pod.away && pod.building),
+            "{agent}: only an idle agent is away (Building clears it)"
+        );
         let key = agent.to_owned();
         match state {
             AgentRuntime::Missing | AgentRuntime::LostContact => {
