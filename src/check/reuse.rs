@@ -178,6 +178,10 @@ impl IdleTimeout {
         let Some(state) = self.pods.get_mut(pod) else {
             return;
         };
+        debug_assert!(
+            state.idle_since_ms.is_none_or(|since| since <= t_ms),
+            "{pod}: records reach the monitor in time order"
+        );
         state.building = false;
         state.idle_since_ms = Some(t_ms);
         state.least_idle_timeout_ms = self.idle_timeout_ms;
@@ -341,10 +345,6 @@ impl IdleTimeout {
         let Some(pod) = self.pods.get_mut(agent) else {
             return;
         };
-        debug_assert!(
-            !(pod.away && pod.building),
-            "{agent}: only an idle agent is away (Building clears it)"
-        );
         let key = agent.to_owned();
         match state {
             AgentRuntime::Missing | AgentRuntime::LostContact => {
