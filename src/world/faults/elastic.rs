@@ -312,7 +312,7 @@ impl World {
             JobTarget::Building => JobState::Assigned,
             JobTarget::Scheduled => JobState::Scheduled,
         };
-        let mut candidates: Vec<u64> = self
+        let candidates: Vec<u64> = self
             .elastic
             .server
             .db
@@ -321,13 +321,7 @@ impl World {
             .filter(|job| job.state == state)
             .map(|job| job.id)
             .collect();
-        let mut chosen = Vec::new();
-        while chosen.len() < count as usize && !candidates.is_empty() {
-            let index = self.faults.random_faults.below(candidates.len() as u64) as usize;
-            chosen.push(candidates.swap_remove(index));
-        }
-        chosen.sort_unstable();
-        chosen
+        self.choose(candidates, count)
     }
 
     /// `cluster_profile_edit`: the server's cluster profile takes the new values, and a
@@ -352,13 +346,15 @@ impl World {
         CLUSTER_PROFILE_ID.to_owned()
     }
 
-    fn choose(&mut self, mut candidates: Vec<String>, count: u32) -> Vec<String> {
+    /// `count` of `candidates` drawn at random (fewer if fewer), in sorted order. Ids and
+    /// names have a total order, so a stable and an unstable sort give the same list.
+    fn choose<T: Ord>(&mut self, mut candidates: Vec<T>, count: u32) -> Vec<T> {
         let mut chosen = Vec::new();
         while chosen.len() < count as usize && !candidates.is_empty() {
             let index = self.faults.random_faults.below(candidates.len() as u64) as usize;
             chosen.push(candidates.swap_remove(index));
         }
-        chosen.sort();
+        chosen.sort_unstable();
         chosen
     }
 }
