@@ -1,6 +1,7 @@
 //! The crates' runs replay: one seed twice gives one fingerprint, and the pinned seeds of
-//! `tests/pins.txt` give the pinned fingerprints (`.ci/run` checks the same pins with the
-//! release binary, so debug and release agree).
+//! `tests/pins.txt` give the pinned fingerprints. `cargo test` here checks them on the debug
+//! build; `.ci/run` runs these tests in the optimised `sim` profile, the build `cargo xtask sim`
+//! runs: one pins file for both is the claim that debug and optimised builds agree.
 
 use std::path::Path;
 use std::process::Command;
