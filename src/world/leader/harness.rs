@@ -380,3 +380,84 @@ impl LeaderHarness {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::LeaderHarness;
+    use crate::engine::{Nodes, SimTime};
+    use std::collections::BTreeMap;
+
+    const DEAD_MS: u64 = 45_000;
+    const DIAL_MS: u64 = 30_000;
+
+    fn one_replica() -> LeaderHarness {
+        let mut harness = LeaderHarness::new(1, None);
+        let mut nodes = Nodes::default();
+        harness.add_replica(nodes.add());
+        harness
+    }
+
+    fn at(ms: u64) -> SimTime {
+        SimTime::from_ms(ms)
+    }
+
+    #[test]
+    fn a_connection_dies_dead_ms_after_the_later_of_its_last_answer_and_the_cut_then_dials() {
+        let mut harness = one_replica();
+        let deadline = |h: &LeaderHarness, now| h.dead_peer_deadline(0, at(now), DEAD_MS, DIAL_MS);
+        assert_eq!(
+            deadline(&harness, 1_000),
+            at(46_000),
+            "reachable: pings answered"
+        );
+        harness.heard_answer(0, at(5_000));
+        assert!(
+            !harness.set_reach(0, false, at(10_000)),
+            "a cut heals nothing"
+        );
+        assert!(harness.is_cut(0));
+        assert_eq!(
+            deadline(&harness, 12_000),
+            at(55_000),
+            "dead 45 s after the cut"
+        );
+        harness.heard_answer(0, at(20_000));
+        assert_eq!(
+            deadline(&harness, 21_000),
+            at(65_000),
+            "a later answer moves it"
+        );
+        harness.connection_died(0, at(65_000));
+        assert_eq!(
+            deadline(&harness, 65_000),
+            at(95_000),
+            "a new dial fails after 30 s"
+        );
+        assert!(
+            harness.set_reach(0, true, at(70_000)),
+            "the heal ends the cut"
+        );
+        assert!(!harness.is_cut(0));
+        assert_eq!(deadline(&harness, 70_000), at(115_000), "reachable again");
+    }
+
+    #[test]
+    fn each_configuration_version_keeps_the_flags_as_of_its_entry() {
+        let mut harness = one_replica();
+        assert_eq!(harness.config_version(), 0);
+        let first = harness.configure(&BTreeMap::from([("a".to_owned(), true)]));
+        let second = harness.configure(&BTreeMap::from([("b".to_owned(), false)]));
+        assert_eq!((first, second), (1, 2));
+        assert_eq!(harness.config(1), BTreeMap::from([("a".to_owned(), true)]));
+        let both = BTreeMap::from([("a".to_owned(), true), ("b".to_owned(), false)]);
+        assert_eq!(
+            harness.config(2),
+            both,
+            "a version carries the earlier flags"
+        );
+        assert!(
+            harness.config(3).is_empty(),
+            "an unknown version has no flags"
+        );
+    }
+}
