@@ -2,7 +2,7 @@
 //! while the crate says this process leads. The crate's code decides; this file only starts
 //! and stops processes, turns what the crate says into trace records, and runs the module.
 //!
-//! The records are the ones the models' replicas emit (`src/world/leader.rs`), so the leader
+//! The records are the ones the models' replicas emit (`src/world/leader/mod.rs`), so the leader
 //! monitors judge the crates as they judge the models: `ReplicaStarted`/`ReplicaStopped`,
 //! `ConfigReceived` (one module, `worker`, always runnable: the replica always wants to
 //! lead), `ElectionStarted`/`ElectionStopped`, `LeadingStarted`/`LeadingStopped` (the crate

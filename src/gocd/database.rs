@@ -131,9 +131,9 @@ pub struct AgentRecord {
 #[derive(Debug, Default)]
 pub struct Database {
     /// Live jobs: scheduled or assigned (`job_table.rs`).
-    pub jobs: JobTable,
+    pub(super) jobs: JobTable,
     /// Registered agents by elastic agent id, with their listing (`agent_table.rs`).
-    pub agents: AgentTable,
+    pub(super) agents: AgentTable,
     next_job_id: u64,
     next_logical: u64,
 }

@@ -15,7 +15,7 @@ mod plugin_host;
 mod register_keys;
 mod scheduler;
 
-use super::database::{Database, JobProfiles};
+use super::database::{Database, JobProfiles, JobState};
 use super::protocol::{AgentRequest, ServerReply};
 use super::settings::ServerSettings;
 use crate::allocator::CallId;
@@ -147,9 +147,9 @@ struct Memory {
 /// The GoCD server.
 pub struct Server {
     /// The run's `[server]` settings and plugin.
-    pub settings: ServerSettings,
+    settings: ServerSettings,
     /// What survives a crash: jobs and registered agents.
-    pub db: Database,
+    db: Database,
     memory: Option<Memory>,
     /// Elastic profile properties by profile name, as they are now.
     profiles: BTreeMap<String, StringMap>,
@@ -257,6 +257,33 @@ impl Server {
         self.dispatching = false;
         self.armed.clear();
         out.records.push(Record::ServerStopped);
+    }
+
+    /// The cluster profile later requests carry (a `cluster_profile_edit` starts from it).
+    pub(crate) fn cluster_profile(&self) -> &ClusterProfile {
+        &self.settings.cluster_profile
+    }
+
+    /// The runtime state the server shows for agent `elastic_agent_id`, if it is registered
+    /// (a fault picks idle or building agents' pods by it).
+    pub(crate) fn agent_runtime(&self, elastic_agent_id: &str) -> Option<AgentRuntime> {
+        self.db
+            .agents
+            .get(elastic_agent_id)
+            .map(|agent| agent.runtime)
+    }
+
+    /// The ids of the live jobs in `state`, in id order (a fault picks jobs to cancel by it).
+    pub(crate) fn jobs_in(&self, state: JobState) -> Vec<u64> {
+        let jobs: Vec<u64> = self
+            .db
+            .jobs
+            .values()
+            .filter(|job| job.state == state)
+            .map(|job| job.id)
+            .collect();
+        debug_assert!(jobs.is_sorted(), "the job table lists jobs in id order");
+        jobs
     }
 
     /// Harness identity of a config: the elastic profile's properties as they are now and the

@@ -4,13 +4,9 @@
 use super::Sink;
 use super::build::{World, groups};
 use super::events::Event;
-use crate::allocator::pod_spec::keys;
-use crate::component::{Component, Random};
+use crate::component::Random;
 use crate::engine::SimTime;
-use crate::gocd::{
-    AgentAction, AgentInput, AgentRequest, GoAgent, Registration, RequestKind, ServerInput,
-    ServerReply,
-};
+use crate::gocd::{AgentAction, AgentInput, AgentRequest, RequestKind, ServerInput, ServerReply};
 
 /// One-way latency between an agent and the server.
 const AGENT_LATENCY_MS: (u64, u64) = (1, 5);
@@ -20,50 +16,12 @@ const AGENT_REFUSED_MS: u64 = 1_000;
 const AGENT_HTTP_TIMEOUT_MS: u64 = 30_000;
 
 impl World {
-    /// The container of pod `uid` started: its go-agent process starts with the pod's
-    /// auto-register environment and a fresh uuid, and boots for a time drawn from
-    /// `[server] agent_boot` before it registers.
+    /// The container of pod `uid` started: its go-agent process starts (booting for a time
+    /// drawn from `[server] agent_boot`) and what it asks for is carried out.
     pub(super) fn start_agent(&mut self, now: SimTime, uid: u64, name: &str) {
-        let pod = self
-            .elastic
-            .kube
-            .pod(name)
-            .expect("a started container belongs to a pod");
-        let key = pod
-            .env
-            .get(keys::ENV_AUTO_REGISTER_KEY)
-            .cloned()
-            .unwrap_or_default();
-        let elastic_agent_id = pod
-            .env
-            .get(keys::ENV_ELASTIC_AGENT_ID)
-            .map_or(name, String::as_str);
-        let environment = pod.env.get(keys::ENV_AUTO_REGISTER_ENVIRONMENT).cloned();
-        let (id, elastic_agent_id) = self.elastic.agent_ids.number(elastic_agent_id);
-        let registration = Registration {
-            elastic_agent_id,
-            key,
-            environment,
-        };
-        let uuid = self.elastic.random_agents.next_u64();
         let boot = self.scenario.server.agent_boot;
-        let boot_ms = super::build::draw(&mut self.elastic.random_agent_boot, boot);
-        let mut agent = GoAgent::new(id, uuid, registration);
-        let mut actions = std::mem::take(&mut self.elastic.agent_actions);
-        let random = &mut self.elastic.random_agents;
-        agent.handle(
-            now.as_ms(),
-            AgentInput::Start { boot_ms },
-            random,
-            &mut actions,
-        );
-        let incarnation = self.elastic.agents.start(uid, agent);
+        let (incarnation, actions) = self.elastic.start_agent(now, uid, name, boot);
         self.apply_agent(now, uid, incarnation, actions);
-    }
-
-    /// The container died or the pod is gone: the process and everything addressed to it go.
-    pub(super) fn kill_agent(&mut self, uid: u64) {
-        self.elastic.agents.kill(uid);
     }
 
     /// Hand `input` (a timer, a reply) to the go-agent of `uid`, if `incarnation` is still
@@ -75,20 +33,9 @@ impl World {
         incarnation: u32,
         input: AgentInput,
     ) {
-        let Some(agent) = self.elastic.agents.current_mut(uid, incarnation) else {
-            return;
-        };
-        // Every timer of a running process is queued and none is dropped, so the one popping
-        // now is the earliest not fired: the process's next deadline.
-        debug_assert!(
-            !matches!(input, AgentInput::Timer(_)) || agent.next_deadline() == Some(now.as_ms()),
-            "go-agent {uid}: next deadline {:?} when {input:?} fires at {now}",
-            agent.next_deadline()
-        );
-        let mut actions = std::mem::take(&mut self.elastic.agent_actions);
-        let random = &mut self.elastic.random_agents;
-        agent.handle(now.as_ms(), input, random, &mut actions);
-        self.apply_agent(now, uid, incarnation, actions);
+        if let Some(actions) = self.elastic.agent_input(now, uid, incarnation, input) {
+            self.apply_agent(now, uid, incarnation, actions);
+        }
     }
 
     /// Carry out an agent's actions; the emptied buffer goes back for the next event (agents
@@ -117,7 +64,7 @@ impl World {
                 }
             }
         }
-        self.elastic.agent_actions = actions;
+        self.elastic.recycle_actions(actions);
     }
 
     fn send_agent_request(
@@ -128,7 +75,7 @@ impl World {
         request: AgentRequest,
     ) {
         let kind = request.kind();
-        if !self.elastic.server.is_up() {
+        if !self.elastic.server_up() {
             let event = Event::AgentReply {
                 uid,
                 incarnation,
@@ -168,15 +115,14 @@ impl World {
         sink: &mut dyn Sink,
     ) {
         let kind = request.kind();
-        let reply = if self.elastic.server.is_up() {
+        let reply = if self.elastic.server_up() {
             self.server_step(now, ServerInput::Agent(request), sink)
                 .expect("the server answers every agent request")
         } else {
             ServerReply::Failed
         };
         if let ServerReply::Held(hold) = reply {
-            let previous = self.elastic.held_get_work.insert(hold, (uid, incarnation));
-            assert!(previous.is_none(), "hold ids are fresh within a process");
+            self.elastic.hold_get_work(hold, uid, incarnation);
             return;
         }
         self.reply_to_agent(now, uid, incarnation, kind, reply);
@@ -208,11 +154,7 @@ impl World {
     /// The server answers get-work requests it held.
     pub(super) fn release_held(&mut self, now: SimTime, released: Vec<(u64, ServerReply)>) {
         for (hold, reply) in released {
-            let (uid, incarnation) = self
-                .elastic
-                .held_get_work
-                .remove(&hold)
-                .expect("the server releases what it held");
+            let (uid, incarnation) = self.elastic.release_get_work(hold);
             self.reply_to_agent(now, uid, incarnation, RequestKind::GetWork, reply);
         }
     }

@@ -260,7 +260,7 @@ impl World {
     /// Job arrivals planned from `[[jobs]]`: (at_ms, profile, runtime_ms).
     pub fn planned_arrivals(&self) -> Vec<(u64, String, u64)> {
         self.elastic
-            .arrivals
+            .arrivals()
             .iter()
             .map(|a| (a.at_ms, a.profile.to_string(), a.runtime_ms))
             .collect()
@@ -270,7 +270,7 @@ impl World {
     /// profile's), in the same order.
     pub(crate) fn planned_environments(&self) -> Vec<Option<String>> {
         self.elastic
-            .arrivals
+            .arrivals()
             .iter()
             .map(|a| a.environment.as_deref().cloned())
             .collect()

@@ -21,10 +21,10 @@ use super::build::{Client, PendingCall, World, groups};
 use super::events::Event;
 use super::run::node;
 use crate::allocator::CallId;
-use crate::component::{Component, Random};
+use crate::component::Random;
 use crate::engine::{Epoch, GroupMask, SimTime};
 use crate::gocd::ServerInput;
-use crate::kube::{ApiOutput, ApiRequest};
+use crate::kube::ApiRequest;
 use crate::resources::{KubeError, KubeRequest, KubeResult};
 use crate::scenario::OutageMode;
 use crate::trace::{Actor, Record};
@@ -157,12 +157,7 @@ impl World {
         input: ApiRequest,
         sink: &mut dyn Sink,
     ) -> KubeResult {
-        let mut out = ApiOutput::default();
-        let random = &mut self.elastic.random_kubelet;
-        self.elastic
-            .kube
-            .api_server()
-            .handle(now.as_ms(), input, random, &mut out);
+        let out = self.elastic.api_request(now, input);
         self.apply_kube(now, out.effects, sink);
         out.reply.expect("the API server answers every request")
     }
@@ -199,7 +194,7 @@ impl World {
             done: false,
             ..
         }) = self.calls.get(&call).map(Box::as_ref)
-            && let Some(until) = self.leader.replicas[*index as usize].paused_until
+            && let Some(until) = self.leader.paused_until(*index)
         {
             self.queue.push(until, Event::KubeReturn { call });
             return;
@@ -212,9 +207,7 @@ impl World {
         }
         let result = pending.result.expect("answered before returning");
         if let Client::Replica { index, .. } = pending.client {
-            let slot = &mut self.leader.replicas[index as usize];
-            slot.last_answer = now;
-            slot.dialing_since = None;
+            self.leader.heard_answer(index, now);
         }
         self.deliver(now, pending.client, result, sink);
     }
@@ -228,7 +221,7 @@ impl World {
         }
         // A paused replica cannot notice its timeout until it resumes.
         if let Client::Replica { index, .. } = pending.client
-            && let Some(until) = self.leader.replicas[index as usize].paused_until
+            && let Some(until) = self.leader.paused_until(index)
         {
             self.queue.push(until, Event::KubeTimeout { call });
             return;
@@ -254,10 +247,7 @@ impl World {
     ) {
         match client {
             Client::Replica { index, epoch, call } => {
-                if self
-                    .nodes
-                    .is_current(self.leader.replicas[index as usize].node, epoch)
-                {
+                if self.nodes.is_current(self.leader.node(index), epoch) {
                     self.replica_input(now, index, crate::leader::Input::Kube(call, result), sink);
                 }
             }
@@ -301,13 +291,9 @@ impl World {
             .as_ref()
             .expect("replica calls exist only with [leader]")
             .http2_dead_ms;
-        let slot = &self.leader.replicas[index as usize];
-        match (slot.cut_since, slot.dialing_since) {
-            (None, _) => now.plus_ms(dead_ms),
-            // A new connection's dial: it fails after the dial timeout.
-            (Some(_), Some(dial)) => dial.plus_ms(self.scenario.kube.dial_timeout_ms).max(now),
-            (Some(cut), None) => cut.max(slot.last_answer).plus_ms(dead_ms).max(now),
-        }
+        let dial_timeout_ms = self.scenario.kube.dial_timeout_ms;
+        self.leader
+            .dead_peer_deadline(index, now, dead_ms, dial_timeout_ms)
     }
 
     /// A call without a timeout checks its connection: dead, it fails with a timeout;
@@ -330,7 +316,7 @@ impl World {
             return;
         }
         let deadline = self.dead_peer_deadline(now, index);
-        if deadline > now || self.leader.replicas[index as usize].cut_since.is_none() {
+        if deadline > now || !self.leader.is_cut(index) {
             let next = deadline.max(now.plus_ms(1));
             let event = Event::KubeDeadPeer {
                 call,
@@ -341,9 +327,7 @@ impl World {
         }
         // The transport closes the connection (or the dial failed); the next request dials a
         // new one, bounded by the dial timeout while the replica stays cut off.
-        let slot = &mut self.leader.replicas[index as usize];
-        slot.last_answer = now;
-        slot.dialing_since = Some(now);
+        self.leader.connection_died(index, now);
         self.kube_timeout(now, call, sink);
     }
 
@@ -351,20 +335,11 @@ impl World {
     /// the stalled calls of those that reach the API server again.
     pub(super) fn partitions_changed(&mut self, now: SimTime) {
         let mut healed = false;
-        for index in 0..self.leader.replicas.len() as u32 {
+        for index in 0..self.leader.count() {
             let mask = groups::REPLICAS.union(groups::replica(index));
             let connected = self.partitions.connected(mask, groups::KUBE_API)
                 && self.partitions.connected(groups::KUBE_API, mask);
-            let slot = &mut self.leader.replicas[index as usize];
-            match (connected, slot.cut_since) {
-                (true, Some(_)) => {
-                    slot.cut_since = None;
-                    slot.dialing_since = None;
-                    healed = true;
-                }
-                (false, None) => slot.cut_since = Some(now),
-                _ => {}
-            }
+            healed |= self.leader.set_reach(index, connected, now);
         }
         if healed {
             self.resume_stalled_calls(now);
@@ -386,9 +361,7 @@ impl World {
                 continue;
             }
             if let Client::Replica { index, epoch, .. } = client
-                && !self
-                    .nodes
-                    .is_current(self.leader.replicas[index as usize].node, epoch)
+                && !self.nodes.is_current(self.leader.node(index), epoch)
             {
                 // The process that asked is gone, and its connection with it.
                 self.calls.remove(&call);

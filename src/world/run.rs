@@ -3,10 +3,9 @@
 use super::Sink;
 use super::build::{World, WorldError};
 use super::events::Event;
-use crate::component::{Component, Random};
 use crate::engine::SimTime;
 use crate::gocd::{AgentInput, ServerInput, ServerOut, ServerReply};
-use crate::kube::{KubeEffects, KubeTimer, KubeletInput};
+use crate::kube::{KubeEffects, KubeTimer};
 use crate::trace::Record;
 
 /// Node names used in the trace.
@@ -26,14 +25,9 @@ impl World {
     }
 
     pub(super) fn start(&mut self, sink: &mut dyn Sink) {
-        let process_id = self.elastic.random_server.next_u64();
+        let process_id = self.elastic.new_server_process();
         self.server_step(SimTime::ZERO, ServerInput::Start { process_id }, sink);
-        // Arrivals are in time order: only the next one waits in the queue, under the
-        // sequence number it would have had if all were queued now (same order, small heap).
-        self.elastic.arrival_sequence = self
-            .queue
-            .reserve_sequences(self.elastic.planned_arrival_count as u64);
-        self.queue_arrival(0);
+        self.elastic.queue_first_arrival(&mut self.queue);
         for index in 0..self.scenario.faults.len() {
             let at_ms = self.scenario.faults[index].at_ms;
             if at_ms < self.scenario.duration_ms {
@@ -58,7 +52,7 @@ impl World {
     pub(super) fn dispatch(&mut self, now: SimTime, event: Event, sink: &mut dyn Sink) {
         match event {
             Event::Arrival { index } => {
-                self.queue_arrival(index + 1);
+                self.elastic.queue_arrival(&mut self.queue, index + 1);
                 self.arrive(now, index, sink);
             }
             Event::SingleArrival { index } => self.arrive(now, index, sink),
@@ -124,15 +118,8 @@ impl World {
 
     /// A kubelet timer fired.
     fn kubelet_timer(&mut self, now: SimTime, timer: KubeTimer, sink: &mut dyn Sink) {
-        // Every kubelet timer asked for is queued and none is dropped, so the one popping
-        // now is the earliest not fired: the kubelets' next deadline.
-        debug_assert_eq!(
-            self.elastic.kube.kubelets().next_deadline(),
-            Some(now.as_ms()),
-            "the kubelets' next deadline when {timer:?} fires"
-        );
         let mut fx = KubeEffects::default();
-        self.kubelet_input(now, KubeletInput::Timer(timer), &mut fx);
+        self.elastic.kubelet_timer(now, timer, &mut fx);
         self.apply_kube(now, fx, sink);
     }
 
@@ -155,23 +142,11 @@ impl World {
         self.end_run(sink);
     }
 
-    /// Queue planned arrival `index`, if there is one, under its reserved sequence number.
-    fn queue_arrival(&mut self, index: usize) {
-        if index < self.elastic.planned_arrival_count {
-            let arrival = &self.elastic.arrivals[index];
-            let sequence = self.elastic.arrival_sequence + index as u64;
-            let event = Event::Arrival { index };
-            self.queue
-                .push_reserved(SimTime::from_ms(arrival.at_ms), sequence, event);
-        }
-    }
-
+    /// Arrival `index` reaches the server, or waits for its restart while it is down.
     fn arrive(&mut self, now: SimTime, index: usize, sink: &mut dyn Sink) {
-        if !self.elastic.server.is_up() {
-            self.elastic.deferred.push(index);
+        let Some(arrival) = self.elastic.arrival_for_server(index) else {
             return;
-        }
-        let arrival = self.elastic.arrivals[index].clone();
+        };
         // GoCD sends the pipeline's environment with the job (gocd/gocd@f17b6f3fc9,
         // `ElasticAgentPluginService.createAgentsFor`: `envForPipeline`); a scenario job names
         // it, or inherits its profile's (the older spelling).
@@ -196,21 +171,7 @@ impl World {
         input: ServerInput,
         sink: &mut dyn Sink,
     ) -> Option<ServerReply> {
-        // Every timer of a running server is queued and none is dropped, so the one popping
-        // now is the earliest not fired: the server's next deadline.
-        debug_assert!(
-            !matches!(input, ServerInput::Timer(_))
-                || self.elastic.server.next_deadline() == Some(now.as_ms()),
-            "the server's next deadline {:?} when {input:?} fires at {now}",
-            self.elastic.server.next_deadline()
-        );
-        let mut out = ServerOut::default();
-        self.elastic.server.handle(
-            now.as_ms(),
-            input,
-            &mut self.elastic.random_server,
-            &mut out,
-        );
+        let mut out = self.elastic.server_step(now, input);
         let reply = out.reply.take();
         self.apply_server(now, out, sink);
         reply
@@ -219,7 +180,7 @@ impl World {
     /// Apply what the server asked for: records, Kubernetes calls, timers.
     pub(super) fn apply_server(&mut self, now: SimTime, out: ServerOut, sink: &mut dyn Sink) {
         for record in out.records {
-            let stop = self.elastic.request_bound.observe(&record);
+            let stop = self.elastic.count_request(&record);
             self.emit(sink, node::GOCD, record);
             if let Some(stop) = stop {
                 self.stop_for(stop, sink);
@@ -237,20 +198,6 @@ impl World {
         self.release_held(now, out.released);
     }
 
-    /// Hand `input` to the kubelets; they draw from the kubelet stream.
-    pub(super) fn kubelet_input(
-        &mut self,
-        now: SimTime,
-        input: KubeletInput,
-        fx: &mut KubeEffects,
-    ) {
-        let random = &mut self.elastic.random_kubelet;
-        self.elastic
-            .kube
-            .kubelets()
-            .handle(now.as_ms(), input, random, fx);
-    }
-
     /// Apply what the API server and kubelets asked for.
     pub(super) fn apply_kube(&mut self, now: SimTime, fx: KubeEffects, sink: &mut dyn Sink) {
         for record in fx.records {
@@ -260,7 +207,7 @@ impl World {
             self.queue.push(at, Event::Kubelet(timer));
         }
         for uid in fx.agent_killed {
-            self.kill_agent(uid);
+            self.elastic.kill_agent(uid);
         }
         for (uid, name) in fx.agent_started {
             self.start_agent(now, uid, &name);
@@ -268,14 +215,14 @@ impl World {
     }
 
     fn restart_server(&mut self, now: SimTime, sink: &mut dyn Sink) {
-        if self.elastic.server.is_up() {
+        if self.elastic.server_up() {
             return;
         }
         self.nodes.restart(self.gocd);
-        let process_id = self.elastic.random_server.next_u64();
+        let process_id = self.elastic.new_server_process();
         self.server_step(now, ServerInput::Start { process_id }, sink);
         self.end_server_crash_faults(now, sink);
-        for index in std::mem::take(&mut self.elastic.deferred) {
+        for index in self.elastic.take_deferred() {
             self.queue.push(now, Event::SingleArrival { index });
         }
     }

@@ -53,7 +53,7 @@ impl World {
 
     /// The simulated API server, read-only (pods, Leases).
     pub fn kube(&self) -> &KubeApi {
-        &self.elastic.kube
+        self.elastic.kube()
     }
 
     /// One call to the simulated API server from outside the run (serve mode: a client's
@@ -79,7 +79,7 @@ impl World {
     /// `pod_delete` fault whose index follows the scenario's faults. Returns false (and records
     /// nothing) if no such pod exists.
     pub fn inject_pod_delete(&mut self, name: &str, sink: &mut dyn Sink) -> bool {
-        if self.ended || self.elastic.kube.pod(name).is_none() {
+        if self.ended || self.elastic.kube().pod(name).is_none() {
             return false;
         }
         let now = self.queue.now();
@@ -97,7 +97,7 @@ impl World {
         let input = KubeletInput::DeletePod {
             pod: name.to_owned(),
         };
-        self.kubelet_input(now, input, &mut fx);
+        self.elastic.kubelet_input(now, input, &mut fx);
         let deleted = fx.hits > 0;
         self.apply_kube(now, fx, sink);
         self.emit(

@@ -5,14 +5,13 @@ use super::super::build::{World, burst};
 use super::super::events::Event;
 use super::super::run::node;
 use super::{Lasting, Started};
-use crate::component::{Component, Random};
+use crate::component::Random;
 use crate::engine::SimTime;
 use crate::gocd::JobState;
 use crate::gocd::ServerInput;
 use crate::kube::{KubeEffects, KubeletInput};
-use crate::resources::PodPhase;
 use crate::scenario::{ElasticFault, JobTarget, PodTarget, Range};
-use crate::trace::{AgentRuntime, Record};
+use crate::trace::Record;
 use std::collections::BTreeMap;
 
 /// The id of the run's one cluster profile, in records and fault targets.
@@ -104,7 +103,7 @@ impl World {
     /// `server_crash`: the server process dies and restarts after `downtime_ms`; nothing (the
     /// fault is skipped) while it is down already.
     fn crash_server(&mut self, now: SimTime, downtime_ms: u64, sink: &mut dyn Sink) -> Started {
-        if !self.elastic.server.is_up() {
+        if !self.elastic.server_up() {
             return Started::Skipped;
         }
         // The node's epoch moves on first: what the crash releases is applied
@@ -136,7 +135,7 @@ impl World {
         let environment = self.profile_environment(profile);
         let config = self
             .elastic
-            .server
+            .server()
             .config_identity(profile, environment.as_deref());
         let record = Record::ProfileEdited {
             profile: profile.to_owned(),
@@ -161,10 +160,7 @@ impl World {
             let input = KubeletInput::LoseNode {
                 replace_after_ms: Some(replace_after_ms),
             };
-            self.elastic
-                .kube
-                .kubelets()
-                .handle(now.as_ms(), input, random, &mut fx);
+            self.elastic.kubelet_fault(now, input, random, &mut fx);
         }
         let lost = std::mem::take(&mut fx.lost_nodes);
         self.apply_kube(now, fx, sink);
@@ -176,12 +172,8 @@ impl World {
         let mut fx = KubeEffects::default();
         for _ in 0..count {
             let random = &mut self.faults.random_faults;
-            self.elastic.kube.kubelets().handle(
-                now.as_ms(),
-                KubeletInput::AddNode,
-                random,
-                &mut fx,
-            );
+            let input = KubeletInput::AddNode;
+            self.elastic.kubelet_fault(now, input, random, &mut fx);
         }
         let added: Vec<String> = fx
             .records
@@ -210,7 +202,7 @@ impl World {
                 let pods = self.pick_pods(target, count);
                 for pod in &pods {
                     let input = KubeletInput::DeletePod { pod: pod.clone() };
-                    self.kubelet_input(now, input, &mut fx);
+                    self.elastic.kubelet_input(now, input, &mut fx);
                 }
                 pods
             }
@@ -218,12 +210,12 @@ impl World {
                 let pods: Vec<String> = self
                     .pick_pods(target, u32::MAX)
                     .into_iter()
-                    .filter(|p| self.elastic.kube.container_running(p))
+                    .filter(|p| self.elastic.kube().container_running(p))
                     .collect();
                 let pods = self.choose(pods, count);
                 for pod in &pods {
                     let input = KubeletInput::KillContainer { pod: pod.clone() };
-                    self.kubelet_input(now, input, &mut fx);
+                    self.elastic.kubelet_input(now, input, &mut fx);
                 }
                 pods
             }
@@ -231,7 +223,7 @@ impl World {
                 let pods = self.pick_pods(target, count);
                 for pod in &pods {
                     let input = KubeletInput::FailPod { pod: pod.clone() };
-                    self.kubelet_input(now, input, &mut fx);
+                    self.elastic.kubelet_input(now, input, &mut fx);
                 }
                 pods
             }
@@ -261,13 +253,8 @@ impl World {
         );
         for arrival in planned {
             let at = SimTime::from_ms(arrival.at_ms);
-            self.elastic.arrivals.push(arrival);
-            self.queue.push(
-                at,
-                Event::SingleArrival {
-                    index: self.elastic.arrivals.len() - 1,
-                },
-            );
+            let index = self.elastic.add_arrival(arrival);
+            self.queue.push(at, Event::SingleArrival { index });
         }
         format!("{count} jobs of {profile}")
     }
@@ -283,44 +270,20 @@ impl World {
 
     /// Pods matching `target`, sorted by name, `count` of them chosen at random.
     fn pick_pods(&mut self, target: PodTarget, count: u32) -> Vec<String> {
-        let candidates: Vec<String> = self
-            .elastic
-            .kube
-            .pods()
-            // A terminating pod is on its way out: deleting or failing it again does nothing.
-            .filter(|pod| !pod.is_terminating())
-            .filter(|pod| {
-                let agent = self.elastic.server.db.agents.get(pod.name.as_str());
-                match target {
-                    PodTarget::Any => true,
-                    PodTarget::Pending => pod.phase == PodPhase::Pending,
-                    PodTarget::Idle => agent.is_some_and(|a| a.runtime == AgentRuntime::Idle),
-                    PodTarget::Busy => agent.is_some_and(|a| a.runtime == AgentRuntime::Building),
-                }
-            })
-            .map(|pod| pod.name.clone())
-            .collect();
+        let candidates = self.elastic.pods_in(target);
         self.choose(candidates, count)
     }
 
     /// Live jobs in `target`'s state, by id, `count` of them chosen at random.
     fn pick_jobs(&mut self, target: JobTarget, count: u32) -> Vec<u64> {
-        if !self.elastic.server.is_up() {
+        if !self.elastic.server_up() {
             return Vec::new();
         }
         let state = match target {
             JobTarget::Building => JobState::Assigned,
             JobTarget::Scheduled => JobState::Scheduled,
         };
-        let candidates: Vec<u64> = self
-            .elastic
-            .server
-            .db
-            .jobs
-            .values()
-            .filter(|job| job.state == state)
-            .map(|job| job.id)
-            .collect();
+        let candidates = self.elastic.server().jobs_in(state);
         self.choose(candidates, count)
     }
 
@@ -332,7 +295,7 @@ impl World {
         set: &crate::scenario::ClusterProfileChanges,
         sink: &mut dyn Sink,
     ) -> String {
-        let edited = edited_cluster_profile(&self.elastic.server.settings.cluster_profile, set);
+        let edited = edited_cluster_profile(self.elastic.server().cluster_profile(), set);
         let record = Record::ClusterProfileEdited {
             cluster: CLUSTER_PROFILE_ID.to_owned(),
             pending_pods_count: edited.pending_pods_count,

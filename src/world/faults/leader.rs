@@ -58,9 +58,8 @@ impl World {
             // the failover monitor holds its clock while it is in force.
             LeaderFault::CallbackDelay { replica, delay_ms } => {
                 self.on_replica(index, *replica, |world, at| {
-                    let process = world.leader.replicas[at as usize].process.as_mut()?;
-                    process.delay_next_started_leading(*delay_ms);
-                    Some(format!("replica-{at} +{delay_ms}ms"))
+                    let delayed = world.leader.delay_next_started_leading(at, *delay_ms);
+                    delayed.then(|| format!("replica-{at} +{delay_ms}ms"))
                 })
             }
         }
@@ -114,11 +113,7 @@ impl World {
         replica: u32,
         sink: &mut dyn Sink,
     ) {
-        let pending = self.leader.replicas[replica as usize]
-            .process
-            .as_ref()
-            .is_some_and(|process| process.callback_delay_pending());
-        if pending {
+        if self.leader.callback_delay_pending(replica) {
             return;
         }
         self.end_faults(now, sink, |kind, target| {

@@ -6,97 +6,27 @@
 //! rate` — so clock offsets and drift are observable exactly as client-go would experience
 //! them. A paused replica (GC, SIGSTOP) receives nothing until it resumes: its due timers and
 //! answers are delivered late, in order.
+//!
+//! The replicas' own state (processes, clocks, pauses, connections, the configuration
+//! timeline) is the [`LeaderHarness`]'s, private to `harness.rs`; the world's methods here
+//! route: they decide what happens to which replica and carry what crosses (events on the
+//! queue, node epochs, trace records, Kubernetes calls).
+
+mod harness;
 
 use super::Sink;
 use super::build::{Client, World, groups};
 use super::events::{Event, ReplicaDelivery};
-use crate::component::Component;
-use crate::component::Random;
-use crate::engine::{Epoch, GroupMask, NodeId, SimTime, Stream, StreamId};
-use crate::leader::{Input, LeaderSettings, ModuleSpec, Observation, Output, Replica, Variant};
+use crate::engine::{Epoch, GroupMask, SimTime};
+use crate::leader::{Input, LeaderSettings, ModuleSpec, Observation, Replica};
 use crate::resources::KubeRequest;
 use crate::trace::{Actor, Record};
-use std::collections::BTreeMap;
+pub(super) use harness::LeaderHarness;
 
 /// The Lease all replicas compete for (agentk: `agent-<agentId>-lock`).
 pub(super) const LEASE_NAME: &str = "agent-1-lock";
 /// Trace node name of replica records.
 const NODE: &str = "replica";
-
-/// A replica's clock: `local = anchor_local + (real − anchor_real) × rate`.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Clock {
-    anchor_real_ms: u64,
-    anchor_local_ms: u64,
-    rate: f64,
-}
-
-impl Clock {
-    pub(super) fn local(&self, real: SimTime) -> u64 {
-        let elapsed = real.as_ms().saturating_sub(self.anchor_real_ms) as f64;
-        self.anchor_local_ms + (elapsed * self.rate).floor() as u64
-    }
-
-    /// The first real instant at which the local clock reads at least `local_ms`.
-    pub(super) fn real(&self, local_ms: u64) -> SimTime {
-        let ahead = local_ms.saturating_sub(self.anchor_local_ms) as f64;
-        SimTime::from_ms(self.anchor_real_ms + (ahead / self.rate).ceil() as u64)
-    }
-
-    /// Change the rate from `now` on, keeping the reading continuous.
-    fn set_rate(&mut self, now: SimTime, rate: f64) {
-        self.anchor_local_ms = self.local(now);
-        self.anchor_real_ms = now.as_ms();
-        self.rate = rate;
-    }
-}
-
-/// The leader-election side of a run: the replicas, the runner variant they run, and the
-/// configuration the `[[leader.config]]` entries have set so far.
-pub(super) struct LeaderHarness {
-    pub(super) replicas: Vec<ReplicaNode>,
-    pub(super) variant: Option<Variant>,
-    /// The configuration flags as of the latest `[[leader.config]]` entry, and every version.
-    pub(super) config_flags: BTreeMap<String, bool>,
-    pub(super) config_version: u64,
-    pub(super) config_history: BTreeMap<u64, BTreeMap<String, bool>>,
-    pub(super) random_leader: Stream,
-}
-
-impl LeaderHarness {
-    /// No replicas yet (`World::add_replicas` adds them), running `variant` (the scenario's
-    /// unless the run names another; a scenario without `[leader]` has no replicas, so `None`
-    /// runs none).
-    pub(super) fn new(seed: u64, variant: Option<Variant>) -> LeaderHarness {
-        LeaderHarness {
-            replicas: Vec::new(),
-            variant,
-            config_flags: BTreeMap::new(),
-            config_version: 0,
-            config_history: BTreeMap::new(),
-            random_leader: Stream::new(seed, StreamId::Leader),
-        }
-    }
-}
-
-/// One replica process slot.
-pub(super) struct ReplicaNode {
-    pub(super) node: NodeId,
-    pub(super) process: Option<Replica>,
-    pub(super) clock: Clock,
-    pub(super) random: Stream,
-    pub(super) paused_until: Option<SimTime>,
-    /// A graceful stop is under way: the new process starts this long after the old exits.
-    pub(super) restart_after_exit_ms: Option<u64>,
-    /// When the process last heard from the API server on its connection (an answer, or
-    /// the connection's start); the HTTP/2 dead-peer deadline counts from here.
-    pub(super) last_answer: SimTime,
-    /// Its connection died while cut off: requests wait on a new dial since then.
-    pub(super) dialing_since: Option<SimTime>,
-    /// Since when the replica cannot reach the API server (`None`: it can, so its
-    /// connection's pings are answered).
-    pub(super) cut_since: Option<SimTime>,
-}
 
 impl World {
     /// Settings of replica `index`.
@@ -112,7 +42,7 @@ impl World {
             lease_duration_ms: leader.lease_duration_ms,
             renew_deadline_ms: leader.renew_deadline_ms,
             retry_period_ms: leader.retry_period_ms,
-            variant: self.leader.variant.unwrap_or(leader.variant),
+            variant: self.leader.variant().unwrap_or(leader.variant),
             modules: leader
                 .modules
                 .iter()
@@ -132,32 +62,14 @@ impl World {
         }
     }
 
-    /// Create the replica nodes (at build time). Clocks start at large, different offsets:
-    /// client-go must not care.
+    /// Create the replica nodes (at build time), each on a node of its own.
     pub(super) fn add_replicas(&mut self) {
         let Some(leader) = &self.scenario.leader else {
             return;
         };
-        for index in 0..leader.replicas {
+        for _ in 0..leader.replicas {
             let node = self.nodes.add();
-            let mut random = self.leader.random_leader.fork();
-            let offset_ms = 1_000_000_000 + random.below(3_600_000) + u64::from(index) * 86_400_000;
-            let clock = Clock {
-                anchor_real_ms: 0,
-                anchor_local_ms: offset_ms,
-                rate: 1.0,
-            };
-            self.leader.replicas.push(ReplicaNode {
-                node,
-                process: None,
-                clock,
-                random,
-                paused_until: None,
-                restart_after_exit_ms: None,
-                last_answer: SimTime::from_ms(0),
-                dialing_since: None,
-                cut_since: None,
-            });
+            self.leader.add_replica(node);
         }
     }
 
@@ -171,7 +83,7 @@ impl World {
             let at = SimTime::from_ms(leader.config[index].at_ms);
             self.queue.push(at, Event::ConfigChange { index });
         }
-        for index in 0..self.leader.replicas.len() as u32 {
+        for index in 0..self.leader.count() {
             self.start_replica(index, sink);
         }
     }
@@ -180,21 +92,15 @@ impl World {
         let now = self.queue.now();
         let replica = Replica::new(self.leader_settings(index))
             .expect("scenario validation checked LD > RD > 1.2 RP");
-        let slot = &mut self.leader.replicas[index as usize];
-        slot.process = Some(replica);
-        slot.restart_after_exit_ms = None;
         // A new process opens a new connection.
-        slot.last_answer = now;
-        slot.dialing_since = None;
+        self.leader.start(index, replica, now);
         self.emit(sink, NODE, Record::ReplicaStarted { replica: index });
         self.replica_input(now, index, Input::Start, sink);
         // The configuration watcher delivers the current configuration shortly after start.
-        if self.leader.config_version > 0 {
-            let delay = self.leader.replicas[index as usize]
-                .random
-                .range_inclusive(50, 500);
-            let epoch = self.nodes.epoch(self.leader.replicas[index as usize].node);
-            let version = self.leader.config_version;
+        let version = self.leader.config_version();
+        if version > 0 {
+            let delay = self.leader.draw_delay_ms(index, 50, 500);
+            let epoch = self.nodes.epoch(self.leader.node(index));
             self.queue.push(
                 now.plus_ms(delay),
                 Event::Replica {
@@ -213,18 +119,10 @@ impl World {
             .leader
             .as_ref()
             .expect("config timeline needs [leader]");
-        for (flag, value) in &leader.config[index].set {
-            self.leader.config_flags.insert(flag.clone(), *value);
-        }
-        self.leader.config_version += 1;
-        self.leader
-            .config_history
-            .insert(self.leader.config_version, self.leader.config_flags.clone());
-        let version = self.leader.config_version;
-        for replica in 0..self.leader.replicas.len() as u32 {
-            let slot = &mut self.leader.replicas[replica as usize];
-            let delay = slot.random.range_inclusive(0, 300);
-            let epoch = self.nodes.epoch(slot.node);
+        let version = self.leader.configure(&leader.config[index].set);
+        for replica in 0..self.leader.count() {
+            let delay = self.leader.draw_delay_ms(replica, 0, 300);
+            let epoch = self.nodes.epoch(self.leader.node(replica));
             self.queue.push(
                 now.plus_ms(delay),
                 Event::Replica {
@@ -243,7 +141,7 @@ impl World {
         epoch: Epoch,
         delivery: ReplicaDelivery,
     ) -> Option<ReplicaDelivery> {
-        match self.leader.replicas[index as usize].paused_until {
+        match self.leader.paused_until(index) {
             Some(until) => {
                 let event = Event::Replica {
                     replica: index,
@@ -266,10 +164,7 @@ impl World {
         delivery: ReplicaDelivery,
         sink: &mut dyn Sink,
     ) {
-        if !self
-            .nodes
-            .is_current(self.leader.replicas[index as usize].node, epoch)
-        {
+        if !self.nodes.is_current(self.leader.node(index), epoch) {
             return;
         }
         let Some(delivery) = self.deferred_by_pause(index, epoch, delivery) else {
@@ -279,7 +174,7 @@ impl World {
             // A clock that slowed down since the timer was set has not reached its local
             // time yet: the timer waits (a replica never sees a timer before it is due).
             ReplicaDelivery::Timer { token, at_local_ms } => {
-                let clock = self.leader.replicas[index as usize].clock;
+                let clock = self.leader.clock(index);
                 if clock.local(now) < at_local_ms {
                     let event = Event::Replica {
                         replica: index,
@@ -294,12 +189,7 @@ impl World {
             }
             ReplicaDelivery::Config { version } => Input::Config {
                 version,
-                flags: self
-                    .leader
-                    .config_history
-                    .get(&version)
-                    .cloned()
-                    .unwrap_or_default(),
+                flags: self.leader.config(version),
             },
         };
         self.replica_input(now, index, input, sink);
@@ -313,15 +203,10 @@ impl World {
         input: Input,
         sink: &mut dyn Sink,
     ) {
-        let slot = &mut self.leader.replicas[index as usize];
-        let Some(process) = slot.process.as_mut() else {
+        let Some((out, clock)) = self.leader.handle(index, now, input) else {
             return;
         };
-        let local = slot.clock.local(now);
-        let mut out = Output::default();
-        process.handle(local, input, &mut slot.random, &mut out);
-        let epoch = self.nodes.epoch(slot.node);
-        let clock = slot.clock;
+        let epoch = self.nodes.epoch(self.leader.node(index));
         for timer in out.timers {
             let at = clock.real(timer.at_local_ms).max(now);
             self.queue.push(
@@ -368,29 +253,19 @@ impl World {
         downtime_ms: u64,
         sink: &mut dyn Sink,
     ) -> bool {
-        let slot = &mut self.leader.replicas[index as usize];
-        if slot.process.is_none()
-            || slot.paused_until.is_some()
-            || slot.restart_after_exit_ms.is_some()
-        {
+        if !self.leader.begin_stop(index, downtime_ms) {
             return false;
         }
-        slot.restart_after_exit_ms = Some(downtime_ms);
         self.replica_input(now, index, Input::Shutdown, sink);
         true
     }
 
     /// A process whose graceful shutdown finished exits.
     fn exit_if_stopped(&mut self, now: SimTime, index: u32, sink: &mut dyn Sink) {
-        let slot = &mut self.leader.replicas[index as usize];
-        let exited = slot.process.as_ref().is_some_and(Replica::has_exited);
-        let Some(downtime_ms) = slot.restart_after_exit_ms.filter(|_| exited) else {
+        let Some(downtime_ms) = self.leader.take_exited(index) else {
             return;
         };
-        slot.process = None;
-        slot.restart_after_exit_ms = None;
-        let node = slot.node;
-        self.nodes.crash(node);
+        self.nodes.crash(self.leader.node(index));
         self.emit(sink, NODE, Record::ReplicaStopped { replica: index });
         self.queue.push(
             now.plus_ms(downtime_ms),
@@ -402,7 +277,7 @@ impl World {
     pub(super) fn leading_replica(&self) -> Option<u32> {
         let holder = self
             .elastic
-            .kube
+            .kube()
             .lease(LEASE_NAME)
             .map(|l| l.spec.holder_identity.clone());
         if let Some(index) = holder.and_then(|h| {
@@ -411,18 +286,13 @@ impl World {
         }) {
             return Some(index);
         }
-        (0..self.leader.replicas.len() as u32).find(|i| {
-            self.leader.replicas[*i as usize]
-                .process
-                .as_ref()
-                .is_some_and(|p| p.believed_term().is_some())
-        })
+        self.leader.believed_leader()
     }
 
     pub(super) fn replica_index(&self, replica: crate::scenario::ReplicaRef) -> Option<u32> {
         match replica {
             crate::scenario::ReplicaRef::Index(index) => {
-                (index < self.leader.replicas.len() as u32).then_some(index)
+                (index < self.leader.count()).then_some(index)
             }
             crate::scenario::ReplicaRef::Leader => self.leading_replica(),
         }
@@ -436,15 +306,10 @@ impl World {
         downtime_ms: u64,
         sink: &mut dyn Sink,
     ) -> bool {
-        let slot = &mut self.leader.replicas[index as usize];
-        if slot.process.is_none() {
+        if !self.leader.kill(index) {
             return false;
         }
-        slot.process = None;
-        slot.paused_until = None;
-        slot.restart_after_exit_ms = None;
-        let node = slot.node;
-        self.nodes.crash(node);
+        self.nodes.crash(self.leader.node(index));
         self.emit(sink, NODE, Record::ReplicaStopped { replica: index });
         self.end_delivered_callback_delays(now, index, sink);
         self.queue.push(
@@ -455,12 +320,10 @@ impl World {
     }
 
     pub(super) fn restart_replica(&mut self, index: u32, sink: &mut dyn Sink) {
-        let slot = &self.leader.replicas[index as usize];
-        if slot.process.is_some() {
+        if self.leader.is_running(index) {
             return;
         }
-        let node = slot.node;
-        self.nodes.restart(node);
+        self.nodes.restart(self.leader.node(index));
         self.start_replica(index, sink);
     }
 
@@ -472,12 +335,10 @@ impl World {
         for_ms: u64,
         sink: &mut dyn Sink,
     ) -> bool {
-        let slot = &mut self.leader.replicas[index as usize];
-        if slot.process.is_none() || slot.paused_until.is_some() {
+        let until = now.plus_ms(for_ms);
+        if !self.leader.pause(index, until) {
             return false;
         }
-        let until = now.plus_ms(for_ms);
-        slot.paused_until = Some(until);
         self.emit(sink, NODE, Record::ReplicaPaused { replica: index });
         self.queue
             .push(until, Event::ReplicaResume { replica: index });
@@ -485,18 +346,14 @@ impl World {
     }
 
     pub(super) fn resume_replica(&mut self, now: SimTime, index: u32, sink: &mut dyn Sink) {
-        let slot = &mut self.leader.replicas[index as usize];
-        if slot.paused_until.is_none_or(|until| until > now) {
+        if !self.leader.resume(index, now) {
             return;
         }
-        slot.paused_until = None;
         self.emit(sink, NODE, Record::ReplicaResumed { replica: index });
     }
 
     pub(super) fn drift_replica(&mut self, now: SimTime, index: u32, rate: f64) {
-        self.leader.replicas[index as usize]
-            .clock
-            .set_rate(now, rate);
+        self.leader.set_rate(index, now, rate);
     }
 
     /// `lease_delete`: a third party deletes the Lease.
@@ -513,16 +370,13 @@ impl World {
 
     /// End of the safety phase: crashed replicas restart, paused ones resume, clocks run true.
     pub(super) fn heal_replicas(&mut self, now: SimTime, sink: &mut dyn Sink) {
-        for index in 0..self.leader.replicas.len() as u32 {
-            if self.leader.replicas[index as usize].paused_until.is_some() {
-                self.leader.replicas[index as usize].paused_until = Some(now);
+        for index in 0..self.leader.count() {
+            if self.leader.cut_pause_short(index, now) {
                 self.resume_replica(now, index, sink);
             }
             self.drift_replica(now, index, 1.0);
             self.restart_replica(index, sink);
-            if let Some(process) = self.leader.replicas[index as usize].process.as_mut() {
-                process.disarm_callback_delay();
-            }
+            self.leader.disarm_callback_delay(index);
             self.end_delivered_callback_delays(now, index, sink);
         }
     }
