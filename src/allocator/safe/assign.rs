@@ -184,6 +184,9 @@ impl Safe {
             out.finished.push(id);
             return;
         }
+        if reuse && self.complete_released(id, job_id, &name, out) {
+            return;
+        }
         // A pod not listed yet (right after a restart) is kept when reuse is on: the next
         // list shows whether it is healthy, and the reapers handle it if it is not; its
         // idle start waits for that list (`View::early_idle`).
@@ -209,6 +212,30 @@ impl Safe {
         } else {
             self.complete_delete(id, job_id, name, server, out);
         }
+    }
+
+    /// A job-completion for a pod a list already showed idle after its job (the message
+    /// queued behind others in the server's job-status listener): the pod's idle clock runs
+    /// from that list, and a claim or idle start written since stands. Only the decision is
+    /// recorded; true when that is all there is to do.
+    fn complete_released(&self, id: RequestId, job_id: u64, name: &str, out: &mut Outbox) -> bool {
+        let Some(record) = self.view.pods.get(name) else {
+            return false;
+        };
+        let healthy = !record.retired && !record.container_restarted() && !record.is_terminated();
+        let since = record
+            .idle_since_overlay
+            .filter(|_| record.running_job.is_none());
+        let Some(since_ms) = since.filter(|_| healthy) else {
+            return false;
+        };
+        let text = format!(
+            "job {job_id} completed on pod {name}, seen idle at a list since t={since_ms}: \
+             its idle clock runs from then"
+        );
+        out.decide(Some(job_id), Some(name), DecisionCode::CompleteIdle, text);
+        out.finished.push(id);
+        true
     }
 
     /// A pod that served its job and may serve another becomes idle, in the view at once and

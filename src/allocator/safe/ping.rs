@@ -85,6 +85,11 @@ impl Safe {
         server: &mut dyn ServerApi,
         out: &mut Outbox,
     ) {
+        // An agent idle again at the server has finished its job, whether or not the
+        // job-completion came: its job-completion may wait tens of seconds behind others in
+        // the server's one job-status listener (explore/elastic-slow seed 1126: 28 s after a
+        // gocd|kube-api cut), and the idle clock must not wait for it.
+        self.release_finished_assignments(now_ms, agents);
         self.reap_dead_pods(now_ms, settings, agents, server, out);
         if settings.enable_agent_reuse {
             self.mark_idle_pods(now_ms, agents, out);

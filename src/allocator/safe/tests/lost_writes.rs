@@ -2,7 +2,7 @@
 //! explore/elastic triage of seeds 201-2000).
 
 use super::super::Safe;
-use super::{MINUTE_MS, annotated_idle_since, with_reuse};
+use super::{Driver, MINUTE_MS, annotated_idle_since, with_reuse};
 use crate::allocator::AgentState;
 use crate::resources::{KubeError, KubeRequest};
 
@@ -222,4 +222,57 @@ fn a_create_agent_list_reaps_an_idle_pod_past_its_idle_timeout() {
         "reaped at the create-agent's list"
     );
     assert_eq!(driver.decided("reap-idle").len(), 1);
+}
+
+/// A pod running job 1 whose agent is idle again at the server at 1 min, job 1's
+/// job-completion not come yet, and a create-agent for job `next` (in `environment`) listing
+/// the pods then.
+fn job_ended_before_its_completion(next: u64, environment: Option<&str>) -> (Driver, String) {
+    let mut driver = with_reuse();
+    driver.create_agent(1);
+    driver.settle();
+    let pod = driver.pod_of(1);
+    driver.register(&pod);
+    assert!(driver.should_assign(&pod, 1));
+    driver.settle();
+    driver.now_ms = MINUTE_MS;
+    driver.set_agent(&pod, AgentState::Idle);
+    driver.create_agent_in(next, environment);
+    driver.settle();
+    (driver, pod)
+}
+
+/// explore/elastic-slow seed 1126: a job-completion came 28 s after its job ended (queued in
+/// the server's one job-status listener behind others after a gocd|kube-api cut) and the
+/// idle clock started only then, so the pod was reaped past IDLE + PING after the job's end.
+#[test]
+fn a_create_agent_list_starts_the_idle_clock_of_a_pod_whose_job_completion_is_late() {
+    let (mut driver, pod) = job_ended_before_its_completion(2, Some("prod"));
+    driver.now_ms = 2 * MINUTE_MS;
+    driver.job_completion(&pod, 1);
+    driver.settle();
+    let completions = driver.decided("complete-idle");
+    assert_eq!(completions.len(), 1);
+    let text = &completions[0].text;
+    assert!(text.contains("since t=60000"), "{text}");
+    // Idle since the list at 1 min, not since the completion at 2 min.
+    driver.now_ms = 6 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    assert!(driver.kube.deleted(&pod), "idle for 5 of 5 minutes: reaped");
+}
+
+/// The same late job-completion after the list claimed the idle pod for the next job:
+/// the claim stands.
+#[test]
+fn a_late_job_completion_keeps_a_claim_made_since() {
+    let (mut driver, pod) = job_ended_before_its_completion(2, None);
+    assert!(
+        driver.has_decision("claim", &pod),
+        "the released pod is claimed"
+    );
+    driver.job_completion(&pod, 1);
+    driver.settle();
+    assert!(!driver.should_assign(&pod, 3), "reserved for job 2");
+    assert!(driver.should_assign(&pod, 2));
 }
