@@ -162,12 +162,12 @@ impl SeedRow {
     }
 
     /// True if no invariant failed.
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.verdict == "pass"
     }
 
     /// The failing ids, sorted.
-    pub fn violated_ids(&self) -> Vec<&'static str> {
+    pub(crate) fn violated_ids(&self) -> Vec<&'static str> {
         self.violated.iter().map(|violated| violated.id).collect()
     }
 }

@@ -210,7 +210,7 @@ pub enum ModuleBehaviour {
 
 impl ModuleBehaviour {
     /// The name used in scenarios.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ModuleBehaviour::Shipped => "shipped",
             ModuleBehaviour::ObeysCtx => "obeys-ctx",
@@ -250,7 +250,7 @@ impl WorkCtx {
     }
 
     /// The name used in scenarios.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             WorkCtx::Background => "background",
             WorkCtx::Run => "run",

@@ -136,7 +136,7 @@ impl Source<'_> {
     }
 
     /// An error at `span` about `key`.
-    pub fn error(
+    pub(crate) fn error(
         &self,
         kind: ErrorKind,
         span: Range<usize>,
