@@ -23,9 +23,9 @@
 
 mod decision_code;
 pub(crate) mod declaration;
-pub mod messages;
+pub(crate) mod messages;
 pub mod pod_spec;
-pub mod settings;
+pub(crate) mod settings;
 
 mod hash;
 mod instances;

@@ -4,7 +4,7 @@
 use crate::resources::StringMap;
 
 /// Property keys of a cluster profile.
-pub mod keys {
+pub(crate) mod keys {
     /// Minutes; both "unregistered pod" reaping and "old idle agent" reaping. Default 10.
     pub(crate) const AUTO_REGISTER_TIMEOUT: &str = "auto_register_timeout";
     /// Max pods not Running (master semantics). Default 10.

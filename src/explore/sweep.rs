@@ -35,7 +35,7 @@ impl ViolatedId {
 
 /// An invariant id as the checker names it. (A named alias also keeps serde from treating
 /// `Option<&'static str>` as borrowed from the input, which `exact::static_id_option` is not.)
-pub type InvariantId = &'static str;
+pub(crate) type InvariantId = &'static str;
 
 /// `{ "id": …, "kind": "always" }` in `shard.json`.
 #[derive(Serialize, Deserialize)]

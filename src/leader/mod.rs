@@ -29,7 +29,7 @@
 //!    with `timeout_ms: None` may stay unanswered as long as the API hangs.
 //! 4. A crash drops the `Replica`; a restart builds a new one (terms restart at 1).
 
-pub mod elector;
+pub(crate) mod elector;
 
 mod agentk_v1;
 mod agentk_v2;

@@ -23,8 +23,8 @@
 
 pub mod atomic;
 mod collector;
-pub mod format;
-pub mod html;
+pub(crate) mod format;
+pub(crate) mod html;
 mod info;
 mod job_table;
 mod lanes;
