@@ -68,7 +68,7 @@ impl Ablation {
     ];
 
     /// The name `--ablate` and `ablate = […]` take.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Ablation::Reservations => "reservations",
             Ablation::FreshState => "fresh-state",
@@ -96,7 +96,7 @@ pub(crate) type Declared = (Ablation, &'static str);
 
 /// Who declares an ablation: the policy whose rule or the variant whose fix it switches off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Owner {
+pub(crate) enum Owner {
     /// A rule of the `safe` allocator policy.
     Safe,
     /// A fix of the `fixed` leader variant.
@@ -108,7 +108,7 @@ impl Owner {
     pub(crate) const ALL: [Owner; 2] = [Owner::Safe, Owner::Fixed];
 
     /// The owner's name: the policy or variant name (`safe`, `fixed`).
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Owner::Safe => "safe",
             Owner::Fixed => "fixed",
@@ -118,7 +118,7 @@ impl Owner {
 
 impl Ablation {
     /// The policy or variant whose rule or fix this is.
-    pub const fn owner(self) -> Owner {
+    pub(crate) const fn owner(self) -> Owner {
         match self {
             Ablation::Reservations
             | Ablation::FreshState
@@ -168,17 +168,17 @@ impl Ablations {
     }
 
     /// True when rule or fix `ablation` is switched off.
-    pub fn has(&self, ablation: Ablation) -> bool {
+    pub(crate) fn has(&self, ablation: Ablation) -> bool {
         self.set.contains(&ablation)
     }
 
     /// True when nothing is switched off (the run is the policy as written).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.set.is_empty()
     }
 
     /// The ablations, sorted by name.
-    pub fn iter(&self) -> impl Iterator<Item = Ablation> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Ablation> + '_ {
         self.set.iter().copied()
     }
 

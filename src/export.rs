@@ -132,7 +132,7 @@ pub(crate) struct Exporter<W: Write> {
 
 impl<W: Write> Exporter<W> {
     /// Start a trace on `out` with its header.
-    pub fn new(mut out: W, header: &Header) -> std::io::Result<Exporter<W>> {
+    pub(crate) fn new(mut out: W, header: &Header) -> std::io::Result<Exporter<W>> {
         writeln!(out, "{}", header_json(header))?;
         Ok(Exporter {
             out,
@@ -142,7 +142,7 @@ impl<W: Write> Exporter<W> {
     }
 
     /// Write what changed in `pods` at `t_ms`.
-    pub fn observe<'a>(
+    pub(crate) fn observe<'a>(
         &mut self,
         t_ms: u64,
         pods: impl Iterator<Item = &'a Pod>,
@@ -171,12 +171,12 @@ impl<W: Write> Exporter<W> {
     }
 
     /// Lines written after the header.
-    pub fn lines(&self) -> u64 {
+    pub(crate) fn lines(&self) -> u64 {
         self.lines
     }
 
     /// Flush and hand back the writer.
-    pub fn finish(mut self) -> std::io::Result<W> {
+    pub(crate) fn finish(mut self) -> std::io::Result<W> {
         self.out.flush()?;
         Ok(self.out)
     }

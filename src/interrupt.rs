@@ -66,7 +66,7 @@ pub(crate) struct Interrupted {
 
 impl Interrupted {
     /// `done` of `planned` (both in the sweep's order); None if every seed ran.
-    pub fn of(planned: &[u64], done: &[u64]) -> Option<Interrupted> {
+    pub(crate) fn of(planned: &[u64], done: &[u64]) -> Option<Interrupted> {
         if done.len() == planned.len() {
             return None;
         }
@@ -82,7 +82,7 @@ impl Interrupted {
     }
 
     /// One Markdown/terminal line: `interrupted: 12 seeds done, 88 not done (13..100)`.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         format!(
             "interrupted: {} seeds done, {} not done ({})",
             self.done.len(),

@@ -23,15 +23,15 @@ pub mod cli;
 pub mod component;
 pub mod engine;
 pub mod explore;
-pub mod export;
+pub(crate) mod export;
 pub mod gocd;
-pub mod ids;
+pub(crate) mod ids;
 pub mod interrupt;
 pub mod kube;
 #[deny(missing_docs)]
 pub mod leader;
 pub mod live;
-pub mod mutants;
+pub(crate) mod mutants;
 pub mod nightly;
 pub mod replay;
 pub mod report;
@@ -42,5 +42,5 @@ pub mod scenario;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod trace;
-pub mod wall;
+pub(crate) mod wall;
 pub mod world;

@@ -5,7 +5,7 @@
 
 /// The leader variant and module-behaviour vocabularies, for the layers that may not import
 /// `leader` itself (`scenario`, `cli`): one enum each, declared next to the code.
-pub use crate::leader::{ModuleBehaviour, Variant, WorkCtx};
+pub(crate) use crate::leader::{ModuleBehaviour, Variant, WorkCtx};
 
 use crate::ablation::{Ablation, Ablations, Declared, Owner};
 
@@ -54,7 +54,7 @@ pub(crate) fn ablation_named(name: &str) -> Result<Ablation, String> {
 }
 
 /// Parse `NAME[,NAME…]`; an unknown name is an error that lists the valid ones.
-pub fn parse(text: &str) -> Result<Ablations, String> {
+pub(crate) fn parse(text: &str) -> Result<Ablations, String> {
     let names: Vec<&str> = text
         .split(',')
         .map(str::trim)

@@ -124,18 +124,10 @@ impl Driver {
         Driver::with_allocator(new_allocator(policy, process_id), settings)
     }
 
-    /// A driver for `policy` with reuse on and the other settings at their defaults.
-    pub fn with_reuse(policy: Policy) -> Driver {
-        let settings = ClusterProfile {
-            enable_agent_reuse: true,
-            ..ClusterProfile::default()
-        };
-        Driver::new(policy, 1, settings)
-    }
-
     /// A server restart: a new process with an empty allocator of the same policy; calls in
     /// flight are lost, pods and registered agents survive.
-    pub fn restart(&mut self, process_id: u64) {
+    #[cfg(test)]
+    pub(crate) fn restart(&mut self, process_id: u64) {
         let policy = self.allocator.policy();
         self.restart_with(new_allocator(policy, process_id));
     }
@@ -143,7 +135,7 @@ impl Driver {
 
 impl<A: Allocator> Driver<A> {
     /// A driver around a given allocator (a concrete type, so tests can look inside).
-    pub fn with_allocator(allocator: A, settings: ClusterProfile) -> Driver<A> {
+    pub(crate) fn with_allocator(allocator: A, settings: ClusterProfile) -> Driver<A> {
         let elastic = StringMap::from([(
             pod_spec::PROFILE_IMAGE.to_owned(),
             "gocd/gocd-agent:v25.1.0".to_owned(),
@@ -165,7 +157,8 @@ impl<A: Allocator> Driver<A> {
     }
 
     /// A server restart with a new allocator: calls in flight are lost.
-    pub fn restart_with(&mut self, allocator: A) {
+    #[cfg(test)]
+    pub(crate) fn restart_with(&mut self, allocator: A) {
         self.allocator = allocator;
         self.queue.clear();
     }
@@ -234,7 +227,7 @@ impl<A: Allocator> Driver<A> {
     }
 
     /// job-completion for `job_id` on `agent_id`; the agent's state is left as it is.
-    pub fn job_completion(&mut self, agent_id: &str, job_id: u64) -> RequestId {
+    pub(crate) fn job_completion(&mut self, agent_id: &str, job_id: u64) -> RequestId {
         let request = JobCompletionRequest {
             elastic_agent_id: agent_id.to_owned(),
             job_identifier: Self::job(job_id),
@@ -328,7 +321,8 @@ impl<A: Allocator> Driver<A> {
 
     /// Answer the waiting call at `index` (0: the oldest) with what the cluster does: calls
     /// applied out of the order they were made.
-    pub fn answer_at(&mut self, index: usize) {
+    #[cfg(test)]
+    pub(crate) fn answer_at(&mut self, index: usize) {
         let (call, request) = self
             .queue
             .remove(index)
@@ -420,25 +414,29 @@ impl<A: Allocator> Driver<A> {
 
     /// Let `ms` of simulated time pass: kubelet timers due by then fire (a deleted pod's
     /// grace period, a container's restart back-off).
-    pub fn wait(&mut self, ms: u64) {
+    #[cfg(test)]
+    pub(crate) fn wait(&mut self, ms: u64) {
         self.now_ms += ms;
         self.kube.catch_up(self.now_ms);
     }
 
     /// The pod's container dies and, after the kubelet's back-off ([`RESTART_BACKOFF_MS`],
     /// waited here), restarts: `restartCount` 1 more, a new resourceVersion.
-    pub fn restart_container(&mut self, name: &str) {
+    #[cfg(test)]
+    pub(crate) fn restart_container(&mut self, name: &str) {
         self.kube.kill_container(self.now_ms, name);
         self.wait(RESTART_BACKOFF_MS);
     }
 
     /// `kubectl delete pod` now: a running pod turns Terminating for [`GRACE_MS`].
-    pub fn delete_externally(&mut self, name: &str) {
+    #[cfg(test)]
+    pub(crate) fn delete_externally(&mut self, name: &str) {
         self.kube.delete_externally(self.now_ms, name);
     }
 
     /// Pods listed by the cluster, by name (Terminating pods included).
-    pub fn pod_names(&self) -> Vec<String> {
+    #[cfg(test)]
+    pub(crate) fn pod_names(&self) -> Vec<String> {
         self.kube.pods().map(|pod| pod.name.clone()).collect()
     }
 
@@ -486,7 +484,8 @@ impl<A: Allocator> Driver<A> {
 
     /// Create one pod for `job_id`, register it, run the job on it and complete it (with reuse
     /// on, the pod ends idle). Returns the pod name.
-    pub fn idle_pod_after_job(&mut self, job_id: u64, environment: Option<&str>) -> String {
+    #[cfg(test)]
+    pub(crate) fn idle_pod_after_job(&mut self, job_id: u64, environment: Option<&str>) -> String {
         self.create_agent_in(job_id, environment);
         self.settle();
         let pod = self.decided("create").last().and_then(|d| d.pod.clone());

@@ -12,14 +12,14 @@ pub(crate) struct Stopwatch {
 impl Stopwatch {
     /// Start measuring now.
     #[allow(clippy::disallowed_methods)] // Wall time of a whole run, measured outside it.
-    pub fn start() -> Stopwatch {
+    pub(crate) fn start() -> Stopwatch {
         Stopwatch {
             started: std::time::Instant::now(),
         }
     }
 
     /// Seconds since `start`.
-    pub fn seconds(&self) -> f64 {
+    pub(crate) fn seconds(&self) -> f64 {
         self.started.elapsed().as_secs_f64()
     }
 }

@@ -26,7 +26,7 @@ pub enum RequestKind {
 
 impl RequestKind {
     /// The request's name as the extension protocol spells it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             RequestKind::CreateAgent => "create-agent",
             RequestKind::ShouldAssignWork => "should-assign-work",
@@ -76,7 +76,7 @@ pub struct Declaration {
 
 impl Declaration {
     /// The declaration of `code`, if the policy declares it.
-    pub fn code(&self, code: &str) -> Option<&'static DeclaredCode> {
+    pub(crate) fn code(&self, code: &str) -> Option<&'static DeclaredCode> {
         let code = DecisionCode::parse(code)?;
         self.codes
             .iter()

@@ -23,9 +23,9 @@
 
 mod decision_code;
 pub(crate) mod declaration;
-pub mod messages;
+pub(crate) mod messages;
 pub mod pod_spec;
-pub mod settings;
+pub(crate) mod settings;
 
 mod hash;
 mod instances;
@@ -37,7 +37,10 @@ mod safe;
 mod upstream;
 
 pub use decision_code::DecisionCode;
-pub use declaration::{Declaration, DeclaredCode, Intent, RequestKind};
+pub(crate) use declaration::{Declaration, RequestKind};
+/// What docs/review.md's policy recipe (`declaration/tests/recipe.rs`) names besides.
+#[cfg(test)]
+pub(crate) use declaration::{DeclaredCode, Intent};
 pub(crate) use hash::{ConfigHashMemo, pr355_config_hash};
 pub(crate) use messages::AgentList;
 pub use messages::{

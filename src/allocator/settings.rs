@@ -4,7 +4,7 @@
 use crate::resources::StringMap;
 
 /// Property keys of a cluster profile.
-pub mod keys {
+pub(crate) mod keys {
     /// Minutes; both "unregistered pod" reaping and "old idle agent" reaping. Default 10.
     pub(crate) const AUTO_REGISTER_TIMEOUT: &str = "auto_register_timeout";
     /// Max pods not Running (master semantics). Default 10.
@@ -16,7 +16,7 @@ pub mod keys {
     /// The GoCD server URL agent pods connect to (their `GO_EA_SERVER_URL`).
     pub(crate) const GO_SERVER_URL: &str = "go_server_url";
     /// The Kubernetes namespace the plugin creates and lists pods in.
-    pub const NAMESPACE: &str = "namespace";
+    pub(crate) const NAMESPACE: &str = "namespace";
     /// Extension: `auto_register_timeout` in milliseconds, when it is not whole minutes.
     pub(crate) const AUTO_REGISTER_TIMEOUT_MS: &str = "elasticsim.auto_register_timeout_ms";
     /// Extension for `safe`: how long an idle reusable pod is kept, in milliseconds.

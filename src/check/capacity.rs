@@ -36,7 +36,7 @@ pub(crate) struct CapacityBudget {
 
 impl CapacityBudget {
     /// A budget for a cluster of `bounds`, with every node live and no job in flight yet.
-    pub fn new(bounds: CapacityBounds) -> CapacityBudget {
+    pub(crate) fn new(bounds: CapacityBounds) -> CapacityBudget {
         CapacityBudget {
             bounds,
             live_nodes: bounds.nodes,
@@ -52,7 +52,7 @@ impl CapacityBudget {
     }
 
     /// Follow one record at `t_ms` (before the monitors see it).
-    pub fn observe(&mut self, t_ms: u64, record: &Record) {
+    pub(crate) fn observe(&mut self, t_ms: u64, record: &Record) {
         debug_assert!(
             self.short_since_ms.is_none_or(|since_ms| since_ms <= t_ms),
             "records arrive in time order"

@@ -237,7 +237,7 @@ impl Default for Ring {
 
 impl Ring {
     /// Remember a copy of `record` (not a `Sample`), forgetting the oldest one when full.
-    pub fn push(&mut self, t_ms: u64, record: &Record) {
+    pub(crate) fn push(&mut self, t_ms: u64, record: &Record) {
         if !matches!(record, Record::Sample) {
             self.keep(t_ms, record.clone());
         }
@@ -260,13 +260,13 @@ impl Ring {
     }
 
     /// The record remembered last.
-    pub fn last(&self) -> Option<&Record> {
+    pub(crate) fn last(&self) -> Option<&Record> {
         self.records.back().map(|(_, record)| record)
     }
 
     /// The last [`CONTEXT_LINES_MAX`] remembered records at or before `until_ms` that touch
     /// any of `objects`, oldest first, formatted.
-    pub fn context(&self, objects: &[String], until_ms: u64) -> Vec<String> {
+    pub(crate) fn context(&self, objects: &[String], until_ms: u64) -> Vec<String> {
         let subjects: Vec<Subject> = objects.iter().filter_map(|o| Subject::parse(o)).collect();
         let mut lines: Vec<String> = self
             .records

@@ -94,7 +94,7 @@ impl InvariantId {
     ];
 
     /// The id as docs, scenarios and reports write it.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             InvariantId::JobWaitBound => "job-wait-bound",
             InvariantId::NoCrossConfigReuse => "no-cross-config-reuse",

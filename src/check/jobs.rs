@@ -44,7 +44,7 @@ pub(crate) struct JobWaitBound {
 impl JobWaitBound {
     /// A monitor that reports a job instance still unassigned `max_job_wait_ms` after it was
     /// scheduled.
-    pub fn new(max_job_wait_ms: u64) -> Self {
+    pub(crate) fn new(max_job_wait_ms: u64) -> Self {
         JobWaitBound {
             max_job_wait_ms,
             waiting: BTreeMap::new(),

@@ -193,7 +193,7 @@ pub(crate) struct NoOrphanPods {
 impl NoOrphanPods {
     /// A monitor whose registration deadline is `registration_deadline_ms` (ART + PING) after a
     /// pod's creation; `server_ping_interval_ms` is what an API cut adds.
-    pub fn new(registration_deadline_ms: u64, server_ping_interval_ms: u64) -> Self {
+    pub(crate) fn new(registration_deadline_ms: u64, server_ping_interval_ms: u64) -> Self {
         NoOrphanPods {
             registration_deadline_ms,
             registered: BTreeMap::new(),

@@ -30,7 +30,7 @@ pub(crate) struct Partitions {
 
 impl Partitions {
     /// Start partition `id` between `a` and `b`.
-    pub fn start(&mut self, id: u32, a: GroupMask, b: GroupMask) {
+    pub(crate) fn start(&mut self, id: u32, a: GroupMask, b: GroupMask) {
         self.active.push((id, a, b));
     }
 

@@ -1,6 +1,6 @@
 //! Seeded, portable random streams, one per concern.
 
-pub use crate::component::Random;
+pub(crate) use crate::component::Random;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, SeedableRng};
 

@@ -40,7 +40,7 @@ pub(crate) mod float {
 }
 
 /// `#[serde(with = "exact::metrics")]`: every metric by name, each as exact text.
-pub mod metrics {
+pub(crate) mod metrics {
     use super::{float_from_text, float_text, metrics_from_values};
     use crate::report::Metrics;
     use serde::de::Error as _;

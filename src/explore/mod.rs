@@ -27,7 +27,7 @@ mod materialise;
 mod pages;
 pub mod regressions;
 mod seeds;
-pub mod shard;
+pub(crate) mod shard;
 mod shrink;
 mod sweep;
 mod tables;

@@ -41,7 +41,7 @@ impl SeedRange {
     }
 
     /// How many seeds the range holds.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.end - self.first
     }
 

@@ -100,7 +100,7 @@ impl Shard {
     }
 
     /// The shard a cell belongs to.
-    pub fn of(position: usize, count: u64) -> u64 {
+    pub(crate) fn of(position: usize, count: u64) -> u64 {
         position as u64 % count
     }
 
@@ -186,7 +186,7 @@ pub(crate) struct ShardFile<P, R> {
 
 impl<P: Serialize, R: Serialize> ShardFile<P, R> {
     /// A shard file of this binary's format and version.
-    pub fn new(
+    pub(crate) fn new(
         command: CommandKind,
         shard: Shard,
         plan: P,
@@ -206,7 +206,7 @@ impl<P: Serialize, R: Serialize> ShardFile<P, R> {
     }
 
     /// Write `folder/shard.json` atomically.
-    pub fn write(&self, folder: &Path) -> std::io::Result<()> {
+    pub(crate) fn write(&self, folder: &Path) -> std::io::Result<()> {
         let mut bytes = serde_json::to_vec(self).map_err(std::io::Error::other)?;
         bytes.push(b'\n');
         atomic::write_file(&folder.join(SHARD_FILE), &bytes)
@@ -274,7 +274,7 @@ pub(crate) fn read_shard(folder: &Path) -> Result<ShardInput, String> {
 
 /// Every cell's row of a merged run, in canonical order, each with the folder it came from.
 #[derive(Clone, Debug)]
-pub struct Assembled {
+pub(crate) struct Assembled {
     /// The command every shard ran.
     pub command: CommandKind,
     /// The shard count.

@@ -35,7 +35,7 @@ impl ViolatedId {
 
 /// An invariant id as the checker names it. (A named alias also keeps serde from treating
 /// `Option<&'static str>` as borrowed from the input, which `exact::static_id_option` is not.)
-pub type InvariantId = &'static str;
+pub(crate) type InvariantId = &'static str;
 
 /// `{ "id": …, "kind": "always" }` in `shard.json`.
 #[derive(Serialize, Deserialize)]
@@ -162,12 +162,12 @@ impl SeedRow {
     }
 
     /// True if no invariant failed.
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.verdict == "pass"
     }
 
     /// The failing ids, sorted.
-    pub fn violated_ids(&self) -> Vec<&'static str> {
+    pub(crate) fn violated_ids(&self) -> Vec<&'static str> {
         self.violated.iter().map(|violated| violated.id).collect()
     }
 }

@@ -110,7 +110,7 @@ impl SweepSummary {
     }
 
     /// Seeds that failed.
-    pub fn failed(&self) -> u64 {
+    pub(crate) fn failed(&self) -> u64 {
         self.seeds - self.passed
     }
 }

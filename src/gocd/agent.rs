@@ -30,7 +30,7 @@ const REPORT_RETRY_MS: u64 = 5_000;
 
 /// A go-agent timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AgentTimer {
+pub(crate) enum AgentTimer {
     /// The boot is over: the agent JVM's work loop starts and registers.
     Booted,
     /// Retry a registration that was refused (after 5 s) or failed (after the back-off).
@@ -111,7 +111,7 @@ impl GoAgent {
     /// The process starts with the pod's `GO_EA_*` environment (`registration`: its elastic
     /// agent id, numbered `id`, the key and the environment) and a fresh uuid (the default
     /// ephemeral container filesystem keeps no identity across restarts).
-    pub fn new(id: AgentId, uuid: u64, registration: Registration) -> GoAgent {
+    pub(crate) fn new(id: AgentId, uuid: u64, registration: Registration) -> GoAgent {
         GoAgent {
             id,
             uuid,
@@ -124,7 +124,7 @@ impl GoAgent {
     }
 
     /// The job being built or reported, if any.
-    pub fn job(&self) -> Option<u64> {
+    pub(crate) fn job(&self) -> Option<u64> {
         match self.phase {
             Phase::Building { job } | Phase::Cancelling { job } | Phase::Reporting { job } => {
                 Some(job)

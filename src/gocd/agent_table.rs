@@ -163,23 +163,23 @@ impl AgentTable {
     }
 
     /// The record of agent `id`.
-    pub fn get(&self, id: &(impl Borrow<str> + ?Sized)) -> Option<&AgentRecord> {
+    pub(crate) fn get(&self, id: &(impl Borrow<str> + ?Sized)) -> Option<&AgentRecord> {
         let slot = self.slot_of(id.borrow())?;
         Some(self.entry(slot).1)
     }
 
     /// True when agent `id` is registered.
-    pub fn contains_key(&self, id: &(impl Borrow<str> + ?Sized)) -> bool {
+    pub(crate) fn contains_key(&self, id: &(impl Borrow<str> + ?Sized)) -> bool {
         self.slot_of(id.borrow()).is_some()
     }
 
     /// Every agent, in id order.
-    pub fn iter(&self) -> impl Iterator<Item = (&NameKey, &AgentRecord)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&NameKey, &AgentRecord)> {
         self.in_order.values().map(|&slot| self.entry(slot))
     }
 
     /// Change the record of agent `id`; the listing follows. `None` when it is not registered.
-    pub fn update<R>(
+    pub(crate) fn update<R>(
         &mut self,
         id: &(impl Borrow<str> + ?Sized),
         change: impl FnOnce(&mut AgentRecord) -> R,
@@ -266,7 +266,7 @@ impl AgentTable {
     }
 
     /// Register agent `key`, numbered `agent` (replacing any record under the same id).
-    pub fn insert(&mut self, key: NameKey, agent: AgentId, record: AgentRecord) {
+    pub(crate) fn insert(&mut self, key: NameKey, agent: AgentId, record: AgentRecord) {
         self.listing.put(Arc::new(metadata(&key, &record)));
         let slot = match self.slot_of(key.as_str()) {
             Some(slot) => slot,
@@ -312,7 +312,7 @@ impl AgentTable {
     }
 
     /// Forget agent `id`; true when it was registered.
-    pub fn remove(&mut self, id: &str) -> bool {
+    pub(crate) fn remove(&mut self, id: &str) -> bool {
         self.listing.remove(id);
         let (slots, probe) = (&self.slots, Probe::new(id));
         let Some(slot) = self.by_name.remove(id, |slot| slot_is(slots, slot, &probe)) else {

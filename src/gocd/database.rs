@@ -60,7 +60,7 @@ pub struct Job {
 /// What a job is scheduled with: its profile's name, the profiles frozen for it and its
 /// environment.
 #[derive(Clone, Debug)]
-pub struct JobPlan {
+pub(crate) struct JobPlan {
     /// The elastic profile's name.
     pub profile: String,
     /// The profiles frozen at the first scheduling.
@@ -97,7 +97,7 @@ impl Job {
     }
 
     /// The job's plan, as a reschedule copies it (`ScheduleService.rescheduleJob`).
-    pub fn plan(&self) -> JobPlan {
+    pub(crate) fn plan(&self) -> JobPlan {
         JobPlan {
             profile: self.profile.clone(),
             profiles: Arc::clone(&self.profiles),
@@ -109,7 +109,7 @@ impl Job {
 /// One registered agent (keyed by elastic agent id = pod name; the key's name is shared with
 /// every listing of the agent).
 #[derive(Clone, Debug)]
-pub struct AgentRecord {
+pub(crate) struct AgentRecord {
     /// The uuid of the go-agent process that registered.
     pub uuid: u64,
     /// Simulated time of the agent's last request, in milliseconds.

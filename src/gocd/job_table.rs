@@ -29,17 +29,17 @@ pub struct JobTable {
 
 impl JobTable {
     /// The job `id`, if it is live.
-    pub fn get(&self, id: &u64) -> Option<&Job> {
+    pub(crate) fn get(&self, id: &u64) -> Option<&Job> {
         self.jobs.get(id)
     }
 
     /// Every live job, in id order.
-    pub fn values(&self) -> impl Iterator<Item = &Job> {
+    pub(crate) fn values(&self) -> impl Iterator<Item = &Job> {
         self.jobs.values()
     }
 
     /// A new live job, waiting for an agent (replacing any job under the same id).
-    pub fn insert(&mut self, job: Job) {
+    pub(crate) fn insert(&mut self, job: Job) {
         assert_eq!(job.state, JobState::Scheduled, "a job enters scheduled");
         self.remove(&job.id);
         self.plan.insert((job.scheduled_ms, job.id));
@@ -47,7 +47,7 @@ impl JobTable {
     }
 
     /// The job leaves the database (completed, rescheduled, cancelled).
-    pub fn remove(&mut self, id: &u64) -> Option<Job> {
+    pub(crate) fn remove(&mut self, id: &u64) -> Option<Job> {
         let job = self.jobs.remove(id)?;
         self.plan.remove(&(job.scheduled_ms, job.id));
         self.assigned.remove(id);
@@ -86,7 +86,7 @@ impl JobTable {
     }
 
     /// The scheduled jobs, oldest first (by scheduled time, then id).
-    pub fn plan(&self) -> impl Iterator<Item = &Job> {
+    pub(crate) fn plan(&self) -> impl Iterator<Item = &Job> {
         #[cfg(debug_assertions)]
         assert!(
             self.plan.iter().map(|&(_, id)| id).eq(self.plan_naive()),

@@ -19,8 +19,8 @@ mod settings;
 
 pub(crate) use agent::{AgentInput, AgentTimer, GoAgent};
 pub(crate) use database::JobState;
-pub use protocol::{
-    AgentAction, AgentId, AgentIds, AgentRequest, Registration, RequestKind, ServerReply,
+pub(crate) use protocol::{
+    AgentAction, AgentIds, AgentRequest, Registration, RequestKind, ServerReply,
 };
 pub use server::{Server, ServerInput, ServerOut, ServerTimer, profile_key};
 pub(crate) use settings::ServerSettings;

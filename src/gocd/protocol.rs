@@ -13,11 +13,11 @@ pub struct AgentId(pub u32);
 /// The harness's numbering of elastic agent ids: one [`AgentId`] per distinct id, for the
 /// whole run, and the id's text shared by everything that names the agent.
 #[derive(Clone, Debug, Default)]
-pub struct AgentIds(Names);
+pub(crate) struct AgentIds(Names);
 
 impl AgentIds {
     /// The number of `elastic_agent_id` and its shared text, numbering it on first sight.
-    pub fn number(&mut self, elastic_agent_id: &str) -> (AgentId, Arc<str>) {
+    pub(crate) fn number(&mut self, elastic_agent_id: &str) -> (AgentId, Arc<str>) {
         let index = self.0.intern(elastic_agent_id);
         (AgentId(index), self.0.shared(index))
     }
@@ -86,7 +86,7 @@ impl AgentRequest {
     }
 
     /// Which request this is, for matching its reply.
-    pub fn kind(&self) -> RequestKind {
+    pub(crate) fn kind(&self) -> RequestKind {
         match self {
             AgentRequest::Register { .. } => RequestKind::Register,
             AgentRequest::Ping { .. } => RequestKind::Ping,
@@ -98,7 +98,7 @@ impl AgentRequest {
 
 /// Which request a reply answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum RequestKind {
+pub(crate) enum RequestKind {
     /// An auto-registration.
     Register,
     /// A liveness ping.
@@ -148,7 +148,7 @@ pub enum ServerReply {
 
 /// What a go-agent wants done.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AgentAction {
+pub(crate) enum AgentAction {
     /// Send this request to the server.
     Send(AgentRequest),
     /// Set a timer on the agent's own process.

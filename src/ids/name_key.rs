@@ -18,7 +18,7 @@ const HEAD_BYTES: usize = 24;
 
 /// A shared name, ordered as its text.
 #[derive(Clone)]
-pub struct NameKey {
+pub(crate) struct NameKey {
     /// The first `HEAD_BYTES` bytes, zero-padded, as big-endian words: they compare as the
     /// bytes do, so most comparisons end within these three words.
     head: [u64; 3],
@@ -27,7 +27,7 @@ pub struct NameKey {
 
 impl NameKey {
     /// The key of `name` (shares the allocation).
-    pub fn new(name: Arc<str>) -> NameKey {
+    pub(crate) fn new(name: Arc<str>) -> NameKey {
         NameKey {
             head: head_words(&name),
             name,
@@ -42,12 +42,12 @@ impl NameKey {
     }
 
     /// The name.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.name
     }
 
     /// The shared name itself.
-    pub fn shared(&self) -> &Arc<str> {
+    pub(crate) fn shared(&self) -> &Arc<str> {
         &self.name
     }
 }

@@ -150,7 +150,7 @@ impl KubeApi {
     }
 
     /// One pod by name.
-    pub fn pod(&self, name: &str) -> Option<&Pod> {
+    pub(crate) fn pod(&self, name: &str) -> Option<&Pod> {
         self.pods.get(name).map(|state| state.pod.as_ref())
     }
 

@@ -190,7 +190,7 @@ pub(crate) struct Elector {
 
 impl Elector {
     /// An elector with `settings` that is not running and has observed no record.
-    pub fn new(settings: ElectorSettings) -> Elector {
+    pub(crate) fn new(settings: ElectorSettings) -> Elector {
         assert!(settings.retry_period_ms > 0, "the retry period is above 0");
         assert!(
             settings.lease_duration_ms > settings.renew_deadline_ms,

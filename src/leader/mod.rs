@@ -29,7 +29,7 @@
 //!    with `timeout_ms: None` may stay unanswered as long as the API hangs.
 //! 4. A crash drops the `Replica`; a restart builds a new one (terms restart at 1).
 
-pub mod elector;
+pub(crate) mod elector;
 
 mod agentk_v1;
 mod agentk_v2;
@@ -210,7 +210,7 @@ pub enum ModuleBehaviour {
 
 impl ModuleBehaviour {
     /// The name used in scenarios.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ModuleBehaviour::Shipped => "shipped",
             ModuleBehaviour::ObeysCtx => "obeys-ctx",
@@ -250,7 +250,7 @@ impl WorkCtx {
     }
 
     /// The name used in scenarios.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             WorkCtx::Background => "background",
             WorkCtx::Run => "run",

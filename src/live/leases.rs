@@ -38,7 +38,7 @@ fn reject(code: u16, reason: &str, message: &str, name: &str) -> Rejection {
 }
 
 /// 404: `leases.coordination.k8s.io "NAME" not found`.
-pub fn not_found(name: &str) -> Rejection {
+pub(crate) fn not_found(name: &str) -> Rejection {
     let message = format!("leases.coordination.k8s.io \"{name}\" not found");
     reject(404, "NotFound", &message, name)
 }
@@ -66,7 +66,7 @@ pub(crate) fn already_exists(name: &str) -> Rejection {
 }
 
 /// 409 Conflict: the write's resourceVersion (or precondition) is not the stored one.
-pub fn conflict(name: &str, detail: &str) -> Rejection {
+pub(crate) fn conflict(name: &str, detail: &str) -> Rejection {
     let message =
         format!("Operation cannot be fulfilled on leases.coordination.k8s.io \"{name}\": {detail}");
     reject(409, "Conflict", &message, name)
@@ -85,7 +85,7 @@ pub(crate) fn bad_request(message: &str) -> Rejection {
 }
 
 /// 503: the simulation has ended or stopped, so nothing is written any more.
-pub fn stopped() -> Rejection {
+pub(crate) fn stopped() -> Rejection {
     Rejection {
         code: 503,
         body: super::objects::status(503, "ServiceUnavailable", "the simulation has stopped"),
@@ -173,7 +173,7 @@ fn is_subdomain(name: &str) -> bool {
 
 /// A checked Lease: the object to store (namespace filled in) and the model's spec of it.
 #[derive(Clone, Debug)]
-pub struct Checked {
+pub(crate) struct Checked {
     /// The Lease JSON as written, `metadata.namespace` set.
     pub object: Value,
     /// Its name.
@@ -184,7 +184,7 @@ pub struct Checked {
 
 /// Decode and validate a Lease written into `namespace` (`path_name`: the name in the URL of a
 /// PUT or PATCH). `epoch_ms` is the wall time of simulated time zero.
-pub fn check(
+pub(crate) fn check(
     mut object: Value,
     namespace: &str,
     path_name: Option<&str>,

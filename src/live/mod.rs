@@ -4,11 +4,11 @@
 //! uses tokio; each such place says why with an `#[allow]`.
 
 #[cfg(feature = "live")]
-pub mod leases;
+pub(crate) mod leases;
 #[cfg(feature = "live")]
-pub mod objects;
+pub(crate) mod objects;
 #[cfg(feature = "live")]
-pub mod patch;
+pub(crate) mod patch;
 #[cfg(feature = "live")]
 mod publish;
 #[cfg(feature = "live")]
@@ -24,4 +24,4 @@ mod watch;
 #[cfg(feature = "live")]
 mod write_routes;
 #[cfg(feature = "live")]
-pub mod writes;
+pub(crate) mod writes;

@@ -5,7 +5,7 @@ use crate::resources::{Lease, Pod};
 use serde_json::{Value, json};
 
 /// The namespace every simulated object lives in.
-pub const NAMESPACE: &str = "default";
+pub(crate) const NAMESPACE: &str = "default";
 
 /// Milliseconds since the Unix epoch as RFC 3339 with microseconds (`MicroTime`).
 pub(crate) fn micro_time(ms: u64) -> String {
@@ -113,7 +113,7 @@ pub(crate) fn namespace_json(
 }
 
 /// A `Status` failure.
-pub fn status(code: u16, reason: &str, message: &str) -> Value {
+pub(crate) fn status(code: u16, reason: &str, message: &str) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Status",

@@ -36,7 +36,7 @@ impl PatchKind {
 }
 
 /// RFC 7386: objects merge key by key, `null` removes a key, anything else replaces.
-pub fn merge(target: &mut Value, patch: &Value) {
+pub(crate) fn merge(target: &mut Value, patch: &Value) {
     let Value::Object(patch) = patch else {
         *target = patch.clone();
         return;

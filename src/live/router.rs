@@ -299,7 +299,7 @@ async fn get_namespace(
 
 /// 404 for object `name`, as the API server words it (`leases.coordination.k8s.io "x" not
 /// found`, with `details`).
-pub fn missing(resource: Resource, name: &str) -> Response {
+pub(crate) fn missing(resource: Resource, name: &str) -> Response {
     let message = format!("{} \"{name}\" not found", resource.qualified());
     let body = super::objects::object_status(404, "NotFound", &message, resource, name, None);
     respond(StatusCode::NOT_FOUND, &body)

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How to serve.
 #[derive(Clone, Debug)]
-pub struct ServeOptions {
+pub(crate) struct ServeOptions {
     /// 0 picks a free port (printed, and written to the kubeconfig).
     pub port: u16,
     /// Simulated seconds per wall second.
@@ -62,7 +62,7 @@ pub(crate) fn unix_ms() -> u64 {
 }
 
 /// Serve `scenario` until `--for` passes or Ctrl-C. Blocks; builds its own runtime.
-pub fn serve(
+pub(crate) fn serve(
     scenario: Scenario,
     settings: RunSettings,
     options: ServeOptions,

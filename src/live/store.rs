@@ -19,7 +19,7 @@ pub(crate) const BUILT_IN_NAMESPACES: [&str; 4] =
 
 /// The resources served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Resource {
+pub(crate) enum Resource {
     /// `pods`.
     Pods,
     /// `leases` (`coordination.k8s.io/v1`).
@@ -49,7 +49,7 @@ impl Resource {
     }
 
     /// The API group (empty for the core group).
-    pub fn group(self) -> &'static str {
+    pub(crate) fn group(self) -> &'static str {
         match self {
             Resource::Leases => "coordination.k8s.io",
             Resource::Pods | Resource::Namespaces => "",
@@ -75,7 +75,7 @@ pub(crate) fn split_lease_key(key: &str) -> (&str, &str) {
 
 /// An object as served.
 #[derive(Clone, Debug)]
-pub struct Stored {
+pub(crate) struct Stored {
     /// `metadata.name`.
     pub name: String,
     /// `metadata.namespace` (empty for a namespace).
@@ -139,7 +139,7 @@ impl Store {
     }
 
     /// The version of the latest change (0 before the first).
-    pub fn resource_version(&self) -> u64 {
+    pub(crate) fn resource_version(&self) -> u64 {
         self.resource_version
     }
 
@@ -255,7 +255,7 @@ impl Store {
     }
 
     /// Current objects matching `filter`, by name.
-    pub fn list(&self, resource: Resource, filter: &Filter) -> Vec<Stored> {
+    pub(crate) fn list(&self, resource: Resource, filter: &Filter) -> Vec<Stored> {
         self.objects(resource)
             .values()
             .filter(|stored| filter.matches(stored))
@@ -264,7 +264,7 @@ impl Store {
     }
 
     /// One object by key: a pod's or a namespace's name, a Lease's [`lease_key`].
-    pub fn get(&self, resource: Resource, key: &str) -> Option<Stored> {
+    pub(crate) fn get(&self, resource: Resource, key: &str) -> Option<Stored> {
         self.objects(resource).get(key).cloned()
     }
 
@@ -313,7 +313,7 @@ fn label_map(object: &Value) -> StringMap {
 /// A label selector (`a=b`, `a==b`, `a!=b`, `a`, `!a`, comma-separated) and the field selector
 /// `metadata.name=NAME`.
 #[derive(Clone, Debug, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     labels: Vec<(String, Requirement)>,
     name: Option<String>,
     /// Only objects of this namespace (a namespaced path); None: every namespace.
@@ -330,7 +330,7 @@ enum Requirement {
 
 impl Filter {
     /// Parse the selectors of a request; unsupported syntax is an error message.
-    pub fn parse(labels: Option<&str>, fields: Option<&str>) -> Result<Filter, String> {
+    pub(crate) fn parse(labels: Option<&str>, fields: Option<&str>) -> Result<Filter, String> {
         let mut filter = Filter::default();
         for term in labels
             .unwrap_or("")
@@ -370,7 +370,7 @@ impl Filter {
     }
 
     /// True if `stored` satisfies every selector term.
-    pub fn matches(&self, stored: &Stored) -> bool {
+    pub(crate) fn matches(&self, stored: &Stored) -> bool {
         if self.name.as_ref().is_some_and(|name| *name != stored.name)
             || self
                 .namespace
@@ -422,7 +422,7 @@ impl Hub {
     }
 
     /// Read the store.
-    pub fn lock(&self) -> MutexGuard<'_, Store> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Store> {
         // A panic while holding the lock leaves plain data that is still consistent enough
         // to serve; keep serving rather than cascading the panic into every handler.
         self.store
@@ -431,7 +431,7 @@ impl Hub {
     }
 
     /// A receiver that sees every new resourceVersion.
-    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changed.subscribe()
     }
 }

@@ -22,7 +22,7 @@ struct Cursor {
 }
 
 /// A streaming watch from resourceVersion `from` (None: the current objects first, as ADDED).
-pub fn stream(
+pub(crate) fn stream(
     hub: Arc<Hub>,
     resource: Resource,
     filter: Filter,

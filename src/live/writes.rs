@@ -70,7 +70,7 @@ pub enum LeaseCall {
 }
 
 /// A successful answer: the HTTP code and the body.
-pub type Answer = (u16, Value);
+pub(crate) type Answer = (u16, Value);
 
 /// The world thread's tools for one write.
 pub(super) struct Writer<'w, 'p, 'h> {

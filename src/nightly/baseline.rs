@@ -24,12 +24,12 @@ pub(crate) struct Baseline {
 
 impl Baseline {
     /// The baseline file of `scenario` in `dir`: `<scenario>.json`.
-    pub fn path(dir: &Path, scenario: &str) -> std::path::PathBuf {
+    pub(crate) fn path(dir: &Path, scenario: &str) -> std::path::PathBuf {
         dir.join(format!("{scenario}.json"))
     }
 
     /// The baseline of `scenario` in `dir`: `Ok(None)` if there is none.
-    pub fn load(dir: &Path, scenario: &str) -> Result<Option<Baseline>, String> {
+    pub(crate) fn load(dir: &Path, scenario: &str) -> Result<Option<Baseline>, String> {
         let path = Baseline::path(dir, scenario);
         Baseline::read_text(dir, scenario)?
             .map(|text| Baseline::parse(&text, &path))
@@ -48,7 +48,7 @@ impl Baseline {
     }
 
     /// Parse a baseline file's text; errors name `path`.
-    pub fn parse(text: &str, path: &Path) -> Result<Baseline, String> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Baseline, String> {
         serde_json::from_str(text).map_err(|error| format!("{}: {error}", path.display()))
     }
 
@@ -64,7 +64,7 @@ impl Baseline {
 
 /// A metric worse than its baseline beyond tolerance.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Regression {
+pub(crate) struct Regression {
     /// The scenario's name.
     pub scenario: String,
     /// The case the metric was measured under: a policy's name, or a leader scenario's variant.
@@ -81,7 +81,7 @@ pub struct Regression {
 
 impl Regression {
     /// One line naming scenario, policy, metric, baseline, new value and tolerance.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         format!(
             "regression: scenario {}, policy {}, metric {}: baseline {}, new {}, \
              tolerance {}% + {} ({})",

@@ -34,7 +34,7 @@ pub enum Worse {
 
 impl Worse {
     /// How the direction reads in a message: `higher is worse` or `lower is worse`.
-    pub fn text(self) -> &'static str {
+    pub(crate) fn text(self) -> &'static str {
         match self {
             Worse::Higher => "higher is worse",
             Worse::Lower => "lower is worse",

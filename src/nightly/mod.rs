@@ -30,7 +30,7 @@ pub use config::{NightlyConfig, ScenarioPlan, Tolerance, Worse};
 #[cfg(test)]
 pub(crate) use junit::{Case, Suite, junit_xml};
 pub(crate) use regressions::RegressionEntry;
-pub use shard::merge;
+pub(crate) use shard::merge;
 
 use crate::allocator::Policy;
 use crate::explore::Shard;
@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 
 /// What to run and where to write.
 #[derive(Clone, Debug)]
-pub struct NightlyOptions {
+pub(crate) struct NightlyOptions {
     /// The folder of `nightly.toml`, the scenarios and `regressions/`.
     pub scenarios_dir: PathBuf,
     /// The folder of the baseline files.
@@ -74,7 +74,7 @@ impl NightlyOptions {
 
 /// Why the nightly could not produce a verdict.
 #[derive(Debug, thiserror::Error)]
-pub enum NightlyError {
+pub(crate) enum NightlyError {
     /// A scenario or `nightly.toml` is invalid (exit 2).
     #[error("{0}")]
     Input(String),
@@ -85,7 +85,7 @@ pub enum NightlyError {
 
 /// One failing seed.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SeedFailure {
+pub(crate) struct SeedFailure {
     /// The failing seed.
     pub seed: u64,
     /// The ids of the invariants it violated.
@@ -98,7 +98,7 @@ pub struct SeedFailure {
 
 /// One testcase of the nightly: a (scenario, policy) or a regression entry.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GroupOutcome {
+pub(crate) struct GroupOutcome {
     /// The JUnit testsuite: the scenario's name, or `regressions`.
     pub suite: String,
     /// The JUnit testcase: the policy, or the entry's label.
@@ -128,7 +128,7 @@ pub struct GroupOutcome {
 impl GroupOutcome {
     /// Failing seeds matter only where passing is expected: a regression entry that must
     /// fail is judged by `expectation` alone.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         let violations_count = self.suite != "regressions" && !self.failing.is_empty();
         violations_count || !self.regressions.is_empty() || self.expectation.is_some()
     }
@@ -160,7 +160,7 @@ impl GroupOutcome {
 
 /// Everything the nightly found.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct NightlyOutcome {
+pub(crate) struct NightlyOutcome {
     /// One outcome per (scenario, policy) and regression entry, in run order.
     pub groups: Vec<GroupOutcome>,
     /// Problems that do not fail the nightly: skipped regression entries, scenario warnings,
@@ -174,7 +174,7 @@ pub struct NightlyOutcome {
 
 impl NightlyOutcome {
     /// True when any group failed: a violation, a regression or an unmet expectation.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.groups.iter().any(GroupOutcome::failed)
     }
 }
@@ -428,7 +428,7 @@ fn check_flags(options: &NightlyOptions) -> Result<(), NightlyError> {
 
 /// Run the nightly and write its outputs. The outcome says whether it failed; errors are
 /// bad input or a harness failure.
-pub fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
+pub(crate) fn run(options: &NightlyOptions) -> Result<NightlyOutcome, NightlyError> {
     check_flags(options)?;
     let config_path = options.scenarios_dir.join("nightly.toml");
     let config_text = NightlyConfig::read_text(&config_path).map_err(NightlyError::Input)?;

@@ -125,7 +125,7 @@ fn entry(
 
 /// The entries of `<scenarios_dir>/regressions/regressions.toml`, and warnings for what was
 /// skipped.
-pub fn load(scenarios_dir: &Path) -> (Vec<RegressionEntry>, Vec<String>) {
+pub(crate) fn load(scenarios_dir: &Path) -> (Vec<RegressionEntry>, Vec<String>) {
     let regressions_dir = scenarios_dir.join("regressions");
     let path = regressions_dir.join("regressions.toml");
     let Ok(text) = std::fs::read_to_string(&path) else {

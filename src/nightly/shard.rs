@@ -49,7 +49,7 @@ pub(super) struct ShardRun<'a> {
 impl ShardRun<'_> {
     /// Note on every scenario group that its baseline is judged at merge, and write
     /// `shard.json`. A baseline that does not parse is bad input here, as in an unsharded run.
-    pub fn write(&self, outcome: &mut NightlyOutcome) -> Result<(), NightlyError> {
+    pub(crate) fn write(&self, outcome: &mut NightlyOutcome) -> Result<(), NightlyError> {
         let mut baselines = BTreeMap::new();
         for suite in outputs::scenario_suites(outcome) {
             let dir = &self.options.baselines_dir;
@@ -106,7 +106,7 @@ impl ShardRun<'_> {
 /// Merge nightly shards into `out`: fold every seed, judge the means against the baselines
 /// the shards read, copy every failing seed's report folder, and write `junit.xml`,
 /// `nightly.md`, `index.html` and the charts with the same writers as an unsharded run.
-pub fn merge(assembled: &Assembled, out: &Path) -> Result<NightlyOutcome, NightlyError> {
+pub(crate) fn merge(assembled: &Assembled, out: &Path) -> Result<NightlyOutcome, NightlyError> {
     let (plan, placed): (NightlyShardPlan, Vec<(SeedResult, PathBuf)>) =
         assembled.typed().map_err(NightlyError::Input)?;
     let config = match &plan.config {

@@ -128,12 +128,12 @@ pub struct Collector {
 
 impl Collector {
     /// An empty collector, before the run's first record.
-    pub fn new() -> Collector {
+    pub(crate) fn new() -> Collector {
         Collector::default()
     }
 
     /// Fold in one record emitted at `t_ms` (records arrive in time order).
-    pub fn observe(&mut self, t_ms: u64, record: &Record) {
+    pub(crate) fn observe(&mut self, t_ms: u64, record: &Record) {
         self.last_t_ms = self.last_t_ms.max(t_ms);
         match record {
             Record::JobScheduled {
@@ -330,7 +330,7 @@ impl Collector {
 
     /// End of the run: the `RunEnded` time, or the last record's time if there was none.
     /// Open intervals (busy, idle, pending, no leader) are counted up to here.
-    pub fn end_ms(&self) -> u64 {
+    pub(crate) fn end_ms(&self) -> u64 {
         self.ended_at_ms.unwrap_or(self.last_t_ms)
     }
 
@@ -345,12 +345,12 @@ impl Collector {
     }
 
     /// Samples in time order.
-    pub fn timeline(&self) -> &[TimelineRow] {
+    pub(crate) fn timeline(&self) -> &[TimelineRow] {
         &self.timeline
     }
 
     /// Faults in start order.
-    pub fn faults(&self) -> &[FaultRow] {
+    pub(crate) fn faults(&self) -> &[FaultRow] {
         &self.faults
     }
 

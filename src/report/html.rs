@@ -35,7 +35,7 @@ pub(crate) enum RowVerdict {
 
 impl RowVerdict {
     /// `Pass` or `Fail`.
-    pub fn of(passed: bool) -> RowVerdict {
+    pub(crate) fn of(passed: bool) -> RowVerdict {
         if passed {
             RowVerdict::Pass
         } else {

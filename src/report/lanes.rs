@@ -25,7 +25,7 @@ pub(crate) enum LaneState {
 
 impl LaneState {
     /// The word used in `leader.csv`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             LaneState::Leading => "leading",
             LaneState::Acting => "acting",

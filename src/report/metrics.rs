@@ -137,7 +137,7 @@ impl Metrics {
 
 /// The nearest-rank percentile of ascending `sorted` values (`percent` in 1..=100); `None`
 /// for no values.
-pub fn percentile_nearest_rank(sorted: &[u64], percent: u64) -> Option<u64> {
+pub(crate) fn percentile_nearest_rank(sorted: &[u64], percent: u64) -> Option<u64> {
     assert!(
         (1..=100).contains(&percent),
         "percentile {percent} is outside 1..=100"
@@ -153,7 +153,7 @@ pub fn percentile_nearest_rank(sorted: &[u64], percent: u64) -> Option<u64> {
 }
 
 /// Milliseconds to seconds.
-pub fn seconds(ms: u64) -> f64 {
+pub(crate) fn seconds(ms: u64) -> f64 {
     ms as f64 / 1000.0
 }
 

@@ -23,8 +23,8 @@
 
 pub mod atomic;
 mod collector;
-pub mod format;
-pub mod html;
+pub(crate) mod format;
+pub(crate) mod html;
 mod info;
 mod job_table;
 mod lanes;
@@ -43,7 +43,7 @@ mod tests;
 pub(crate) use collector::Collector;
 pub(crate) use info::{RunInfo, classify};
 pub(crate) use lanes::LaneState;
-pub use metrics::{Metrics, percentile_nearest_rank, seconds};
+pub(crate) use metrics::{Metrics, percentile_nearest_rank, seconds};
 #[cfg(test)]
 pub(crate) use rows::JobOutcome;
 

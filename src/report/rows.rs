@@ -21,7 +21,7 @@ pub(crate) enum JobOutcome {
 
 impl JobOutcome {
     /// The word used in `jobs.csv`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             JobOutcome::Waiting => "waiting",
             JobOutcome::Building => "building",
@@ -189,7 +189,7 @@ impl PodRow {
 
 /// One `Record::Sample` (`timeline.csv`): the gauges at that instant.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TimelineRow {
+pub(crate) struct TimelineRow {
     /// Simulated time of the sample, in milliseconds.
     pub t_ms: u64,
     /// Job instances scheduled and not yet assigned.
@@ -221,7 +221,7 @@ impl TimelineRow {
 
 /// One fault (`faults.csv`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FaultRow {
+pub(crate) struct FaultRow {
     /// The fault's position in the scenario's fault list.
     pub index: u32,
     /// Simulated time the fault started, in milliseconds.

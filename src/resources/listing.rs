@@ -232,7 +232,7 @@ impl<T: Listed> Listing<T> {
     }
 
     /// How many entries are listed.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
@@ -242,14 +242,14 @@ impl<T: Listed> Listing<T> {
     }
 
     /// The listed entries, in name order.
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<T>> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<T>> {
         (self.spine.groups.iter())
             .flat_map(|group| group.chunks.iter())
             .flat_map(|chunk| chunk.iter())
     }
 
     /// The listed copy of one entry.
-    pub fn get(&self, name: &str) -> Option<&Arc<T>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<T>> {
         let (group, chunk) = self.spine.find(name)?;
         let chunk = &self.spine.groups[group].chunks[chunk];
         let at = search(chunk, name).ok()?;
@@ -257,7 +257,7 @@ impl<T: Listed> Listing<T> {
     }
 
     /// The listed entries as a vector, in name order (the naive form of a listing).
-    pub fn to_vec(&self) -> Vec<Arc<T>> {
+    pub(crate) fn to_vec(&self) -> Vec<Arc<T>> {
         self.iter().cloned().collect()
     }
 
@@ -290,7 +290,7 @@ impl<T: Listed> Listing<T> {
     }
 
     /// Stop listing an entry.
-    pub fn remove(&mut self, name: &str) {
+    pub(crate) fn remove(&mut self, name: &str) {
         // Found in the shared snapshot first, so an absent name copies nothing; a copy keeps
         // every place.
         let Some((g, c)) = self.spine.find(name) else {

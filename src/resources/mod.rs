@@ -33,7 +33,7 @@ pub enum PodPhase {
 
 impl PodPhase {
     /// The phase as Kubernetes prints it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PodPhase::Pending => "Pending",
             PodPhase::Running => "Running",

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// How many trace lines before a first divergence the review shows, per run.
-pub const CONTEXT_LINES: usize = 8;
+pub(crate) const CONTEXT_LINES: usize = 8;
 
 /// One side of a divergence: a decision's code and text, and when it was made.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,7 +103,12 @@ fn by_request(tape: &Tape) -> BTreeMap<(&'static str, Key), Vec<&Entry>> {
 
 /// Align `base` and `candidate`; `declaration` is the candidate's, `reuse` whether the runs
 /// had agent reuse on (intents may depend on it).
-pub fn align(base: &Tape, candidate: &Tape, declaration: &Declaration, reuse: bool) -> Alignment {
+pub(crate) fn align(
+    base: &Tape,
+    candidate: &Tape,
+    declaration: &Declaration,
+    reuse: bool,
+) -> Alignment {
     let theirs = by_request(candidate);
     let mut found: Vec<(&Entry, &Entry)> = Vec::new();
     for (key, ours) in by_request(base) {

@@ -27,7 +27,7 @@ mod stats;
 mod summary;
 mod tape;
 
-pub use align::{Alignment, CONTEXT_LINES, Context, Divergence, Side, align};
+pub(crate) use align::{Alignment, Side, align};
 pub use markdown::{IN_WORDS_MAX, review_markdown, summary_paragraph, verdict_sentence};
 pub(crate) use page::write_page;
 pub(crate) use repro::shrink_new_violations;

@@ -38,7 +38,7 @@ pub struct Repro {
 
 impl Repro {
     /// The command that runs the repro, given the folder the review wrote.
-    pub fn command(&self, out: &str) -> String {
+    pub(crate) fn command(&self, out: &str) -> String {
         format!("cargo xtask sim {out}/repro/{}", self.file_name)
     }
 }

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 /// One decision of one run.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Simulated time of the decision, in milliseconds.
     pub t_ms: u64,
     /// The request the code answers; `None` for a code the policy does not declare.
@@ -44,7 +44,7 @@ pub(crate) const KEPT_RECORDS: usize = 200_000;
 
 /// Everything the review keeps of one run: its first `KEPT_RECORDS` records (without
 /// timeline samples), for context lines, and all its decisions.
-pub struct Tape {
+pub(crate) struct Tape {
     declaration: &'static Declaration,
     /// The first `KEPT_RECORDS` records (no timeline samples) with their times in milliseconds, for
     /// context lines.
@@ -61,7 +61,7 @@ pub struct Tape {
 
 impl Tape {
     /// An empty tape for a run of the policy `declaration` describes.
-    pub fn new(declaration: &'static Declaration) -> Tape {
+    pub(crate) fn new(declaration: &'static Declaration) -> Tape {
         Tape {
             declaration,
             records: Vec::new(),

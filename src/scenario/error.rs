@@ -136,7 +136,7 @@ impl Source<'_> {
     }
 
     /// An error at `span` about `key`.
-    pub fn error(
+    pub(crate) fn error(
         &self,
         kind: ErrorKind,
         span: Range<usize>,
@@ -158,7 +158,7 @@ impl Source<'_> {
     }
 
     /// A warning line at `span` about `key`, in the same `file:line:column: key:` shape.
-    pub fn warning(&self, span: Range<usize>, key: &str, message: &str) -> String {
+    pub(crate) fn warning(&self, span: Range<usize>, key: &str, message: &str) -> String {
         let (line, column) = self.position(span.start);
         format!(
             "{}:{line}:{column}: warning: {key}: {message}",

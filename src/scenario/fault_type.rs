@@ -167,7 +167,7 @@ impl PartialOrd for FaultType {
 
 impl ElasticKind {
     /// The `kind` string of the scenario format.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             ElasticKind::ServerCrash => "server_crash",
             ElasticKind::PodDelete => "pod_delete",
@@ -215,7 +215,7 @@ impl ElasticKind {
 
 impl NetworkKind {
     /// The `kind` string of the scenario format.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             NetworkKind::Partition => "partition",
             NetworkKind::ApiOutage => "api_outage",
@@ -225,7 +225,7 @@ impl NetworkKind {
 
 impl LeaderKind {
     /// The `kind` string of the scenario format.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             LeaderKind::ReplicaCrash => "replica_crash",
             LeaderKind::ReplicaPause => "replica_pause",

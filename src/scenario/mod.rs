@@ -5,13 +5,13 @@
 //! `parse(to_toml(s)) == s`. Errors are [`ScenarioError`]s (exit code 2); warnings are lines
 //! in [`Loaded::warnings`], already prefixed with `file:line:column: warning:`.
 
-pub mod duration;
+pub(crate) mod duration;
 mod error;
 mod fault_kind;
 mod fault_type;
 mod faults;
 mod leader;
-pub mod model;
+pub(crate) mod model;
 mod parse;
 mod reader;
 mod swarm_draw;

@@ -320,7 +320,7 @@ pub enum JobTarget {
 
 impl JobTarget {
     /// The `target` string of the scenario format.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             JobTarget::Building => "building",
             JobTarget::Scheduled => "scheduled",
@@ -476,7 +476,7 @@ impl LeaseCrate {
         [LeaseCrate::KubeLeaseManager, LeaseCrate::KubeLeaderElection];
 
     /// The crate's name on crates.io.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             LeaseCrate::KubeLeaseManager => "kube-lease-manager",
             LeaseCrate::KubeLeaderElection => "kube-leader-election",

@@ -30,7 +30,7 @@ impl<'a, 'i> Table<'a, 'i> {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&'a Value<'i>> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Value<'i>> {
         self.table
             .iter()
             .find(|(name, _)| name.get_ref() == key)
@@ -70,7 +70,7 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     /// An error about the value of `key`.
-    pub fn invalid(&self, key: &str, value: &Value<'_>, expected: &str) -> ScenarioError {
+    pub(crate) fn invalid(&self, key: &str, value: &Value<'_>, expected: &str) -> ScenarioError {
         self.source.error(
             ErrorKind::InvalidValue,
             value.span(),
@@ -86,7 +86,7 @@ impl<'a, 'i> Table<'a, 'i> {
         error
     }
 
-    pub fn missing(&self, key: &str, expected: &str) -> ScenarioError {
+    pub(crate) fn missing(&self, key: &str, expected: &str) -> ScenarioError {
         self.source.error(
             ErrorKind::MissingKey,
             self.span.clone(),
@@ -111,7 +111,7 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     /// A warning at the value of `key` (or at the table when it is absent).
-    pub fn warning(&self, key: &str, message: &str) -> String {
+    pub(crate) fn warning(&self, key: &str, message: &str) -> String {
         let span = self
             .get(key)
             .map_or_else(|| self.span.clone(), Spanned::span);

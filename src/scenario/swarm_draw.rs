@@ -19,7 +19,7 @@ pub struct SwarmDraw {
 impl SwarmDraw {
     /// Parse `interval=0.80,pod_delete=2.50,server_crash=0` (any order; kinds not named are
     /// off; `interval` defaults to 1).
-    pub fn parse(text: &str) -> Result<SwarmDraw, String> {
+    pub(crate) fn parse(text: &str) -> Result<SwarmDraw, String> {
         let mut draw = SwarmDraw {
             weights: BTreeMap::new(),
             interval_pct: 100,
@@ -48,7 +48,7 @@ impl SwarmDraw {
     }
 
     /// The kinds switched on, in `order`, with their weights as factors.
-    pub fn enabled(&self, order: &[String]) -> Vec<(String, f64)> {
+    pub(crate) fn enabled(&self, order: &[String]) -> Vec<(String, f64)> {
         order
             .iter()
             .filter_map(|kind| {

@@ -89,7 +89,7 @@ fn describe_pod(pod: &Pod) -> PodDescription {
 
 impl Cluster {
     /// Answer one call of the allocator at `now_ms`, after the kubelet timers due by then.
-    pub fn apply(&mut self, now_ms: u64, request: &KubeRequest) -> KubeResult {
+    pub(crate) fn apply(&mut self, now_ms: u64, request: &KubeRequest) -> KubeResult {
         self.served.push(request.verb());
         self.call(now_ms, Actor::Allocator, request.clone())
     }
@@ -125,7 +125,7 @@ impl Cluster {
     }
 
     /// Fire every kubelet timer due by `now_ms` (start-ups excepted), in due order.
-    pub fn catch_up(&mut self, now_ms: u64) {
+    pub(crate) fn catch_up(&mut self, now_ms: u64) {
         while let Some(entry) = self.timers.first_entry() {
             let (due_ms, _) = *entry.key();
             if due_ms > now_ms {
@@ -138,7 +138,7 @@ impl Cluster {
 
     /// The pod's container starts (its image pull is over): the pod goes Running and ready.
     /// No-op for a pod not scheduled yet, already started, or gone.
-    pub fn start(&mut self, name: &str) {
+    pub(crate) fn start(&mut self, name: &str) {
         let Some(uid) = self.pod(name).map(|pod| pod.uid) else {
             return;
         };
@@ -147,28 +147,24 @@ impl Cluster {
         }
     }
 
-    /// True once the pod's container has started at least once (held start-up fired).
-    pub fn started(&self, name: &str) -> bool {
-        let uid = self.pod(name).map(|pod| pod.uid);
-        uid.is_some_and(|uid| !self.start_ups.contains_key(&uid))
-    }
-
     /// `kubectl delete pod` at `now_ms`: graceful if the container runs.
-    pub fn delete_externally(&mut self, now_ms: u64, name: &str) {
+    #[cfg(test)]
+    pub(crate) fn delete_externally(&mut self, now_ms: u64, name: &str) {
         self.catch_up(now_ms);
         let pod = name.to_owned();
         self.kubelet(now_ms, KubeletInput::DeletePod { pod });
     }
 
     /// The pod fails for good (phase Failed, container stopped, no restart).
-    pub fn fail(&mut self, now_ms: u64, name: &str) {
+    pub(crate) fn fail(&mut self, now_ms: u64, name: &str) {
         self.catch_up(now_ms);
         let pod = name.to_owned();
         self.kubelet(now_ms, KubeletInput::FailPod { pod });
     }
 
     /// The pod's container dies at `now_ms`; the kubelet restarts it after its back-off.
-    pub fn kill_container(&mut self, now_ms: u64, name: &str) {
+    #[cfg(test)]
+    pub(crate) fn kill_container(&mut self, now_ms: u64, name: &str) {
         self.catch_up(now_ms);
         let pod = name.to_owned();
         self.kubelet(now_ms, KubeletInput::KillContainer { pod });
@@ -176,7 +172,8 @@ impl Cluster {
 
     /// `kubectl annotate` at `now_ms`: a write that bumps the pod's resourceVersion and
     /// changes nothing the plugin reads.
-    pub fn annotate_externally(&mut self, now_ms: u64, name: &str) {
+    #[cfg(test)]
+    pub(crate) fn annotate_externally(&mut self, now_ms: u64, name: &str) {
         let request = KubeRequest::AnnotatePod {
             name: name.to_owned(),
             set: StringMap::from([("example.com/touched".to_owned(), now_ms.to_string())]),
@@ -224,7 +221,7 @@ impl Cluster {
     }
 
     /// Every pod listed, by name (Terminating pods included).
-    pub fn pods(&self) -> impl Iterator<Item = &Pod> {
+    pub(crate) fn pods(&self) -> impl Iterator<Item = &Pod> {
         self.api.pods()
     }
 
@@ -234,12 +231,14 @@ impl Cluster {
     }
 
     /// Pods listed and not Terminating.
-    pub fn live_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn live_count(&self) -> usize {
         self.api.pods().filter(|pod| !pod.is_terminating()).count()
     }
 
     /// True while the pod is listed (Terminating included).
-    pub fn listed(&self, name: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn listed(&self, name: &str) -> bool {
         self.api.pod(name).is_some()
     }
 

@@ -457,7 +457,7 @@ pub enum Record {
 impl Record {
     /// The leader replica a record is about: its own leader-election, module, configuration
     /// and process records, and the Lease writes it made. `None` for every other record.
-    pub fn replica(&self) -> Option<u32> {
+    pub(crate) fn replica(&self) -> Option<u32> {
         match self {
             Record::ElectionStarted { replica }
             | Record::ElectionStopped { replica }

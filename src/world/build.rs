@@ -108,7 +108,7 @@ pub(super) mod groups {
     pub(crate) const AGENTS: GroupMask = GroupMask(4);
     pub(crate) const REPLICAS: GroupMask = GroupMask(8);
     /// `replica-N` is bit 16 + N.
-    pub fn replica(index: u32) -> GroupMask {
+    pub(crate) fn replica(index: u32) -> GroupMask {
         GroupMask(1 << (16 + index.min(40)))
     }
 }
@@ -238,7 +238,7 @@ impl World {
     }
 
     /// Events popped so far.
-    pub fn events(&self) -> u64 {
+    pub(crate) fn events(&self) -> u64 {
         self.queue.popped_count()
     }
 

@@ -21,7 +21,7 @@ pub(crate) struct RequestBound {
 }
 
 impl RequestBound {
-    pub fn new(per_job_max: Option<u64>) -> RequestBound {
+    pub(crate) fn new(per_job_max: Option<u64>) -> RequestBound {
         RequestBound {
             per_job_max,
             requests: 0,
@@ -31,7 +31,7 @@ impl RequestBound {
 
     /// Count `record`; the record that ends the run when it passes the bound. The bound is
     /// `per_job_max` × the jobs scheduled so far (at least one).
-    pub fn observe(&mut self, record: &Record) -> Option<Record> {
+    pub(crate) fn observe(&mut self, record: &Record) -> Option<Record> {
         let per_job_max = self.per_job_max?;
         match record {
             Record::JobScheduled { .. } => self.jobs += 1,

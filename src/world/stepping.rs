@@ -52,7 +52,7 @@ impl World {
     }
 
     /// The simulated API server, read-only (pods, Leases).
-    pub fn kube(&self) -> &KubeApi {
+    pub(crate) fn kube(&self) -> &KubeApi {
         self.elastic.kube()
     }
 

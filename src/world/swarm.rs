@@ -32,7 +32,7 @@ pub(crate) struct Drawn {
 }
 
 /// The faults a seed draws, its API latency level, and one line per choice.
-pub fn draw(scenario: &Scenario, seed: u64) -> Drawn {
+pub(crate) fn draw(scenario: &Scenario, seed: u64) -> Drawn {
     if !scenario.swarm.enabled || scenario.swarm.kinds.is_empty() {
         return Drawn {
             faults: Vec::new(),

@@ -57,7 +57,7 @@ impl Hazard {
     ];
 
     /// `H1` … `H10`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Hazard::H1 => "H1",
             Hazard::H2 => "H2",

@@ -322,7 +322,7 @@ fn read_lanes(table: &Table) -> Result<Vec<LaneRow>, PlotError> {
 
 impl RunData {
     /// Read the tables of the run folder `dir`.
-    pub fn load(dir: &Path, context: &PlotContext) -> Result<RunData, PlotError> {
+    pub(crate) fn load(dir: &Path, context: &PlotContext) -> Result<RunData, PlotError> {
         let timeline_table = Table::read(&dir.join("timeline.csv"))?;
         let timeline = read_timeline(&timeline_table)?;
         let (waits_s, jobs_unassigned) = read_waits(&Table::read(&dir.join("jobs.csv"))?)?;
