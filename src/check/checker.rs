@@ -221,8 +221,7 @@ impl Checker {
                 monitor.finish(t_ms, &mut self.fresh);
             }
             self.accept_fresh();
-            self.violations
-                .sort_by(|a, b| (a.at_ms, a.id).cmp(&(b.at_ms, b.id)));
+            (self.violations).sort_by_key(|violation| (violation.at_ms, violation.id));
             debug_assert!(
                 (self.violations.iter()).all(|violation| violation.at_ms <= t_ms),
                 "the run's violations are judged by its end"

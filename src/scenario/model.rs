@@ -421,6 +421,13 @@ pub struct Invariants {
     pub require: Vec<InvariantId>,
 }
 
+impl Invariants {
+    /// True unless `bounded-requests` is disabled: the run stops at the request budget.
+    pub(crate) fn requests_bounded(&self) -> bool {
+        !self.disable.contains(&InvariantId::BoundedRequests)
+    }
+}
+
 impl Default for Invariants {
     fn default() -> Self {
         Invariants {

@@ -107,8 +107,8 @@ pub(super) fn tagged(message: String, hazard: Option<Hazard>) -> String {
     }
 }
 
-/// The hazard behind a violation of `invariant` involving `replicas`, judged on the view right after
-/// the record that broke it. `None` when the records do not point at one defect.
+/// The hazard behind a violation of `invariant` involving `replicas`, judged on the view
+/// right after the record that broke it. `None` when the records do not point at one defect.
 pub(super) fn attribute(
     invariant: InvariantId,
     view: &LeaderView,

@@ -51,7 +51,7 @@ fn run(bounds: &Bounds, records: &[(u64, Record)], end_ms: u64) -> Vec<Violation
 }
 
 /// The violations of one invariant.
-fn of<'a>(violations: &'a [Violation], id: InvariantId) -> Vec<&'a Violation> {
+fn of(violations: &[Violation], id: InvariantId) -> Vec<&Violation> {
     violations
         .iter()
         .filter(|violation| violation.id == id)
