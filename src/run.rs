@@ -28,8 +28,8 @@ impl RunOutcome {
     }
 
     /// Ids of the failing violations, sorted, without repeats.
-    pub fn violated_ids(&self) -> Vec<&'static str> {
-        let mut ids: Vec<&'static str> = self.info.violations.iter().map(|v| v.id).collect();
+    pub fn violated_ids(&self) -> Vec<InvariantId> {
+        let mut ids: Vec<InvariantId> = self.info.violations.iter().map(|v| v.id).collect();
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -63,14 +63,14 @@ pub(crate) fn reuse_enabled(scenario: &Scenario, policy: Policy) -> bool {
 
 /// The invariants a run under `policy` does not judge because the policy lacks the setting
 /// they bound, each with the reason (the report adds the measured figure).
-pub(crate) fn not_applicable(scenario: &Scenario, policy: Policy) -> Vec<(&'static str, String)> {
+pub(crate) fn not_applicable(scenario: &Scenario, policy: Policy) -> Vec<(InvariantId, String)> {
     if reuse_enabled(scenario, policy) && !policy.has_idle_timeout() {
         let reason = format!(
             "{} has no idle timeout: an idle pod lives until a server-ping finds it older than \
              the auto-register timeout since its creation",
             policy.name()
         );
-        return vec![(InvariantId::IdleTimeout.name(), reason)];
+        return vec![(InvariantId::IdleTimeout, reason)];
     }
     Vec::new()
 }
@@ -227,10 +227,7 @@ pub(crate) fn run_scenario_tapped(
         violations,
         expected_violations: expected,
         sometimes,
-        not_applicable: not_applicable(scenario, policy)
-            .into_iter()
-            .map(|(id, reason)| (id.to_owned(), reason))
-            .collect(),
+        not_applicable: not_applicable(scenario, policy),
         drawn: world.swarm_drawn().to_vec(),
         max_job_wait_ms: scenario.invariants.max_job_wait_ms,
         ablations: scenario.ablations.clone(),
@@ -303,7 +300,7 @@ fn finish_trace(trace: Option<JsonlWriter>, error: Option<std::io::Error>) -> Re
     Ok(())
 }
 
-type Split = (Vec<Violation>, Vec<Violation>, Vec<(String, bool)>);
+type Split = (Vec<Violation>, Vec<Violation>, Vec<(InvariantId, bool)>);
 
 /// Failing violations, expected ones (outside the fault budget), and `sometimes` coverage.
 /// A `sometimes` invariant fails the run only if the scenario requires it.
@@ -316,12 +313,7 @@ fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>)
             expected.push(violation);
         } else if violation.kind == Kind::Sometimes {
             missed.push(violation.id);
-            if scenario
-                .invariants
-                .require
-                .iter()
-                .any(|id| id == violation.id)
-            {
+            if scenario.invariants.require.contains(&violation.id) {
                 failing.push(violation);
             }
         } else {
@@ -337,13 +329,12 @@ fn split_violations(scenario: &Scenario, checker: &Checker, all: Vec<Violation>)
             && scenario
                 .swarm
                 .kinds
-                .iter()
-                .any(|k| k == FaultType::Elastic(ElasticKind::ServerCrash).name()));
+                .contains(&FaultType::Elastic(ElasticKind::ServerCrash)));
     let sometimes = checker
         .sometimes_ids()
         .into_iter()
-        .filter(|id| *id != InvariantId::RestartRecovers.name() || crashes)
-        .map(|id| (id.to_owned(), !missed.contains(&id)))
+        .filter(|&id| id != InvariantId::RestartRecovers || crashes)
+        .map(|id| (id, !missed.contains(&id)))
         .collect();
     (failing, expected, sometimes)
 }

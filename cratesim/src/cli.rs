@@ -6,7 +6,7 @@ use crate::faults::crate_faults;
 use crate::replica::Timings;
 use crate::run::{NOT_JUDGED, Outcome, Plan, run_seed};
 use crate::sim::NetworkSettings;
-use elasticsim::check::Checker;
+use elasticsim::check::{Checker, InvariantId};
 use elasticsim::leader::Variant;
 use elasticsim::scenario::Scenario;
 use std::collections::BTreeMap;
@@ -138,9 +138,9 @@ fn plan(scenario: &Scenario) -> Result<Plan, String> {
         request_timeout_ms: scenario.kube.request_timeout_ms,
     };
     let leader_bounds = elasticsim::run::leader_bounds(scenario, leader, Variant::Fixed);
-    let mut disabled: Vec<String> = Checker::ids().iter().map(|id| (*id).to_owned()).collect();
-    disabled.extend(NOT_JUDGED.iter().map(|(id, _)| (*id).to_owned()));
-    disabled.extend(scenario.invariants.disable.iter().cloned());
+    let mut disabled: Vec<InvariantId> = Checker::ids().to_vec();
+    disabled.extend(NOT_JUDGED.iter().map(|&(id, _)| id));
+    disabled.extend(scenario.invariants.disable.iter().copied());
     Ok(Plan {
         lease_crate,
         replicas: leader.replicas,
@@ -206,7 +206,7 @@ fn trace_path(args: &Args, seed: u64) -> Option<PathBuf> {
 
 fn print_seed(outcome: &Outcome, alone: bool) {
     let verdict = if outcome.passed() { "PASS" } else { "FAIL" };
-    let ids = outcome.violated_ids().join(",");
+    let ids = InvariantId::join(&outcome.violated_ids(), ",");
     println!(
         "seed {}: {verdict} {} {ids}",
         outcome.seed, outcome.fingerprint
@@ -231,7 +231,7 @@ fn print_seed(outcome: &Outcome, alone: bool) {
 
 fn print_summary(lease_crate: LeaseCrate, outcomes: &[Outcome], seconds: f64) {
     let passed = outcomes.iter().filter(|outcome| outcome.passed()).count();
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut counts: BTreeMap<InvariantId, usize> = BTreeMap::new();
     for outcome in outcomes {
         for id in outcome.violated_ids() {
             *counts.entry(id).or_insert(0) += 1;

@@ -26,22 +26,22 @@ use tokio::task::JoinHandle;
 use tokio::time::sleep_until;
 
 /// The leader invariants a crate run does not judge, and why (docs/crates.md).
-pub const NOT_JUDGED: [(&str, &str); 4] = [
+pub const NOT_JUDGED: [(InvariantId, &str); 4] = [
     (
-        InvariantId::LeaseCas.name(),
+        InvariantId::LeaseCas,
         "both crates write with patches that carry no resourceVersion, by design: the monitor \
          would flag every write",
     ),
     (
-        InvariantId::ConfigFresh.name(),
+        InvariantId::ConfigFresh,
         "the crates take no configuration: it is the agentk runner's",
     ),
     (
-        InvariantId::ElectionIffDemand.name(),
+        InvariantId::ElectionIffDemand,
         "a crate replica always wants to lead: the invariant is the agentk runner's",
     ),
     (
-        InvariantId::RunnerProgress.name(),
+        InvariantId::RunnerProgress,
         "the crates have no module runner: it is the agentk runner's",
     ),
 ];
@@ -69,7 +69,7 @@ pub struct Plan {
     /// The leader monitors' bounds.
     pub leader_bounds: LeaderBounds,
     /// Invariants switched off: the elastic-agent ones, [`NOT_JUDGED`], `[invariants] disable`.
-    pub disabled: Vec<String>,
+    pub disabled: Vec<InvariantId>,
 }
 
 /// What one seed gave.
@@ -92,8 +92,8 @@ impl Outcome {
     }
 
     /// The ids violated inside the fault budget, once each, in order.
-    pub fn violated_ids(&self) -> Vec<&'static str> {
-        let mut ids: Vec<&'static str> = Vec::new();
+    pub fn violated_ids(&self) -> Vec<InvariantId> {
+        let mut ids: Vec<InvariantId> = Vec::new();
         for violation in self.violations.iter().filter(|v| !v.expected) {
             if !ids.contains(&violation.id) {
                 ids.push(violation.id);

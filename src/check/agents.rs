@@ -19,8 +19,8 @@ pub(crate) struct NoCrossConfigReuse {
 }
 
 impl Monitor for NoCrossConfigReuse {
-    fn id(&self) -> &'static str {
-        InvariantId::NoCrossConfigReuse.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::NoCrossConfigReuse
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -74,8 +74,8 @@ impl OneJobPerAgent {
 }
 
 impl Monitor for OneJobPerAgent {
-    fn id(&self) -> &'static str {
-        InvariantId::OneJobPerAgent.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::OneJobPerAgent
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -135,8 +135,8 @@ pub(crate) struct NoWorkToDisabled {
 }
 
 impl Monitor for NoWorkToDisabled {
-    fn id(&self) -> &'static str {
-        InvariantId::NoWorkToDisabled.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::NoWorkToDisabled
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -197,8 +197,8 @@ impl NoKillWhileBuilding {
 }
 
 impl Monitor for NoKillWhileBuilding {
-    fn id(&self) -> &'static str {
-        InvariantId::NoKillWhileBuilding.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::NoKillWhileBuilding
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

@@ -48,7 +48,7 @@ impl NoAssignWhileCancelling {
             format!("job:{job}"),
         ];
         out.push(Violation::new(
-            InvariantId::NoAssignWhileCancelling.name(),
+            InvariantId::NoAssignWhileCancelling,
             Kind::Always,
             t_ms,
             objects,
@@ -68,8 +68,8 @@ impl NoAssignWhileCancelling {
 }
 
 impl Monitor for NoAssignWhileCancelling {
-    fn id(&self) -> &'static str {
-        InvariantId::NoAssignWhileCancelling.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::NoAssignWhileCancelling
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

@@ -18,27 +18,27 @@ use crate::trace::Record;
 use std::collections::BTreeSet;
 
 /// Every elastic-agent invariant id, in `docs/invariants.md` order.
-const ELASTIC_AGENT_IDS: [&str; 15] = [
-    InvariantId::JobWaitBound.name(),
-    InvariantId::NoCrossConfigReuse.name(),
-    InvariantId::OneJobPerAgent.name(),
-    InvariantId::NoWorkToDisabled.name(),
-    InvariantId::PendingLimit.name(),
-    InvariantId::OnePodPerJob.name(),
-    InvariantId::NoKillWhileBuilding.name(),
-    InvariantId::IdleTimeout.name(),
-    InvariantId::NoOrphanPods.name(),
-    InvariantId::AllJobsComplete.name(),
-    InvariantId::NoLostJob.name(),
-    InvariantId::ReuseHappens.name(),
-    InvariantId::RestartRecovers.name(),
-    InvariantId::NoAssignWhileCancelling.name(),
-    InvariantId::BoundedRequests.name(),
+const ELASTIC_AGENT_IDS: [InvariantId; 15] = [
+    InvariantId::JobWaitBound,
+    InvariantId::NoCrossConfigReuse,
+    InvariantId::OneJobPerAgent,
+    InvariantId::NoWorkToDisabled,
+    InvariantId::PendingLimit,
+    InvariantId::OnePodPerJob,
+    InvariantId::NoKillWhileBuilding,
+    InvariantId::IdleTimeout,
+    InvariantId::NoOrphanPods,
+    InvariantId::AllJobsComplete,
+    InvariantId::NoLostJob,
+    InvariantId::ReuseHappens,
+    InvariantId::RestartRecovers,
+    InvariantId::NoAssignWhileCancelling,
+    InvariantId::BoundedRequests,
 ];
 
 /// `always` invariants that are deadlines on progress (bounded liveness): the capacity fault
 /// budget excuses them as it does `eventually` ones.
-const BOUNDED_LIVENESS: [&str; 1] = [InvariantId::JobWaitBound.name()];
+const BOUNDED_LIVENESS: [InvariantId; 1] = [InvariantId::JobWaitBound];
 
 /// Runs the invariant monitors over one run's records.
 ///
@@ -52,7 +52,7 @@ pub struct Checker {
     capacity: CapacityBudget,
     ring: Ring,
     violations: Vec<Violation>,
-    reported: BTreeSet<(&'static str, Vec<String>)>,
+    reported: BTreeSet<(InvariantId, Vec<String>)>,
     /// Scratch buffer the monitors push into, reused across records.
     fresh: Vec<Violation>,
     last_ms: u64,
@@ -87,7 +87,7 @@ impl Checker {
     /// The elastic-agent monitors that apply under `bounds` (reuse turns `idle-timeout` and
     /// `reuse-happens` on and `one-pod-per-job` off), plus `extra` monitors (leader election),
     /// minus every monitor whose id is in `disabled`.
-    pub fn new(bounds: &Bounds, disabled: &[String], extra: Vec<Box<dyn Monitor>>) -> Checker {
+    pub fn new(bounds: &Bounds, disabled: &[InvariantId], extra: Vec<Box<dyn Monitor>>) -> Checker {
         // The three monitors that ask who builds what follow the assignments once.
         let assignments = SharedAssignments::default();
         let settings = ClusterSettings {
@@ -126,7 +126,7 @@ impl Checker {
             monitors.push(Box::new(OnePodPerJob::default()));
         }
         monitors.extend(extra);
-        monitors.retain(|monitor| !disabled.iter().any(|id| id == monitor.id()));
+        monitors.retain(|monitor| !disabled.contains(&monitor.id()));
         let reading_before = reading_before(&monitors);
         debug_assert!(
             reading_before.iter().all(|&index| index < monitors.len()),
@@ -146,20 +146,20 @@ impl Checker {
     }
 
     /// Every elastic-agent invariant id (leader-election ids live with their monitors).
-    pub fn ids() -> &'static [&'static str] {
+    pub fn ids() -> &'static [InvariantId] {
         &ELASTIC_AGENT_IDS
     }
 
     /// The ids of the monitors this checker runs, in the order they run.
-    pub(crate) fn active_ids(&self) -> Vec<&'static str> {
+    pub(crate) fn active_ids(&self) -> Vec<InvariantId> {
         self.monitors.iter().map(|monitor| monitor.id()).collect()
     }
 
     /// The ids of the active `sometimes` monitors (coverage signals).
-    pub(crate) fn sometimes_ids(&self) -> Vec<&'static str> {
+    pub(crate) fn sometimes_ids(&self) -> Vec<InvariantId> {
         self.active_ids()
             .into_iter()
-            .filter(|id| InvariantId::from_name(id).is_some_and(InvariantId::is_sometimes))
+            .filter(|id| id.is_sometimes())
             .collect()
     }
 
@@ -221,8 +221,7 @@ impl Checker {
                 monitor.finish(t_ms, &mut self.fresh);
             }
             self.accept_fresh();
-            self.violations
-                .sort_by(|a, b| (a.at_ms, a.id).cmp(&(b.at_ms, b.id)));
+            (self.violations).sort_by_key(|violation| (violation.at_ms, violation.id));
             debug_assert!(
                 (self.violations.iter()).all(|violation| violation.at_ms <= t_ms),
                 "the run's violations are judged by its end"

@@ -94,7 +94,7 @@ impl InvariantId {
     ];
 
     /// The id as docs, scenarios and reports write it.
-    pub(crate) const fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             InvariantId::JobWaitBound => "job-wait-bound",
             InvariantId::NoCrossConfigReuse => "no-cross-config-reuse",
@@ -129,6 +129,12 @@ impl InvariantId {
         InvariantId::ALL.into_iter().find(|id| id.name() == name)
     }
 
+    /// The names of `ids`, joined by `separator` (how reports list them).
+    pub fn join(ids: &[InvariantId], separator: &str) -> String {
+        let names: Vec<&str> = ids.iter().map(|id| id.name()).collect();
+        names.join(separator)
+    }
+
     /// The `sometimes` invariants: the only ones `[invariants] require` changes.
     pub(crate) const fn is_sometimes(self) -> bool {
         matches!(
@@ -152,13 +158,25 @@ impl PartialOrd for InvariantId {
 
 impl fmt::Display for InvariantId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 
 impl Serialize for InvariantId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.name())
+    }
+}
+
+/// `--invariant ID` on the command line: an unknown id is refused by clap (exit 2), listing
+/// the valid ones.
+impl clap::ValueEnum for InvariantId {
+    fn value_variants<'a>() -> &'a [Self] {
+        &InvariantId::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
     }
 }
 

@@ -128,8 +128,8 @@ impl JobWaitBound {
 }
 
 impl Monitor for JobWaitBound {
-    fn id(&self) -> &'static str {
-        InvariantId::JobWaitBound.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::JobWaitBound
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -263,8 +263,8 @@ impl AllJobsComplete {
 }
 
 impl Monitor for AllJobsComplete {
-    fn id(&self) -> &'static str {
-        InvariantId::AllJobsComplete.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::AllJobsComplete
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
@@ -373,8 +373,8 @@ impl NoLostJob {
 }
 
 impl Monitor for NoLostJob {
-    fn id(&self) -> &'static str {
-        InvariantId::NoLostJob.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::NoLostJob
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

@@ -25,7 +25,7 @@ mod tests;
 
 pub use hazard::{Hazard, defect_count_text, hazard_lines, hazard_of};
 
-use super::{Kind, Monitor, Violation};
+use super::{InvariantId, Kind, Monitor, Violation};
 use crate::leader::Variant;
 use shared_view::SharedView;
 use view::LeaderView;
@@ -133,7 +133,7 @@ fn feed(
 
 /// Build a violation naming replicas and modules, quoting their recent records.
 fn violation(
-    id: &'static str,
+    id: InvariantId,
     kind: Kind,
     t_ms: u64,
     view: &LeaderView,

@@ -14,10 +14,10 @@ pub use leader::{
 };
 
 use crate::trace::Record;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// How an invariant is judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// How an invariant is judged (`always`, `eventually`, `sometimes` in reports and shards).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Must hold at every record; reported at the record that broke it.
@@ -32,7 +32,7 @@ pub enum Kind {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Violation {
     /// Stable id from `docs/invariants.md`, e.g. `job-wait-bound`.
-    pub id: &'static str,
+    pub id: InvariantId,
     /// How the broken invariant is judged.
     pub kind: Kind,
     /// Simulated time at which the invariant broke, in milliseconds.
@@ -51,7 +51,7 @@ pub struct Violation {
 /// One invariant monitor.
 pub trait Monitor {
     /// The invariant id.
-    fn id(&self) -> &'static str;
+    fn id(&self) -> InvariantId;
     /// Judge the record on the state it arrives in, before any monitor observes it: monitors
     /// that share what they rebuild from records (the leader monitors' one view) cannot read
     /// that state in `observe`, since the first of them to observe a record folds it in. The
@@ -71,7 +71,7 @@ pub trait Monitor {
 impl Violation {
     /// A violation with no context yet (the [`Checker`] fills it) that is not expected.
     pub fn new(
-        id: &'static str,
+        id: InvariantId,
         kind: Kind,
         at_ms: u64,
         objects: Vec<String>,

@@ -76,8 +76,8 @@ impl PendingLimit {
 }
 
 impl Monitor for PendingLimit {
-    fn id(&self) -> &'static str {
-        InvariantId::PendingLimit.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::PendingLimit
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -116,8 +116,8 @@ pub(crate) struct OnePodPerJob {
 }
 
 impl Monitor for OnePodPerJob {
-    fn id(&self) -> &'static str {
-        InvariantId::OnePodPerJob.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::OnePodPerJob
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -145,7 +145,7 @@ impl Monitor for OnePodPerJob {
                         format!("pod:{pod}"),
                     ];
                     out.push(Violation::new(
-                        InvariantId::OnePodPerJob.name(),
+                        InvariantId::OnePodPerJob,
                         Kind::Always,
                         t_ms,
                         objects,
@@ -239,8 +239,8 @@ impl NoOrphanPods {
 }
 
 impl Monitor for NoOrphanPods {
-    fn id(&self) -> &'static str {
-        InvariantId::NoOrphanPods.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::NoOrphanPods
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

@@ -13,8 +13,8 @@ use crate::trace::Record;
 pub(crate) struct BoundedRequests;
 
 impl Monitor for BoundedRequests {
-    fn id(&self) -> &'static str {
-        InvariantId::BoundedRequests.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::BoundedRequests
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -36,7 +36,7 @@ impl Monitor for BoundedRequests {
              request storm; the run stops here and its eventually-invariants are judged now"
         );
         out.push(Violation::new(
-            InvariantId::BoundedRequests.name(),
+            InvariantId::BoundedRequests,
             Kind::Always,
             t_ms,
             vec!["server:gocd".to_owned()],
@@ -48,7 +48,7 @@ impl Monitor for BoundedRequests {
 #[cfg(test)]
 mod tests {
     use super::BoundedRequests;
-    use crate::check::{Kind, Monitor};
+    use crate::check::{InvariantId, Kind, Monitor};
     use crate::trace::Record;
 
     #[test]
@@ -66,7 +66,7 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(
             (out[0].id, out[0].kind, out[0].at_ms),
-            ("bounded-requests", Kind::Always, 9_000)
+            (InvariantId::BoundedRequests, Kind::Always, 9_000)
         );
         assert!(
             out[0].message.contains("41 create-agent"),

@@ -144,7 +144,7 @@ impl IdleTimeout {
         if self.reported.insert(pod.to_owned()) {
             let objects = vec![format!("pod:{pod}")];
             let mut violation = Violation::new(
-                InvariantId::IdleTimeout.name(),
+                InvariantId::IdleTimeout,
                 Kind::Always,
                 at_ms,
                 objects,
@@ -412,8 +412,8 @@ impl IdleTimeout {
 }
 
 impl Monitor for IdleTimeout {
-    fn id(&self) -> &'static str {
-        InvariantId::IdleTimeout.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::IdleTimeout
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -479,8 +479,8 @@ pub(crate) struct ReuseHappens {
 }
 
 impl Monitor for ReuseHappens {
-    fn id(&self) -> &'static str {
-        InvariantId::ReuseHappens.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::ReuseHappens
     }
 
     fn observe(&mut self, _t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
@@ -524,8 +524,8 @@ pub(crate) struct RestartRecovers {
 }
 
 impl Monitor for RestartRecovers {
-    fn id(&self) -> &'static str {
-        InvariantId::RestartRecovers.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::RestartRecovers
     }
 
     fn observe(&mut self, _t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {

@@ -293,8 +293,8 @@ pub struct ShrinkArgs {
     #[arg(long, value_enum)]
     pub variant: Option<crate::mutants::Variant>,
     /// The invariant id to keep failing (default: the run's earliest violation).
-    #[arg(long)]
-    pub invariant: Option<String>,
+    #[arg(long, value_enum)]
+    pub invariant: Option<crate::check::InvariantId>,
     /// Wall-clock budget for shrinking, as a duration (`60s`, `5m`).
     #[arg(long, default_value = "60s")]
     pub time: String,

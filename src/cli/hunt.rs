@@ -9,6 +9,7 @@ use super::args::HuntArgs;
 use super::sim::{load, reproduce};
 use crate::ablation::{Ablation, Ablations, Owner};
 use crate::allocator::Policy;
+use crate::check::InvariantId;
 use crate::explore::hunt::{HuntResult, Limits, Mode, Target, hunt};
 use crate::mutants::{Variant, declared_of};
 use crate::report::atomic;
@@ -37,7 +38,7 @@ pub(super) struct TargetRow {
     pub seeds_tried: u64,
     pub wall_s_to_kill: Option<f64>,
     pub wall_s: f64,
-    pub invariant: Option<String>,
+    pub invariant: Option<InvariantId>,
     /// `<out>/<target>/repro.toml` (None when it survived).
     pub repro: Option<String>,
     /// The shrunk repro, loaded from its file, fails the same invariant.
@@ -342,7 +343,7 @@ fn row_of(
     let file = &files[find.candidate.scenario];
     row.seeds_to_kill = Some(find.seeds_to_kill);
     row.wall_s_to_kill = Some(find.wall_s);
-    row.invariant = Some(find.invariant.clone());
+    row.invariant = Some(find.invariant);
     row.file = Some(file.display().to_string());
     row.seed = Some(find.settings.seed);
     row.swarm_draw = find.candidate.draw.as_ref().map(ToString::to_string);
@@ -364,7 +365,7 @@ fn shrink_find(
     let outcome = crate::explore::shrink(
         &find.scenario,
         &find.settings,
-        Some(&find.invariant),
+        Some(find.invariant),
         &out_of_time,
     )?;
     if let Some(parent) = repro.parent() {
@@ -377,7 +378,7 @@ fn shrink_find(
     let loaded = load(repro)?;
     let settings = RunSettings::from_scenario(&loaded);
     let rerun = crate::run::run_scenario(&loaded, settings, None, String::new())?;
-    Ok(rerun.violated_ids().contains(&find.invariant.as_str()))
+    Ok(rerun.violated_ids().contains(&find.invariant))
 }
 
 fn write_outputs(
@@ -428,7 +429,7 @@ fn markdown(master_seed: u64, budget_s: f64, interrupted: bool, rows: &[TargetRo
                 (true, _) => "killed",
                 _ => "survived",
             },
-            row.invariant.as_deref().unwrap_or("–"),
+            row.invariant.map_or("–", |id| id.name()),
             row.repro.as_deref().unwrap_or("–"),
         ));
     }
@@ -471,17 +472,16 @@ pub(super) fn table(rows: &[TargetRow]) -> String {
     );
     for name in names {
         let of = |mode: &str| rows.iter().find(|r| r.target == name && r.mode == mode);
-        let invariants: Vec<String> = [of("uniform"), of("guided")]
+        let mut found: Vec<InvariantId> = [of("uniform"), of("guided")]
             .into_iter()
             .flatten()
-            .filter_map(|row| row.invariant.clone())
+            .filter_map(|row| row.invariant)
             .collect();
-        let mut invariants = invariants;
-        invariants.dedup();
-        let invariant = if invariants.is_empty() {
+        found.dedup();
+        let invariant = if found.is_empty() {
             "–".to_owned()
         } else {
-            invariants.join(" / ")
+            InvariantId::join(&found, " / ")
         };
         text.push_str(&format!(
             "{name:<26} {:<24} {:<24} {invariant}\n",

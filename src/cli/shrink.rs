@@ -42,12 +42,7 @@ pub(super) fn run(args: &ShrinkArgs) -> Result<(), Failure> {
     let stopwatch = Stopwatch::start();
     let budget_s = budget_ms as f64 / 1000.0;
     let out_of_time = || stopwatch.seconds() >= budget_s;
-    let outcome = shrink(
-        &scenario,
-        &settings,
-        args.invariant.as_deref(),
-        &out_of_time,
-    )?;
+    let outcome = shrink(&scenario, &settings, args.invariant, &out_of_time)?;
     let wall_s = stopwatch.seconds();
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)

@@ -43,11 +43,13 @@ pub(super) fn apply_swarm_draw(scenario: &mut Scenario, text: Option<&str>) -> R
     if let Some(kind) = draw
         .weights
         .keys()
-        .find(|k| !scenario.swarm.kinds.contains(k))
+        .find(|k| !scenario.swarm.kinds.contains(&k.0))
     {
+        let names: Vec<&str> = scenario.swarm.kinds.iter().map(|k| k.name()).collect();
         return Err(Failure::Input(format!(
-            "--swarm-draw: {kind:?} is not in [swarm] kinds ({})",
-            scenario.swarm.kinds.join(", ")
+            "--swarm-draw: {:?} is not in [swarm] kinds ({})",
+            kind.0.name(),
+            names.join(", ")
         )));
     }
     scenario.swarm.draw = Some(draw);

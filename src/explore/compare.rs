@@ -13,6 +13,7 @@
 //!   replicas acting as means per seed.
 
 use super::sweep::SeedRow;
+use crate::check::InvariantId;
 use crate::report::atomic;
 use crate::report::format::{number_text, ratio_text};
 use crate::report::percentile_nearest_rank;
@@ -33,7 +34,7 @@ pub struct PolicyRow {
     /// `passed ÷ seeds`.
     pub pass_rate: f64,
     /// Invariant id → fraction of seeds in which it held (ids failing under any policy).
-    pub invariant_pass_rates: BTreeMap<&'static str, f64>,
+    pub invariant_pass_rates: BTreeMap<InvariantId, f64>,
     /// `safety`, `liveness`, `both` → failing seeds.
     pub failure_classes: BTreeMap<String, u64>,
     /// Assignments to an agent that had already run a job ÷ assignments, pooled over the seeds.
@@ -128,7 +129,7 @@ fn percentile_s(sorted_ms: &[u64], percent: u64) -> f64 {
 
 /// Aggregate each policy's seed rows; `runs` is (policy name, rows) in display order.
 pub(crate) fn compare_rows(runs: &[(String, Vec<SeedRow>)]) -> Vec<PolicyRow> {
-    let failing_ids: BTreeSet<&'static str> = runs
+    let failing_ids: BTreeSet<InvariantId> = runs
         .iter()
         .flat_map(|(_, rows)| rows.iter().flat_map(|row| row.violated_ids()))
         .collect();
@@ -137,7 +138,7 @@ pub(crate) fn compare_rows(runs: &[(String, Vec<SeedRow>)]) -> Vec<PolicyRow> {
         .collect()
 }
 
-fn policy_row(label: &str, rows: &[SeedRow], failing_ids: &BTreeSet<&'static str>) -> PolicyRow {
+fn policy_row(label: &str, rows: &[SeedRow], failing_ids: &BTreeSet<InvariantId>) -> PolicyRow {
     let seeds = rows.len() as u64;
     let passed = rows.iter().filter(|row| row.passed()).count() as u64;
     let fraction = |count: u64| {
@@ -243,14 +244,14 @@ pub(crate) fn compare_cells(rows: &[PolicyRow]) -> Vec<(String, Vec<String>)> {
     } else {
         lines.extend(elastic.iter().map(line));
     }
-    let ids: BTreeSet<&'static str> = rows
+    let ids: BTreeSet<InvariantId> = rows
         .iter()
         .flat_map(|row| row.invariant_pass_rates.keys().copied())
         .collect();
     for id in ids {
         let cells = rows
             .iter()
-            .map(|row| ratio_text(row.invariant_pass_rates.get(id).copied().unwrap_or(1.0)))
+            .map(|row| ratio_text(row.invariant_pass_rates.get(&id).copied().unwrap_or(1.0)))
             .collect();
         lines.push((format!("pass_rate:{id}"), cells));
     }
@@ -353,7 +354,7 @@ pub(super) fn chart_rows(rows: &[PolicyRow]) -> Vec<crate::report::plots::Policy
             invariant_pass_rates: row
                 .invariant_pass_rates
                 .iter()
-                .map(|(id, rate)| ((*id).to_owned(), *rate))
+                .map(|(&id, &rate)| (id, rate))
                 .collect(),
             leader: row.leader.map(|leader| crate::report::plots::LeaderBars {
                 failover_s_p95: leader.failover_s_p95,

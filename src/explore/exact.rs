@@ -6,7 +6,6 @@
 //! `float_roundtrip` feature is off here), and one unit in the last place is enough to move a
 //! mean across a rounding boundary in a table.
 
-use crate::check::{InvariantId, Kind};
 use crate::report::Metrics;
 use std::collections::BTreeMap;
 
@@ -115,64 +114,9 @@ pub(crate) fn metrics_from_values(values: &BTreeMap<String, f64>) -> Result<Metr
     })
 }
 
-/// An invariant id read back from a file, as the `&'static str` the checker uses: the name of
-/// the [`InvariantId`] it parses into, so nothing is allocated or kept; an id no monitor has
-/// is an error.
-pub(crate) fn static_id(id: &str) -> Result<&'static str, String> {
-    InvariantId::from_name(id)
-        .map(InvariantId::name)
-        .ok_or_else(|| format!("unknown invariant id {id:?}"))
-}
-
-/// How an invariant is judged, as written in `shard.json`.
-pub(crate) fn kind_text(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Always => "always",
-        Kind::Eventually => "eventually",
-        Kind::Sometimes => "sometimes",
-    }
-}
-
-/// The [`Kind`] that [`kind_text`] wrote.
-pub(crate) fn kind_from_text(text: &str) -> Result<Kind, String> {
-    match text {
-        "always" => Ok(Kind::Always),
-        "eventually" => Ok(Kind::Eventually),
-        "sometimes" => Ok(Kind::Sometimes),
-        other => Err(format!(
-            "invariant kind {other:?} is not always, eventually or sometimes"
-        )),
-    }
-}
-
-/// `#[serde(with = "exact::static_id_option")]`: an optional invariant id.
-pub(crate) mod static_id_option {
-    use super::static_id;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    /// Write the id, or null.
-    pub(crate) fn serialize<S: Serializer>(
-        value: &Option<&'static str>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        value.serialize(serializer)
-    }
-
-    /// Read an id written by [`serialize`], interned as a `'static` str.
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<&'static str>, D::Error> {
-        Option::<String>::deserialize(deserializer)?
-            .map(|id| static_id(&id))
-            .transpose()
-            .map_err(serde::de::Error::custom)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{float_from_text, float_text, metrics_from_values, static_id};
-    use crate::check::InvariantId;
+    use super::{float_from_text, float_text, metrics_from_values};
     use crate::report::Metrics;
     use std::collections::BTreeMap;
 
@@ -210,18 +154,5 @@ mod tests {
         assert_eq!(metrics_from_values(&values), Ok(metrics));
         let error = metrics_from_values(&BTreeMap::new()).expect_err("nothing to read");
         assert!(error.contains("jobs_total"), "{error}");
-    }
-
-    #[test]
-    fn an_id_reads_back_as_its_invariant_and_an_unknown_one_is_refused() {
-        let first = static_id("job-wait-bound").expect("an id");
-        let second = static_id(&String::from("job-wait-bound")).expect("an id");
-        assert!(std::ptr::eq(first, second));
-        assert_eq!(first, InvariantId::JobWaitBound.name());
-        let error = static_id("job-wait").expect_err("no such invariant");
-        assert!(
-            error.contains("unknown invariant id \"job-wait\""),
-            "{error}"
-        );
     }
 }

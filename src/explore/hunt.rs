@@ -11,8 +11,9 @@
 //! itself reproducible. Wall time is measured by the caller (`elapsed`), outside every run.
 
 use super::coverage::Coverage;
+use crate::check::InvariantId;
 use crate::run::{RunError, run_scenario, run_scenario_tapped};
-use crate::scenario::{Scenario, SwarmDraw};
+use crate::scenario::{DrawKind, FaultType, Scenario, SwarmDraw};
 use crate::world::{RunSettings, seed_selection};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -81,7 +82,7 @@ pub struct Find {
     /// Wall-clock seconds from the hunt's start to the find.
     pub wall_s: f64,
     /// The invariant that failed first in the run.
-    pub invariant: String,
+    pub invariant: InvariantId,
     /// The scenario as run (the draw written in), and its settings.
     pub scenario: Scenario,
     /// The run settings, with the candidate's seed.
@@ -125,7 +126,7 @@ pub struct Limits<'a> {
 
 /// One run's verdict (first failing invariant) and, in guided mode, its coverage.
 struct Ran {
-    failed: Option<String>,
+    failed: Option<InvariantId>,
     features: BTreeSet<String>,
 }
 
@@ -191,7 +192,7 @@ fn run_candidate(target: &Target, candidate: &Candidate, mode: Mode) -> Result<R
             (outcome, coverage.features())
         }
     };
-    let mut failed = super::first_violated(&outcome).map(str::to_owned);
+    let mut failed = super::first_violated(&outcome);
     if failed.is_some() && target.is_mutant() {
         let mut control = scenario.clone();
         control.ablations = crate::ablation::Ablations::none();
@@ -214,7 +215,7 @@ struct Search {
     corpus: Vec<Candidate>,
     seen: BTreeSet<String>,
     /// The kinds each scenario's swarm may draw from (for mutation).
-    kinds: Vec<Vec<String>>,
+    kinds: Vec<Vec<FaultType>>,
     /// Seeds' own draws, as starting points (scenario index, seed) → draw.
     selections: Vec<Scenario>,
 }
@@ -278,8 +279,8 @@ impl Search {
         for _ in 0..steps {
             match self.random.below(4) {
                 0 if !kinds.is_empty() => {
-                    let kind = &kinds[self.random.below(kinds.len() as u64) as usize];
-                    let weight = draw.weights.entry(kind.clone()).or_insert(0);
+                    let kind = kinds[self.random.below(kinds.len() as u64) as usize];
+                    let weight = draw.weights.entry(DrawKind(kind)).or_insert(0);
                     *weight = if *weight == 0 {
                         100 + 25 * self.random.below(13) as u32
                     } else {
@@ -287,8 +288,8 @@ impl Search {
                     };
                 }
                 1 if !kinds.is_empty() => {
-                    let kind = &kinds[self.random.below(kinds.len() as u64) as usize];
-                    let weight = draw.weights.entry(kind.clone()).or_insert(100);
+                    let kind = kinds[self.random.below(kinds.len() as u64) as usize];
+                    let weight = draw.weights.entry(DrawKind(kind)).or_insert(100);
                     *weight = if self.random.below(2) == 0 {
                         (*weight * 2).min(1_600)
                     } else {
@@ -331,7 +332,7 @@ impl Search {
         target: &Target,
         candidate: Candidate,
         tried: u64,
-        invariant: String,
+        invariant: InvariantId,
         limits: &Limits<'_>,
     ) -> Find {
         let scenario = candidate_scenario(target, &candidate);

@@ -3,6 +3,7 @@
 
 use super::compare::{PolicyRow, chart_rows, compare_rows};
 use super::sweep::SeedRow;
+use crate::check::InvariantId;
 use crate::report::format::{number_text, ratio_text};
 use crate::report::html::{IndexPage, Link, RowVerdict, VerdictRow, write_index};
 use crate::report::plots::compare_charts;
@@ -30,7 +31,7 @@ fn failing_link(row: &SeedRow, prefix: &str, label: &str) -> Link {
         label: format!(
             "{label}seed {}: {}",
             row.seed,
-            row.violated_ids().join(", ")
+            InvariantId::join(&row.violated_ids(), ", ")
         ),
         href: format!("{prefix}seed-{}/summary.md", row.seed),
     }
@@ -67,7 +68,7 @@ pub(crate) fn write_sweep_page(
                 verdict: RowVerdict::of(row.passed()),
                 cells: vec![
                     row.seed.to_string(),
-                    row.violated_ids().join(", "),
+                    InvariantId::join(&row.violated_ids(), ", "),
                     number_text(row.metrics.wait_s_p95),
                     row.metrics.pods_created.to_string(),
                     ratio_text(row.metrics.reuse_ratio),

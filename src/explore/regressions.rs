@@ -17,6 +17,7 @@
 //! among the replay's failing ids (a `pass` entry lists none).
 
 use crate::allocator::Policy;
+use crate::check::InvariantId;
 use crate::run::{RunError, run_scenario};
 use crate::world::RunSettings;
 use serde::Deserialize;
@@ -41,7 +42,7 @@ pub struct Entry {
     pub verdict: String,
     /// Invariant ids that must fail in the replay (others may too).
     #[serde(default)]
-    pub violated: Vec<String>,
+    pub violated: Vec<InvariantId>,
     /// Why the entry exists.
     #[serde(default)]
     pub note: String,
@@ -85,7 +86,7 @@ pub struct Replayed {
     /// The replay's verdict, `pass` or `fail`.
     pub verdict: String,
     /// The ids of the invariants that failed in the replay.
-    pub violated: Vec<&'static str>,
+    pub violated: Vec<InvariantId>,
     /// The replay's trace fingerprint.
     pub fingerprint: String,
 }
@@ -119,10 +120,9 @@ pub fn replay(entry: &Entry) -> Result<Replayed, RunError> {
 impl Entry {
     /// `None` when `replayed` is what the entry expects, else what differs.
     pub fn mismatch(&self, replayed: &Replayed) -> Option<String> {
-        let missing: Vec<&str> = self
+        let missing: Vec<&InvariantId> = self
             .violated
             .iter()
-            .map(String::as_str)
             .filter(|id| !replayed.violated.contains(id))
             .collect();
         if replayed.verdict == self.verdict && missing.is_empty() {
@@ -134,9 +134,9 @@ impl Entry {
             replayed.seed,
             replayed.policy.name(),
             self.verdict,
-            self.violated.join(", "),
+            InvariantId::join(&self.violated, ", "),
             replayed.verdict,
-            replayed.violated.join(", ")
+            InvariantId::join(&replayed.violated, ", ")
         ))
     }
 }

@@ -11,7 +11,7 @@
 use super::ddmin::{bisect_down, ddmin};
 use super::materialise::{Size, materialise, pin};
 use super::sweep::first_violated;
-use crate::check::Kind;
+use crate::check::{InvariantId, Kind};
 use crate::run::{RunError, run_scenario};
 use crate::scenario::{
     ElasticFault, FaultKind, JobSource, LeaderFault, NetworkFault, Scenario, to_toml,
@@ -24,7 +24,7 @@ use std::path::Path;
 #[derive(Clone, Debug)]
 pub struct ShrinkOutcome {
     /// The invariant the repro fails.
-    pub invariant: String,
+    pub invariant: InvariantId,
     /// The minimised, pinned scenario (write it with `scenario::to_toml`).
     pub repro: Scenario,
     /// The size of the scenario as found.
@@ -47,13 +47,13 @@ pub struct ShrinkOutcome {
 pub fn shrink(
     scenario: &Scenario,
     settings: &RunSettings,
-    invariant: Option<&str>,
+    invariant: Option<InvariantId>,
     out_of_time: &dyn Fn() -> bool,
 ) -> Result<ShrinkOutcome, RunError> {
     let original_run = run_scenario(scenario, settings.clone(), None, String::new())?;
     let violated = original_run.violated_ids();
     let target = match invariant {
-        Some(id) if violated.contains(&id) => id.to_owned(),
+        Some(id) if violated.contains(&id) => id,
         Some(id) => {
             return Err(RunError::Input(format!(
                 "seed {} does not violate {id}; it violates: {}",
@@ -61,19 +61,17 @@ pub fn shrink(
                 list_or_nothing(&violated)
             )));
         }
-        None => first_violated(&original_run)
-            .ok_or_else(|| {
-                RunError::Input(format!("seed {} passes: nothing to shrink", settings.seed))
-            })?
-            .to_owned(),
+        None => first_violated(&original_run).ok_or_else(|| {
+            RunError::Input(format!("seed {} passes: nothing to shrink", settings.seed))
+        })?,
     };
     let liveness = original_run
         .info
         .violations
         .iter()
         .any(|violation| violation.id == target && violation.kind != Kind::Always);
-    let allowed = violated.iter().map(|id| (*id).to_owned()).collect();
-    let mut checker = Candidates::new(target.clone(), allowed);
+    let allowed = violated.iter().copied().collect();
+    let mut checker = Candidates::new(target, allowed);
     let explicit = materialise(scenario, settings)?;
     let (mut current, fallback) = if checker.fails(&explicit) {
         (explicit, false)
@@ -110,24 +108,25 @@ pub fn shrink(
     })
 }
 
-fn list_or_nothing(ids: &[&str]) -> String {
+fn list_or_nothing(ids: &[InvariantId]) -> String {
     if ids.is_empty() {
         "nothing".to_owned()
     } else {
-        ids.join(", ")
+        let names: Vec<&str> = ids.iter().map(|id| id.name()).collect();
+        names.join(", ")
     }
 }
 
 /// Judges candidates, with a cache keyed by the candidate's TOML text.
 struct Candidates {
-    target: String,
-    allowed: BTreeSet<String>,
+    target: InvariantId,
+    allowed: BTreeSet<InvariantId>,
     cache: BTreeMap<String, bool>,
     runs: u64,
 }
 
 impl Candidates {
-    fn new(target: String, allowed: BTreeSet<String>) -> Candidates {
+    fn new(target: InvariantId, allowed: BTreeSet<InvariantId>) -> Candidates {
         Candidates {
             target,
             allowed,
@@ -157,7 +156,7 @@ impl Candidates {
             return false;
         };
         let ids = outcome.violated_ids();
-        ids.contains(&self.target.as_str()) && ids.iter().all(|id| self.allowed.contains(*id))
+        ids.contains(&self.target) && ids.iter().all(|id| self.allowed.contains(id))
     }
 }
 

@@ -3,20 +3,21 @@
 //! which other seeds ran.
 
 use super::exact;
-use crate::check::Kind;
+use crate::check::{InvariantId, Kind};
 use crate::report::Metrics;
 use crate::run::{RunError, RunOutcome, run_scenario};
 use crate::scenario::Scenario;
 use crate::wall::Stopwatch;
 use crate::world::RunSettings;
 use rayon::prelude::*;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
-/// An invariant that failed in a run, with how it is judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// An invariant that failed in a run, with how it is judged: `{ "id": …, "kind": "always" }`
+/// in `shard.json` (an unknown id or kind is an error there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ViolatedId {
     /// The invariant's id.
-    pub id: &'static str,
+    pub id: InvariantId,
     /// How the invariant is judged.
     pub kind: Kind,
 }
@@ -30,37 +31,6 @@ impl ViolatedId {
         } else {
             "liveness"
         }
-    }
-}
-
-/// An invariant id as the checker names it. (A named alias also keeps serde from treating
-/// `Option<&'static str>` as borrowed from the input, which `exact::static_id_option` is not.)
-pub(crate) type InvariantId = &'static str;
-
-/// `{ "id": …, "kind": "always" }` in `shard.json`.
-#[derive(Serialize, Deserialize)]
-struct ViolatedRecord {
-    id: String,
-    kind: String,
-}
-
-impl Serialize for ViolatedId {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        ViolatedRecord {
-            id: self.id.to_owned(),
-            kind: exact::kind_text(self.kind).to_owned(),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for ViolatedId {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let record = ViolatedRecord::deserialize(deserializer)?;
-        Ok(ViolatedId {
-            id: exact::static_id(&record.id).map_err(serde::de::Error::custom)?,
-            kind: exact::kind_from_text(&record.kind).map_err(serde::de::Error::custom)?,
-        })
     }
 }
 
@@ -92,7 +62,6 @@ pub struct SeedRow {
     /// Failing invariants, sorted by id, without repeats.
     pub violated: Vec<ViolatedId>,
     /// The earliest failing violation's id (what `shrink` picks by default).
-    #[serde(with = "exact::static_id_option")]
     pub first_violated: Option<InvariantId>,
     /// The run's trace fingerprint (SHA-256, hex).
     pub fingerprint: String,
@@ -167,13 +136,13 @@ impl SeedRow {
     }
 
     /// The failing ids, sorted.
-    pub(crate) fn violated_ids(&self) -> Vec<&'static str> {
+    pub(crate) fn violated_ids(&self) -> Vec<InvariantId> {
         self.violated.iter().map(|violated| violated.id).collect()
     }
 }
 
 /// The id of the earliest failing violation (the first listed among equal times).
-pub fn first_violated(outcome: &RunOutcome) -> Option<&'static str> {
+pub fn first_violated(outcome: &RunOutcome) -> Option<InvariantId> {
     outcome
         .info
         .violations

@@ -2,6 +2,7 @@
 //! many seeds; the failing seeds. Written as `sweep.csv` and `sweep.md` and printed as a table.
 
 use super::sweep::SeedRow;
+use crate::check::InvariantId;
 use crate::report::atomic;
 use crate::report::format::{number_text, ratio_text};
 use std::collections::BTreeMap;
@@ -53,7 +54,7 @@ fn sweep_variant(rows: &[SeedRow]) -> Option<crate::leader::Variant> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvariantCount {
     /// The invariant's id.
-    pub id: &'static str,
+    pub id: InvariantId,
     /// `safety` or `liveness`.
     pub class: &'static str,
     /// Seeds on which it failed.
@@ -78,7 +79,7 @@ pub struct SweepSummary {
 impl SweepSummary {
     /// Count seeds, passes and violations per invariant over `rows`.
     pub fn of(rows: &[SeedRow]) -> SweepSummary {
-        let mut invariants: BTreeMap<&'static str, InvariantCount> = BTreeMap::new();
+        let mut invariants: BTreeMap<InvariantId, InvariantCount> = BTreeMap::new();
         let mut classes = BTreeMap::new();
         let mut failing_seeds = Vec::new();
         for row in rows {
@@ -147,7 +148,7 @@ pub fn write_sweep_csv(out: &mut dyn Write, rows: &[SeedRow]) -> io::Result<()> 
         }
         record.extend([
             row.verdict.clone(),
-            row.violated_ids().join(";"),
+            InvariantId::join(&row.violated_ids(), ";"),
             row.fingerprint.clone(),
             row.failure_class.clone().unwrap_or_default(),
         ]);
@@ -247,7 +248,7 @@ pub fn sweep_table(summary: &SweepSummary, rows: &[SeedRow]) -> String {
         let width = summary
             .invariants
             .iter()
-            .map(|c| c.id.len())
+            .map(|c| c.id.name().len())
             .max()
             .unwrap_or(0);
         let _ = writeln!(out, "  {:<width$}  class     seeds violated", "invariant");
@@ -268,7 +269,7 @@ pub fn sweep_table(summary: &SweepSummary, rows: &[SeedRow]) -> String {
                 "  seed {} [{}] {}: {}",
                 row.seed,
                 row.failure_class.as_deref().unwrap_or("?"),
-                row.violated_ids().join(", "),
+                InvariantId::join(&row.violated_ids(), ", "),
                 row.reproduce
             );
         }
@@ -332,7 +333,7 @@ pub fn sweep_markdown(title: &str, summary: &SweepSummary, rows: &[SeedRow]) -> 
                 "| {} | {} | {} | `{}` |",
                 row.seed,
                 row.failure_class.as_deref().unwrap_or(""),
-                row.violated_ids().join(", "),
+                InvariantId::join(&row.violated_ids(), ", "),
                 row.reproduce
             );
         }

@@ -4,10 +4,10 @@ use super::{
     FAILING_LISTED_MAX, PolicyRow, SeedRow, SweepSummary, ViolatedId, compare_rows, sweep_table,
     write_compare_csv, write_sweep_csv,
 };
-use crate::check::Kind;
+use crate::check::{InvariantId, Kind};
 use crate::report::Metrics;
 
-fn row(seed: u64, violated: &[(&'static str, Kind)], waits_ms: &[u64]) -> SeedRow {
+fn row(seed: u64, violated: &[(InvariantId, Kind)], waits_ms: &[u64]) -> SeedRow {
     let mut violated: Vec<ViolatedId> = violated
         .iter()
         .map(|&(id, kind)| ViolatedId { id, kind })
@@ -44,8 +44,8 @@ fn row(seed: u64, violated: &[(&'static str, Kind)], waits_ms: &[u64]) -> SeedRo
     }
 }
 
-const WAIT: (&str, Kind) = ("job-wait-bound", Kind::Always);
-const COMPLETE: (&str, Kind) = ("all-jobs-complete", Kind::Eventually);
+const WAIT: (InvariantId, Kind) = (InvariantId::JobWaitBound, Kind::Always);
+const COMPLETE: (InvariantId, Kind) = (InvariantId::AllJobsComplete, Kind::Eventually);
 
 #[test]
 fn a_sweep_summary_counts_seeds_per_invariant_and_per_class() {
@@ -57,7 +57,7 @@ fn a_sweep_summary_counts_seeds_per_invariant_and_per_class() {
     ];
     let summary = SweepSummary::of(&rows);
     assert_eq!((summary.seeds, summary.passed, summary.failed()), (4, 1, 3));
-    let counts: Vec<(&str, &str, u64)> = summary
+    let counts: Vec<(InvariantId, &str, u64)> = summary
         .invariants
         .iter()
         .map(|c| (c.id, c.class, c.seeds_violated))
@@ -65,8 +65,8 @@ fn a_sweep_summary_counts_seeds_per_invariant_and_per_class() {
     assert_eq!(
         counts,
         vec![
-            ("all-jobs-complete", "liveness", 2),
-            ("job-wait-bound", "safety", 2)
+            (InvariantId::AllJobsComplete, "liveness", 2),
+            (InvariantId::JobWaitBound, "safety", 2)
         ]
     );
     let classes: Vec<(&str, u64)> = summary
@@ -167,9 +167,12 @@ fn compare_pools_waits_over_all_seeds_and_averages_pod_costs_per_seed() {
     assert_eq!(pr355.pods_created_mean, 1.5);
     assert_eq!(pr355.pod_seconds_mean(), 15.0);
     // An invariant failing under one policy gets a pass rate under every policy.
-    assert_eq!(pr355.invariant_pass_rates.get("job-wait-bound"), Some(&0.5));
     assert_eq!(
-        rows[1].invariant_pass_rates.get("job-wait-bound"),
+        pr355.invariant_pass_rates.get(&InvariantId::JobWaitBound),
+        Some(&0.5)
+    );
+    assert_eq!(
+        rows[1].invariant_pass_rates.get(&InvariantId::JobWaitBound),
         Some(&1.0)
     );
     let mut bytes = Vec::new();
@@ -187,7 +190,11 @@ fn compare_pools_waits_over_all_seeds_and_averages_pod_costs_per_seed() {
 fn a_leader_sweep_counts_its_defects_by_hazard() {
     let rows: Vec<SeedRow> = (1..=3)
         .map(|seed| {
-            let mut row = row(seed, &[("single-leader-acting", Kind::Always)], &[]);
+            let mut row = row(
+                seed,
+                &[(InvariantId::SingleLeaderActing, Kind::Always)],
+                &[],
+            );
             row.variant = Some(crate::leader::Variant::AgentkHead);
             row.hazards = if seed == 3 {
                 vec!["H3".to_owned(), "H8".to_owned()]
@@ -212,5 +219,26 @@ fn a_leader_sweep_counts_its_defects_by_hazard() {
     assert!(
         markdown.contains("defects: one defect, H8 (2 seeds)"),
         "{markdown}"
+    );
+}
+
+/// A regressions list names invariants by id: one no monitor has is refused where the list
+/// is read, naming the file, the place and the id, never kept as text.
+#[test]
+fn a_regressions_list_with_an_unknown_invariant_id_is_refused_naming_the_file() {
+    let path = std::env::temp_dir().join(format!(
+        "elasticsim-regressions-{}-unknown-id.toml",
+        std::process::id()
+    ));
+    let text = "[[entry]]\nscenario = \"burst.toml\"\nverdict = \"fail\"\n\
+                violated = [\"job-wait\"]\n";
+    std::fs::write(&path, text).expect("the temp folder is writable");
+    let error = super::regressions::load(&path).expect_err("no invariant is called job-wait");
+    let _ = std::fs::remove_file(&path);
+    assert!(error.starts_with(&path.display().to_string()), "{error}");
+    assert!(error.contains("line 4"), "{error}");
+    assert!(
+        error.contains("unknown invariant id \"job-wait\""),
+        "{error}"
     );
 }

@@ -33,6 +33,7 @@ pub(crate) use regressions::RegressionEntry;
 pub(crate) use shard::merge;
 
 use crate::allocator::Policy;
+use crate::check::InvariantId;
 use crate::explore::Shard;
 use crate::leader::Variant;
 use crate::scenario::Scenario;
@@ -89,7 +90,7 @@ pub(crate) struct SeedFailure {
     /// The failing seed.
     pub seed: u64,
     /// The ids of the invariants it violated.
-    pub violated: Vec<String>,
+    pub violated: Vec<crate::check::InvariantId>,
     /// The command that reruns it alone.
     pub reproduce: String,
     /// Its report folder, relative to the output folder.
@@ -142,7 +143,7 @@ impl GroupOutcome {
                 lines.push(format!(
                     "seed {} violated {}; reproduce: {}",
                     failure.seed,
-                    failure.violated.join(", "),
+                    crate::check::InvariantId::join(&failure.violated, ", "),
                     failure.reproduce
                 ));
             }
@@ -326,8 +327,8 @@ fn expectation(entry: &RegressionEntry, result: &SeedResult) -> Option<String> {
         format!(
             "expected {} [{}], got {verdict} [{}]; reproduce: {}",
             entry.verdict,
-            entry.violated.clone().unwrap_or_default().join(", "),
-            result.violated.join(", "),
+            InvariantId::join(entry.violated.as_deref().unwrap_or_default(), ", "),
+            InvariantId::join(&result.violated, ", "),
             result.reproduce
         )
     })

@@ -6,6 +6,7 @@ use super::{
     Baseline, GroupOutcome, NightlyConfig, NightlyError, NightlyOptions, NightlyOutcome, Tolerance,
     WALL_CLOCK_METRICS, compare,
 };
+use crate::check::InvariantId;
 use crate::report::format::{duration_text, number_text};
 use crate::report::html::{IndexPage, Link, RowVerdict, VerdictRow, write_index};
 use crate::report::plots::{LeaderBars, PolicyRow, compare_charts};
@@ -142,10 +143,10 @@ pub(super) fn judge(
 
 fn policy_row(group: &GroupOutcome) -> PolicyRow {
     let mean = |name: &str| group.means.get(name).copied().unwrap_or(0.0);
-    let mut violated: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut violated: BTreeMap<InvariantId, u64> = BTreeMap::new();
     for failure in &group.failing {
-        for id in &failure.violated {
-            *violated.entry(id.as_str()).or_insert(0) += 1;
+        for &id in &failure.violated {
+            *violated.entry(id).or_insert(0) += 1;
         }
     }
     let seeds = group.seeds.max(1) as f64;
@@ -160,7 +161,7 @@ fn policy_row(group: &GroupOutcome) -> PolicyRow {
         pass_rate: group.passed as f64 / seeds,
         invariant_pass_rates: violated
             .into_iter()
-            .map(|(id, count)| (id.to_owned(), 1.0 - count as f64 / seeds))
+            .map(|(id, count)| (id, 1.0 - count as f64 / seeds))
             .collect(),
         leader: group.variant.is_some().then(|| LeaderBars {
             failover_s_p95: mean("failover_s_p95"),
@@ -337,7 +338,7 @@ fn failing_links(outcome: &NightlyOutcome) -> Vec<Link> {
                         group.suite,
                         group.case,
                         failure.seed,
-                        failure.violated.join(", ")
+                        InvariantId::join(&failure.violated, ", ")
                     ),
                     href: format!("{report}/summary.md"),
                 })

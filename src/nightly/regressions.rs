@@ -9,6 +9,7 @@
 //! use, is a warning, never an error of the nightly run.
 
 use crate::allocator::Policy;
+use crate::check::InvariantId;
 use crate::leader::Variant;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -27,7 +28,7 @@ pub(crate) struct RegressionEntry {
     /// `"pass"` or `"fail"`.
     pub verdict: String,
     /// Expected violated invariant ids, sorted; `None` when the entry does not say.
-    pub violated: Option<Vec<String>>,
+    pub violated: Option<Vec<InvariantId>>,
 }
 
 fn text(table: &toml::Table, keys: &[&str]) -> Option<String> {
@@ -50,6 +51,21 @@ fn named<T: Copy>(
     found
         .map(Some)
         .ok_or_else(|| format!("unknown {key} `{text}` (one of {})", names.join(", ")))
+}
+
+/// Violated ids read into invariants, sorted, without repeats; an unknown one is an error.
+fn invariant_ids(ids: &[toml::Value]) -> Result<Vec<InvariantId>, String> {
+    let mut parsed = Vec::new();
+    for text in ids.iter().filter_map(toml::Value::as_str) {
+        let id = InvariantId::from_name(text).ok_or_else(|| {
+            let names = InvariantId::join(&InvariantId::ALL, ", ");
+            format!("unknown violated id `{text}` (one of {names})")
+        })?;
+        parsed.push(id);
+    }
+    parsed.sort_unstable();
+    parsed.dedup();
+    Ok(parsed)
 }
 
 /// The scenario file an entry names: relative to the regressions folder, else to the
@@ -104,15 +120,8 @@ fn entry(
     ]
     .iter()
     .find_map(|key| table.get(*key)?.as_array())
-    .map(|ids| {
-        let mut ids: Vec<String> = ids
-            .iter()
-            .filter_map(|id| id.as_str().map(str::to_owned))
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
-    });
+    .map(|ids| invariant_ids(ids))
+    .transpose()?;
     Ok(RegressionEntry {
         file,
         seed,

@@ -34,7 +34,7 @@ pub(super) struct SeedResult {
     pub group: usize,
     pub seed: u64,
     pub passed: bool,
-    pub violated: Vec<String>,
+    pub violated: Vec<crate::check::InvariantId>,
     #[serde(with = "crate::explore::exact::metrics")]
     pub metrics: Metrics,
     pub reproduce: String,
@@ -100,11 +100,7 @@ fn run_task(task: &Task, scenarios: &[Scenario], out_dir: &Path) -> Result<SeedR
         group: task.group,
         seed: task.seed,
         passed,
-        violated: outcome
-            .violated_ids()
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
+        violated: outcome.violated_ids(),
         metrics: outcome.collector.metrics(&outcome.info),
         reproduce: command,
         wall_s: outcome.info.wall_s,

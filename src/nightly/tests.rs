@@ -139,7 +139,10 @@ fn regression_entries_are_read_leniently_and_bad_ones_become_warnings() {
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].file, dir.join("burst.toml"));
     assert_eq!(entries[0].verdict, "fail");
-    assert_eq!(entries[0].violated, Some(vec!["job-wait-bound".to_owned()]));
+    assert_eq!(
+        entries[0].violated,
+        Some(vec![crate::check::InvariantId::JobWaitBound])
+    );
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("entry 2") && warnings[0].contains("missing"));
     fs::write(

@@ -3,7 +3,7 @@
 
 use crate::ablation::Ablations;
 use crate::allocator::Policy;
-use crate::check::{Kind, Violation};
+use crate::check::{InvariantId, Kind, Violation};
 use crate::leader::Variant;
 use serde::Serialize;
 
@@ -39,10 +39,10 @@ pub struct RunInfo {
     /// Violations outside the fault budget: reported, labelled expected, not failures.
     pub expected_violations: Vec<Violation>,
     /// Coverage of `sometimes` invariants: (id, whether it happened).
-    pub sometimes: Vec<(String, bool)>,
+    pub sometimes: Vec<(InvariantId, bool)>,
     /// Invariants not judged because the policy lacks the setting they bound: (id, why).
     /// The report adds the measured figure (`idle-timeout`: idle pod-seconds).
-    pub not_applicable: Vec<(String, String)>,
+    pub not_applicable: Vec<(InvariantId, String)>,
     /// What the swarm drew for this seed (empty without swarm).
     pub drawn: Vec<String>,
     /// The scenario's `max_job_wait` bound.

@@ -7,14 +7,14 @@ use super::metrics::{Metrics, seconds};
 use super::plots::PlotFile;
 use crate::ablation::Ablations;
 use crate::allocator::Policy;
-use crate::check::{Kind, Violation};
+use crate::check::{InvariantId, Kind, Violation};
 use crate::leader::Variant;
 use serde::Serialize;
 use std::fmt::Write as _;
 
 #[derive(Serialize)]
 struct ViolationJson<'a> {
-    id: &'a str,
+    id: InvariantId,
     kind: Kind,
     at_s: f64,
     objects: &'a [String],
@@ -38,8 +38,8 @@ impl<'a> ViolationJson<'a> {
 }
 
 #[derive(Serialize)]
-struct SometimesJson<'a> {
-    id: &'a str,
+struct SometimesJson {
+    id: InvariantId,
     hit: bool,
 }
 
@@ -60,7 +60,7 @@ struct SummaryJson<'a> {
     metrics: &'a Metrics,
     violations: Vec<ViolationJson<'a>>,
     expected_violations: Vec<ViolationJson<'a>>,
-    sometimes: Vec<SometimesJson<'a>>,
+    sometimes: Vec<SometimesJson>,
     /// Invariants the policy has no setting for, with why and the measured figure; absent
     /// when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -80,14 +80,14 @@ fn no_ablations(ablations: &&Ablations) -> bool {
 /// An invariant not judged because the policy has no such setting.
 #[derive(Serialize)]
 struct NotApplicableJson<'a> {
-    id: &'a str,
+    id: InvariantId,
     why: &'a str,
     measured: String,
 }
 
 /// The figure a report gives in place of a not-applicable invariant's verdict.
-pub fn measured_instead(id: &str, metrics: &Metrics) -> String {
-    if id == crate::check::InvariantId::IdleTimeout.name() {
+pub fn measured_instead(id: InvariantId, metrics: &Metrics) -> String {
+    if id == InvariantId::IdleTimeout {
         format!(
             "{} idle pod-seconds",
             crate::report::format::number_text(metrics.pod_seconds_idle.round())
@@ -122,15 +122,15 @@ pub(crate) fn summary_json(info: &RunInfo, metrics: &Metrics) -> Vec<u8> {
         sometimes: info
             .sometimes
             .iter()
-            .map(|(id, hit)| SometimesJson { id, hit: *hit })
+            .map(|&(id, hit)| SometimesJson { id, hit })
             .collect(),
         not_applicable: info
             .not_applicable
             .iter()
             .map(|(id, why)| NotApplicableJson {
-                id,
+                id: *id,
                 why,
-                measured: measured_instead(id, metrics),
+                measured: measured_instead(*id, metrics),
             })
             .collect(),
         drawn: &info.drawn,
@@ -256,7 +256,7 @@ fn write_not_applicable_markdown(out: &mut String, info: &RunInfo, metrics: &Met
         "## Not applicable\n\n| invariant | why | measured |\n|---|---|---|"
     );
     for (id, why) in &info.not_applicable {
-        let measured = measured_instead(id, metrics);
+        let measured = measured_instead(*id, metrics);
         let _ = writeln!(out, "| {id} | {why} | {measured} |");
     }
     out.push('\n');

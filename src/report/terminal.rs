@@ -140,7 +140,7 @@ pub(crate) fn summary(info: &RunInfo, metrics: &Metrics) -> String {
         let _ = writeln!(out, "sometimes: {}", coverage.join(", "));
     }
     for (id, why) in &info.not_applicable {
-        let measured = super::summary::measured_instead(id, metrics);
+        let measured = super::summary::measured_instead(*id, metrics);
         let _ = writeln!(out, "not applicable: {id} ({why}); measured {measured}");
     }
     if !info.drawn.is_empty() {

@@ -126,7 +126,7 @@ fn run_info() -> RunInfo {
         wall_s: 0.5,
         reproduce: "cargo xtask sim scenarios/burst.toml --seed 7 --policy pr355".to_owned(),
         violations: vec![Violation {
-            id: "job-wait-bound",
+            id: crate::check::InvariantId::JobWaitBound,
             kind: Kind::Always,
             at_ms: 301_500,
             objects: vec!["job:17".to_owned()],
@@ -138,7 +138,7 @@ fn run_info() -> RunInfo {
             expected: false,
         }],
         expected_violations: Vec::new(),
-        sometimes: vec![("reuse-happens".to_owned(), true)],
+        sometimes: vec![(crate::check::InvariantId::ReuseHappens, true)],
         not_applicable: Vec::new(),
         drawn: Vec::new(),
         max_job_wait_ms: 300_000,

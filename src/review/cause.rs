@@ -91,11 +91,8 @@ pub(crate) fn policy_words(name: &str) -> String {
 
 /// An invariant in plain words, as what went wrong (a leader invariant, which review never
 /// judges, by its id's words).
-pub(crate) fn invariant_words(id: &str) -> String {
-    let Some(invariant) = InvariantId::from_name(id) else {
-        return id.replace('-', " ");
-    };
-    let words = match invariant {
+pub(crate) fn invariant_words(id: InvariantId) -> String {
+    let words = match id {
         InvariantId::JobWaitBound => "jobs wait for an agent longer than allowed",
         InvariantId::NoCrossConfigReuse => "a pod runs a job of another configuration",
         InvariantId::OneJobPerAgent => "an agent gets two jobs at once",
@@ -120,7 +117,7 @@ pub(crate) fn invariant_words(id: &str) -> String {
         | InvariantId::ElectionIffDemand
         | InvariantId::FailoverBound
         | InvariantId::RejoinAfterOutage
-        | InvariantId::RunnerProgress => return id.replace('-', " "),
+        | InvariantId::RunnerProgress => return id.name().replace('-', " "),
     };
     words.to_owned()
 }
@@ -182,7 +179,7 @@ pub(crate) fn cause_sentence(review: &ScenarioReview, base: &str, candidate: &st
         .map(|(id, seeds)| {
             format!(
                 "{} ({} of {} runs)",
-                invariant_words(id),
+                invariant_words(*id),
                 seeds.len(),
                 review.seeds
             )
@@ -202,13 +199,14 @@ pub(crate) fn cause_sentence(review: &ScenarioReview, base: &str, candidate: &st
 #[cfg(test)]
 mod tests {
     use super::invariant_words;
+    use crate::check::InvariantId;
 
     #[test]
     fn invariants_read_as_plain_words() {
         assert_eq!(
-            invariant_words("job-wait-bound"),
+            invariant_words(InvariantId::JobWaitBound),
             "jobs wait for an agent longer than allowed"
         );
-        assert_eq!(invariant_words("lease-cas"), "lease cas");
+        assert_eq!(invariant_words(InvariantId::LeaseCas), "lease cas");
     }
 }

@@ -8,6 +8,7 @@
 use super::ScenarioReview;
 use super::cause::{cause_sentence, invariant_words, policy_words, verdict_word};
 use super::stats::judgement;
+use crate::check::InvariantId;
 use crate::report::format::{duration_text, number_text};
 use std::fmt::Write as _;
 
@@ -37,17 +38,17 @@ fn words(name: &str) -> &'static str {
 }
 
 /// The invariant whose violation stops a run (a request storm): metrics cover less time.
-const STORM: &str = super::summary::STOP;
+const STORM: InvariantId = super::summary::STOP;
 
 /// Every id of `found`, with its seed count: `` `id` (3) ``.
-fn ids_text(found: &std::collections::BTreeMap<String, Vec<u64>>) -> String {
-    let ids: Vec<String> = (found.iter())
+fn ids_text(found: &std::collections::BTreeMap<InvariantId, Vec<u64>>) -> String {
+    let counted: Vec<String> = (found.iter())
         .map(|(id, seeds)| format!("`{id}` ({})", seeds.len()))
         .collect();
-    if ids.is_empty() {
+    if counted.is_empty() {
         "—".to_owned()
     } else {
-        ids.join(", ")
+        counted.join(", ")
     }
 }
 
@@ -134,8 +135,8 @@ fn overall_verdict(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> S
     let breaking: Vec<&ScenarioReview> = (reviews.iter())
         .filter(|review| !review.new_violations.is_empty())
         .collect();
-    let mut own: Vec<&str> = (breaking.iter())
-        .flat_map(|review| review.new_violations.keys().map(String::as_str))
+    let mut own: Vec<InvariantId> = (breaking.iter())
+        .flat_map(|review| review.new_violations.keys().copied())
         .collect();
     own.sort_unstable();
     own.dedup();
@@ -148,10 +149,10 @@ fn overall_verdict(base: &str, candidate: &str, reviews: &[ScenarioReview]) -> S
     let mut sentence = if own.is_empty() {
         format!("`{candidate}` breaks no invariant that `{base}` keeps")
     } else {
-        let ids: Vec<String> = own.iter().map(|id| format!("`{id}`")).collect();
+        let quoted: Vec<String> = own.iter().map(|id| format!("`{id}`")).collect();
         format!(
             "`{candidate}` alone breaks {} in {} of {} scenario settings",
-            ids.join(", "),
+            quoted.join(", "),
             breaking.len(),
             reviews.len()
         )
@@ -289,7 +290,7 @@ fn setting_words(
             let broken: Vec<String> = review
                 .new_violations
                 .keys()
-                .map(|id| invariant_words(id))
+                .map(|&id| invariant_words(id))
                 .collect();
             let name = if review.description.is_empty() {
                 review.scenario.clone()
@@ -349,7 +350,7 @@ fn violations_section(out: &mut String, reviews: &[ScenarioReview], folder: &str
     let _ = writeln!(out, "|---|---|---|---|---|");
     for review in reviews {
         for (id, seeds) in &review.new_violations {
-            let repro = review.repros.iter().find(|repro| &repro.invariant == id);
+            let repro = review.repros.iter().find(|repro| repro.invariant == *id);
             let command = match repro {
                 Some(repro) if repro.toml.is_some() => {
                     format!("`{}` ({})", repro.command(folder), repro.size)
@@ -409,7 +410,7 @@ fn metrics_section(out: &mut String, reviews: &[ScenarioReview]) {
     );
     let stopped: usize = reviews
         .iter()
-        .filter_map(|review| review.new_violations.get(STORM))
+        .filter_map(|review| review.new_violations.get(&STORM))
         .map(Vec::len)
         .sum();
     if stopped > 0 {

@@ -7,6 +7,7 @@
 use super::ScenarioReview;
 use super::reuse_text;
 use crate::allocator::Policy;
+use crate::check::InvariantId;
 use crate::explore::{pin, shrink};
 use crate::scenario::{Scenario, to_toml};
 use crate::world::RunSettings;
@@ -22,7 +23,7 @@ pub(crate) const SHRINK_EVENTS_MAX: u64 = 200_000;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Repro {
     /// The new violation's invariant id.
-    pub invariant: String,
+    pub invariant: InvariantId,
     /// The smallest seed that showed it.
     pub seed: u64,
     /// The file's name inside the review's `repro/` folder.
@@ -54,7 +55,7 @@ pub(crate) fn shrink_new_violations(
     review
         .new_violations
         .iter()
-        .filter_map(|(id, seeds)| Some((id, *seeds.first()?)))
+        .filter_map(|(&id, seeds)| Some((id, *seeds.first()?)))
         .map(|(id, seed)| shrink_one(review, scenario, candidate, id, (seed, events(seed))))
         .collect()
 }
@@ -63,7 +64,7 @@ fn shrink_one(
     review: &ScenarioReview,
     scenario: &Scenario,
     candidate: Policy,
-    id: &str,
+    id: InvariantId,
     (seed, events): (u64, u64),
 ) -> Repro {
     let file_name = format!(
@@ -72,7 +73,7 @@ fn shrink_one(
         reuse_text(review.reuse)
     );
     let mut repro = Repro {
-        invariant: id.to_owned(),
+        invariant: id,
         seed,
         file_name,
         toml: None,

@@ -44,12 +44,12 @@ pub struct ScenarioReview {
     pub clusters: Vec<Cluster>,
     /// Invariant → seeds where the candidate violated it and the base did not, on its own:
     /// not a consequence of a stopped run.
-    pub new_violations: BTreeMap<String, Vec<u64>>,
+    pub new_violations: BTreeMap<InvariantId, Vec<u64>>,
     /// Invariant → seeds where the candidate's run was stopped at the `bounded-requests`
     /// budget and this eventually- or sometimes-invariant was judged at the stop instant
     /// instead of after the settle phase: a consequence of the stop, not a finding of its
     /// own.
-    pub stop_consequences: BTreeMap<String, Vec<u64>>,
+    pub stop_consequences: BTreeMap<InvariantId, Vec<u64>>,
     /// Seeds failing under each policy.
     pub base_failed: u64,
     /// Seeds failing under the candidate policy.
@@ -108,9 +108,9 @@ fn clusters(rows: &[SeedReview]) -> Vec<Cluster> {
 }
 
 /// The invariant whose violation stops a run (a request storm).
-pub(crate) const STOP: &str = InvariantId::BoundedRequests.name();
+pub(crate) const STOP: InvariantId = InvariantId::BoundedRequests;
 
-type BySeeds = BTreeMap<String, Vec<u64>>;
+type BySeeds = BTreeMap<InvariantId, Vec<u64>>;
 
 /// The candidate's violations the base does not share: (on their own, consequences of a
 /// stop). In a run stopped at the request budget, eventually- and sometimes-invariants are
@@ -131,10 +131,7 @@ fn new_violations(rows: &[SeedReview]) -> (BySeeds, BySeeds) {
             } else {
                 &mut own
             };
-            found
-                .entry(violated.id.to_owned())
-                .or_default()
-                .push(row.seed);
+            found.entry(violated.id).or_default().push(row.seed);
         }
     }
     (own, consequences)
@@ -220,10 +217,10 @@ pub struct ScenarioJson {
     pub diverged_seeds: u64,
     pub first_divergences: Vec<FirstJson>,
     pub clusters: Vec<ClusterJson>,
-    pub new_violations: BTreeMap<String, Vec<u64>>,
+    pub new_violations: BTreeMap<InvariantId, Vec<u64>>,
     /// Violations judged at the instant a stopped run ended (see `ScenarioReview`).
     #[serde(default)]
-    pub stop_consequences: BTreeMap<String, Vec<u64>>,
+    pub stop_consequences: BTreeMap<InvariantId, Vec<u64>>,
     pub metrics: BTreeMap<String, MetricDelta>,
 }
 

@@ -9,7 +9,7 @@ use super::model::{
 };
 use super::parse::{Context, PROFILE_KEYS, instant, profile_reference, spread};
 use super::reader::{
-    Result, Table, Value, boolean, choice_list, count_at_least, duration, number, range, string,
+    Result, Table, Value, boolean, choice_list_of, count_at_least, duration, number, range, string,
     strings,
 };
 use std::collections::BTreeMap;
@@ -420,7 +420,8 @@ pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
     };
     table.expect_keys(&["enabled", "kinds", "mean_interval", "draw", "api_latency"])?;
     let enabled = table.or("enabled", defaults.enabled, &super::reader::boolean)?;
-    let kinds = choice_list(&table, "kinds", FAULT_KINDS)?.unwrap_or(defaults.kinds);
+    let kinds = choice_list_of(&table, "kinds", &FaultType::ALL, FaultType::name)?
+        .unwrap_or(defaults.kinds);
     let mean_interval_ms = table.or("mean_interval", defaults.mean_interval_ms, &duration)?;
     if mean_interval_ms == 0 {
         return Err(table.semantic("mean_interval", "a duration longer than 0s", "\"0s\""));
@@ -428,11 +429,9 @@ pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
     if enabled && kinds.is_empty() {
         return Err(table.semantic("kinds", "at least one fault kind when enabled", "[]"));
     }
-    let leader_kind = kinds
-        .iter()
-        .find(|kind| FaultType::from_name(kind).is_some_and(FaultType::needs_leader));
+    let leader_kind = kinds.iter().find(|kind| kind.needs_leader());
     if let (Some(kind), None) = (leader_kind, context.leader_replicas) {
-        let found = format!("\"{kind}\" without a [leader] section");
+        let found = format!("\"{}\" without a [leader] section", kind.name());
         return Err(table.semantic("kinds", "a [leader] section for leader fault kinds", &found));
     }
     let draw = match table.get("draw") {
@@ -441,8 +440,8 @@ pub(crate) fn swarm(top: &Table<'_, '_>, context: &Context) -> Result<Swarm> {
             let text = super::reader::string(&table, "draw", value)?;
             let draw = super::SwarmDraw::parse(&text)
                 .map_err(|message| table.invalid("draw", value, &message))?;
-            if let Some(kind) = draw.weights.keys().find(|kind| !kinds.contains(kind)) {
-                let expected = format!("kinds of [swarm] kinds only, not {kind:?}");
+            if let Some(kind) = draw.weights.keys().find(|kind| !kinds.contains(&kind.0)) {
+                let expected = format!("kinds of [swarm] kinds only, not {:?}", kind.0.name());
                 return Err(table.invalid("draw", value, &expected));
             }
             Some(draw)

@@ -3,7 +3,7 @@
 use super::model::{Invariants, Leader, LeaderConfigChange, LeaderModule, Range};
 use super::parse::{Context, show};
 use super::reader::{
-    Result, Table, boolean, choice_list, count_at_least, duration, positive, range, string,
+    Result, Table, boolean, choice_list_of, count_at_least, duration, positive, range, string,
 };
 use crate::check::InvariantId;
 use crate::mutants::Variant;
@@ -207,10 +207,11 @@ pub(crate) fn invariants(top: &Table<'_, '_>, context: &mut Context) -> Result<I
         "disable",
         "require",
     ])?;
-    let require = choice_list(&table, "require", &INVARIANT_IDS)?.unwrap_or_default();
+    let ids = |key: &str| choice_list_of(&table, key, &InvariantId::ALL, InvariantId::name);
+    let require = ids("require")?.unwrap_or_default();
     for id in &require {
-        if !InvariantId::from_name(id).is_some_and(InvariantId::is_sometimes) {
-            let message = format!("{id:?} is not a `sometimes` invariant; it is checked anyway");
+        if !id.is_sometimes() {
+            let message = format!("\"{id}\" is not a `sometimes` invariant; it is checked anyway");
             context.warnings.push(table.warning("require", &message));
         }
     }
@@ -221,7 +222,7 @@ pub(crate) fn invariants(top: &Table<'_, '_>, context: &mut Context) -> Result<I
             defaults.plugin_requests_per_job_max,
             &positive,
         )?,
-        disable: choice_list(&table, "disable", &INVARIANT_IDS)?.unwrap_or_default(),
+        disable: ids("disable")?.unwrap_or_default(),
         require,
     })
 }

@@ -32,7 +32,7 @@ pub use model::{
     ReplicaRef, Scenario, Server, Swarm,
 };
 pub use parse::{JOB_KINDS, POLICIES};
-pub(crate) use swarm_draw::SwarmDraw;
+pub(crate) use swarm_draw::{DrawKind, SwarmDraw};
 pub use write::to_toml;
 
 use std::path::Path;

@@ -3,6 +3,7 @@
 
 use super::fault_kind::FaultKind;
 use super::fault_type::FaultType;
+use crate::check::InvariantId;
 use std::collections::BTreeMap;
 
 /// A duration range: uniform in `[min_ms, max_ms]` (equal bounds for a fixed duration).
@@ -360,8 +361,9 @@ pub struct Fault {
 pub struct Swarm {
     /// `enabled`: draw faults per seed.
     pub enabled: bool,
-    /// `kinds`: the fault kinds a seed may draw from.
-    pub kinds: Vec<String>,
+    /// `kinds`: the fault kinds a seed may draw from, in the scenario's order (the order the
+    /// seed draws them in).
+    pub kinds: Vec<FaultType>,
     /// `mean_interval`: the mean time between drawn faults in the safety phase.
     pub mean_interval_ms: u64,
     /// `draw`: a choice given instead of the seed's own (`sim --swarm-draw`, or written by
@@ -397,7 +399,6 @@ impl Default for Swarm {
             kinds: FaultType::ALL
                 .into_iter()
                 .filter(|kind| kind.in_default_swarm())
-                .map(|kind| kind.name().to_owned())
                 .collect(),
             mean_interval_ms: 5 * 60_000,
             draw: None,
@@ -415,9 +416,16 @@ pub struct Invariants {
     /// sent more create-agent and should-assign-work requests than this per job scheduled.
     pub plugin_requests_per_job_max: u64,
     /// `disable`: invariant ids not checked.
-    pub disable: Vec<String>,
+    pub disable: Vec<InvariantId>,
     /// `sometimes` invariants the scenario requires to happen.
-    pub require: Vec<String>,
+    pub require: Vec<InvariantId>,
+}
+
+impl Invariants {
+    /// True unless `bounded-requests` is disabled: the run stops at the request budget.
+    pub(crate) fn requests_bounded(&self) -> bool {
+        !self.disable.contains(&InvariantId::BoundedRequests)
+    }
 }
 
 impl Default for Invariants {

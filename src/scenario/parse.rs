@@ -141,8 +141,7 @@ fn short_settle(top: &Table<'_, '_>, scenario: &Scenario) -> Option<String> {
             && scenario
                 .swarm
                 .kinds
-                .iter()
-                .any(|k| k == FaultType::Elastic(ElasticKind::Burst).name()));
+                .contains(&FaultType::Elastic(ElasticKind::Burst)));
     (makes_pods && scenario.settle_ms < settle_needed_ms).then(|| {
         top.warning(
             "settle",

@@ -2,11 +2,12 @@
 //! and `to_toml` round-trips.
 
 use super::{
-    Cluster, ClusterProfileChanges, ElasticFault, FAULT_KINDS, Fault, FaultKind, Invariants,
+    Cluster, ClusterProfileChanges, ElasticFault, Fault, FaultKind, FaultType, Invariants,
     JobSource, JobTarget, Kube, Leader, LeaderConfigChange, LeaderFault, LeaderModule, Loaded,
     NetworkFault, OutageMode, Plugin, PodTarget, Profile, Range, ReplicaRef, Scenario, Server,
     Swarm, load, parse, to_toml,
 };
+use crate::check::InvariantId;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -232,8 +233,8 @@ fn contract_example_scenario() -> Scenario {
         invariants: Invariants {
             max_job_wait_ms: 240_000,
             plugin_requests_per_job_max: 500,
-            disable: vec!["pending-limit".to_owned()],
-            require: vec!["reuse-happens".to_owned()],
+            disable: vec![InvariantId::PendingLimit],
+            require: vec![InvariantId::ReuseHappens],
         },
         leader: Some(contract_example_leader()),
         ablations: crate::ablation::Ablations::none(),
@@ -513,14 +514,13 @@ fn to_toml_round_trips_a_scenario_using_every_section_and_fault_kind() {
             },
         }),
     });
-    let mut kinds: Vec<&str> = scenario
+    let mut kinds: Vec<FaultType> = scenario
         .faults
         .iter()
-        .map(|fault| fault.kind.name())
+        .map(|fault| fault.kind.fault_type())
         .collect();
     kinds.sort_unstable();
-    let mut all_kinds = FAULT_KINDS.to_vec();
-    all_kinds.sort_unstable();
+    let all_kinds = FaultType::ALL.to_vec();
     assert_eq!(
         kinds, all_kinds,
         "the round-trip scenario must use every fault kind"

@@ -4,6 +4,7 @@
 use super::duration::format_duration_ms;
 use super::fault_kind::{ElasticFault, FaultKind, LeaderFault, NetworkFault};
 use super::model::{Fault, JobSource, Leader, OutageMode, PodTarget, Range, ReplicaRef, Scenario};
+use crate::check::InvariantId;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -46,7 +47,8 @@ pub fn to_toml(scenario: &Scenario) -> String {
     }
     out.push_str("\n[swarm]\n");
     line(&mut out, "enabled", &scenario.swarm.enabled.to_string());
-    line(&mut out, "kinds", &list(&scenario.swarm.kinds));
+    let kinds = scenario.swarm.kinds.iter().map(|kind| kind.name());
+    line(&mut out, "kinds", &names(kinds));
     line(
         &mut out,
         "mean_interval",
@@ -69,8 +71,9 @@ pub fn to_toml(scenario: &Scenario) -> String {
         "plugin_requests_per_job_max",
         &scenario.invariants.plugin_requests_per_job_max.to_string(),
     );
-    line(&mut out, "disable", &list(&scenario.invariants.disable));
-    line(&mut out, "require", &list(&scenario.invariants.require));
+    let ids = |ids: &[InvariantId]| names(ids.iter().map(|id| id.name()));
+    line(&mut out, "disable", &ids(&scenario.invariants.disable));
+    line(&mut out, "require", &ids(&scenario.invariants.require));
     if let Some(leader) = &scenario.leader {
         write_leader(&mut out, leader);
     }
@@ -459,7 +462,12 @@ fn cluster_changes(set: &super::model::ClusterProfileChanges) -> String {
 }
 
 fn list(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|item| quote(item)).collect();
+    names(items.iter().map(String::as_str))
+}
+
+/// A list of vocabulary names (invariant ids, fault kinds), quoted.
+fn names<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = items.map(quote).collect();
     format!("[{}]", quoted.join(", "))
 }
 

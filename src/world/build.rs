@@ -451,6 +451,5 @@ fn set_environment(arrivals: &mut [Arrival], environment: Option<&str>) {
 /// `[invariants] plugin_requests_per_job_max`, or `None` when `bounded-requests` is disabled.
 fn requests_per_job_max(scenario: &Scenario) -> Option<u64> {
     let invariants = &scenario.invariants;
-    let disabled = invariants.disable.iter().any(|id| id == "bounded-requests");
-    (!disabled).then_some(invariants.plugin_requests_per_job_max)
+    (invariants.requests_bounded()).then_some(invariants.plugin_requests_per_job_max)
 }

@@ -7,9 +7,9 @@
 use crate::component::Random;
 use crate::engine::{Stream, StreamId};
 use crate::scenario::{
-    ElasticFault, ElasticKind, Fault, FaultKind, FaultType, JobTarget, LeaderFault, LeaderKind,
-    NODE_REPLACE_AFTER_MS, NetworkFault, NetworkKind, OutageMode, PodTarget, Range, ReplicaRef,
-    Scenario, SwarmDraw,
+    DrawKind, ElasticFault, ElasticKind, Fault, FaultKind, FaultType, JobTarget, LeaderFault,
+    LeaderKind, NODE_REPLACE_AFTER_MS, NetworkFault, NetworkKind, OutageMode, PodTarget, Range,
+    ReplicaRef, Scenario, SwarmDraw,
 };
 use std::collections::BTreeMap;
 
@@ -48,7 +48,8 @@ pub(crate) fn draw(scenario: &Scenario, seed: u64) -> Drawn {
     let mean_ms = scenario.swarm.mean_interval_ms as f64 * factor;
     let total_weight: f64 = enabled.iter().map(|(_, w)| w).sum();
     let mut faults = Vec::new();
-    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    // By kind name (`DrawKind`), the order the summary lists them in.
+    let mut counts: BTreeMap<DrawKind, u32> = BTreeMap::new();
     let mut t = 0u64;
     loop {
         t = t.saturating_add(random.exponential_ms(mean_ms).max(1));
@@ -62,10 +63,9 @@ pub(crate) fn draw(scenario: &Scenario, seed: u64) -> Drawn {
                 pick -= weight;
                 pick < 0.0
             })
-            .map_or(&enabled[enabled.len() - 1].0, |(kind, _)| kind)
-            .clone();
-        if let Some(fault) = draw_fault(scenario, &kind, t, &mut random) {
-            *counts.entry(kind).or_default() += 1;
+            .map_or(enabled[enabled.len() - 1].0, |&(kind, _)| kind);
+        if let Some(fault) = draw_fault(scenario, kind, t, &mut random) {
+            *counts.entry(DrawKind(kind)).or_default() += 1;
             faults.push(fault);
         }
     }
@@ -74,14 +74,18 @@ pub(crate) fn draw(scenario: &Scenario, seed: u64) -> Drawn {
         mean_ms / 1000.0,
         enabled
             .iter()
-            .map(|(k, w)| format!("{k} (weight {w:.1})"))
+            .map(|(k, w)| format!("{} (weight {w:.1})", k.name()))
             .collect::<Vec<_>>()
             .join(", ")
     )];
     if let Some(given) = &scenario.swarm.draw {
         drawn.push(format!("given --swarm-draw {given}"));
     }
-    drawn.extend(counts.iter().map(|(kind, n)| format!("{kind} x{n}")));
+    drawn.extend(
+        counts
+            .iter()
+            .map(|(kind, n)| format!("{} x{n}", kind.0.name())),
+    );
     // Drawn last, so that the faults of a seed are the same with and without a level range.
     let api_latency = scenario.swarm.api_latency.map(|levels| {
         let band = latency_band(levels, &mut random);
@@ -115,27 +119,27 @@ fn latency_band(levels: Range, random: &mut Stream) -> Range {
 
 /// The seed's own choice: each kind is on with probability 1/2 (at least one is on), with a
 /// weight in [1, 4); the mean interval is scaled by a factor in [0.5, 2).
-fn select(scenario: &Scenario, random: &mut Stream) -> (Vec<(String, f64)>, f64) {
-    let mut enabled: Vec<(String, f64)> = Vec::new();
-    for kind in &scenario.swarm.kinds {
+fn select(scenario: &Scenario, random: &mut Stream) -> (Vec<(FaultType, f64)>, f64) {
+    let mut enabled: Vec<(FaultType, f64)> = Vec::new();
+    for &kind in &scenario.swarm.kinds {
         let on = random.chance(0.5);
         let weight = 1.0 + 3.0 * random.unit();
         if on {
-            enabled.push((kind.clone(), weight));
+            enabled.push((kind, weight));
         }
     }
     if enabled.is_empty() {
         let index = random.below(scenario.swarm.kinds.len() as u64) as usize;
-        enabled.push((scenario.swarm.kinds[index].clone(), 1.0));
+        enabled.push((scenario.swarm.kinds[index], 1.0));
     }
     (enabled, 0.5 + 1.5 * random.unit())
 }
 
 /// A choice given as a [`SwarmDraw`] (`--swarm-draw`); with nothing on, the first kind is.
-fn given_selection(scenario: &Scenario, given: &SwarmDraw) -> (Vec<(String, f64)>, f64) {
+fn given_selection(scenario: &Scenario, given: &SwarmDraw) -> (Vec<(FaultType, f64)>, f64) {
     let mut enabled = given.enabled(&scenario.swarm.kinds);
     if enabled.is_empty() {
-        enabled.push((scenario.swarm.kinds[0].clone(), 1.0));
+        enabled.push((scenario.swarm.kinds[0], 1.0));
     }
     (enabled, f64::from(given.interval_pct) / 100.0)
 }
@@ -145,14 +149,14 @@ pub(crate) fn seed_selection(scenario: &Scenario, seed: u64) -> SwarmDraw {
     let mut random = Stream::new(seed, StreamId::Swarm);
     let (enabled, factor) = select(scenario, &mut random);
     let pct = |x: f64| (x * 100.0).round() as u32;
-    let mut weights: BTreeMap<String, u32> = scenario
+    let mut weights: BTreeMap<DrawKind, u32> = scenario
         .swarm
         .kinds
         .iter()
-        .map(|k| (k.clone(), 0))
+        .map(|&kind| (DrawKind(kind), 0))
         .collect();
     for (kind, weight) in enabled {
-        weights.insert(kind, pct(weight));
+        weights.insert(DrawKind(kind), pct(weight));
     }
     SwarmDraw {
         weights,
@@ -173,8 +177,13 @@ fn replica(scenario: &Scenario, random: &mut Stream) -> ReplicaRef {
     }
 }
 
-fn draw_fault(scenario: &Scenario, kind: &str, at_ms: u64, random: &mut Stream) -> Option<Fault> {
-    let kind = match FaultType::from_name(kind)? {
+fn draw_fault(
+    scenario: &Scenario,
+    kind: FaultType,
+    at_ms: u64,
+    random: &mut Stream,
+) -> Option<Fault> {
+    let kind = match kind {
         FaultType::Elastic(kind) => FaultKind::Elastic(draw_elastic_fault(scenario, kind, random)?),
         FaultType::Network(kind) => FaultKind::Network(draw_network_fault(scenario, kind, random)),
         FaultType::Leader(kind) => FaultKind::Leader(draw_leader_fault(scenario, kind, random)),
@@ -328,7 +337,7 @@ fn draw_leader_fault(scenario: &Scenario, kind: LeaderKind, random: &mut Stream)
 mod tests {
     use super::draw_fault;
     use crate::engine::{Stream, StreamId};
-    use crate::scenario::FAULT_KINDS;
+    use crate::scenario::FaultType;
     use std::path::Path;
 
     const BOTH_SIDES: &str = r#"
@@ -393,10 +402,10 @@ set = { alpha = true }
             .expect("the test scenario parses")
             .scenario;
         let mut random = Stream::new(1, StreamId::Swarm);
-        for kind in FAULT_KINDS {
+        for kind in FaultType::ALL {
             let fault = draw_fault(&scenario, kind, 1_000, &mut random)
-                .unwrap_or_else(|| panic!("the swarm cannot draw {kind}"));
-            assert_eq!(fault.kind.name(), *kind);
+                .unwrap_or_else(|| panic!("the swarm cannot draw {}", kind.name()));
+            assert_eq!(fault.kind.fault_type(), kind);
             assert_eq!(fault.at_ms, 1_000);
         }
     }

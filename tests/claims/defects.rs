@@ -3,6 +3,7 @@
 //! seeds, and `safe` keeps every invariant on the same seeds.
 
 use elasticsim::allocator::Policy;
+use elasticsim::check::InvariantId;
 use elasticsim::run::{RunOutcome, run_scenario};
 use elasticsim::world::RunSettings;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ fn run(name: &str, policy: Policy, seed: u64) -> RunOutcome {
 }
 
 /// On every seed: `faulty` trips one of `expected`, and `safe` passes.
-fn assert_row(name: &str, faulty: Policy, expected: &[&str]) {
+fn assert_row(name: &str, faulty: Policy, expected: &[InvariantId]) {
     for seed in SEEDS {
         let outcome = run(name, faulty, seed);
         let ids = outcome.violated_ids();
@@ -45,12 +46,16 @@ fn assert_row(name: &str, faulty: Policy, expected: &[&str]) {
 
 #[test]
 fn n_jobs_seeing_one_idle_pod_serialize_under_pr355_and_are_served_in_parallel_by_safe() {
-    assert_row("reuse-burst", Policy::Pr355, &["job-wait-bound"]);
+    assert_row("reuse-burst", Policy::Pr355, &[InvariantId::JobWaitBound]);
 }
 
 #[test]
 fn an_externally_deleted_idle_pod_blocks_creation_under_pr355_but_not_under_safe() {
-    assert_row("reuse-pod-deleted", Policy::Pr355, &["job-wait-bound"]);
+    assert_row(
+        "reuse-pod-deleted",
+        Policy::Pr355,
+        &[InvariantId::JobWaitBound],
+    );
 }
 
 #[test]
@@ -61,20 +66,21 @@ fn pr355_has_no_idle_timeout_so_the_report_gives_its_idle_pod_seconds_instead_of
     for seed in SEEDS {
         let pr355 = run("reuse-idle-timeout", Policy::Pr355, seed);
         assert!(
-            !pr355.violated_ids().contains(&"idle-timeout"),
+            !pr355.violated_ids().contains(&InvariantId::IdleTimeout),
             "seed {seed}"
         );
-        let not_applicable: Vec<&str> = (pr355.info.not_applicable.iter())
-            .map(|(id, _)| id.as_str())
+        let not_applicable: Vec<InvariantId> = (pr355.info.not_applicable.iter())
+            .map(|&(id, _)| id)
             .collect();
-        assert_eq!(not_applicable, ["idle-timeout"], "seed {seed}");
+        assert_eq!(not_applicable, [InvariantId::IdleTimeout], "seed {seed}");
         let metrics = pr355.collector.metrics(&pr355.info);
         assert!(
             metrics.pod_seconds_idle > 0.0,
             "seed {seed}: no idle pod measured"
         );
         let summary = elasticsim::report::summary::summary_markdown(&pr355.info, &metrics);
-        let figure = elasticsim::report::summary::measured_instead("idle-timeout", &metrics);
+        let figure =
+            elasticsim::report::summary::measured_instead(InvariantId::IdleTimeout, &metrics);
         assert!(figure.ends_with(" idle pod-seconds"), "{figure}");
         let measured = format!(
             "| idle-timeout | pr355 has no idle timeout: an idle pod lives until a server-ping \
@@ -92,13 +98,17 @@ fn should_assign_work_evicting_pods_on_false_delays_jobs_under_pr355_only() {
     assert_row(
         "reuse-two-profiles",
         Policy::Pr355,
-        &["job-wait-bound", "one-pod-per-job"],
+        &[InvariantId::JobWaitBound, InvariantId::OnePodPerJob],
     );
 }
 
 #[test]
 fn an_idle_pod_of_another_environment_counted_as_reusable_starves_jobs_under_pr355_only() {
-    assert_row("reuse-two-environments", Policy::Pr355, &["job-wait-bound"]);
+    assert_row(
+        "reuse-two-environments",
+        Policy::Pr355,
+        &[InvariantId::JobWaitBound],
+    );
 }
 
 #[test]
@@ -106,13 +116,17 @@ fn a_restarted_container_counted_as_idle_starves_jobs_under_pr355_only() {
     assert_row(
         "reuse-container-restart",
         Policy::Pr355,
-        &["job-wait-bound"],
+        &[InvariantId::JobWaitBound],
     );
 }
 
 #[test]
 fn counting_running_pods_against_the_pending_limit_starves_jobs_under_pr355_only() {
-    assert_row("reuse-pod-limit", Policy::Pr355, &["job-wait-bound"]);
+    assert_row(
+        "reuse-pod-limit",
+        Policy::Pr355,
+        &[InvariantId::JobWaitBound],
+    );
 }
 
 #[test]
@@ -120,7 +134,7 @@ fn pods_pending_at_a_server_crash_never_register_under_upstream_and_safe_replace
     assert_row(
         "server-crash-pending",
         Policy::Upstream,
-        &["no-orphan-pods", "job-wait-bound"],
+        &[InvariantId::NoOrphanPods, InvariantId::JobWaitBound],
     );
 }
 
@@ -131,7 +145,7 @@ fn after_a_profile_edit_no_old_pod_receives_a_new_job_under_any_reusing_policy()
             let outcome = run("reuse-profile-edit", policy, seed);
             let ids = outcome.violated_ids();
             assert!(
-                !ids.contains(&"no-cross-config-reuse"),
+                !ids.contains(&InvariantId::NoCrossConfigReuse),
                 "seed {seed}: {policy:?} reused an old pod after the edit: {:#?}",
                 outcome.info.violations
             );

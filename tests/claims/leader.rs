@@ -3,7 +3,7 @@
 //! swarm; failover after a leader crash stays within LD + 2·2.2·RP + 2·(max API latency),
 //! measured from the records; runs are deterministic; the binary reports #398.
 
-use elasticsim::check::Violation;
+use elasticsim::check::{InvariantId, Violation};
 use elasticsim::run::{RunOutcome, run_scenario};
 use elasticsim::scenario::Scenario;
 use elasticsim::trace::{Actor, Record};
@@ -77,7 +77,7 @@ fn records(scenario: &Scenario, variant: &str, seed: u64) -> Vec<(u64, Record)> 
 
 /// `agentk-v1` trips `id` (inside the fault budget) on every row seed; `fixed` passes every
 /// invariant on the same seeds.
-fn assert_defect_row(name: &str, id: &str) {
+fn assert_defect_row(name: &str, id: InvariantId) {
     let scenario = load(name);
     for seed in ROW_SEEDS {
         let buggy = run(&scenario, AGENTK_V1, seed);
@@ -97,7 +97,7 @@ fn assert_defect_row(name: &str, id: &str) {
 
 #[test]
 fn an_api_outage_longer_than_the_renew_deadline_stops_agentk_v1_electing_for_good() {
-    assert_defect_row("leader-outage", "rejoin-after-outage");
+    assert_defect_row("leader-outage", InvariantId::RejoinAfterOutage);
 }
 
 /// HEAD's runner, blocked in a slow module's stop (`wait(ctx)`) across a whole new term, takes
@@ -113,7 +113,7 @@ fn a_runner_blocked_across_a_term_makes_agentk_head_start_modules_outside_it() {
             head.info
                 .violations
                 .iter()
-                .any(|v| v.id == "leader-only" && v.message.contains("[H4]")),
+                .any(|v| v.id == InvariantId::LeaderOnly && v.message.contains("[H4]")),
             "leader-stale-start seed {seed}: agentk-head must trip leader-only by H4, found:\n{}",
             describe(&head.info.violations)
         );
@@ -128,7 +128,7 @@ fn a_runner_blocked_across_a_term_makes_agentk_head_start_modules_outside_it() {
 
 #[test]
 fn a_blackholed_leader_keeps_acting_in_agentk_v1_while_a_follower_takes_over() {
-    assert_defect_row("leader-blackhole", "single-leader-acting");
+    assert_defect_row("leader-blackhole", InvariantId::SingleLeaderActing);
     let scenario = load("leader-blackhole");
     for seed in ROW_SEEDS {
         let buggy = run(&scenario, AGENTK_V1, seed);
@@ -136,7 +136,7 @@ fn a_blackholed_leader_keeps_acting_in_agentk_v1_while_a_follower_takes_over() {
             .info
             .violations
             .iter()
-            .find(|v| v.id == "single-leader-acting")
+            .find(|v| v.id == InvariantId::SingleLeaderActing)
             .expect("the row check found it");
         assert!(
             !overlap.expected,
@@ -212,8 +212,9 @@ fn the_fixed_runner_survives_the_leader_swarm_on_fifty_seeds() {
     // The swarm must actually have exercised every leader fault kind across the seeds.
     for kind in &scenario.swarm.kinds {
         assert!(
-            drawn_kinds.contains(kind),
-            "no seed drew {kind}: {drawn_kinds:?}"
+            drawn_kinds.contains(kind.name()),
+            "no seed drew {}: {drawn_kinds:?}",
+            kind.name()
         );
     }
 }
@@ -507,9 +508,11 @@ fn clock_drift_beyond_the_budget_is_labelled_expected_and_within_it_is_harmless(
         );
         let expected = &outcome.info.expected_violations;
         assert!(
-            expected.iter().any(|v| v.id == "single-leader-acting"
-                && v.at_ms >= beyond_ms
-                && v.message.contains("and 0.5")),
+            expected
+                .iter()
+                .any(|v| v.id == InvariantId::SingleLeaderActing
+                    && v.at_ms >= beyond_ms
+                    && v.message.contains("and 0.5")),
             "seed {seed}: the overlap beyond the budget is reported as expected: {}",
             describe(expected)
         );

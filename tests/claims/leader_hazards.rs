@@ -2,6 +2,7 @@
 //! H8 bounded by the HTTP/2 dead-peer deadline, H2 with two runnable modules, and the release
 //! during a graceful shutdown. `fixed` keeps every invariant on the same seeds.
 
+use elasticsim::check::InvariantId;
 use elasticsim::run::{RunOutcome, run_scenario};
 use elasticsim::scenario::Scenario;
 use elasticsim::trace::{Actor, Record};
@@ -39,7 +40,7 @@ fn run(scenario: &Scenario, variant: &str, seed: u64) -> RunOutcome {
     .unwrap_or_else(|error| panic!("{} {variant} seed {seed}: {error}", scenario.name))
 }
 
-fn tripped(outcome: &RunOutcome, id: &str) -> bool {
+fn tripped(outcome: &RunOutcome, id: InvariantId) -> bool {
     outcome.info.violations.iter().any(|v| v.id == id)
 }
 
@@ -185,7 +186,7 @@ fn a_blackholed_agentk_v1_release_fails_at_the_dead_peer_deadline_and_the_overla
         );
         let fixed = run(&scenario, FIXED, seed);
         assert!(
-            !tripped(&fixed, "single-leader-acting"),
+            !tripped(&fixed, InvariantId::SingleLeaderActing),
             "fixed seed {seed}"
         );
     }
@@ -196,11 +197,17 @@ fn two_modules_runnable_from_the_start_run_one_module_twice_in_agentk_v1_only() 
     let scenario = load("leader-failover");
     let mut tripped_seeds = Vec::new();
     for seed in 1..=20 {
-        if tripped(&run(&scenario, AGENTK_V1, seed), "no-duplicate-module") {
+        if tripped(
+            &run(&scenario, AGENTK_V1, seed),
+            InvariantId::NoDuplicateModule,
+        ) {
             tripped_seeds.push(seed);
         }
         let fixed = run(&scenario, FIXED, seed);
-        assert!(!tripped(&fixed, "no-duplicate-module"), "fixed seed {seed}");
+        assert!(
+            !tripped(&fixed, InvariantId::NoDuplicateModule),
+            "fixed seed {seed}"
+        );
         assert!(
             fixed.passed(),
             "fixed seed {seed}: {:?}",
@@ -245,7 +252,7 @@ fn a_graceful_stop_releases_before_the_modules_stop_in_agentk_v1_only() {
     let mut tripped_seeds = Vec::new();
     for seed in 1..=10 {
         let buggy = run(&scenario, AGENTK_V1, seed);
-        if tripped(&buggy, "single-leader-acting") {
+        if tripped(&buggy, InvariantId::SingleLeaderActing) {
             tripped_seeds.push(seed);
         }
         let fixed = run(&scenario, FIXED, seed);
@@ -282,7 +289,7 @@ fn a_graceful_stop_releases_before_the_modules_stop_in_agentk_v1_only() {
                 .info
                 .violations
                 .iter()
-                .any(|v| v.id == "single-leader-acting"
+                .any(|v| v.id == InvariantId::SingleLeaderActing
                     && !v.expected
                     && elasticsim::check::hazard_of(v) == Some(elasticsim::check::Hazard::H9)),
             "seed {seed}: the overlap after a voluntary release is a failure (H9), not expected"

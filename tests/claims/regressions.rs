@@ -1,6 +1,7 @@
 //! Every entry of `scenarios/regressions/regressions.toml` keeps its verdict, and every
 //! scenario file in that folder is replayed by at least one entry.
 
+use elasticsim::check::InvariantId;
 use elasticsim::explore::regressions::{LIST_FILE, load, replay, unlisted_files};
 use std::path::Path;
 
@@ -54,7 +55,7 @@ fn a_mismatched_expectation_is_reported_with_what_differs() {
         .find(|entry| entry.verdict == "pass")
         .expect("the list has a passing entry");
     entry.verdict = "fail".to_owned();
-    entry.violated = vec!["one-pod-per-job".to_owned()];
+    entry.violated = vec![InvariantId::OnePodPerJob];
     let replayed = replay(&entry).expect("the entry runs");
     let message = entry
         .mismatch(&replayed)

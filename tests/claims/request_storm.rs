@@ -5,6 +5,7 @@ use crate::common;
 
 use common::scenario_file;
 use elasticsim::allocator::Policy;
+use elasticsim::check::InvariantId;
 use elasticsim::run::RunOutcome;
 use elasticsim::scenario::Scenario;
 use elasticsim::trace::Record;
@@ -92,7 +93,11 @@ fn a_request_storm_ends_the_run_at_the_first_request_past_the_bound() {
         "the report covers the run up to the stop"
     );
     let ids = outcome.violated_ids();
-    for id in ["bounded-requests", "one-pod-per-job", "job-wait-bound"] {
+    for id in [
+        InvariantId::BoundedRequests,
+        InvariantId::OnePodPerJob,
+        InvariantId::JobWaitBound,
+    ] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }
 }
@@ -109,7 +114,11 @@ fn upstream_and_safe_run_every_shipped_storm_scenario_to_its_end() {
                 "{file} under {policy:?} stopped early: {:?}",
                 outcome.violated_ids()
             );
-            assert!(!outcome.violated_ids().contains(&"bounded-requests"));
+            assert!(
+                !outcome
+                    .violated_ids()
+                    .contains(&InvariantId::BoundedRequests)
+            );
         }
     }
 }
@@ -122,7 +131,7 @@ fn a_lower_bound_stops_the_storm_sooner_and_disabling_the_invariant_removes_the_
     let mut lower = scenario.clone();
     lower.invariants.plugin_requests_per_job_max = 100;
     let lower = outcome(&lower, Policy::Pr355);
-    assert!(lower.violated_ids().contains(&"bounded-requests"));
+    assert!(lower.violated_ids().contains(&InvariantId::BoundedRequests));
     assert!(
         lower.info.sim_ms < default_stop,
         "100 per job stops at {} ms, 1000 per job at {default_stop} ms",
@@ -133,9 +142,17 @@ fn a_lower_bound_stops_the_storm_sooner_and_disabling_the_invariant_removes_the_
     unbounded
         .invariants
         .disable
-        .push("bounded-requests".to_owned());
+        .push(InvariantId::BoundedRequests);
     let unbounded = outcome(&unbounded, Policy::Pr355);
     assert_eq!(unbounded.info.sim_ms, full_length_ms(&scenario));
-    assert!(!unbounded.violated_ids().contains(&"bounded-requests"));
-    assert!(unbounded.violated_ids().contains(&"one-pod-per-job"));
+    assert!(
+        !unbounded
+            .violated_ids()
+            .contains(&InvariantId::BoundedRequests)
+    );
+    assert!(
+        unbounded
+            .violated_ids()
+            .contains(&InvariantId::OnePodPerJob)
+    );
 }

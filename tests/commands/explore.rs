@@ -3,6 +3,7 @@
 //! that cannot converge is a liveness failure, and the CLI commands write their files.
 
 use elasticsim::allocator::Policy;
+use elasticsim::check::InvariantId;
 use elasticsim::explore::{
     SeedRange, SeedRow, SweepPlan, SweepSummary, materialise, shrink, sweep, sweep_table,
     write_sweep_csv,
@@ -206,8 +207,11 @@ fn a_materialised_run_replays_the_original_exactly() {
 fn a_pr355_burst_serialisation_shrinks_to_a_smaller_repro_that_fails_alone() {
     let noisy = scenario(NOISY_BURST);
     let settings = settings(&noisy, 1);
-    let outcome = shrink(&noisy, &settings, Some("job-wait-bound"), &|| false).expect("shrinks");
-    assert_eq!(outcome.invariant, "job-wait-bound");
+    let outcome = shrink(&noisy, &settings, Some(InvariantId::JobWaitBound), &|| {
+        false
+    })
+    .expect("shrinks");
+    assert_eq!(outcome.invariant, InvariantId::JobWaitBound);
     assert!(!outcome.fallback);
     assert!(outcome.shrunk.jobs < outcome.original.jobs, "{outcome:?}");
     assert!(
@@ -228,7 +232,7 @@ fn a_pr355_burst_serialisation_shrinks_to_a_smaller_repro_that_fails_alone() {
         RunSettings::from_scenario(&loaded.scenario),
     );
     assert!(
-        alone.violated_ids().contains(&"job-wait-bound"),
+        alone.violated_ids().contains(&InvariantId::JobWaitBound),
         "{:?}",
         alone.violated_ids()
     );
@@ -247,8 +251,8 @@ fn a_system_that_cannot_converge_is_a_liveness_failure_naming_what_did_not_conve
     let outcome = run(&stuck, settings(&stuck, 1));
     assert_eq!(outcome.info.failure_class.as_deref(), Some("liveness"));
     let ids = outcome.violated_ids();
-    assert!(ids.contains(&"all-jobs-complete"), "{ids:?}");
-    assert!(ids.contains(&"no-orphan-pods"), "{ids:?}");
+    assert!(ids.contains(&InvariantId::AllJobsComplete), "{ids:?}");
+    assert!(ids.contains(&InvariantId::NoOrphanPods), "{ids:?}");
     let rows = sweep_rows(&stuck, Policy::Upstream, "1..4", 2);
     let summary = SweepSummary::of(&rows);
     assert_eq!(summary.classes.get("liveness"), Some(&3));

@@ -1,6 +1,7 @@
 //! Plots drawn from a small run: each SVG parses, holds the expected series, fault shading
 //! and legend entries; each PNG decodes and is not blank; `plot DIR` redraws the same SVGs.
 
+use elasticsim::check::InvariantId;
 use elasticsim::report::plots::{FAULT_SHADE_SVG, PolicyRow, compare_charts, redraw_run_plots};
 use std::collections::BTreeSet;
 use std::fs;
@@ -382,7 +383,7 @@ fn compare_charts_draw_one_bar_per_policy_in_every_metric_panel() {
         pod_seconds: 3000.0,
         pass_rate,
         invariant_pass_rates: if pass_rate < 1.0 {
-            vec![("job-wait-bound".to_owned(), pass_rate)]
+            vec![(InvariantId::JobWaitBound, pass_rate)]
         } else {
             Vec::new()
         },

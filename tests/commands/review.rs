@@ -5,6 +5,7 @@ use crate::common;
 
 use common::{fresh_dir, scenario, settings};
 use elasticsim::allocator::Policy;
+use elasticsim::check::InvariantId;
 use elasticsim::review::inputs_text;
 use elasticsim::run::run_scenario;
 use elasticsim::trace::Record;
@@ -294,7 +295,7 @@ fn base_and_candidate_see_byte_equal_arrivals_faults_and_swarm_draws_on_every_se
 
 /// The review's repro of `id` on burst seed 1 (reuse off) is named in `markdown` with its
 /// command, and fails `id` on its own under `pr355`.
-fn assert_burst_repro_fails_alone(out: &std::path::Path, markdown: &str, id: &str) {
+fn assert_burst_repro_fails_alone(out: &std::path::Path, markdown: &str, id: InvariantId) {
     let out_text = out.to_str().expect("a UTF-8 path");
     let repro = out.join(format!("repro/burst-reuse-off-{id}-seed-1.toml"));
     assert!(
@@ -389,8 +390,8 @@ fn burst_reuse_off_pr355_diverges_at_the_limit_and_the_eviction_and_breaks_one_p
         markdown.contains("## Feature off (`enable_agent_reuse = false`, the default"),
         "{markdown}"
     );
-    for id in ["one-pod-per-job", "job-wait-bound"] {
-        let seeds = &burst["new_violations"][id];
+    for id in [InvariantId::OnePodPerJob, InvariantId::JobWaitBound] {
+        let seeds = &burst["new_violations"][id.name()];
         assert_eq!(seeds.as_array().map(Vec::len), Some(1), "{id}: {burst}");
         assert_burst_repro_fails_alone(&out, &markdown, id);
     }
@@ -643,14 +644,22 @@ fn a_stopped_runs_eventually_failures_are_consequences_of_the_stop_not_new_viola
     // too until agents took their boot time to register: `docs/fidelity.md`.)
     let row = review_seed(&group, Policy::Upstream, Policy::Pr355, 1).expect("both runs end");
     let review = scenario_review(&group, &[row]);
-    assert!(review.new_violations.contains_key("bounded-requests"));
-    assert!(review.new_violations.contains_key("one-pod-per-job"));
-    for id in ["all-jobs-complete", "no-orphan-pods"] {
+    assert!(
+        review
+            .new_violations
+            .contains_key(&InvariantId::BoundedRequests)
+    );
+    assert!(
+        review
+            .new_violations
+            .contains_key(&InvariantId::OnePodPerJob)
+    );
+    for id in [InvariantId::AllJobsComplete, InvariantId::NoOrphanPods] {
         assert!(
-            !review.new_violations.contains_key(id),
+            !review.new_violations.contains_key(&id),
             "{id} counted as new"
         );
-        assert_eq!(review.stop_consequences.get(id), Some(&vec![1]), "{id}");
+        assert_eq!(review.stop_consequences.get(&id), Some(&vec![1]), "{id}");
     }
     let markdown = review_markdown("upstream", "pr355", &[review], "out");
     let first_screen = markdown

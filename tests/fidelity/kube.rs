@@ -314,7 +314,9 @@ fn a_cluster_left_without_nodes_past_replace_after_makes_liveness_failures_expec
     assert!(outcome.passed(), "{:?}", outcome.info.violations);
     let expected = &outcome.info.expected_violations;
     assert!(
-        expected.iter().any(|v| v.id == "job-wait-bound"),
+        expected
+            .iter()
+            .any(|v| v.id == elasticsim::check::InvariantId::JobWaitBound),
         "the waits are reported, as expected: {expected:?}"
     );
     assert!(
@@ -401,7 +403,7 @@ fn job_cancel_under_pr355_with_reuse_hands_the_pod_a_job_while_the_build_is_kill
             .info
             .violations
             .iter()
-            .filter(|v| v.id == "no-assign-while-cancelling")
+            .filter(|v| v.id == elasticsim::check::InvariantId::NoAssignWhileCancelling)
             .collect();
         assert_eq!(found.len(), 1, "seed {seed}: {:?}", outcome.info.violations);
         let safe = run_outcome(&cancelled("safe"), seed, None);

@@ -761,8 +761,8 @@ fn ratchets(sources: &[SourceFile]) -> Vec<(&'static str, Vec<String>)> {
             pub_surface_violations(sources, PUB_ITEMS_MAX),
         ),
         (
-            "policies, variants and ablations are enums past the edge: no fallback to a \
-             default, no field or parameter holding one as text",
+            "policies, variants, ablations, fault kinds and invariant ids are enums past the \
+             edge: no fallback to a default, no field or parameter holding one as text",
             vocabulary_violations(sources),
         ),
     ]

@@ -116,8 +116,8 @@ impl ElectionIffDemand {
 }
 
 impl Monitor for ElectionIffDemand {
-    fn id(&self) -> &'static str {
-        InvariantId::ElectionIffDemand.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::ElectionIffDemand
     }
 
     fn reads_before(&self) -> bool {
@@ -248,8 +248,8 @@ impl RejoinAfterOutage {
 }
 
 impl Monitor for RejoinAfterOutage {
-    fn id(&self) -> &'static str {
-        InvariantId::RejoinAfterOutage.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::RejoinAfterOutage
     }
 
     fn reads_before(&self) -> bool {

@@ -107,10 +107,10 @@ pub(super) fn tagged(message: String, hazard: Option<Hazard>) -> String {
     }
 }
 
-/// The hazard behind a violation of `id` involving `replicas`, judged on the view right after
-/// the record that broke it. `None` when the records do not point at one defect.
+/// The hazard behind a violation of `invariant` involving `replicas`, judged on the view
+/// right after the record that broke it. `None` when the records do not point at one defect.
 pub(super) fn attribute(
-    id: &str,
+    invariant: InvariantId,
     view: &LeaderView,
     replicas: &[u32],
     message: &str,
@@ -120,16 +120,13 @@ pub(super) fn attribute(
         .iter()
         .filter_map(|replica| view.replicas.get(replica))
         .any(|replica| replica.blocked_in.is_some())
-        || (id == InvariantId::FailoverBound.name()
+        || (invariant == InvariantId::FailoverBound
             && view.replicas.values().any(|r| r.blocked_in.is_some()));
     let runner_blocked = match variant {
         Variant::AgentkV1 => Hazard::H10,
         Variant::AgentkV2 | Variant::AgentkHead | Variant::AgentkHeadNoRelease | Variant::Fixed => {
             Hazard::H5
         }
-    };
-    let Some(invariant) = InvariantId::from_name(id) else {
-        return blocked.then_some(runner_blocked);
     };
     let named = named_hazard(invariant, message);
     if named.is_some() {
@@ -242,7 +239,7 @@ fn overlap_hazard(view: &LeaderView, replicas: &[u32], variant: Variant) -> Opti
 /// order: `H8 (modules stop only after the release): leader-grounded, single-leader-acting`;
 /// violations that name none come last as `unattributed: …`. Empty when nothing failed.
 pub fn hazard_lines(violations: &[Violation]) -> Vec<String> {
-    let mut groups: std::collections::BTreeMap<Option<Hazard>, Vec<&str>> =
+    let mut groups: std::collections::BTreeMap<Option<Hazard>, Vec<InvariantId>> =
         std::collections::BTreeMap::new();
     for violation in violations.iter().filter(|violation| !violation.expected) {
         let ids = groups.entry(hazard_of(violation)).or_default();
@@ -260,14 +257,14 @@ pub fn hazard_lines(violations: &[Violation]) -> Vec<String> {
                 "{} ({}): {}",
                 hazard.name(),
                 hazard.what(),
-                ids.join(", ")
+                InvariantId::join(&ids, ", ")
             ))
         })
         .collect();
     if let Some(ids) = groups.get(&None) {
         let mut ids = ids.clone();
         ids.sort_unstable();
-        lines.push(format!("unattributed: {}", ids.join(", ")));
+        lines.push(format!("unattributed: {}", InvariantId::join(&ids, ", ")));
     }
     lines
 }

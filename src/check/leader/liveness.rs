@@ -158,8 +158,8 @@ impl FailoverBound {
 }
 
 impl Monitor for FailoverBound {
-    fn id(&self) -> &'static str {
-        InvariantId::FailoverBound.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::FailoverBound
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -357,8 +357,8 @@ impl RunnerProgress {
 }
 
 impl Monitor for RunnerProgress {
-    fn id(&self) -> &'static str {
-        InvariantId::RunnerProgress.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::RunnerProgress
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {

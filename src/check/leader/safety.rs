@@ -94,8 +94,8 @@ impl LeaseCas {
 }
 
 impl Monitor for LeaseCas {
-    fn id(&self) -> &'static str {
-        InvariantId::LeaseCas.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::LeaseCas
     }
 
     fn reads_before(&self) -> bool {
@@ -144,8 +144,8 @@ impl SingleLeaderActing {
 }
 
 impl Monitor for SingleLeaderActing {
-    fn id(&self) -> &'static str {
-        InvariantId::SingleLeaderActing.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::SingleLeaderActing
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -258,8 +258,8 @@ impl LeaderGrounded {
 }
 
 impl Monitor for LeaderGrounded {
-    fn id(&self) -> &'static str {
-        InvariantId::LeaderGrounded.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::LeaderGrounded
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -379,8 +379,8 @@ impl LeaderOnly {
 }
 
 impl Monitor for LeaderOnly {
-    fn id(&self) -> &'static str {
-        InvariantId::LeaderOnly.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::LeaderOnly
     }
 
     fn reads_before(&self) -> bool {
@@ -426,8 +426,8 @@ impl NoDuplicateModule {
 }
 
 impl Monitor for NoDuplicateModule {
-    fn id(&self) -> &'static str {
-        InvariantId::NoDuplicateModule.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::NoDuplicateModule
     }
 
     fn reads_before(&self) -> bool {
@@ -485,8 +485,8 @@ impl ConfigFresh {
 }
 
 impl Monitor for ConfigFresh {
-    fn id(&self) -> &'static str {
-        InvariantId::ConfigFresh.name()
+    fn id(&self) -> InvariantId {
+        InvariantId::ConfigFresh
     }
 
     fn reads_before(&self) -> bool {

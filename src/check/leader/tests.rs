@@ -2,6 +2,7 @@
 //! keeps the invariant.
 
 use super::{LeaderBounds, leader_monitors};
+use crate::check::InvariantId;
 use crate::check::{Kind, Violation};
 use crate::component::Random;
 use crate::leader::Variant;
@@ -22,14 +23,14 @@ pub(super) fn bounds() -> LeaderBounds {
 }
 
 /// Feed `records` to the monitor `id`, then finish at `end_ms`.
-fn run(id: &str, records: &[(u64, Record)], end_ms: u64) -> Vec<Violation> {
+fn run(id: InvariantId, records: &[(u64, Record)], end_ms: u64) -> Vec<Violation> {
     run_with(bounds(), id, records, end_ms)
 }
 
 /// [`run`] under other bounds.
 fn run_with(
     bounds: LeaderBounds,
-    id: &str,
+    id: InvariantId,
     records: &[(u64, Record)],
     end_ms: u64,
 ) -> Vec<Violation> {
@@ -147,16 +148,16 @@ fn leader_monitors_cover_every_row_of_the_leader_table() {
     assert_eq!(
         ids,
         [
-            "lease-cas",
-            "single-leader-acting",
-            "leader-grounded",
-            "leader-only",
-            "no-duplicate-module",
-            "config-fresh",
-            "election-iff-demand",
-            "failover-bound",
-            "rejoin-after-outage",
-            "runner-progress",
+            InvariantId::LeaseCas,
+            InvariantId::SingleLeaderActing,
+            InvariantId::LeaderGrounded,
+            InvariantId::LeaderOnly,
+            InvariantId::NoDuplicateModule,
+            InvariantId::ConfigFresh,
+            InvariantId::ElectionIffDemand,
+            InvariantId::FailoverBound,
+            InvariantId::RejoinAfterOutage,
+            InvariantId::RunnerProgress,
         ]
     );
 }
@@ -186,7 +187,7 @@ fn lease_cas_trips_on_a_stale_write_and_a_wrong_transition_count_only() {
     let after = |step: Record| {
         let mut records = history.to_vec();
         records.push((6_000, step));
-        run("lease-cas", &records, 10_000)
+        run(InvariantId::LeaseCas, &records, 10_000)
     };
     assert!(
         after(update(1, "b", 1, (3, 3))).is_empty(),
@@ -217,7 +218,10 @@ fn lease_cas_trips_on_a_stale_write_and_a_wrong_transition_count_only() {
             (Some(1), None, 2),
         ),
     );
-    assert_eq!(run("lease-cas", &[create, recreate], 10_000).len(), 1);
+    assert_eq!(
+        run(InvariantId::LeaseCas, &[create, recreate], 10_000).len(),
+        1
+    );
 }
 
 /// H3: replica 0's late release, with the fresh resourceVersion, wipes replica 1's Lease.
@@ -231,12 +235,12 @@ fn lease_cas_trips_on_a_release_of_a_lease_held_by_another_and_names_h3() {
         (20_000, update(1, "b", 1, (1, 1))),
         (22_000, update(0, "", 1, (2, 2))),
     ];
-    let found = run("lease-cas", &records, 30_000);
+    let found = run(InvariantId::LeaseCas, &records, 30_000);
     assert_eq!(found.len(), 1);
     assert!(found[0].message.contains("released a Lease held by \"b\""));
     assert_eq!(super::hazard_of(&found[0]), Some(super::Hazard::H3));
     assert!(
-        run("lease-cas", &records[..2], 30_000).is_empty(),
+        run(InvariantId::LeaseCas, &records[..2], 30_000).is_empty(),
         "a takeover alone is a valid write"
     );
 }
@@ -246,11 +250,11 @@ fn single_leader_acting_trips_on_overlapping_modules_and_labels_budget_breaches(
     let mut handover = leader_at(0, 0);
     handover.push((20_000, stopped(0)));
     handover.extend(leader_at(1, 20_000));
-    assert!(run("single-leader-acting", &handover, 30_000).is_empty());
+    assert!(run(InvariantId::SingleLeaderActing, &handover, 30_000).is_empty());
 
     let mut overlap = leader_at(0, 0);
     overlap.extend(leader_at(1, 20_000));
-    let found = run("single-leader-acting", &overlap, 30_000);
+    let found = run(InvariantId::SingleLeaderActing, &overlap, 30_000);
     assert_eq!(found.len(), 1, "one report per overlap");
     assert!(!found[0].expected, "no fault: a real failure");
 
@@ -260,7 +264,7 @@ fn single_leader_acting_trips_on_overlapping_modules_and_labels_budget_breaches(
         write(Actor::External, "delete-lease", "", 0, (Some(9), None, 10)),
     ));
     edited.extend(leader_at(1, 6_000));
-    let found = run("single-leader-acting", &edited, 30_000);
+    let found = run(InvariantId::SingleLeaderActing, &edited, 30_000);
     assert_eq!(found.len(), 1);
     assert!(
         found[0].expected,
@@ -285,7 +289,12 @@ fn an_overlap_after_the_old_leaders_own_release_is_never_excused() {
     released.push((60_500, update(1, "b", 1, (2, 2))));
     released.extend(leader_at(1, 61_000));
     released.push((66_000, stopped(0)));
-    let found = run_with(slow_stop, "single-leader-acting", &released, 90_000);
+    let found = run_with(
+        slow_stop,
+        InvariantId::SingleLeaderActing,
+        &released,
+        90_000,
+    );
     assert_eq!(found.len(), 1, "one report per overlap");
     assert!(!found[0].expected, "a voluntary release has no budget");
     assert!(found[0].message.contains("released the Lease itself"));
@@ -294,7 +303,7 @@ fn an_overlap_after_the_old_leaders_own_release_is_never_excused() {
     lost.extend(leader_at(0, 0));
     lost.push((60_500, update(1, "b", 1, (1, 1))));
     lost.extend(leader_at(1, 61_000));
-    let found = run_with(slow_stop, "single-leader-acting", &lost, 90_000);
+    let found = run_with(slow_stop, InvariantId::SingleLeaderActing, &lost, 90_000);
     assert_eq!(found.len(), 1);
     assert!(
         found[0].expected,
@@ -306,7 +315,7 @@ fn an_overlap_after_the_old_leaders_own_release_is_never_excused() {
     renewed.push((60_000, update(0, "", 0, (1, 1))));
     renewed.push((62_000, held(0, 2)));
     renewed.extend(leader_at(1, 63_000));
-    let found = run_with(slow_stop, "single-leader-acting", &renewed, 90_000);
+    let found = run_with(slow_stop, InvariantId::SingleLeaderActing, &renewed, 90_000);
     assert!(
         found.iter().all(|violation| violation.expected),
         "a hold after the release ends what the release excluded"
@@ -321,14 +330,14 @@ fn a_module_started_twice_still_runs_after_one_of_its_runs_returns() {
     twice.push((10, started(0, 1)));
     twice.push((20_000, stopped(0)));
     twice.extend(leader_at(1, 20_000));
-    let found = run("single-leader-acting", &twice, 30_000);
+    let found = run(InvariantId::SingleLeaderActing, &twice, 30_000);
     assert_eq!(found.len(), 1, "the second run still acts: {found:?}");
     let mut both_stopped = leader_at(0, 0);
     both_stopped.push((10, started(0, 1)));
     both_stopped.push((20_000, stopped(0)));
     both_stopped.push((20_000, stopped(0)));
     both_stopped.extend(leader_at(1, 20_000));
-    assert!(run("single-leader-acting", &both_stopped, 30_000).is_empty());
+    assert!(run(InvariantId::SingleLeaderActing, &both_stopped, 30_000).is_empty());
 }
 
 #[test]
@@ -342,7 +351,7 @@ fn leader_grounded_trips_when_modules_outlive_the_last_renewal() {
             module: "gitops".to_string(),
         },
     ));
-    assert!(run("leader-grounded", &renewing, 20_000).is_empty());
+    assert!(run(InvariantId::LeaderGrounded, &renewing, 20_000).is_empty());
 
     let mut stale = leader_at(0, 0);
     stale.push((
@@ -352,7 +361,7 @@ fn leader_grounded_trips_when_modules_outlive_the_last_renewal() {
             module: "gitops".to_string(),
         },
     ));
-    let found = run("leader-grounded", &stale, 20_000);
+    let found = run(InvariantId::LeaderGrounded, &stale, 20_000);
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].at_ms, 20_000);
 }
@@ -360,7 +369,7 @@ fn leader_grounded_trips_when_modules_outlive_the_last_renewal() {
 #[test]
 fn leader_only_trips_on_a_stale_callback_and_on_lingering_modules() {
     let current = leader_at(0, 0);
-    assert!(run("leader-only", &current, 10_000).is_empty());
+    assert!(run(InvariantId::LeaderOnly, &current, 10_000).is_empty());
 
     // H4: the callback of term 1 arrives after the elector's run ended.
     let stale = vec![
@@ -372,7 +381,7 @@ fn leader_only_trips_on_a_stale_callback_and_on_lingering_modules() {
         (30_000, leading(0, 1)),
         (30_000, started(0, 1)),
     ];
-    let found = run("leader-only", &stale, 40_000);
+    let found = run(InvariantId::LeaderOnly, &stale, 40_000);
     assert_eq!(
         found.len(),
         1,
@@ -389,7 +398,7 @@ fn leader_only_trips_on_a_stale_callback_and_on_lingering_modules() {
         },
     ));
     prompt_stop.push((13_500, stopped(0)));
-    assert!(run("leader-only", &prompt_stop, 20_000).is_empty());
+    assert!(run(InvariantId::LeaderOnly, &prompt_stop, 20_000).is_empty());
 
     let mut lingering = leader_at(0, 0);
     lingering.push((
@@ -406,7 +415,7 @@ fn leader_only_trips_on_a_stale_callback_and_on_lingering_modules() {
             module: "gitops".to_string(),
         },
     ));
-    assert_eq!(run("leader-only", &lingering, 20_000).len(), 1);
+    assert_eq!(run(InvariantId::LeaderOnly, &lingering, 20_000).len(), 1);
 }
 
 #[test]
@@ -414,11 +423,11 @@ fn no_duplicate_module_trips_on_a_second_start_without_a_stop() {
     let mut restarted = leader_at(0, 0);
     restarted.push((5_000, stopped(0)));
     restarted.push((6_000, started(0, 1)));
-    assert!(run("no-duplicate-module", &restarted, 10_000).is_empty());
+    assert!(run(InvariantId::NoDuplicateModule, &restarted, 10_000).is_empty());
 
     let mut doubled = leader_at(0, 0);
     doubled.push((6_000, started(0, 1)));
-    let found = run("no-duplicate-module", &doubled, 10_000);
+    let found = run(InvariantId::NoDuplicateModule, &doubled, 10_000);
     assert_eq!(found.len(), 1);
     assert!(found[0].objects.contains(&"module:gitops".to_string()));
 }
@@ -429,14 +438,14 @@ fn config_fresh_trips_on_an_older_config_only() {
     fresh.push((5_000, module_config(0, 3)));
     fresh.push((9_000, module_config(0, 3)));
     assert!(
-        run("config-fresh", &fresh, 10_000).is_empty(),
+        run(InvariantId::ConfigFresh, &fresh, 10_000).is_empty(),
         "the same version again is fine"
     );
 
     let mut stale = leader_at(0, 0);
     stale.push((5_000, module_config(0, 3)));
     stale.push((9_000, module_config(0, 2)));
-    assert_eq!(run("config-fresh", &stale, 10_000).len(), 1);
+    assert_eq!(run(InvariantId::ConfigFresh, &stale, 10_000).len(), 1);
 }
 
 #[test]
@@ -447,7 +456,7 @@ fn election_iff_demand_trips_when_the_election_does_not_follow_the_config() {
         (60_000, config(0, 2, false)),
         (61_000, Record::ElectionStopped { replica: 0 }),
     ];
-    assert!(run("election-iff-demand", &following, 100_000).is_empty());
+    assert!(run(InvariantId::ElectionIffDemand, &following, 100_000).is_empty());
 
     // #398: the demand stays but the election stopped for good.
     let abandoned = vec![
@@ -455,7 +464,7 @@ fn election_iff_demand_trips_when_the_election_does_not_follow_the_config() {
         (0, Record::ElectionStarted { replica: 0 }),
         (31_000, Record::ElectionStopped { replica: 0 }),
     ];
-    let found = run("election-iff-demand", &abandoned, 100_000);
+    let found = run(InvariantId::ElectionIffDemand, &abandoned, 100_000);
     assert_eq!(found.len(), 1);
     assert_eq!(
         found[0].at_ms, 100_000,
@@ -472,7 +481,10 @@ fn election_iff_demand_trips_when_the_election_does_not_follow_the_config() {
         (60_000, config(0, 2, false)),
         (61_000, Record::ElectionStopped { replica: 0 }),
     ];
-    assert_eq!(run("election-iff-demand", &unreleased, 61_000).len(), 1);
+    assert_eq!(
+        run(InvariantId::ElectionIffDemand, &unreleased, 61_000).len(),
+        1
+    );
     let mut released = unreleased.clone();
     released.insert(
         4,
@@ -487,7 +499,7 @@ fn election_iff_demand_trips_when_the_election_does_not_follow_the_config() {
             ),
         ),
     );
-    assert!(run("election-iff-demand", &released, 61_000).is_empty());
+    assert!(run(InvariantId::ElectionIffDemand, &released, 61_000).is_empty());
 }
 
 #[test]
@@ -505,14 +517,14 @@ fn failover_bound_trips_when_nobody_takes_over_after_a_crash() {
     taken_over.push((20_000, leading(1, 1)));
     taken_over.push((20_000, started(1, 1)));
     taken_over.push((1_000 + bound_ms + 1, Record::Sample));
-    assert!(run("failover-bound", &taken_over, 60_000).is_empty());
+    assert!(run(InvariantId::FailoverBound, &taken_over, 60_000).is_empty());
 
     crashed.push((1_000 + bound_ms, Record::Sample));
     assert!(
-        run("failover-bound", &crashed, 1_000 + bound_ms).is_empty(),
+        run(InvariantId::FailoverBound, &crashed, 1_000 + bound_ms).is_empty(),
         "the bound is inclusive"
     );
-    let found = run("failover-bound", &crashed, 1_000 + bound_ms + 1);
+    let found = run(InvariantId::FailoverBound, &crashed, 1_000 + bound_ms + 1);
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].kind, Kind::Eventually);
 }
@@ -539,12 +551,12 @@ fn failover_bound_counts_from_the_renewal_of_a_new_leader_lost_at_once() {
     let bound_ms = 15_000 + 2 * 4_400 + 5 * 80;
     records.push((1_000 + bound_ms + 1, Record::Sample));
     assert!(
-        run("failover-bound", &records, 19_000 + bound_ms).is_empty(),
+        run(InvariantId::FailoverBound, &records, 19_000 + bound_ms).is_empty(),
         "judged from replica 1's renewal at 19 s"
     );
     records.push((19_000 + bound_ms + 1, Record::Sample));
     assert_eq!(
-        run("failover-bound", &records, 19_000 + bound_ms + 1).len(),
+        run(InvariantId::FailoverBound, &records, 19_000 + bound_ms + 1).len(),
         1,
         "and still bounded from there"
     );
@@ -570,12 +582,12 @@ fn failover_bound_counts_from_a_write_that_takes_a_released_lease() {
     let bound_ms = 15_000 + 2 * 4_400 + 5 * 80;
     records.push((20_000, Record::Sample));
     assert!(
-        run("failover-bound", &records, 9_000 + bound_ms).is_empty(),
+        run(InvariantId::FailoverBound, &records, 9_000 + bound_ms).is_empty(),
         "past the graceful bound from the release, within the crash bound from the take"
     );
     records.push((9_000 + bound_ms + 1, Record::Sample));
     assert_eq!(
-        run("failover-bound", &records, 9_000 + bound_ms + 1).len(),
+        run(InvariantId::FailoverBound, &records, 9_000 + bound_ms + 1).len(),
         1,
         "and still bounded from there"
     );
@@ -599,12 +611,12 @@ fn rejoin_after_outage_trips_when_a_replica_that_lost_the_lease_stays_out() {
 
     let mut rejoined = outage.clone();
     rejoined.push((50_000, Record::ElectionStarted { replica: 0 }));
-    assert!(run("rejoin-after-outage", &rejoined, 100_000).is_empty());
+    assert!(run(InvariantId::RejoinAfterOutage, &rejoined, 100_000).is_empty());
 
-    let found = run("rejoin-after-outage", &outage, 100_000);
+    let found = run(InvariantId::RejoinAfterOutage, &outage, 100_000);
     assert_eq!(found.len(), 1);
     assert!(
-        run("rejoin-after-outage", &outage, 50_000 + grace_ms).is_empty(),
+        run(InvariantId::RejoinAfterOutage, &outage, 50_000 + grace_ms).is_empty(),
         "not before the grace"
     );
 }
@@ -615,19 +627,22 @@ fn runner_progress_trips_when_a_config_never_reaches_the_running_module() {
     delivered.push((10_000, config(0, 2, true)));
     delivered.push((10_010, module_config(0, 2)));
     delivered.push((30_000, Record::Sample));
-    assert!(run("runner-progress", &delivered, 30_000).is_empty());
+    assert!(run(InvariantId::RunnerProgress, &delivered, 30_000).is_empty());
 
     let mut stuck = leader_at(0, 0);
     stuck.push((10_000, config(0, 2, true)));
     stuck.push((30_000, Record::Sample));
-    let found = run("runner-progress", &stuck, 30_000);
+    let found = run(InvariantId::RunnerProgress, &stuck, 30_000);
     assert_eq!(found.len(), 1);
     assert!(found[0].message.contains("receive config 2"));
 
     let mut never_started = leader_at(0, 0);
     never_started.push((5_000, stopped(0)));
     never_started.push((6_000, config(0, 2, true)));
-    assert_eq!(run("runner-progress", &never_started, 30_000).len(), 1);
+    assert_eq!(
+        run(InvariantId::RunnerProgress, &never_started, 30_000).len(),
+        1
+    );
 }
 
 /// L5 on a restart: a module started again after a lost term must get the latest
@@ -653,8 +668,8 @@ fn runner_progress_trips_when_a_restarted_module_gets_no_configuration() {
         records.push((40_000, Record::Sample));
         records
     };
-    assert!(run("runner-progress", &lose_and_regain(true), 40_000).is_empty());
-    let found = run("runner-progress", &lose_and_regain(false), 40_000);
+    assert!(run(InvariantId::RunnerProgress, &lose_and_regain(true), 40_000).is_empty());
+    let found = run(InvariantId::RunnerProgress, &lose_and_regain(false), 40_000);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].message.contains("receive config 1"));
 }
@@ -753,12 +768,12 @@ fn time_spent_paused_after_leading_stopped_does_not_count_against_the_stop_laten
     paused.push((20_000, Record::ReplicaResumed { replica: 0 }));
     paused.push((21_400, module_action(0)));
     assert!(
-        run("leader-only", &paused, 30_000).is_empty(),
+        run(InvariantId::LeaderOnly, &paused, 30_000).is_empty(),
         "2 s of stop latency + 7.5 s paused: the module may run until 21.5 s"
     );
     let mut lingering = paused.clone();
     lingering.push((21_600, module_action(0)));
-    let found = run("leader-only", &lingering, 30_000);
+    let found = run(InvariantId::LeaderOnly, &lingering, 30_000);
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].at_ms, 21_600);
 }
@@ -780,7 +795,7 @@ fn a_paused_replica_gets_its_pause_back_before_it_must_stop_competing() {
         records.push((75_000, config(1, 1, false)));
         records.push((81_000, Record::ElectionStopped { replica: 0 }));
         records.sort_by_key(|(t_ms, _)| *t_ms);
-        run("election-iff-demand", &records, 100_000)
+        run(InvariantId::ElectionIffDemand, &records, 100_000)
     };
     assert!(stops(true).is_empty(), "grace 12.16 s + 19.5 s paused");
     assert_eq!(
@@ -807,7 +822,7 @@ fn a_release_sent_into_a_partition_is_not_a_missing_release() {
             (60_000.max(partition_end_ms), config(0, 2, false)),
             (61_000, Record::ElectionStopped { replica: 0 }),
         ];
-        run("election-iff-demand", &records, 61_000)
+        run(InvariantId::ElectionIffDemand, &records, 61_000)
     };
     assert!(
         unreleased(60_500).is_empty(),

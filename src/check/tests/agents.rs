@@ -1,6 +1,7 @@
 use super::{
     assigned, bounds, clean_life, completed, created, deleted, of, registered, run, scheduled,
 };
+use crate::check::InvariantId;
 use crate::trace::{Actor, Record};
 
 #[test]
@@ -19,7 +20,7 @@ fn a_job_of_another_config_assigned_to_an_old_pod_violates() {
         (4_000, assigned(2, "pod-a", "H2")),
     ];
     let violations = run(&bounds(), &records, 10_000);
-    let cross = of(&violations, "no-cross-config-reuse");
+    let cross = of(&violations, InvariantId::NoCrossConfigReuse);
     assert_eq!(cross.len(), 1);
     assert_eq!(cross[0].at_ms, 4_000);
     assert_eq!(
@@ -36,7 +37,7 @@ fn jobs_of_the_pods_own_config_may_reuse_it() {
     records.push((10_000, scheduled(2, 2, "H")));
     records.push((11_000, assigned(2, "pod-a", "H")));
     let violations = run(&bounds(), &records, 20_000);
-    assert!(of(&violations, "no-cross-config-reuse").is_empty());
+    assert!(of(&violations, InvariantId::NoCrossConfigReuse).is_empty());
 }
 
 #[test]
@@ -48,7 +49,7 @@ fn an_agent_given_a_second_job_while_building_violates() {
         (2_000, assigned(2, "pod-a", "H")),
     ];
     let violations = run(&bounds(), &records, 10_000);
-    let doubles = of(&violations, "one-job-per-agent");
+    let doubles = of(&violations, InvariantId::OneJobPerAgent);
     assert_eq!(doubles.len(), 1);
     assert_eq!(doubles[0].at_ms, 2_000);
     let expected = ["agent:pod-a", "job:1", "job:2"]
@@ -65,7 +66,7 @@ fn a_job_on_two_agents_at_once_violates() {
         (2_000, assigned(1, "pod-b", "H")),
     ];
     let violations = run(&bounds(), &records, 10_000);
-    let doubles = of(&violations, "one-job-per-agent");
+    let doubles = of(&violations, InvariantId::OneJobPerAgent);
     assert_eq!(doubles.len(), 1);
     let expected = ["job:1", "agent:pod-a", "agent:pod-b"]
         .map(str::to_owned)
@@ -93,7 +94,7 @@ fn an_agent_takes_its_next_job_after_completion_or_reschedule() {
         (5_000, assigned(3, "pod-a", "H")),
     ];
     let violations = run(&bounds(), &records, 10_000);
-    assert!(of(&violations, "one-job-per-agent").is_empty());
+    assert!(of(&violations, InvariantId::OneJobPerAgent).is_empty());
 }
 
 #[test]
@@ -110,7 +111,7 @@ fn a_disabled_agent_given_a_job_violates() {
         (2_000, assigned(1, "pod-a", "H")),
     ];
     let violations = run(&bounds(), &records, 10_000);
-    let disabled = of(&violations, "no-work-to-disabled");
+    let disabled = of(&violations, InvariantId::NoWorkToDisabled);
     assert_eq!(disabled.len(), 1);
     assert_eq!(disabled[0].at_ms, 2_000);
     assert_eq!(
@@ -140,7 +141,7 @@ fn an_agent_enabled_again_may_take_a_job() {
         (2_000, assigned(1, "pod-a", "H")),
     ];
     let violations = run(&bounds(), &records, 10_000);
-    assert!(of(&violations, "no-work-to-disabled").is_empty());
+    assert!(of(&violations, InvariantId::NoWorkToDisabled).is_empty());
 }
 
 #[test]
@@ -149,7 +150,7 @@ fn the_allocator_deleting_a_building_pod_violates() {
     records.truncate(5);
     records.push((6_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&bounds(), &records, 10_000);
-    let killed = of(&violations, "no-kill-while-building");
+    let killed = of(&violations, InvariantId::NoKillWhileBuilding);
     assert_eq!(killed.len(), 1);
     assert_eq!(killed[0].at_ms, 6_000);
     assert_eq!(
@@ -161,12 +162,12 @@ fn the_allocator_deleting_a_building_pod_violates() {
 #[test]
 fn deleting_after_completion_or_by_an_external_fault_is_not_a_kill_while_building() {
     let violations = run(&bounds(), &clean_life(0, 1, "pod-a"), 10_000);
-    assert!(of(&violations, "no-kill-while-building").is_empty());
+    assert!(of(&violations, InvariantId::NoKillWhileBuilding).is_empty());
     let mut records = clean_life(0, 1, "pod-b");
     records.truncate(5);
     records.push((6_000, deleted("pod-b", Actor::External)));
     let violations = run(&bounds(), &records, 10_000);
-    assert!(of(&violations, "no-kill-while-building").is_empty());
+    assert!(of(&violations, InvariantId::NoKillWhileBuilding).is_empty());
 }
 
 #[test]
@@ -179,7 +180,7 @@ fn deleting_a_pod_whose_container_died_mid_build_is_not_a_kill_while_building() 
     records.push((5_500, died));
     records.push((6_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&bounds(), &records, 10_000);
-    assert!(of(&violations, "no-kill-while-building").is_empty());
+    assert!(of(&violations, InvariantId::NoKillWhileBuilding).is_empty());
 }
 
 #[test]
@@ -192,5 +193,5 @@ fn a_container_death_before_an_assignment_does_not_excuse_killing_that_build() {
     records.insert(4, (3_500, died));
     records.push((6_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&bounds(), &records, 10_000);
-    assert_eq!(of(&violations, "no-kill-while-building").len(), 1);
+    assert_eq!(of(&violations, InvariantId::NoKillWhileBuilding).len(), 1);
 }

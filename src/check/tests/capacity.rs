@@ -3,6 +3,7 @@
 use super::{
     assigned, bounds, created, decision, of, registered, reuse_bounds, run, running, scheduled,
 };
+use crate::check::InvariantId;
 use crate::trace::{AgentRuntime, Record};
 
 fn node_lost(node: &str) -> Record {
@@ -32,14 +33,14 @@ fn shortage(rejoin_ms: Option<u64>) -> Vec<(u64, Record)> {
 fn liveness_violations_after_a_shortage_longer_than_replace_after_are_expected() {
     // Two slots for three jobs from t=1s; replace_after is 120 s, max_job_wait 60 s.
     let violations = run(&bounds(), &shortage(None), 400_000);
-    let waits = of(&violations, "job-wait-bound");
+    let waits = of(&violations, InvariantId::JobWaitBound);
     assert_eq!(waits.len(), 3, "{violations:?}");
     // Waits break at t=60s, inside the budget (the shortage is only 59 s old): failures.
     assert!(
         waits.iter().all(|v| v.at_ms == 60_000 && !v.expected),
         "{waits:?}"
     );
-    let incomplete = of(&violations, "all-jobs-complete");
+    let incomplete = of(&violations, InvariantId::AllJobsComplete);
     assert!(!incomplete.is_empty(), "{violations:?}");
     for violation in incomplete {
         assert!(violation.expected, "{violation:?}");
@@ -55,7 +56,7 @@ fn liveness_violations_after_a_shortage_longer_than_replace_after_are_expected()
 #[test]
 fn a_shortage_ended_within_replace_after_excuses_nothing() {
     let violations = run(&bounds(), &shortage(Some(100_000)), 400_000);
-    let incomplete = of(&violations, "all-jobs-complete");
+    let incomplete = of(&violations, InvariantId::AllJobsComplete);
     assert!(!incomplete.is_empty(), "{violations:?}");
     assert!(incomplete.iter().all(|v| !v.expected), "{incomplete:?}");
 }
@@ -65,10 +66,10 @@ fn a_queue_longer_than_the_whole_cluster_without_a_node_loss_excuses_nothing() {
     // Nine jobs for four slots all run long, but no node is lost: that is load, not a fault.
     let records: Vec<(u64, Record)> = (1..=9).map(|job| (0, scheduled(job, job, "H"))).collect();
     let violations = run(&bounds(), &records, 400_000);
-    let incomplete = of(&violations, "all-jobs-complete");
+    let incomplete = of(&violations, InvariantId::AllJobsComplete);
     assert!(!incomplete.is_empty(), "{violations:?}");
     assert!(incomplete.iter().all(|v| !v.expected), "{incomplete:?}");
-    let waits = of(&violations, "job-wait-bound");
+    let waits = of(&violations, InvariantId::JobWaitBound);
     assert!(
         !waits.is_empty() && waits.iter().all(|v| !v.expected),
         "{waits:?}"
@@ -83,7 +84,7 @@ fn safety_violations_are_never_excused_by_the_capacity_budget() {
     records.push((199_000, created("pod-b", 2, "H")));
     records.push((200_000, created("pod-c", 3, "H")));
     let violations = run(&bounds(), &records, 400_000);
-    let limit = of(&violations, "pending-limit");
+    let limit = of(&violations, InvariantId::PendingLimit);
     assert_eq!(limit.len(), 1, "{violations:?}");
     assert!(!limit[0].expected, "{limit:?}");
 }
@@ -116,7 +117,7 @@ fn a_pod_handed_a_job_while_its_cancelled_build_is_killed_is_caught() {
         decision(2, "skip-reuse", "pod-a is idle and reusable"),
     ));
     let violations = run(&reuse_bounds(), &records, 30_000);
-    let found = of(&violations, "no-assign-while-cancelling");
+    let found = of(&violations, InvariantId::NoAssignWhileCancelling);
     assert_eq!(found.len(), 1, "{violations:?}");
     assert_eq!(found[0].at_ms, 15_000);
     assert!(found[0].objects.contains(&"pod:pod-a".to_owned()));
@@ -134,7 +135,7 @@ fn handing_the_pod_a_job_once_its_agent_is_idle_again_is_fine() {
     records.sort_by_key(|(t_ms, _)| *t_ms);
     let violations = run(&reuse_bounds(), &records, 30_000);
     assert!(
-        of(&violations, "no-assign-while-cancelling").is_empty(),
+        of(&violations, InvariantId::NoAssignWhileCancelling).is_empty(),
         "{violations:?}"
     );
 }

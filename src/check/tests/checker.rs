@@ -2,18 +2,19 @@ use super::{
     assigned, bounds, clean_life, completed, created, decision, deleted, of, reuse_bounds, run,
     scheduled,
 };
+use crate::check::InvariantId;
 use crate::check::{
     CONTEXT_LINES_MAX, Checker, Kind, Monitor, RING_RECORDS_MAX, Violation, format_line,
 };
 use crate::trace::{Actor, Record};
 
 /// A stand-in for a leader-election monitor: flags every `ServerPing`, always with the same
-/// object.
+/// object, under a leader id (`lease-cas`).
 struct PingFlagger;
 
 impl Monitor for PingFlagger {
-    fn id(&self) -> &'static str {
-        "ping-flagger"
+    fn id(&self) -> InvariantId {
+        InvariantId::LeaseCas
     }
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
@@ -42,7 +43,7 @@ fn broken_everywhere() -> Vec<(u64, Record)> {
 
 #[test]
 fn disabled_ids_produce_nothing() {
-    let disabled: Vec<String> = Checker::ids().iter().map(|id| (*id).to_owned()).collect();
+    let disabled = Checker::ids().to_vec();
     let mut checker = Checker::new(&bounds(), &disabled, Vec::new());
     assert!(checker.active_ids().is_empty());
     for (t_ms, record) in broken_everywhere() {
@@ -58,14 +59,14 @@ fn disabled_ids_produce_nothing() {
 
 #[test]
 fn disabling_one_id_keeps_the_others() {
-    let disabled = vec!["pending-limit".to_owned()];
+    let disabled = vec![InvariantId::PendingLimit];
     let mut checker = Checker::new(&bounds(), &disabled, Vec::new());
     for (t_ms, record) in broken_everywhere() {
         checker.observe(t_ms, &record);
     }
     let violations = checker.finish(200_000);
-    assert!(of(&violations, "pending-limit").is_empty());
-    assert_eq!(of(&violations, "one-pod-per-job").len(), 1);
+    assert!(of(&violations, InvariantId::PendingLimit).is_empty());
+    assert_eq!(of(&violations, InvariantId::OnePodPerJob).len(), 1);
 }
 
 #[test]
@@ -76,7 +77,7 @@ fn each_id_and_object_is_reported_once_even_if_a_monitor_repeats_itself() {
         checker.observe(t_ms, &Record::ServerPing);
     }
     let violations = checker.finish(10_000);
-    let pings = of(&violations, "ping-flagger");
+    let pings = of(&violations, InvariantId::LeaseCas);
     assert_eq!(pings.len(), 1, "extra monitors run and are deduplicated");
     assert_eq!(pings[0].at_ms, 1_000);
 }
@@ -84,7 +85,7 @@ fn each_id_and_object_is_reported_once_even_if_a_monitor_repeats_itself() {
 #[test]
 fn extra_monitors_can_be_disabled_too() {
     let extra: Vec<Box<dyn Monitor>> = vec![Box::new(PingFlagger)];
-    let mut checker = Checker::new(&bounds(), &["ping-flagger".to_owned()], extra);
+    let mut checker = Checker::new(&bounds(), &[InvariantId::LeaseCas], extra);
     checker.observe(1_000, &Record::ServerPing);
     assert!(checker.finish(2_000).is_empty());
 }
@@ -107,7 +108,7 @@ fn context_lines_are_the_last_records_touching_the_objects_up_to_the_violation()
     let wait = checker
         .violations()
         .iter()
-        .find(|v| v.id == "job-wait-bound" && v.objects[0] == "job:7");
+        .find(|v| v.id == InvariantId::JobWaitBound && v.objects[0] == "job:7");
     let context = &wait.expect("job 7 waited past its bound").context;
     assert_eq!(context.len(), CONTEXT_LINES_MAX);
     assert!(
@@ -178,7 +179,7 @@ fn pod_and_agent_objects_share_context() {
     records.truncate(5);
     records.push((6_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&bounds(), &records, 10_000);
-    let killed = of(&violations, "no-kill-while-building");
+    let killed = of(&violations, InvariantId::NoKillWhileBuilding);
     let context = &killed[0].context;
     assert!(
         context
@@ -203,7 +204,7 @@ fn finish_orders_violations_by_time_then_id_and_is_repeatable() {
         checker.observe(t_ms, &record);
     }
     let violations = checker.finish(200_000);
-    let keys: Vec<(u64, &str)> = violations.iter().map(|v| (v.at_ms, v.id)).collect();
+    let keys: Vec<(u64, InvariantId)> = violations.iter().map(|v| (v.at_ms, v.id)).collect();
     let mut sorted = keys.clone();
     sorted.sort();
     assert_eq!(keys, sorted);
@@ -215,11 +216,11 @@ fn finish_orders_violations_by_time_then_id_and_is_repeatable() {
 fn ids_list_every_elastic_agent_monitor_once() {
     let ids = Checker::ids();
     assert_eq!(ids.len(), 15);
-    let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    let unique: std::collections::BTreeSet<InvariantId> = ids.iter().copied().collect();
     assert_eq!(unique.len(), ids.len());
     let mut active = Checker::new(&bounds(), &[], Vec::new()).active_ids();
     active.extend(Checker::new(&reuse_bounds(), &[], Vec::new()).active_ids());
-    let active: std::collections::BTreeSet<&str> = active.into_iter().collect();
+    let active: std::collections::BTreeSet<InvariantId> = active.into_iter().collect();
     assert_eq!(active, unique);
 }
 
@@ -227,7 +228,7 @@ fn ids_list_every_elastic_agent_monitor_once() {
 /// every id has its monitor.
 #[test]
 fn every_monitor_judges_an_invariant_id_and_every_id_has_one_monitor() {
-    use crate::check::{InvariantId, LeaderBounds, leader_monitors};
+    use crate::check::{LeaderBounds, leader_monitors};
     let leader = leader_monitors(LeaderBounds {
         lease_duration_ms: 15_000,
         renew_deadline_ms: 10_000,
@@ -237,12 +238,8 @@ fn every_monitor_judges_an_invariant_id_and_every_id_has_one_monitor() {
         replicas: 3,
         variant: crate::leader::Variant::AgentkV1,
     });
-    let mut judged: Vec<&str> = Checker::ids().to_vec();
-    judged.extend(leader.iter().map(|monitor| monitor.id()));
-    let mut parsed: Vec<InvariantId> = judged
-        .iter()
-        .map(|id| InvariantId::from_name(id).unwrap_or_else(|| panic!("{id} is no InvariantId")))
-        .collect();
+    let mut parsed: Vec<InvariantId> = Checker::ids().to_vec();
+    parsed.extend(leader.iter().map(|monitor| monitor.id()));
     let mut all = InvariantId::ALL.to_vec();
     all.sort();
     parsed.sort();

@@ -2,6 +2,7 @@ use super::{
     agent_deleted, assigned, bounds, clean_life, completed, decision, of, registered, run,
     scheduled,
 };
+use crate::check::InvariantId;
 use crate::check::Kind;
 use crate::trace::Record;
 
@@ -14,7 +15,7 @@ fn a_job_unassigned_past_max_wait_violates_at_its_deadline_naming_the_allocators
     }
     records.push((70_000, Record::Sample));
     let violations = run(&bounds(), &records, 70_000);
-    let waits = of(&violations, "job-wait-bound");
+    let waits = of(&violations, InvariantId::JobWaitBound);
     assert_eq!(waits.len(), 1);
     assert_eq!(waits[0].at_ms, 61_000);
     assert_eq!(waits[0].kind, Kind::Always);
@@ -39,14 +40,14 @@ fn a_job_assigned_exactly_at_its_deadline_does_not_violate() {
         (90_000, completed(7, "pod-a")),
     ];
     let violations = run(&bounds(), &records, 100_000);
-    assert!(of(&violations, "job-wait-bound").is_empty());
+    assert!(of(&violations, InvariantId::JobWaitBound).is_empty());
 }
 
 #[test]
 fn a_job_still_waiting_at_the_end_is_reported_once_at_its_deadline() {
     let records = vec![(0, scheduled(7, 7, "H")), (50_000, Record::Sample)];
     let violations = run(&bounds(), &records, 200_000);
-    let waits = of(&violations, "job-wait-bound");
+    let waits = of(&violations, InvariantId::JobWaitBound);
     assert_eq!(waits.len(), 1);
     assert_eq!(waits[0].at_ms, 60_000);
     assert!(
@@ -72,7 +73,7 @@ fn a_rescheduled_job_whose_new_instance_is_assigned_in_time_does_not_violate_the
         (80_000, assigned(2, "pod-a", "H")),
     ];
     let violations = run(&bounds(), &records, 85_000);
-    assert!(of(&violations, "job-wait-bound").is_empty());
+    assert!(of(&violations, InvariantId::JobWaitBound).is_empty());
 }
 
 #[test]
@@ -92,7 +93,7 @@ fn a_logical_job_that_never_completes_names_its_last_instance_and_state() {
         (10_000, assigned(2, "pod-b", "H")),
     ];
     let violations = run(&bounds(), &records, 50_000);
-    let incomplete = of(&violations, "all-jobs-complete");
+    let incomplete = of(&violations, InvariantId::AllJobsComplete);
     assert_eq!(incomplete.len(), 1);
     assert_eq!(incomplete[0].at_ms, 50_000);
     assert_eq!(incomplete[0].kind, Kind::Eventually);
@@ -125,7 +126,7 @@ fn a_logical_job_completed_by_its_reschedule_is_complete() {
         (20_000, completed(2, "pod-b")),
     ];
     let violations = run(&bounds(), &records, 50_000);
-    assert!(of(&violations, "all-jobs-complete").is_empty());
+    assert!(of(&violations, InvariantId::AllJobsComplete).is_empty());
 }
 
 #[test]
@@ -147,7 +148,7 @@ fn a_logical_job_completed_twice_is_reported_at_the_second_completion() {
         (25_000, completed(1, "pod-a")),
     ];
     let violations = run(&bounds(), &records, 50_000);
-    let doubles = of(&violations, "all-jobs-complete");
+    let doubles = of(&violations, InvariantId::AllJobsComplete);
     assert_eq!(doubles.len(), 1);
     assert_eq!(doubles[0].at_ms, 25_000);
     assert!(
@@ -161,7 +162,7 @@ fn a_logical_job_completed_twice_is_reported_at_the_second_completion() {
 fn a_job_completed_without_being_assigned_is_lost() {
     let records = vec![(0, scheduled(1, 1, "H")), (5_000, completed(1, "pod-a"))];
     let violations = run(&bounds(), &records, 50_000);
-    let lost = of(&violations, "no-lost-job");
+    let lost = of(&violations, InvariantId::NoLostJob);
     assert_eq!(lost.len(), 1);
     assert_eq!(lost[0].at_ms, 5_000);
     assert_eq!(
@@ -179,7 +180,7 @@ fn a_cancelled_job_assigned_afterwards_is_lost() {
         (3_000, assigned(9, "pod-b", "H")),
     ];
     let violations = run(&bounds(), &records, 50_000);
-    let lost = of(&violations, "no-lost-job");
+    let lost = of(&violations, InvariantId::NoLostJob);
     assert_eq!(lost.len(), 2);
     assert!(
         lost[0].message.contains("already cancelled"),
@@ -207,7 +208,7 @@ fn jobs_assigned_then_completed_or_rescheduled_are_not_lost() {
         },
     ));
     let violations = run(&bounds(), &records, 50_000);
-    assert!(of(&violations, "no-lost-job").is_empty());
+    assert!(of(&violations, InvariantId::NoLostJob).is_empty());
 }
 
 #[test]
@@ -230,7 +231,7 @@ fn a_logical_job_completed_three_times_names_the_count_and_its_first_two_complet
         (30_000, completed(2, "pod-b")),
     ];
     let violations = run(&bounds(), &records, 50_000);
-    let doubles = of(&violations, "all-jobs-complete");
+    let doubles = of(&violations, InvariantId::AllJobsComplete);
     assert_eq!(doubles.len(), 1);
     assert_eq!(doubles[0].at_ms, 25_000);
     assert_eq!(
@@ -260,7 +261,7 @@ fn a_late_record_for_an_earlier_instance_leaves_the_last_instances_state() {
         (12_000, Record::JobCancelled { job: 1 }),
     ];
     let violations = run(&bounds(), &records, 50_000);
-    let incomplete = of(&violations, "all-jobs-complete");
+    let incomplete = of(&violations, InvariantId::AllJobsComplete);
     assert_eq!(incomplete.len(), 1);
     assert_eq!(
         incomplete[0].message,
@@ -281,7 +282,7 @@ fn agent_lost_while_building() -> Vec<(u64, Record)> {
 fn a_job_stranded_with_no_live_agent_for_the_server_to_reschedule_on_is_expected() {
     let records = agent_lost_while_building();
     let violations = run(&bounds(), &records, 100_000);
-    let stranded = of(&violations, "all-jobs-complete");
+    let stranded = of(&violations, InvariantId::AllJobsComplete);
     assert_eq!(stranded.len(), 1, "{violations:?}");
     assert!(stranded[0].expected);
     assert!(
@@ -298,7 +299,7 @@ fn a_job_left_assigned_while_another_agent_was_live_is_a_failure() {
     records.push((21_000, registered("pod-b")));
     records.push((90_000, agent_deleted("pod-b")));
     let violations = run(&bounds(), &records, 100_000);
-    let hung = of(&violations, "all-jobs-complete");
+    let hung = of(&violations, InvariantId::AllJobsComplete);
     assert_eq!(hung.len(), 1, "{violations:?}");
     assert!(!hung[0].expected);
     // An agent live only briefly (less than a check period) gave the server no check.
@@ -306,5 +307,5 @@ fn a_job_left_assigned_while_another_agent_was_live_is_a_failure() {
     records.push((21_000, registered("pod-b")));
     records.push((30_000, agent_deleted("pod-b")));
     let violations = run(&bounds(), &records, 100_000);
-    assert!(of(&violations, "all-jobs-complete")[0].expected);
+    assert!(of(&violations, InvariantId::AllJobsComplete)[0].expected);
 }

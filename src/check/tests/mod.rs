@@ -9,6 +9,7 @@ mod pods;
 mod reuse;
 
 use super::{Bounds, CapacityBounds, Checker, Violation};
+use crate::check::InvariantId;
 use crate::trace::{Actor, Record};
 
 /// Small bounds so sequences stay short: wait 60 s, 2 pending pods, ART 30 s, PING 10 s,
@@ -50,7 +51,7 @@ fn run(bounds: &Bounds, records: &[(u64, Record)], end_ms: u64) -> Vec<Violation
 }
 
 /// The violations of one invariant.
-fn of<'a>(violations: &'a [Violation], id: &str) -> Vec<&'a Violation> {
+fn of(violations: &[Violation], id: InvariantId) -> Vec<&Violation> {
     violations
         .iter()
         .filter(|violation| violation.id == id)

@@ -1,6 +1,7 @@
 use super::{
     agent_deleted, bounds, created, deleted, of, registered, reuse_bounds, run, running, scheduled,
 };
+use crate::check::InvariantId;
 use crate::trace::{Actor, Record};
 
 #[test]
@@ -11,7 +12,7 @@ fn the_allocator_creating_a_pod_with_two_not_running_violates_a_limit_of_two() {
         (2_000, created("pod-c", 3, "H")),
     ];
     let violations = run(&bounds(), &records, 3_000);
-    let over = of(&violations, "pending-limit");
+    let over = of(&violations, InvariantId::PendingLimit);
     assert_eq!(over.len(), 1);
     assert_eq!(over[0].at_ms, 2_000);
     assert_eq!(over[0].objects, vec!["pod:pod-c".to_owned()]);
@@ -38,7 +39,7 @@ fn a_failed_pod_counts_as_not_running() {
         (2_000, created("pod-c", 3, "H")),
     ];
     let violations = run(&bounds(), &records, 3_000);
-    assert_eq!(of(&violations, "pending-limit").len(), 1);
+    assert_eq!(of(&violations, InvariantId::PendingLimit).len(), 1);
 }
 
 #[test]
@@ -52,7 +53,7 @@ fn a_pod_that_reached_running_frees_a_pending_slot() {
         (3_000, created("pod-d", 4, "H")),
     ];
     let violations = run(&bounds(), &records, 4_000);
-    assert!(of(&violations, "pending-limit").is_empty());
+    assert!(of(&violations, InvariantId::PendingLimit).is_empty());
 }
 
 fn queued(job: u64, request: u64) -> Record {
@@ -91,13 +92,13 @@ fn a_raised_pending_limit_lets_the_allocator_create_above_the_old_one() {
     records.extend(create_for(2_000, 3, "pod-c"));
     let violations = run(&bounds(), &records, 3_000);
     assert!(
-        of(&violations, "pending-limit").is_empty(),
+        of(&violations, InvariantId::PendingLimit).is_empty(),
         "{violations:?}"
     );
     // Without the edit the third pod breaks the scenario's limit of two.
     records.retain(|(_, record)| !matches!(record, Record::ClusterProfileEdited { .. }));
     let violations = run(&bounds(), &records, 3_000);
-    assert_eq!(of(&violations, "pending-limit").len(), 1);
+    assert_eq!(of(&violations, InvariantId::PendingLimit).len(), 1);
 }
 
 #[test]
@@ -116,7 +117,7 @@ fn a_lowered_pending_limit_binds_only_creates_queued_after_it() {
     records.push((2_600, running("pod-b")));
     records.extend(create_for(3_000, 4, "pod-d"));
     let violations = run(&bounds(), &records, 4_000);
-    let over = of(&violations, "pending-limit");
+    let over = of(&violations, InvariantId::PendingLimit);
     let pods: Vec<&str> = over.iter().map(|v| v.objects[0].as_str()).collect();
     assert_eq!(pods, ["pod:pod-c", "pod:pod-d"], "{over:?}");
     assert!(
@@ -141,7 +142,7 @@ fn a_job_scheduled_before_a_lowered_limit_keeps_the_old_limit_in_its_later_reque
     records.push((1_300, scheduled(3, 3, "H")));
     records.extend(create_for(2_000, 3, "pod-c"));
     let violations = run(&bounds(), &records, 4_000);
-    let over = of(&violations, "pending-limit");
+    let over = of(&violations, InvariantId::PendingLimit);
     let pods: Vec<&str> = over.iter().map(|v| v.objects[0].as_str()).collect();
     assert_eq!(pods, ["pod:pod-c"], "{over:?}");
 }
@@ -154,7 +155,7 @@ fn two_live_pods_for_one_job_violate_without_reuse() {
         (2_000, created("pod-c", 1, "H")),
     ];
     let violations = run(&bounds(), &records, 3_000);
-    let doubles = of(&violations, "one-pod-per-job");
+    let doubles = of(&violations, InvariantId::OnePodPerJob);
     assert_eq!(doubles.len(), 1, "reported once per job");
     assert_eq!(doubles[0].at_ms, 1_000);
     let expected = ["job:1", "pod:pod-a", "pod:pod-b"]
@@ -171,7 +172,7 @@ fn a_replacement_pod_after_the_first_is_deleted_is_not_a_second_pod() {
         (1_000, created("pod-b", 1, "H")),
     ];
     let violations = run(&bounds(), &records, 3_000);
-    assert!(of(&violations, "one-pod-per-job").is_empty());
+    assert!(of(&violations, InvariantId::OnePodPerJob).is_empty());
 }
 
 #[test]
@@ -181,14 +182,14 @@ fn two_pods_for_one_job_are_allowed_with_reuse() {
         (1_000, created("pod-b", 1, "H")),
     ];
     let violations = run(&reuse_bounds(), &records, 3_000);
-    assert!(of(&violations, "one-pod-per-job").is_empty());
+    assert!(of(&violations, InvariantId::OnePodPerJob).is_empty());
 }
 
 #[test]
 fn a_pod_never_registered_violates_at_art_plus_ping_after_creation() {
     let records = vec![(5_000, created("pod-a", 1, "H")), (60_000, Record::Sample)];
     let violations = run(&bounds(), &records, 100_000);
-    let orphans = of(&violations, "no-orphan-pods");
+    let orphans = of(&violations, InvariantId::NoOrphanPods);
     assert_eq!(
         orphans.len(),
         1,
@@ -207,7 +208,7 @@ fn a_pod_registered_just_in_time_and_deleted_is_no_orphan() {
         (90_000, deleted("pod-a", Actor::Allocator)),
     ];
     let violations = run(&bounds(), &records, 100_000);
-    assert!(of(&violations, "no-orphan-pods").is_empty());
+    assert!(of(&violations, InvariantId::NoOrphanPods).is_empty());
 }
 
 #[test]
@@ -218,7 +219,7 @@ fn a_pod_whose_agent_was_deleted_is_an_orphan_at_the_end() {
         (9_000, agent_deleted("pod-a")),
     ];
     let violations = run(&bounds(), &records, 100_000);
-    let orphans = of(&violations, "no-orphan-pods");
+    let orphans = of(&violations, InvariantId::NoOrphanPods);
     assert_eq!(orphans.len(), 1);
     assert_eq!(orphans[0].at_ms, 100_000);
     assert!(orphans[0].message.contains("no registered agent"));
@@ -235,7 +236,7 @@ fn a_server_outage_delays_the_registration_deadline_by_its_length() {
         (130_000, deleted("pod-a", Actor::Allocator)),
     ];
     let violations = run(&bounds(), &records, 200_000);
-    assert!(of(&violations, "no-orphan-pods").is_empty());
+    assert!(of(&violations, InvariantId::NoOrphanPods).is_empty());
     let late = [
         (0, created("pod-b", 1, "H")),
         (10_000, Record::ServerStopped),
@@ -244,7 +245,7 @@ fn a_server_outage_delays_the_registration_deadline_by_its_length() {
     records.push((100_000, Record::ServerStarted));
     records.push((140_000, Record::Sample));
     let violations = run(&bounds(), &records, 200_000);
-    let orphans = of(&violations, "no-orphan-pods");
+    let orphans = of(&violations, InvariantId::NoOrphanPods);
     assert_eq!(orphans.len(), 1);
     assert_eq!(orphans[0].at_ms, 130_000);
 }

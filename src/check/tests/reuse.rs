@@ -1,4 +1,5 @@
 use super::{assigned, bounds, clean_life, completed, deleted, of, reuse_bounds, run, scheduled};
+use crate::check::InvariantId;
 use crate::check::Kind;
 use crate::trace::{Actor, Record};
 
@@ -14,7 +15,7 @@ fn the_allocator_deleting_a_reusable_pod_idle_less_than_idle_timeout_violates() 
     let mut records = idle_from_eight_seconds("pod-a");
     records.push((20_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    let early = of(&violations, "idle-timeout");
+    let early = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(early.len(), 1);
     assert_eq!(early[0].at_ms, 20_000);
     assert_eq!(early[0].objects, vec!["pod:pod-a".to_owned()]);
@@ -30,7 +31,7 @@ fn deleting_a_pod_idle_between_idle_and_idle_plus_ping_is_fine() {
     let mut records = idle_from_eight_seconds("pod-a");
     records.push((58_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    assert!(of(&violations, "idle-timeout").is_empty());
+    assert!(of(&violations, InvariantId::IdleTimeout).is_empty());
 }
 
 #[test]
@@ -41,7 +42,7 @@ fn idle_is_measured_from_the_last_completion_not_from_creation() {
     records.push((55_000, completed(2, "pod-a")));
     records.push((70_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    let early = of(&violations, "idle-timeout");
+    let early = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(early.len(), 1);
     assert_eq!(early[0].at_ms, 70_000);
 }
@@ -66,7 +67,7 @@ fn a_pod_never_reusable_may_be_deleted_early() {
     edited.push((10_000, deleted("pod-b", Actor::Allocator)));
     for records in [records, edited] {
         let violations = run(&reuse_bounds(), &records, 100_000);
-        assert!(of(&violations, "idle-timeout").is_empty());
+        assert!(of(&violations, InvariantId::IdleTimeout).is_empty());
     }
 }
 
@@ -75,7 +76,7 @@ fn an_idle_reusable_pod_still_alive_past_idle_plus_ping_violates_at_that_deadlin
     let mut records = idle_from_eight_seconds("pod-a");
     records.push((90_000, Record::Sample));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    let late = of(&violations, "idle-timeout");
+    let late = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(late.len(), 1);
     assert_eq!(late[0].at_ms, 68_000);
     assert!(
@@ -92,7 +93,7 @@ fn a_server_outage_gives_the_restarted_plugin_a_fresh_idle_window() {
     records.push((30_000, Record::ServerStarted));
     records.push((85_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    assert!(of(&violations, "idle-timeout").is_empty());
+    assert!(of(&violations, InvariantId::IdleTimeout).is_empty());
 }
 
 #[test]
@@ -100,13 +101,13 @@ fn idle_timeout_is_not_judged_without_reuse() {
     let mut records = idle_from_eight_seconds("pod-a");
     records.push((20_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&bounds(), &records, 100_000);
-    assert!(of(&violations, "idle-timeout").is_empty());
+    assert!(of(&violations, InvariantId::IdleTimeout).is_empty());
 }
 
 #[test]
 fn reuse_enabled_without_any_reuse_is_a_sometimes_violation() {
     let violations = run(&reuse_bounds(), &clean_life(0, 1, "pod-a"), 100_000);
-    let reuse = of(&violations, "reuse-happens");
+    let reuse = of(&violations, InvariantId::ReuseHappens);
     assert_eq!(reuse.len(), 1);
     assert_eq!(reuse[0].kind, Kind::Sometimes);
     assert_eq!(reuse[0].at_ms, 100_000);
@@ -118,7 +119,7 @@ fn a_second_job_on_an_agent_that_completed_one_is_reuse() {
     records.push((9_000, scheduled(2, 2, "H")));
     records.push((10_000, assigned(2, "pod-a", "H")));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    assert!(of(&violations, "reuse-happens").is_empty());
+    assert!(of(&violations, InvariantId::ReuseHappens).is_empty());
 }
 
 #[test]
@@ -128,7 +129,7 @@ fn a_crash_after_which_no_old_pod_runs_a_job_is_a_sometimes_violation() {
     records.push((20_000, Record::ServerStarted));
     records.extend(clean_life(30_000, 2, "pod-b"));
     let violations = run(&bounds(), &records, 100_000);
-    let recovers = of(&violations, "restart-recovers");
+    let recovers = of(&violations, InvariantId::RestartRecovers);
     assert_eq!(recovers.len(), 1);
     assert_eq!(recovers[0].kind, Kind::Sometimes);
     assert!(
@@ -146,9 +147,9 @@ fn an_old_pod_running_a_job_after_the_restart_is_recovery_and_no_crash_needs_non
     records.push((30_000, scheduled(2, 2, "H")));
     records.push((31_000, assigned(2, "pod-a", "H")));
     let violations = run(&bounds(), &records, 100_000);
-    assert!(of(&violations, "restart-recovers").is_empty());
+    assert!(of(&violations, InvariantId::RestartRecovers).is_empty());
     let violations = run(&bounds(), &idle_from_eight_seconds("pod-b"), 100_000);
-    assert!(of(&violations, "restart-recovers").is_empty());
+    assert!(of(&violations, InvariantId::RestartRecovers).is_empty());
 }
 
 #[test]
@@ -158,9 +159,9 @@ fn an_agent_idle_since_registration_gets_one_more_ping_before_it_must_be_gone() 
     records.truncate(4);
     records.push((72_000, Record::Sample));
     let violations = run(&reuse_bounds(), &records, 72_500);
-    assert!(of(&violations, "idle-timeout").is_empty());
+    assert!(of(&violations, InvariantId::IdleTimeout).is_empty());
     let violations = run(&reuse_bounds(), &records, 100_000);
-    let late = of(&violations, "idle-timeout");
+    let late = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(late.len(), 1);
     assert_eq!(late[0].at_ms, 73_000);
 }
@@ -182,10 +183,10 @@ fn a_partition_between_the_plugin_and_the_api_delays_the_idle_deadline() {
     records.push((70_000, healed));
     records.push((100_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 200_000);
-    assert!(of(&violations, "idle-timeout").is_empty());
+    assert!(of(&violations, InvariantId::IdleTimeout).is_empty());
     records.pop();
     let violations = run(&reuse_bounds(), &records, 200_000);
-    let late = of(&violations, "idle-timeout");
+    let late = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(late.len(), 1);
     assert_eq!(late[0].at_ms, 108_000);
 }
@@ -200,7 +201,7 @@ fn a_failed_pod_is_never_reusable_and_may_be_deleted_early() {
     records.push((9_000, failed));
     records.push((10_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    assert!(of(&violations, "idle-timeout").is_empty());
+    assert!(of(&violations, InvariantId::IdleTimeout).is_empty());
 }
 
 /// The `cluster_profile_edited` record of an edit that sets reuse and the idle timeout (the
@@ -225,7 +226,10 @@ fn with_reuse_switched_off_idle_pods_may_go_at_once_and_owe_no_deadline() {
     records.push((10_000, deleted("pod-a", Actor::Allocator)));
     // pod-b lives past its old deadline (68 s): no longer owed.
     let violations = run(&reuse_bounds(), &records, 100_000);
-    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    assert!(
+        of(&violations, InvariantId::IdleTimeout).is_empty(),
+        "{violations:?}"
+    );
 }
 
 #[test]
@@ -242,7 +246,7 @@ fn reuse_switched_back_on_judges_only_pods_created_afterwards() {
     records.append(&mut later);
     records.push((30_000, deleted("pod-b", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    let early = of(&violations, "idle-timeout");
+    let early = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(early.len(), 1, "{violations:?}");
     assert_eq!(early[0].objects, vec!["pod:pod-b".to_owned()]);
     assert!(early[0].message.contains("idle for 2.000s"));
@@ -254,11 +258,14 @@ fn a_lowered_idle_timeout_allows_the_earlier_delete_of_a_pod_idle_across_the_edi
     records.push((9_000, cluster_edited(true, 20_000)));
     records.push((33_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    assert!(
+        of(&violations, InvariantId::IdleTimeout).is_empty(),
+        "{violations:?}"
+    );
     // Without the edit the same delete (idle 25 s < 50 s) is early.
     records.remove(6);
     let violations = run(&reuse_bounds(), &records, 100_000);
-    assert_eq!(of(&violations, "idle-timeout").len(), 1);
+    assert_eq!(of(&violations, InvariantId::IdleTimeout).len(), 1);
 }
 
 #[test]
@@ -267,7 +274,7 @@ fn a_raised_idle_timeout_moves_the_deadline_out() {
     records.push((9_000, cluster_edited(true, 80_000)));
     records.push((150_000, Record::Sample));
     let violations = run(&reuse_bounds(), &records, 200_000);
-    let late = of(&violations, "idle-timeout");
+    let late = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(late.len(), 1, "{violations:?}");
     // idle from 8 s + IDLE 80 s + PING 10 s (it was 68 s before the edit).
     assert_eq!(late[0].at_ms, 98_000);
@@ -309,7 +316,7 @@ fn a_delete_honouring_the_idle_start_the_lost_writes_left_is_expected() {
     // IDLE (50 s) after the earlier idle start (8 s), 20 s after job 2 ended.
     records.push((60_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 200_000);
-    let early = of(&violations, "idle-timeout");
+    let early = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(early.len(), 1);
     assert!(early[0].expected, "{:?}", early[0]);
     assert!(
@@ -326,7 +333,7 @@ fn a_delete_before_even_the_earlier_idle_period_ran_out_fails() {
     records.push((57_000, deleted("pod-a", Actor::Allocator)));
     records.sort_by_key(|(t_ms, _)| *t_ms);
     let violations = run(&reuse_bounds(), &records, 200_000);
-    let early = of(&violations, "idle-timeout");
+    let early = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(early.len(), 1);
     assert!(!early[0].expected, "{:?}", early[0]);
 }
@@ -344,7 +351,7 @@ fn an_outage_that_ends_before_a_request_before_the_crash_leaves_no_excuse() {
     records.sort_by_key(|(t_ms, _)| *t_ms);
     records.push((60_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 200_000);
-    let early = of(&violations, "idle-timeout");
+    let early = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(early.len(), 1);
     assert!(!early[0].expected, "{:?}", early[0]);
 }
@@ -362,7 +369,7 @@ fn an_assignment_before_the_outage_leaves_no_excuse() {
     records.sort_by_key(|(t_ms, _)| *t_ms);
     records.push((60_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 200_000);
-    let early = of(&violations, "idle-timeout");
+    let early = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(early.len(), 1);
     assert!(!early[0].expected, "{:?}", early[0]);
 }
@@ -407,7 +414,7 @@ fn two_outages_with_the_crash_in_the_second(request_between: bool) -> Vec<(u64, 
 fn two_outages_with_no_plugin_request_between_them_stay_inside_the_lost_writes_budget() {
     let records = two_outages_with_the_crash_in_the_second(false);
     let violations = run(&reuse_bounds(), &records, 200_000);
-    let early = of(&violations, "idle-timeout");
+    let early = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(early.len(), 1);
     assert!(early[0].expected, "{:?}", early[0]);
 }
@@ -416,7 +423,7 @@ fn two_outages_with_no_plugin_request_between_them_stay_inside_the_lost_writes_b
 fn a_plugin_request_with_the_api_reachable_between_the_outages_leaves_no_excuse() {
     let records = two_outages_with_the_crash_in_the_second(true);
     let violations = run(&reuse_bounds(), &records, 200_000);
-    let early = of(&violations, "idle-timeout");
+    let early = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(early.len(), 1);
     assert!(!early[0].expected, "{:?}", early[0]);
 }
@@ -443,10 +450,16 @@ fn an_idle_pod_on_a_lost_node_owes_no_idle_deadline_and_may_go_early() {
     let mut kept = records.clone();
     kept.push((90_000, Record::Sample));
     let violations = run(&reuse_bounds(), &kept, 100_000);
-    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    assert!(
+        of(&violations, InvariantId::IdleTimeout).is_empty(),
+        "{violations:?}"
+    );
     records.push((10_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &records, 100_000);
-    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    assert!(
+        of(&violations, InvariantId::IdleTimeout).is_empty(),
+        "{violations:?}"
+    );
     // Another node's loss changes nothing.
     let mut other = idle_from_eight_seconds("pod-a");
     other.insert(2, (1_500, scheduled_on("pod-a", "node-1")));
@@ -458,7 +471,7 @@ fn an_idle_pod_on_a_lost_node_owes_no_idle_deadline_and_may_go_early() {
     ));
     other.push((90_000, Record::Sample));
     let violations = run(&reuse_bounds(), &other, 100_000);
-    assert_eq!(of(&violations, "idle-timeout").len(), 1);
+    assert_eq!(of(&violations, InvariantId::IdleTimeout).len(), 1);
 }
 
 /// explore/elastic seed 10426 under `safe`: the restarted plugin first saw an idle pod at a
@@ -474,10 +487,13 @@ fn the_restarted_plugin_gets_a_ping_to_see_an_idle_pod_before_its_idle_window_ru
     // Restart 30 s + PING 10 s + IDLE 50 s + PING 10 s = 100 s.
     kept.push((95_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &kept, 200_000);
-    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    assert!(
+        of(&violations, InvariantId::IdleTimeout).is_empty(),
+        "{violations:?}"
+    );
     records.push((150_000, Record::Sample));
     let violations = run(&reuse_bounds(), &records, 200_000);
-    let late = of(&violations, "idle-timeout");
+    let late = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(late.len(), 1, "{violations:?}");
     assert_eq!(late[0].at_ms, 100_000);
 }
@@ -503,10 +519,13 @@ fn an_idle_agent_away_from_the_server_gets_its_idle_window_from_its_return() {
     // Back at 80 s + IDLE 50 s + PING 10 s + PING 10 s = 150 s.
     kept.push((145_000, deleted("pod-a", Actor::Allocator)));
     let violations = run(&reuse_bounds(), &kept, 300_000);
-    assert!(of(&violations, "idle-timeout").is_empty(), "{violations:?}");
+    assert!(
+        of(&violations, InvariantId::IdleTimeout).is_empty(),
+        "{violations:?}"
+    );
     records.push((200_000, Record::Sample));
     let violations = run(&reuse_bounds(), &records, 300_000);
-    let late = of(&violations, "idle-timeout");
+    let late = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(late.len(), 1, "{violations:?}");
     assert_eq!(late[0].at_ms, 150_000);
 }

@@ -73,10 +73,10 @@ fn seed_row(seed: u64) -> SeedRow {
         verdict: "fail".to_owned(),
         failure_class: Some("safety".to_owned()),
         violated: vec![ViolatedId {
-            id: crate::check::InvariantId::PendingLimit.name(),
+            id: crate::check::InvariantId::PendingLimit,
             kind: Kind::Always,
         }],
-        first_violated: Some(crate::check::InvariantId::PendingLimit.name()),
+        first_violated: Some(crate::check::InvariantId::PendingLimit),
         fingerprint: format!("f{seed}"),
         metrics: Metrics {
             reuse_ratio: 1.0 / 3.0,

@@ -4,6 +4,7 @@
 use super::kit::{FONT, Figure, LIGHT_GRID, drawing, render};
 use super::{PlotError, PlotFile};
 use crate::allocator::Policy;
+use crate::check::InvariantId;
 use crate::report::format::number_text;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -27,7 +28,7 @@ pub struct PolicyRow {
     pub pass_rate: f64,
     /// Per invariant id, the fraction of seeds where it held. Ids missing from one row but
     /// present in another count as held in every seed of that row.
-    pub invariant_pass_rates: Vec<(String, f64)>,
+    pub invariant_pass_rates: Vec<(InvariantId, f64)>,
     /// A leader comparison's figures (then the elastic-agent panels are left out).
     pub leader: Option<LeaderBars>,
 }
@@ -125,9 +126,9 @@ fn panels(rows: &[PolicyRow]) -> Vec<Panel> {
         ]
     };
     panels.push(metric("seeds passing every invariant", |row| row.pass_rate));
-    let mut invariants: Vec<&str> = rows
+    let mut invariants: Vec<InvariantId> = rows
         .iter()
-        .flat_map(|row| row.invariant_pass_rates.iter().map(|(id, _)| id.as_str()))
+        .flat_map(|row| row.invariant_pass_rates.iter().map(|&(id, _)| id))
         .collect();
     invariants.sort_unstable();
     invariants.dedup();
@@ -140,7 +141,7 @@ fn panels(rows: &[PolicyRow]) -> Vec<Panel> {
                     let rate = row
                         .invariant_pass_rates
                         .iter()
-                        .find(|(other, _)| other == id);
+                        .find(|&&(other, _)| other == id);
                     rate.map_or(1.0, |(_, rate)| *rate)
                 })
                 .collect(),

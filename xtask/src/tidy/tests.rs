@@ -409,3 +409,26 @@ fn a_fallback_or_a_text_typed_vocabulary_fails_the_vocabulary_check() {
     let outside = planted("tests/planted.rs", "fn run(variant: &str) {}\n");
     assert!(vocabulary_violations(&outside).is_empty());
 }
+
+#[test]
+fn a_fault_kind_or_an_invariant_id_held_as_text_fails_the_vocabulary_check() {
+    let code = "struct Swarm {\n\
+                \x20   kinds: Vec<String>,\n\
+                \x20   id: &'static str,\n\
+                }\n\
+                fn shrink(invariant: Option<&str>) {}\n";
+    let found = vocabulary_violations(&planted("src/explore/planted.rs", code));
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(found[0].contains(":2: `kinds: Vec<String>`"), "{found:?}");
+    assert!(found[1].contains(":3: `id: &'static str`"), "{found:?}");
+    assert!(
+        found[2].contains(":5: `invariant: Option<&str>`"),
+        "{found:?}"
+    );
+    // Outside the places that judge and report invariants an `id` is a job's or a pod's,
+    // and in `live/` a `kind` is a Kubernetes object's.
+    let elsewhere = planted("src/gocd/planted.rs", "fn agent(id: &str) {}\n");
+    assert!(vocabulary_violations(&elsewhere).is_empty());
+    let kube = planted("src/live/store.rs", "fn record(kind: &'static str) {}\n");
+    assert!(vocabulary_violations(&kube).is_empty());
+}

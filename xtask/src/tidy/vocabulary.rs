@@ -1,4 +1,4 @@
-//! Vocabularies typed from edge to edge (issue #50): a policy, leader variant, swarm kind,
+//! Vocabularies typed from edge to edge (issue #50): a policy, leader variant, fault kind,
 //! ablation or invariant id is parsed once where it enters (the scenario reader, clap, serde)
 //! and is an enum from there on. Two things would bring the strings back: a fallback that
 //! turns an unknown name into a default value, and a field or parameter that holds one of
@@ -15,16 +15,49 @@ const FALLBACKS: [&str; 4] = [
 /// The names of fields and parameters that hold a vocabulary value.
 const VOCABULARY_NAMES: [&str; 5] = ["policy", "policies", "variant", "variants", "ablations"];
 
+/// Names that hold a fault kind or an invariant id, anywhere in `src/` except [`OTHER_KINDS`].
+const KIND_NAMES: [&str; 4] = ["kind", "kinds", "invariant", "invariants"];
+
+/// Files where a `kind` is not one of ours: a Kubernetes object's kind (`live/`, the pod
+/// owner kinds of `kube/`), or a fault kind as the trace records it and the report's
+/// `faults.csv` writes and reads it back (the trace is itself an edge: its records carry
+/// names, and the fingerprint hashes them).
+const OTHER_KINDS: [&str; 6] = [
+    "src/live/router.rs",
+    "src/live/objects.rs",
+    "src/live/store.rs",
+    "src/kube/listings.rs",
+    "src/report/rows.rs",
+    "src/report/plots/data.rs",
+];
+
+/// Names an invariant id goes by where violations are judged, run, swept and reported.
+const ID_NAMES: [&str; 2] = ["id", "ids"];
+
+/// Where [`ID_NAMES`] are invariant ids (elsewhere an `id` is a job's, an agent's, a pod's).
+const ID_PLACES: [&str; 7] = [
+    "src/check/",
+    "src/explore/",
+    "src/report/",
+    "src/review/",
+    "src/nightly/",
+    "src/cli/",
+    "src/run.rs",
+];
+
 /// The text types such a value must not have.
-const TEXT_TYPES: [&str; 8] = [
+const TEXT_TYPES: [&str; 11] = [
     "String",
     "&str",
     "&'static str",
     "Option<String>",
     "Option<&str>",
+    "Option<&'static str>",
     "Vec<String>",
     "Vec<&str>",
+    "Vec<&'static str>",
     "&[String]",
+    "&[&str]",
 ];
 
 /// Files allowed to hold vocabulary names as text: none. The edges parse names into enums
@@ -45,9 +78,21 @@ fn text_type_after(code: &str, at: usize) -> Option<&'static str> {
     })
 }
 
+/// The names that hold a vocabulary value in the file at `path`.
+fn names_in(path: &str) -> Vec<&'static str> {
+    let mut names = VOCABULARY_NAMES.to_vec();
+    if !OTHER_KINDS.contains(&path) {
+        names.extend(KIND_NAMES);
+    }
+    if ID_PLACES.iter().any(|place| path.starts_with(place)) {
+        names.extend(ID_NAMES);
+    }
+    names
+}
+
 /// `name: <text type>` in one line of code (a field, a parameter or a binding).
-fn text_typed(code: &str) -> Option<String> {
-    for name in VOCABULARY_NAMES {
+fn text_typed(code: &str, names: &[&str]) -> Option<String> {
+    for &name in names {
         for (at, _) in code.match_indices(name) {
             let before = code[..at].chars().next_back();
             if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
@@ -68,6 +113,7 @@ pub fn vocabulary_violations(files: &[super::SourceFile]) -> Vec<String> {
         if !path.starts_with("src/") || TEXT_EDGES.contains(&path.as_str()) {
             continue;
         }
+        let names = names_in(path);
         for (line, code) in super::code_lines(text) {
             for fallback in FALLBACKS {
                 if code.contains(fallback) {
@@ -76,7 +122,7 @@ pub fn vocabulary_violations(files: &[super::SourceFile]) -> Vec<String> {
                     ));
                 }
             }
-            if let Some(typed) = text_typed(code) {
+            if let Some(typed) = text_typed(code, &names) {
                 found.push(format!("{path}:{line}: `{typed}`: use the enum"));
             }
         }

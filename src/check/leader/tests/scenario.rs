@@ -4,6 +4,7 @@
 //! leader monitor judges it.
 //! `agentk-v1` must trip the named invariant; `fixed` must trip none.
 
+use crate::check::InvariantId;
 use crate::check::Violation;
 use crate::check::leader::{LeaderBounds, leader_monitors};
 use crate::leader::tests::harness::{Journal, OutageMode, World, settings};
@@ -105,7 +106,7 @@ fn judge(
     out
 }
 
-fn ids(violations: &[Violation]) -> Vec<&'static str> {
+fn ids(violations: &[Violation]) -> Vec<InvariantId> {
     violations.iter().map(|violation| violation.id).collect()
 }
 
@@ -127,7 +128,7 @@ fn outage_on_the_leader(variant: Variant) -> Vec<Violation> {
 fn an_outage_longer_than_the_renew_deadline_trips_rejoin_after_outage_in_agentk_v1_only() {
     let found = outage_on_the_leader(Variant::AgentkV1);
     assert!(
-        ids(&found).contains(&"rejoin-after-outage"),
+        ids(&found).contains(&InvariantId::RejoinAfterOutage),
         "#398 must trip: {found:#?}"
     );
     let found = outage_on_the_leader(Variant::Fixed);
@@ -152,7 +153,7 @@ fn late_callback(variant: Variant) -> Vec<Violation> {
 fn a_stale_started_leading_trips_leader_only_in_agentk_v1_only() {
     let found = late_callback(Variant::AgentkV1);
     assert!(
-        ids(&found).contains(&"leader-only"),
+        ids(&found).contains(&InvariantId::LeaderOnly),
         "H4 must trip: {found:#?}"
     );
     let found = late_callback(Variant::Fixed);
@@ -179,12 +180,12 @@ fn blackholed_leader(variant: Variant) -> Vec<Violation> {
 fn a_blackholed_leader_trips_single_leader_acting_in_agentk_v1_only() {
     let found = blackholed_leader(Variant::AgentkV1);
     assert!(
-        ids(&found).contains(&"rejoin-after-outage"),
+        ids(&found).contains(&InvariantId::RejoinAfterOutage),
         "the hung release ends in #398 too"
     );
     let overlap = found
         .iter()
-        .find(|violation| violation.id == "single-leader-acting");
+        .find(|violation| violation.id == InvariantId::SingleLeaderActing);
     let overlap = overlap.unwrap_or_else(|| panic!("H8 must trip: {found:#?}"));
     assert!(!overlap.expected, "an API hang is inside the fault budget");
     let found = blackholed_leader(Variant::Fixed);
