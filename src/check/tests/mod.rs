@@ -7,8 +7,9 @@ mod checker;
 mod jobs;
 mod pods;
 mod reuse;
+mod wait_budget;
 
-use super::{Bounds, CapacityBounds, Checker, Violation};
+use super::{Bounds, CapacityBounds, Checker, Violation, WaitBounds};
 use crate::trace::{Actor, Record};
 
 /// Small bounds so sequences stay short: wait 60 s, 2 pending pods, ART 30 s, PING 10 s,
@@ -28,6 +29,10 @@ fn bounds() -> Bounds {
             nodes: 2,
             pods_per_node: 2,
             replace_after_ms: 120_000,
+        },
+        wait: WaitBounds {
+            resend_ms: 20_000,
+            fresh_agent_ms: 5_000,
         },
     }
 }
