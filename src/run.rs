@@ -102,8 +102,6 @@ pub fn bounds_of(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
         },
         wait: WaitBounds {
             resend_ms: scenario.server.job_starvation_timeout_ms,
-            fresh_agent_ms: (scenario.cluster.pod_startup.max_ms)
-                .saturating_add(scenario.server.agent_boot.max_ms),
         },
     }
 }

@@ -32,7 +32,7 @@ pub struct Bounds {
     /// The cluster's node slots and how long a lost node takes to be replaced: the capacity
     /// fault budget.
     pub capacity: CapacityBounds,
-    /// The server's resend period and a fresh agent's start: the job-wait budgets.
+    /// The server's resend period: the job-wait budgets.
     pub wait: WaitBounds,
 }
 

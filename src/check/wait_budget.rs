@@ -2,10 +2,6 @@
 //! job's wait that no allocator answering the server's create-agent requests could use. A
 //! job's deadline moves out by the part of its wait covered by
 //!
-//! - the **outage budget**: the server down, agents cut from the server, or the plugin cut
-//!   from the Kubernetes API (`api_outage`, a `gocd`|`kube-api` partition), each followed by a
-//!   recovery allowance: the job's next create-agent (one resend period) and a fresh pod's
-//!   start and agent boot (a stall may have cost the job the pod it was waiting for);
 //! - the **stranded-pod budget**: from the loss of the node its own unregistered pod was on to
 //!   the pod's removal (the pod looks like a slow starter until the node controller evicts
 //!   it), plus the resend period to the create-agent that can replace it;
@@ -25,23 +21,11 @@ pub struct WaitBounds {
     /// `[server] job_starvation_timeout`: the server resends a waiting job's create-agent
     /// this long after the last one.
     pub resend_ms: u64,
-    /// `[cluster] pod_startup.max` + `[server] agent_boot.max`: the longest a fresh pod takes
-    /// to have a registered agent.
-    pub fresh_agent_ms: u64,
-}
-
-impl WaitBounds {
-    /// How long after a stall ends it still holds a job up: its next create-agent and a
-    /// fresh pod's start and boot.
-    fn recovery_ms(self) -> u64 {
-        self.resend_ms.saturating_add(self.fresh_agent_ms)
-    }
 }
 
 /// One budget's name and what it is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Budget {
-    Outage,
     StrandedPod,
     Load,
 }
@@ -49,7 +33,6 @@ pub(crate) enum Budget {
 impl Budget {
     fn reason(self) -> &'static str {
         match self {
-            Budget::Outage => "server down, agents cut or plugin cut from the API, + recovery",
             Budget::StrandedPod => "its pod on a lost node until evicted, + one resend",
             Budget::Load => "create-agents that found the pending limit full, one resend each",
         }
@@ -57,7 +40,6 @@ impl Budget {
 
     fn name(self) -> &'static str {
         match self {
-            Budget::Outage => "outage",
             Budget::StrandedPod => "stranded-pod",
             Budget::Load => "load",
         }
@@ -71,13 +53,6 @@ type Intervals = Vec<(u64, u64, Budget)>;
 #[derive(Debug)]
 pub(crate) struct WaitBudget {
     bounds: WaitBounds,
-    /// Faults in force that stall every job (by fault index).
-    stalling: BTreeSet<u32>,
-    server_down: bool,
-    /// Since when a stall has lasted, if one does.
-    stall_since_ms: Option<u64>,
-    /// Ended stalls with their recovery allowance.
-    stalls: Intervals,
     frozen: FrozenSettings,
     not_running: BTreeSet<String>,
     /// Live pods by name: the job they were created for.
@@ -96,10 +71,6 @@ impl WaitBudget {
     pub(crate) fn new(bounds: WaitBounds, settings: ClusterSettings) -> Self {
         WaitBudget {
             bounds,
-            stalling: BTreeSet::new(),
-            server_down: false,
-            stall_since_ms: None,
-            stalls: Vec::new(),
             frozen: FrozenSettings::new(settings),
             not_running: BTreeSet::new(),
             job_of_pod: BTreeMap::new(),
@@ -119,7 +90,6 @@ impl WaitBudget {
     /// Follow one record at `t_ms`.
     pub(crate) fn observe(&mut self, t_ms: u64, record: &Record) {
         self.frozen.observe(record);
-        self.follow_stalls(t_ms, record);
         self.follow_pods(t_ms, record);
         match record {
             Record::CreateAgentStarted { job, request } => {
@@ -152,38 +122,6 @@ impl WaitBudget {
     fn add(&mut self, job: u64, interval: (u64, u64, Budget)) {
         debug_assert!(interval.0 <= interval.1, "an interval ends after it starts");
         self.of_job.entry(job).or_default().push(interval);
-    }
-
-    fn follow_stalls(&mut self, t_ms: u64, record: &Record) {
-        let was_stalled = self.is_stalled();
-        match record {
-            Record::ServerStopped => self.server_down = true,
-            Record::ServerStarted => self.server_down = false,
-            Record::FaultStarted {
-                index,
-                fault,
-                target,
-            } if stalls_every_job(fault, target) => {
-                self.stalling.insert(*index);
-            }
-            Record::FaultEnded { index, .. } => {
-                self.stalling.remove(index);
-            }
-            _ => return,
-        }
-        match (was_stalled, self.is_stalled()) {
-            (false, true) => self.stall_since_ms = Some(t_ms),
-            (true, false) => {
-                let since_ms = self.stall_since_ms.take().expect("a stall has a start");
-                let to_ms = t_ms.saturating_add(self.bounds.recovery_ms());
-                self.stalls.push((since_ms, to_ms, Budget::Outage));
-            }
-            _ => {}
-        }
-    }
-
-    fn is_stalled(&self) -> bool {
-        self.server_down || !self.stalling.is_empty()
     }
 
     fn follow_pods(&mut self, t_ms: u64, record: &Record) {
@@ -236,14 +174,16 @@ impl WaitBudget {
         }
     }
 
-    /// The intervals that excuse `job`'s wait, as far as `now_ms` (an open stall or a pod
-    /// still stranded counts up to now).
+    /// The intervals that excuse `job`'s wait, as far as `now_ms` (a pod still stranded
+    /// counts up to now).
     fn intervals(&self, job: u64, now_ms: u64) -> Intervals {
-        let mut all = self.stalls.clone();
-        if let Some(since_ms) = self.stall_since_ms {
-            all.push((since_ms, now_ms, Budget::Outage));
-        }
-        all.extend(self.of_job.get(&job).into_iter().flatten().copied());
+        let mut all: Intervals = self
+            .of_job
+            .get(&job)
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
         for (pod, since_ms) in &self.stranded_since_ms {
             if self.job_of_pod.get(pod) == Some(&job) {
                 all.push((*since_ms, now_ms, Budget::StrandedPod));
@@ -258,7 +198,7 @@ impl WaitBudget {
         debug_assert!(from_ms <= to_ms, "a window ends after it starts");
         let intervals = self.intervals(job, now_ms);
         let mut by_budget = BTreeMap::new();
-        for budget in [Budget::Outage, Budget::StrandedPod, Budget::Load] {
+        for budget in [Budget::StrandedPod, Budget::Load] {
             let own: Vec<(u64, u64)> = (intervals.iter())
                 .filter(|interval| interval.2 == budget)
                 .map(|interval| (interval.0, interval.1))
@@ -286,7 +226,7 @@ pub(crate) struct Covered {
 }
 
 impl Covered {
-    /// "outage 200.000s (…); load 120.000s (…)".
+    /// "stranded-pod budget 200.000s (…); load budget 120.000s (…)".
     pub(crate) fn label(&self) -> String {
         let parts: Vec<String> = (self.by_budget.iter())
             .map(|(budget, ms)| {
@@ -317,16 +257,4 @@ fn union_within(mut intervals: Vec<(u64, u64)>, from_ms: u64, to_ms: u64) -> u64
     }
     debug_assert!(total_ms <= to_ms.saturating_sub(from_ms));
     total_ms
-}
-
-/// The fault stops progress for every waiting job: agents cannot reach the server, or the
-/// plugin cannot reach the Kubernetes API.
-fn stalls_every_job(fault: &str, target: &str) -> bool {
-    let mut sides: Vec<&str> = target.split('|').collect();
-    sides.sort_unstable();
-    match fault {
-        "api_outage" => true,
-        "partition" => sides == ["gocd", "kube-api"] || sides == ["agents", "gocd"],
-        _ => false,
-    }
 }

@@ -30,10 +30,7 @@ fn bounds() -> Bounds {
             pods_per_node: 2,
             replace_after_ms: 120_000,
         },
-        wait: WaitBounds {
-            resend_ms: 20_000,
-            fresh_agent_ms: 5_000,
-        },
+        wait: WaitBounds { resend_ms: 20_000 },
     }
 }
 
