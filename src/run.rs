@@ -3,7 +3,7 @@
 use crate::allocator::Policy;
 use crate::check::InvariantId;
 use crate::check::{
-    Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Violation, leader_monitors,
+    Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Violation, WaitBounds, leader_monitors,
 };
 use crate::leader::Variant;
 use crate::report::{Collector, RunInfo, classify};
@@ -99,6 +99,9 @@ pub fn bounds_of(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
             nodes: scenario.cluster.nodes,
             pods_per_node: scenario.cluster.pods_per_node,
             replace_after_ms: replace_after_ms(scenario),
+        },
+        wait: WaitBounds {
+            resend_ms: scenario.server.job_starvation_timeout_ms,
         },
     }
 }

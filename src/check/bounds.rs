@@ -2,6 +2,7 @@
 //! scenario, so the monitors do not depend on its format).
 
 use super::capacity::CapacityBounds;
+use super::wait_budget::WaitBounds;
 
 /// Bounds for the elastic-agent monitors (`docs/invariants.md` names: ART, PING, IDLE, LOST).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +32,8 @@ pub struct Bounds {
     /// The cluster's node slots and how long a lost node takes to be replaced: the capacity
     /// fault budget.
     pub capacity: CapacityBounds,
+    /// The server's resend period: the job-wait budgets.
+    pub(crate) wait: WaitBounds,
 }
 
 impl Bounds {

@@ -95,7 +95,7 @@ impl Checker {
             enable_agent_reuse: bounds.reuse_enabled,
         };
         let mut monitors: Vec<Box<dyn Monitor>> = vec![
-            Box::new(JobWaitBound::new(bounds.max_job_wait_ms)),
+            Box::new(JobWaitBound::new(bounds, settings)),
             Box::new(NoCrossConfigReuse::default()),
             Box::new(OneJobPerAgent::sharing(&assignments)),
             Box::new(NoWorkToDisabled::default()),

@@ -1,7 +1,10 @@
 //! Job monitors: `job-wait-bound`, `all-jobs-complete`, `no-lost-job`.
 
+use super::bounds::Bounds;
 use super::deadlines::Deadlines;
+use super::frozen::ClusterSettings;
 use super::stranded::Stranded;
+use super::wait_budget::{Covered, WaitBudget};
 use super::{Kind, Monitor, Violation};
 use crate::check::InvariantId;
 use crate::ids::IdMap;
@@ -30,33 +33,71 @@ struct Answer {
 struct Waiting {
     scheduled_ms: u64,
     answers: VecDeque<Answer>,
+    /// Past `max_job_wait_ms`, with a deadline the job-wait budgets moved out.
+    overdue: bool,
 }
 
 /// `job-wait-bound`: every job instance is assigned within `max_job_wait_ms` of being
 /// scheduled. Reported once per instance, at `scheduled + max_job_wait_ms`.
+///
+/// The job-wait budgets (`wait_budget.rs`) move a job's deadline out by the part of its wait
+/// they cover; a job assigned (or still waiting at the end) within the moved deadline is
+/// reported at its first deadline, labelled expected with the budgets that covered it.
 #[derive(Debug)]
 pub(crate) struct JobWaitBound {
     max_job_wait_ms: u64,
     waiting: BTreeMap<u64, Waiting>,
     deadlines: Deadlines<u64>,
+    budget: WaitBudget,
 }
 
 impl JobWaitBound {
     /// A monitor that reports a job instance still unassigned `max_job_wait_ms` after it was
-    /// scheduled.
-    pub(crate) fn new(max_job_wait_ms: u64) -> Self {
+    /// scheduled, past what the job-wait budgets cover.
+    pub(crate) fn new(bounds: &Bounds, settings: ClusterSettings) -> Self {
         JobWaitBound {
-            max_job_wait_ms,
+            max_job_wait_ms: bounds.max_job_wait_ms,
             waiting: BTreeMap::new(),
             deadlines: Deadlines::default(),
+            budget: WaitBudget::new(bounds.wait, settings),
         }
     }
 
-    fn report(&mut self, deadline_ms: u64, job: u64, out: &mut Vec<Violation>) {
+    /// `job`'s deadline passed at `now_ms`: move it out by what the budgets cover, or report.
+    fn due(&mut self, deadline_ms: u64, job: u64, now_ms: u64, out: &mut Vec<Violation>) {
+        let scheduled_ms = self.waiting[&job].scheduled_ms;
+        let covered = self.budget.covered(job, scheduled_ms, deadline_ms, now_ms);
+        let moved_ms = scheduled_ms
+            .saturating_add(self.max_job_wait_ms)
+            .saturating_add(covered.total_ms);
+        if moved_ms > deadline_ms {
+            self.waiting.get_mut(&job).expect("checked above").overdue = true;
+            self.deadlines.set(job, moved_ms);
+            return;
+        }
+        self.report(deadline_ms, job, &covered, false, out);
+    }
+
+    /// Report `job`, unassigned at `at_ms`; `expected` when within the budgets (`covered`).
+    fn report(
+        &mut self,
+        at_ms: u64,
+        job: u64,
+        covered: &Covered,
+        expected: bool,
+        out: &mut Vec<Violation>,
+    ) {
         let waiting = self
             .waiting
             .remove(&job)
             .expect("a job with a deadline is waiting");
+        self.deadlines.remove(&job);
+        self.budget.forget(job);
+        let deadline_ms = if expected {
+            waiting.scheduled_ms.saturating_add(self.max_job_wait_ms)
+        } else {
+            at_ms
+        };
         debug_assert!(
             deadline_ms >= waiting.scheduled_ms,
             "job {job}'s deadline comes after its scheduling"
@@ -82,19 +123,41 @@ impl JobWaitBound {
         } else {
             format!("the allocator answered: {}", answers.join("; "))
         };
-        let message = format!(
+        let mut message = format!(
             "job {job} scheduled at t={} waited {} without being assigned (bound {}); {said}",
             seconds(waiting.scheduled_ms),
-            seconds(deadline_ms - waiting.scheduled_ms),
+            seconds(at_ms - waiting.scheduled_ms),
             seconds(self.max_job_wait_ms),
         );
-        out.push(Violation::new(
-            self.id(),
-            Kind::Always,
-            deadline_ms,
-            objects,
-            message,
-        ));
+        if covered.total_ms > 0 {
+            let within = if expected { "within" } else { "beyond" };
+            message = format!(
+                "{message} ({within} the job-wait budgets, which cover {} of it: {})",
+                seconds(covered.total_ms),
+                covered.label()
+            );
+        }
+        let mut violation = Violation::new(self.id(), Kind::Always, deadline_ms, objects, message);
+        violation.expected = expected;
+        out.push(violation);
+    }
+
+    /// `job` waits no more at `t_ms`: if it was overdue within the budgets, say so.
+    fn stop_waiting(&mut self, t_ms: u64, job: u64, out: &mut Vec<Violation>) {
+        if self
+            .waiting
+            .get(&job)
+            .is_some_and(|waiting| waiting.overdue)
+        {
+            let scheduled_ms = self.waiting[&job].scheduled_ms;
+            let covered = self.budget.covered(job, scheduled_ms, t_ms, t_ms);
+            debug_assert!(covered.total_ms > 0, "an overdue job has budget");
+            self.report(t_ms, job, &covered, true, out);
+            return;
+        }
+        self.waiting.remove(&job);
+        self.deadlines.remove(&job);
+        self.budget.forget(job);
     }
 
     fn remember(&mut self, job: u64, code: &str, text: &str, pod: Option<&String>) {
@@ -120,11 +183,6 @@ impl JobWaitBound {
         };
         waiting.answers.push_back(answer);
     }
-
-    fn stop_waiting(&mut self, job: u64) {
-        self.waiting.remove(&job);
-        self.deadlines.remove(&job);
-    }
 }
 
 impl Monitor for JobWaitBound {
@@ -134,13 +192,15 @@ impl Monitor for JobWaitBound {
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         while let Some((deadline_ms, job)) = self.deadlines.pop_passed(t_ms) {
-            self.report(deadline_ms, job, out);
+            self.due(deadline_ms, job, t_ms, out);
         }
+        self.budget.observe(t_ms, record);
         match record {
             Record::JobScheduled { job, .. } => {
                 let waiting = Waiting {
                     scheduled_ms: t_ms,
                     answers: VecDeque::new(),
+                    overdue: false,
                 };
                 self.waiting.insert(*job, waiting);
                 self.deadlines
@@ -157,14 +217,22 @@ impl Monitor for JobWaitBound {
             Record::JobAssigned { job, .. }
             | Record::JobCompleted { job, .. }
             | Record::JobRescheduled { job, .. }
-            | Record::JobCancelled { job } => self.stop_waiting(*job),
+            | Record::JobCancelled { job } => self.stop_waiting(t_ms, *job, out),
             _ => {}
         }
     }
 
     fn finish(&mut self, t_ms: u64, out: &mut Vec<Violation>) {
         while let Some((deadline_ms, job)) = self.deadlines.pop_passed(t_ms) {
-            self.report(deadline_ms, job, out);
+            self.due(deadline_ms, job, t_ms, out);
+        }
+        // Jobs overdue within the budgets when the run ends: reported as expected.
+        let overdue: Vec<u64> = (self.waiting.iter())
+            .filter(|(_, waiting)| waiting.overdue)
+            .map(|(job, _)| *job)
+            .collect();
+        for job in overdue {
+            self.stop_waiting(t_ms, job, out);
         }
     }
 }

@@ -109,9 +109,11 @@ mod reuse;
 mod stranded;
 #[cfg(test)]
 mod tests;
+mod wait_budget;
 
 pub use bounds::Bounds;
 pub(crate) use capacity::CapacityBounds;
 pub use checker::Checker;
 #[cfg(test)]
 pub(crate) use context::{CONTEXT_LINES_MAX, RING_RECORDS_MAX, format_line};
+pub(crate) use wait_budget::WaitBounds;

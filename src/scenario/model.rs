@@ -484,7 +484,7 @@ impl LeaseCrate {
         [LeaseCrate::KubeLeaseManager, LeaseCrate::KubeLeaderElection];
 
     /// The crate's name on crates.io.
-    pub(crate) const fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             LeaseCrate::KubeLeaseManager => "kube-lease-manager",
             LeaseCrate::KubeLeaderElection => "kube-leader-election",

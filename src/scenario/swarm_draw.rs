@@ -13,7 +13,7 @@ use std::fmt;
 /// reads it back, hunts print it, repros keep it), and they were listed by name when the
 /// weights were keyed by the name itself, so this order keeps every written draw the same.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct DrawKind(pub FaultType);
+pub(crate) struct DrawKind(pub FaultType);
 
 impl Ord for DrawKind {
     fn cmp(&self, other: &Self) -> Ordering {
@@ -32,7 +32,7 @@ impl PartialOrd for DrawKind {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SwarmDraw {
     /// Weight in hundredths per fault kind of `[swarm] kinds` (0: off).
-    pub weights: BTreeMap<DrawKind, u32>,
+    pub(crate) weights: BTreeMap<DrawKind, u32>,
     /// The factor on `mean_interval`, in percent (100: as written).
     pub interval_pct: u32,
 }

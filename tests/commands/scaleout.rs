@@ -13,7 +13,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `burst.toml` with a job-wait bound that about a quarter of seeds 1..=40 exceed, so the
+/// `burst.toml` with a job-wait bound that about a quarter of seeds 1..=40 exceed (beyond the
+/// load budget, `docs/invariants.md`), so the
 /// merged tables have passing and failing seeds, and failing seeds have report folders.
 fn tight_burst() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/burst.toml");
@@ -22,7 +23,7 @@ fn tight_burst() -> String {
         text.contains("max_job_wait = \"8m\""),
         "burst.toml changed its bound"
     );
-    text.replace("max_job_wait = \"8m\"", "max_job_wait = \"6m15s\"")
+    text.replace("max_job_wait = \"8m\"", "max_job_wait = \"1m\"")
 }
 
 /// A fresh scratch folder holding `burst.toml` (the tight one).

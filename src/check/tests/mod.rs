@@ -7,8 +7,9 @@ mod checker;
 mod jobs;
 mod pods;
 mod reuse;
+mod wait_budget;
 
-use super::{Bounds, CapacityBounds, Checker, Violation};
+use super::{Bounds, CapacityBounds, Checker, Violation, WaitBounds};
 use crate::check::InvariantId;
 use crate::trace::{Actor, Record};
 
@@ -30,6 +31,7 @@ fn bounds() -> Bounds {
             pods_per_node: 2,
             replace_after_ms: 120_000,
         },
+        wait: WaitBounds { resend_ms: 20_000 },
     }
 }
 

@@ -1,0 +1,260 @@
+//! The `job-wait-bound` fault budgets (`docs/invariants.md`, "Job-wait budgets"): time in a
+//! job's wait that no allocator answering the server's create-agent requests could use. A
+//! job's deadline moves out by the part of its wait covered by
+//!
+//! - the **stranded-pod budget**: from the loss of the node its own unregistered pod was on to
+//!   the pod's removal (the pod looks like a slow starter until the node controller evicts
+//!   it), plus the resend period to the create-agent that can replace it;
+//! - the **load budget**: one resend period for each of the job's create-agents that ended
+//!   with the pending limit its plan froze full and the job without a pod of its own (the job
+//!   waits for its next resend; the user's configured throughput, not a decision).
+//!
+//! The covered time is the union of these intervals, so no second of the wait counts twice.
+
+use super::frozen::{ClusterSettings, FrozenSettings};
+use crate::trace::Record;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The scenario's numbers the budgets are made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WaitBounds {
+    /// `[server] job_starvation_timeout`: the server resends a waiting job's create-agent
+    /// this long after the last one.
+    pub resend_ms: u64,
+}
+
+/// One budget's name and what it is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Budget {
+    StrandedPod,
+    Load,
+}
+
+impl Budget {
+    fn reason(self) -> &'static str {
+        match self {
+            Budget::StrandedPod => "its pod on a lost node until evicted, + one resend",
+            Budget::Load => "create-agents that found the pending limit full, one resend each",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Budget::StrandedPod => "stranded-pod",
+            Budget::Load => "load",
+        }
+    }
+}
+
+/// Time intervals `[from, to)` tagged with their budget.
+type Intervals = Vec<(u64, u64, Budget)>;
+
+/// Follows what the budgets are made of, for every job still waiting.
+#[derive(Debug)]
+pub(crate) struct WaitBudget {
+    bounds: WaitBounds,
+    frozen: FrozenSettings,
+    not_running: BTreeSet<String>,
+    /// Live pods by name: the job they were created for.
+    job_of_pod: BTreeMap<String, u64>,
+    node_of_pod: BTreeMap<String, String>,
+    registered: BTreeSet<String>,
+    /// Own pods on a lost node before their agent registered: since when.
+    stranded_since_ms: BTreeMap<String, u64>,
+    /// Create-agent requests being handled: request → job.
+    requests: BTreeMap<u64, u64>,
+    /// Each waiting job's own intervals (stranded pod, load).
+    of_job: BTreeMap<u64, Intervals>,
+}
+
+impl WaitBudget {
+    pub(crate) fn new(bounds: WaitBounds, settings: ClusterSettings) -> Self {
+        WaitBudget {
+            bounds,
+            frozen: FrozenSettings::new(settings),
+            not_running: BTreeSet::new(),
+            job_of_pod: BTreeMap::new(),
+            node_of_pod: BTreeMap::new(),
+            registered: BTreeSet::new(),
+            stranded_since_ms: BTreeMap::new(),
+            requests: BTreeMap::new(),
+            of_job: BTreeMap::new(),
+        }
+    }
+
+    /// The job no longer waits: forget its own intervals.
+    pub(crate) fn forget(&mut self, job: u64) {
+        self.of_job.remove(&job);
+    }
+
+    /// Follow one record at `t_ms`.
+    pub(crate) fn observe(&mut self, t_ms: u64, record: &Record) {
+        self.frozen.observe(record);
+        self.follow_pods(t_ms, record);
+        match record {
+            Record::CreateAgentStarted { job, request } => {
+                self.requests.insert(*request, *job);
+            }
+            Record::CreateAgentExpired { request, .. } => {
+                self.requests.remove(request);
+            }
+            Record::PluginRequestDone { request } => {
+                if let Some(job) = self.requests.remove(request) {
+                    self.request_done(t_ms, job);
+                }
+            }
+            Record::ServerStopped => self.requests.clear(),
+            _ => {}
+        }
+    }
+
+    fn request_done(&mut self, t_ms: u64, job: u64) {
+        let limit = self.frozen.of_job(job).pending_pods_count;
+        let full = self.not_running.len() >= usize::try_from(limit).unwrap_or(usize::MAX);
+        let own_pod = self.job_of_pod.values().any(|of| *of == job);
+        debug_assert!(limit > 0 || full, "a zero limit is always full");
+        if full && !own_pod {
+            let to_ms = t_ms.saturating_add(self.bounds.resend_ms);
+            self.add(job, (t_ms, to_ms, Budget::Load));
+        }
+    }
+
+    fn add(&mut self, job: u64, interval: (u64, u64, Budget)) {
+        debug_assert!(interval.0 <= interval.1, "an interval ends after it starts");
+        self.of_job.entry(job).or_default().push(interval);
+    }
+
+    fn follow_pods(&mut self, t_ms: u64, record: &Record) {
+        match record {
+            Record::PodCreated { pod, job_label, .. } => {
+                self.not_running.insert(pod.clone());
+                if let Some(job) = job_label {
+                    self.job_of_pod.insert(pod.clone(), *job);
+                }
+            }
+            Record::PodScheduled { pod, node } => {
+                self.node_of_pod.insert(pod.clone(), node.clone());
+            }
+            Record::PodRunning { pod } => {
+                self.not_running.remove(pod);
+            }
+            Record::PodPhase { pod, phase } if phase == "Failed" || phase == "Succeeded" => {
+                self.not_running.insert(pod.clone());
+            }
+            Record::AgentRegistered { agent, .. } => {
+                self.registered.insert(agent.clone());
+            }
+            Record::NodeLost { node } => self.node_lost(t_ms, node),
+            Record::PodDeleted { pod, .. } => {
+                self.not_running.remove(pod);
+                self.pod_gone(t_ms, pod);
+            }
+            Record::PodGone { pod } => self.pod_gone(t_ms, pod),
+            _ => {}
+        }
+    }
+
+    fn node_lost(&mut self, t_ms: u64, node: &str) {
+        for (pod, on) in &self.node_of_pod {
+            if on == node && !self.registered.contains(pod) && self.job_of_pod.contains_key(pod) {
+                self.stranded_since_ms.entry(pod.clone()).or_insert(t_ms);
+            }
+        }
+    }
+
+    fn pod_gone(&mut self, t_ms: u64, pod: &str) {
+        let job = self.job_of_pod.remove(pod);
+        self.node_of_pod.remove(pod);
+        self.registered.remove(pod);
+        let since_ms = self.stranded_since_ms.remove(pod);
+        if let (Some(job), Some(since_ms)) = (job, since_ms) {
+            debug_assert!(since_ms <= t_ms, "a pod is lost before it goes");
+            let to_ms = t_ms.saturating_add(self.bounds.resend_ms);
+            self.add(job, (since_ms, to_ms, Budget::StrandedPod));
+        }
+    }
+
+    /// The intervals that excuse `job`'s wait, as far as `now_ms` (a pod still stranded
+    /// counts up to now).
+    fn intervals(&self, job: u64, now_ms: u64) -> Intervals {
+        let mut all: Intervals = self
+            .of_job
+            .get(&job)
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        for (pod, since_ms) in &self.stranded_since_ms {
+            if self.job_of_pod.get(pod) == Some(&job) {
+                all.push((*since_ms, now_ms, Budget::StrandedPod));
+            }
+        }
+        all
+    }
+
+    /// How much of `[from_ms, to_ms)` the budgets cover for `job`, seen at `now_ms`: the
+    /// union's length, and each budget's own share (for the label).
+    pub(crate) fn covered(&self, job: u64, from_ms: u64, to_ms: u64, now_ms: u64) -> Covered {
+        debug_assert!(from_ms <= to_ms, "a window ends after it starts");
+        let intervals = self.intervals(job, now_ms);
+        let mut by_budget = BTreeMap::new();
+        for budget in [Budget::StrandedPod, Budget::Load] {
+            let own: Vec<(u64, u64)> = (intervals.iter())
+                .filter(|interval| interval.2 == budget)
+                .map(|interval| (interval.0, interval.1))
+                .collect();
+            let ms = union_within(own, from_ms, to_ms);
+            if ms > 0 {
+                by_budget.insert(budget, ms);
+            }
+        }
+        let all = intervals.iter().map(|interval| (interval.0, interval.1));
+        let total_ms = union_within(all.collect(), from_ms, to_ms);
+        debug_assert!(by_budget.values().all(|ms| *ms <= total_ms));
+        Covered {
+            total_ms,
+            by_budget,
+        }
+    }
+}
+
+/// How much of a job's wait the budgets cover.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Covered {
+    pub(crate) total_ms: u64,
+    by_budget: BTreeMap<Budget, u64>,
+}
+
+impl Covered {
+    /// "stranded-pod budget 200.000s (…); load budget 120.000s (…)".
+    pub(crate) fn label(&self) -> String {
+        let parts: Vec<String> = (self.by_budget.iter())
+            .map(|(budget, ms)| {
+                format!(
+                    "{} budget {} ({})",
+                    budget.name(),
+                    super::jobs::seconds(*ms),
+                    budget.reason()
+                )
+            })
+            .collect();
+        parts.join("; ")
+    }
+}
+
+/// The length of the union of `intervals` clipped to `[from_ms, to_ms)`.
+fn union_within(mut intervals: Vec<(u64, u64)>, from_ms: u64, to_ms: u64) -> u64 {
+    intervals.sort_unstable();
+    let mut total_ms = 0;
+    let mut reached_ms = from_ms;
+    for (start_ms, end_ms) in intervals {
+        let start_ms = start_ms.max(reached_ms);
+        let end_ms = end_ms.min(to_ms);
+        if end_ms > start_ms {
+            total_ms += end_ms - start_ms;
+            reached_ms = end_ms;
+        }
+    }
+    debug_assert!(total_ms <= to_ms.saturating_sub(from_ms));
+    total_ms
+}
