@@ -257,6 +257,7 @@ impl<T: Listed> Listing<T> {
     }
 
     /// The listed entries as a vector, in name order (the naive form of a listing).
+    #[cfg(any(test, debug_assertions))]
     pub(crate) fn to_vec(&self) -> Vec<Arc<T>> {
         self.iter().cloned().collect()
     }
