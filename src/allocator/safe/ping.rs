@@ -258,8 +258,14 @@ impl Safe {
             // A lost agent may have finished its build and be unable to report it: its pod
             // stays until the server reschedules the job (`release_rescheduled`) or the pod
             // dies (explore/elastic seed 317: the pod of a finished, unreported build reaped
-            // 20 s before the hung-job check would have rescheduled it).
-            (_, AgentState::LostContact) if record.running_job.is_some() => None,
+            // 20 s before the hung-job check would have rescheduled it). The same for a job an
+            // older process gave, seen building by this one (explore/elastic seed 40453: reaped
+            // 345 s after a restart, 16 s after the agents' cut ended).
+            (_, AgentState::LostContact)
+                if record.running_job.is_some() || self.view.seen_building.contains(name) =>
+            {
+                None
+            }
             (_, AgentState::LostContact) => Some((
                 DecisionCode::ReapLost,
                 format!("agent {name} lost contact with the server"),
