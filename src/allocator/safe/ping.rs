@@ -250,6 +250,16 @@ impl Safe {
         if agent_may_be_building(agent) {
             return None;
         }
+        self.disabled_or_lost_reason(name, record, agent)
+    }
+
+    /// A disabled agent's pod, or a lost agent's that runs no build we know of, can never serve.
+    fn disabled_or_lost_reason(
+        &self,
+        name: &str,
+        record: &view::PodRecord,
+        agent: &crate::allocator::AgentMetadata,
+    ) -> Option<(DecisionCode, String)> {
         match (agent.config_state, agent.agent_state) {
             (ConfigState::Disabled, _) => Some((
                 DecisionCode::ReapDisabled,
