@@ -250,6 +250,16 @@ impl Safe {
         if agent_may_be_building(agent) {
             return None;
         }
+        self.disabled_or_lost_reason(name, record, agent)
+    }
+
+    /// A disabled agent's pod, or a lost agent's that runs no build we know of, can never serve.
+    fn disabled_or_lost_reason(
+        &self,
+        name: &str,
+        record: &view::PodRecord,
+        agent: &crate::allocator::AgentMetadata,
+    ) -> Option<(DecisionCode, String)> {
         match (agent.config_state, agent.agent_state) {
             (ConfigState::Disabled, _) => Some((
                 DecisionCode::ReapDisabled,
@@ -258,8 +268,14 @@ impl Safe {
             // A lost agent may have finished its build and be unable to report it: its pod
             // stays until the server reschedules the job (`release_rescheduled`) or the pod
             // dies (explore/elastic seed 317: the pod of a finished, unreported build reaped
-            // 20 s before the hung-job check would have rescheduled it).
-            (_, AgentState::LostContact) if record.running_job.is_some() => None,
+            // 20 s before the hung-job check would have rescheduled it). The same for a job an
+            // older process gave, seen building by this one (explore/elastic seed 40453: reaped
+            // 345 s after a restart, 16 s after the agents' cut ended).
+            (_, AgentState::LostContact)
+                if record.running_job.is_some() || self.view.seen_building.contains(name) =>
+            {
+                None
+            }
             (_, AgentState::LostContact) => Some((
                 DecisionCode::ReapLost,
                 format!("agent {name} lost contact with the server"),

@@ -1,6 +1,7 @@
 //! Rule 9's limits for the job actually served, and lost agents that run a job of ours
 //! (the explore/elastic triage of seeds 201-2000).
 
+use super::super::Safe;
 use super::{Driver, MINUTE_MS, driver, with_reuse};
 use crate::allocator::{AgentState, ClusterProfile};
 
@@ -71,5 +72,46 @@ fn a_lost_agent_running_our_job_is_reaped_only_once_the_job_is_rescheduled() {
     driver.ping();
     driver.settle();
     assert_eq!(driver.decided("reap-lost").len(), 1);
+    assert!(driver.kube.deleted(&pod) || driver.kube.terminating(&pod));
+}
+
+/// explore/elastic seed 40453: the server crashed 24 s after our process gave a pod its job;
+/// the restarted process saw the agent building, then a partition cut the agent from the
+/// server, and the restarted process reaped the LostContact agent's pod with the build still
+/// running, since it knew of no job of its own there. An agent seen building on a job an
+/// older process gave is kept like one running a job of ours.
+#[test]
+fn a_lost_agent_seen_building_after_a_restart_is_not_reaped() {
+    let mut driver = with_reuse();
+    driver.create_agent(1);
+    driver.settle();
+    let pod = driver.pod_of(1);
+    driver.register(&pod);
+    assert!(driver.should_assign(&pod, 1));
+    driver.settle();
+    driver.now_ms = MINUTE_MS;
+    driver.restart_with(Safe::new(2));
+    driver.set_agent(&pod, AgentState::Building);
+    driver.now_ms = 2 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
+    driver.now_ms = 8 * MINUTE_MS;
+    driver.set_agent(&pod, AgentState::LostContact);
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.kube.deleted(&pod) && !driver.kube.terminating(&pod),
+        "its build may still run: kept"
+    );
+    assert!(driver.decided("reap-lost").is_empty());
+    // The agent is back and idle: its idle clock starts now, and it goes at its timeout.
+    driver.now_ms = 9 * MINUTE_MS;
+    driver.set_agent(&pod, AgentState::Idle);
+    driver.ping();
+    driver.settle();
+    assert!(!driver.kube.deleted(&pod), "idle since 9 min: kept");
+    driver.now_ms = 15 * MINUTE_MS;
+    driver.ping();
+    driver.settle();
     assert!(driver.kube.deleted(&pod) || driver.kube.terminating(&pod));
 }
