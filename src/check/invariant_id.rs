@@ -130,7 +130,7 @@ impl InvariantId {
     }
 
     /// The names of `ids`, joined by `separator` (how reports list them).
-    pub(crate) fn join(ids: &[InvariantId], separator: &str) -> String {
+    pub fn join(ids: &[InvariantId], separator: &str) -> String {
         let names: Vec<&str> = ids.iter().map(|id| id.name()).collect();
         names.join(separator)
     }

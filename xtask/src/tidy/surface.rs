@@ -8,7 +8,7 @@
 use super::{SourceFile, code_lines};
 
 /// The most `pub` items `src/` may hold (#50 asked for 600 or fewer).
-pub const PUB_ITEMS_MAX: usize = 516;
+pub const PUB_ITEMS_MAX: usize = 517;
 
 /// The item kinds counted, after `pub `.
 const KINDS: [&str; 9] = [
