@@ -17,24 +17,13 @@ use crate::check::InvariantId;
 use crate::trace::Record;
 use std::collections::BTreeSet;
 
-/// Every elastic-agent invariant id, in `docs/invariants.md` order.
-const ELASTIC_AGENT_IDS: [InvariantId; 15] = [
-    InvariantId::JobWaitBound,
-    InvariantId::NoCrossConfigReuse,
-    InvariantId::OneJobPerAgent,
-    InvariantId::NoWorkToDisabled,
-    InvariantId::PendingLimit,
-    InvariantId::OnePodPerJob,
-    InvariantId::NoKillWhileBuilding,
-    InvariantId::IdleTimeout,
-    InvariantId::NoOrphanPods,
-    InvariantId::AllJobsComplete,
-    InvariantId::NoLostJob,
-    InvariantId::ReuseHappens,
-    InvariantId::RestartRecovers,
-    InvariantId::NoAssignWhileCancelling,
-    InvariantId::BoundedRequests,
-];
+/// How many of [`InvariantId::ALL`] are elastic-agent ids: they come first, in
+/// `docs/invariants.md` order, and the leader ids follow from `lease-cas` on.
+const ELASTIC_AGENT_ID_COUNT: usize = 15;
+const _: () = assert!(matches!(
+    InvariantId::ALL[ELASTIC_AGENT_ID_COUNT],
+    InvariantId::LeaseCas
+));
 
 /// `always` invariants that are deadlines on progress (bounded liveness): the capacity fault
 /// budget excuses them as it does `eventually` ones.
@@ -147,7 +136,7 @@ impl Checker {
 
     /// Every elastic-agent invariant id (leader-election ids live with their monitors).
     pub fn ids() -> &'static [InvariantId] {
-        &ELASTIC_AGENT_IDS
+        InvariantId::ALL.split_at(ELASTIC_AGENT_ID_COUNT).0
     }
 
     /// The ids of the monitors this checker runs, in the order they run.
