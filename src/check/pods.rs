@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub(crate) struct PendingLimit {
     /// The settings in force and those each job's plan froze.
     frozen: FrozenSettings,
-    not_running: BTreeSet<String>,
+    not_running: NotRunning,
     /// Create-agent requests queued and not yet done or expired: request → (job, limit).
     requests: BTreeMap<u64, (u64, u32)>,
 }
@@ -32,7 +32,7 @@ impl PendingLimit {
     pub(crate) fn new(settings: ClusterSettings) -> Self {
         PendingLimit {
             frozen: FrozenSettings::new(settings),
-            not_running: BTreeSet::new(),
+            not_running: NotRunning::default(),
             requests: BTreeMap::new(),
         }
     }
@@ -52,10 +52,10 @@ impl PendingLimit {
             .fold(now, u32::max)
     }
 
-    fn created(&mut self, t_ms: u64, pod: &str, job: Option<u64>, by: Actor) -> Option<Violation> {
+    /// Judge a create against the pods not Running before it (`not_running` has not seen the
+    /// create yet).
+    fn created(&self, t_ms: u64, pod: &str, job: Option<u64>, by: Actor) -> Option<Violation> {
         let count = self.not_running.len();
-        let new = self.not_running.insert(pod.to_owned());
-        debug_assert!(new, "pod {pod} is created once while it exists");
         let limit = usize::try_from(self.limit_for(job)).unwrap_or(usize::MAX);
         if by != Actor::Allocator || count < limit {
             return None;
@@ -82,16 +82,14 @@ impl Monitor for PendingLimit {
 
     fn observe(&mut self, t_ms: u64, record: &Record, out: &mut Vec<Violation>) {
         self.frozen.observe(record);
+        if let Record::PodCreated {
+            pod, job_label, by, ..
+        } = record
+        {
+            out.extend(self.created(t_ms, pod, *job_label, *by));
+        }
+        self.not_running.observe(record);
         match record {
-            Record::PodCreated {
-                pod, job_label, by, ..
-            } => out.extend(self.created(t_ms, pod, *job_label, *by)),
-            Record::PodRunning { pod } | Record::PodDeleted { pod, .. } => {
-                self.not_running.remove(pod);
-            }
-            Record::PodPhase { pod, phase } if phase == "Failed" || phase == "Succeeded" => {
-                self.not_running.insert(pod.clone());
-            }
             Record::CreateAgentQueued { job, request } => {
                 let limit = self.frozen.of_job(*job).pending_pods_count;
                 self.requests.insert(*request, (*job, limit));
@@ -103,6 +101,38 @@ impl Monitor for PendingLimit {
             Record::ServerStopped => self.requests.clear(),
             _ => {}
         }
+    }
+}
+
+/// The pods not Running, as `pending-limit` counts them: created and not yet `PodRunning`,
+/// or in phase Failed/Succeeded; a deleted pod no longer counts. The job-wait load budget
+/// counts the same set.
+#[derive(Debug, Default)]
+pub(crate) struct NotRunning {
+    pods: BTreeSet<String>,
+}
+
+impl NotRunning {
+    /// Follow one record.
+    pub(crate) fn observe(&mut self, record: &Record) {
+        match record {
+            Record::PodCreated { pod, .. } => {
+                let new = self.pods.insert(pod.clone());
+                debug_assert!(new, "pod {pod} is created once while it exists");
+            }
+            Record::PodRunning { pod } | Record::PodDeleted { pod, .. } => {
+                self.pods.remove(pod);
+            }
+            Record::PodPhase { pod, phase } if phase == "Failed" || phase == "Succeeded" => {
+                self.pods.insert(pod.clone());
+            }
+            _ => {}
+        }
+    }
+
+    /// How many pods are not Running.
+    pub(crate) fn len(&self) -> usize {
+        self.pods.len()
     }
 }
 

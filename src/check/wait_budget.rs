@@ -12,6 +12,7 @@
 //! The covered time is the union of these intervals, so no second of the wait counts twice.
 
 use super::frozen::{ClusterSettings, FrozenSettings};
+use super::pods::NotRunning;
 use crate::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -54,7 +55,7 @@ type Intervals = Vec<(u64, u64, Budget)>;
 pub(crate) struct WaitBudget {
     bounds: WaitBounds,
     frozen: FrozenSettings,
-    not_running: BTreeSet<String>,
+    not_running: NotRunning,
     /// Live pods by name: the job they were created for.
     job_of_pod: BTreeMap<String, u64>,
     node_of_pod: BTreeMap<String, String>,
@@ -72,7 +73,7 @@ impl WaitBudget {
         WaitBudget {
             bounds,
             frozen: FrozenSettings::new(settings),
-            not_running: BTreeSet::new(),
+            not_running: NotRunning::default(),
             job_of_pod: BTreeMap::new(),
             node_of_pod: BTreeMap::new(),
             registered: BTreeSet::new(),
@@ -90,6 +91,7 @@ impl WaitBudget {
     /// Follow one record at `t_ms`.
     pub(crate) fn observe(&mut self, t_ms: u64, record: &Record) {
         self.frozen.observe(record);
+        self.not_running.observe(record);
         self.follow_pods(t_ms, record);
         match record {
             Record::CreateAgentStarted { job, request } => {
@@ -126,30 +128,21 @@ impl WaitBudget {
 
     fn follow_pods(&mut self, t_ms: u64, record: &Record) {
         match record {
-            Record::PodCreated { pod, job_label, .. } => {
-                self.not_running.insert(pod.clone());
-                if let Some(job) = job_label {
-                    self.job_of_pod.insert(pod.clone(), *job);
-                }
+            Record::PodCreated {
+                pod,
+                job_label: Some(job),
+                ..
+            } => {
+                self.job_of_pod.insert(pod.clone(), *job);
             }
             Record::PodScheduled { pod, node } => {
                 self.node_of_pod.insert(pod.clone(), node.clone());
-            }
-            Record::PodRunning { pod } => {
-                self.not_running.remove(pod);
-            }
-            Record::PodPhase { pod, phase } if phase == "Failed" || phase == "Succeeded" => {
-                self.not_running.insert(pod.clone());
             }
             Record::AgentRegistered { agent, .. } => {
                 self.registered.insert(agent.clone());
             }
             Record::NodeLost { node } => self.node_lost(t_ms, node),
-            Record::PodDeleted { pod, .. } => {
-                self.not_running.remove(pod);
-                self.pod_gone(t_ms, pod);
-            }
-            Record::PodGone { pod } => self.pod_gone(t_ms, pod),
+            Record::PodDeleted { pod, .. } | Record::PodGone { pod } => self.pod_gone(t_ms, pod),
             _ => {}
         }
     }
