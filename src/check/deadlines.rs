@@ -31,6 +31,11 @@ impl<K: Ord + Clone> Deadlines<K> {
         );
     }
 
+    /// The deadline of `key`, if it has one.
+    pub(crate) fn get(&self, key: &K) -> Option<u64> {
+        self.by_key.get(key).copied()
+    }
+
     /// Forget `key`'s deadline, if it has one.
     pub(crate) fn remove(&mut self, key: &K) {
         if let Some(deadline_ms) = self.by_key.remove(key) {

@@ -99,6 +99,7 @@ mod bounds;
 mod cancel;
 mod capacity;
 mod checker;
+mod completion_notice;
 mod context;
 mod deadlines;
 mod frozen;

@@ -1,6 +1,7 @@
 //! Reuse monitors: `idle-timeout` (always), `reuse-happens` and `restart-recovers`
 //! (sometimes).
 
+use super::completion_notice::CompletionNotice;
 use super::deadlines::{ApiCut, Deadlines, ServerOutage};
 use super::frozen::{ClusterSettings, FrozenSettings};
 use super::jobs::seconds;
@@ -42,7 +43,9 @@ struct IdlePod {
 /// `idle-timeout` (only with reuse): a reusable pod that became idle (at `AgentRegistered` or
 /// `JobCompleted`) is not deleted by the allocator before IDLE, and is deleted within
 /// IDLE + PING unless a job claims it. An idle start at registration gets one more PING:
-/// no message tells the plugin that an agent registered, it sees it at its next list. A
+/// no message tells the plugin that an agent registered, it sees it at its next list. An
+/// idle start at a job's end counts from when the plugin can first know of it: the first of
+/// the job-completion's delivery and the next server-ping (`completion_notice.rs`). A
 /// server outage delays the second deadline by its length, and to at least restart + IDLE +
 /// PING, because the restarted plugin has forgotten every idle time; a cut between the
 /// plugin and the API delays it by its length + PING. Reported once per pod.
@@ -91,6 +94,8 @@ pub(crate) struct IdleTimeout {
     config_of_profile: BTreeMap<u32, String>,
     pods: NameMap<IdlePod>,
     deadlines: Deadlines<String>,
+    /// Job ends the plugin may not have heard of yet (`completion_notice.rs`).
+    completion_notice: CompletionNotice,
     outage: ServerOutage,
     api_cut: ApiCut,
     /// A cut ended and no plugin request finished since: the writes it lost are not repaired.
@@ -120,6 +125,7 @@ impl IdleTimeout {
             config_of_profile: BTreeMap::new(),
             pods: NameMap::default(),
             deadlines: Deadlines::default(),
+            completion_notice: CompletionNotice::default(),
             outage: ServerOutage::default(),
             api_cut: ApiCut::new(notice_ms),
             awaiting_request: false,
@@ -197,7 +203,28 @@ impl IdleTimeout {
         }
     }
 
+    /// The plugin heard of the end of the pod's job `early_ms` before the latest it could:
+    /// its idle deadline moves back by that much.
+    fn heard_early(&mut self, pod: &str, early_ms: u64) {
+        let key = pod.to_owned();
+        if let Some(deadline_ms) = self.deadlines.get(&key) {
+            self.deadlines
+                .set(key, deadline_ms.saturating_sub(early_ms));
+        }
+    }
+
+    /// Job `job` ended on `pod`: idle from now, and the plugin knows at the first of the
+    /// job-completion's delivery and its next server-ping (`completion_notice.rs`).
+    fn job_completed(&mut self, t_ms: u64, job: u64, pod: &str) {
+        self.become_idle(t_ms, pod, self.notice_ms);
+        if self.deadlines.get(&pod.to_owned()).is_some() {
+            let by_ms = t_ms.saturating_add(self.notice_ms);
+            self.completion_notice.ended(pod, job, by_ms);
+        }
+    }
+
     fn never_reusable(&mut self, pod: &str) {
+        self.completion_notice.forget(pod);
         if let Some(state) = self.pods.get_mut(pod) {
             state.reusable = false;
             self.deadlines.remove(&pod.to_owned());
@@ -206,6 +233,7 @@ impl IdleTimeout {
 
     fn pod_deleted(&mut self, t_ms: u64, pod: &str, by: Actor, out: &mut Vec<Violation>) {
         self.deadlines.remove(&pod.to_owned());
+        self.completion_notice.forget(pod);
         let Some(state) = self.pods.remove(pod) else {
             return;
         };
@@ -351,9 +379,12 @@ impl IdleTimeout {
                 if !pod.building && pod.reusable && pod.idle_since_ms.is_some() {
                     pod.away = true;
                     self.deadlines.remove(&key);
+                    self.completion_notice.forget(agent);
                 }
             }
             AgentRuntime::Idle if std::mem::take(&mut pod.away) && pod.reusable => {
+                // The deadline counts from the return now, the plugin's notice included.
+                self.completion_notice.forget(agent);
                 let deadline_ms =
                     (t_ms.saturating_add(self.idle_deadline_ms)).saturating_add(self.notice_ms);
                 self.deadlines.set(key, deadline_ms);
@@ -374,6 +405,7 @@ impl IdleTimeout {
     }
 
     fn job_assigned(&mut self, agent: &str) {
+        self.completion_notice.forget(agent);
         let cut = self.api_cut.is_cut();
         if let Some(state) = self.pods.get_mut(agent) {
             state.building = true;
@@ -422,6 +454,9 @@ impl Monitor for IdleTimeout {
         }
         self.frozen.observe(record);
         self.follow_faults(t_ms, record);
+        for (pod, early_ms) in self.completion_notice.observe(t_ms, record) {
+            self.heard_early(&pod, early_ms);
+        }
         match record {
             Record::ServerStopped => self.server_stopped(),
             Record::JobScheduled { job, profile, .. } => {
@@ -455,8 +490,7 @@ impl Monitor for IdleTimeout {
             Record::NodeLost { node } => self.node_lost(node),
             Record::AgentRegistered { agent, .. } => self.agent_registered(t_ms, agent),
             Record::AgentState { agent, state } => self.agent_runtime(t_ms, agent, *state),
-            // job-completion tells the plugin at once.
-            Record::JobCompleted { agent, .. } => self.become_idle(t_ms, agent, 0),
+            Record::JobCompleted { job, agent } => self.job_completed(t_ms, *job, agent),
             Record::JobAssigned { agent, .. } => self.job_assigned(agent),
             Record::PodDeleted { pod, by } => self.pod_deleted(t_ms, pod, *by, out),
             _ => {}

@@ -3,11 +3,23 @@ use crate::check::InvariantId;
 use crate::check::Kind;
 use crate::trace::{Actor, Record};
 
-/// A pod that registers at 3 s and runs job 1 from 4 s to 8 s: idle from 8 s.
+/// A pod that registers at 3 s and runs job 1 from 4 s to 8 s: idle from 8 s, and the
+/// plugin hears of it at once (its job-completion decision at 8 s).
 fn idle_from_eight_seconds(pod: &str) -> Vec<(u64, Record)> {
     let mut records = clean_life(0, 1, pod);
     records.truncate(6);
+    records.push((8_000, completion_heard(1, pod)));
     records
+}
+
+/// The allocator's decision on the job-completion of `job` on `pod`: the plugin heard of it.
+fn completion_heard(job: u64, pod: &str) -> Record {
+    Record::Decision {
+        job: Some(job),
+        pod: Some(pod.to_owned()),
+        code: "complete-idle".to_owned(),
+        text: format!("job {job} completed on pod {pod}"),
+    }
 }
 
 #[test]
@@ -263,7 +275,7 @@ fn a_lowered_idle_timeout_allows_the_earlier_delete_of_a_pod_idle_across_the_edi
         "{violations:?}"
     );
     // Without the edit the same delete (idle 25 s < 50 s) is early.
-    records.remove(6);
+    records.remove(7);
     let violations = run(&reuse_bounds(), &records, 100_000);
     assert_eq!(of(&violations, InvariantId::IdleTimeout).len(), 1);
 }
@@ -528,4 +540,58 @@ fn an_idle_agent_away_from_the_server_gets_its_idle_window_from_its_return() {
     let late = of(&violations, InvariantId::IdleTimeout);
     assert_eq!(late.len(), 1, "{violations:?}");
     assert_eq!(late[0].at_ms, 150_000);
+}
+
+/// Pod-a idle from 8 s, its job-completion not yet heard; PING 10 s, IDLE 50 s.
+fn idle_from_eight_seconds_unheard() -> Vec<(u64, Record)> {
+    let mut records = idle_from_eight_seconds("pod-a");
+    records.pop();
+    records
+}
+
+/// The time of the one `idle-timeout` violation of `records`, run to 200 s.
+fn late_at(records: &[(u64, Record)]) -> Option<u64> {
+    let violations = run(&reuse_bounds(), records, 200_000);
+    let late = of(&violations, InvariantId::IdleTimeout);
+    assert!(late.len() <= 1, "{late:?}");
+    late.first().map(|violation| violation.at_ms)
+}
+
+#[test]
+fn a_job_completion_the_plugin_has_not_heard_of_gets_one_more_ping() {
+    // The job-status listener may hold it: the plugin knows by the next server-ping at the
+    // latest, a PING after the end (elastic-slow seed 1067).
+    let mut records = idle_from_eight_seconds_unheard();
+    records.push((77_000, deleted("pod-a", Actor::Allocator)));
+    assert_eq!(late_at(&records), None);
+    records.pop();
+    records.push((190_000, Record::Sample));
+    assert_eq!(late_at(&records), Some(78_000));
+}
+
+#[test]
+fn the_deadline_counts_from_the_first_of_the_late_completion_and_the_next_ping() {
+    // Heard at 12 s: deadline 12 + IDLE + PING.
+    let mut late_completion = idle_from_eight_seconds_unheard();
+    late_completion.push((12_000, completion_heard(1, "pod-a")));
+    late_completion.push((15_000, Record::ServerPing));
+    late_completion.push((190_000, Record::Sample));
+    assert_eq!(late_at(&late_completion), Some(72_000));
+    // The ping at 15 s shows the agent idle before the completion comes at 17 s.
+    let mut ping_first = idle_from_eight_seconds_unheard();
+    ping_first.push((15_000, Record::ServerPing));
+    ping_first.push((17_000, completion_heard(1, "pod-a")));
+    ping_first.push((74_000, deleted("pod-a", Actor::Allocator)));
+    assert_eq!(late_at(&ping_first), None);
+    ping_first.pop();
+    ping_first.push((190_000, Record::Sample));
+    assert_eq!(late_at(&ping_first), Some(75_000));
+}
+
+#[test]
+fn the_completion_of_another_job_tells_nothing_about_this_idle_period() {
+    let mut records = idle_from_eight_seconds_unheard();
+    records.push((9_000, completion_heard(7, "pod-a")));
+    records.push((190_000, Record::Sample));
+    assert_eq!(late_at(&records), Some(78_000));
 }
