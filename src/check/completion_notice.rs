@@ -10,7 +10,6 @@
 //! server-ping, never later than a PING after the end. The idle deadline starts a PING after
 //! the end and moves back by the part of that PING the plugin did not need.
 
-use crate::allocator::DecisionCode;
 use crate::trace::Record;
 use std::collections::BTreeMap;
 
@@ -70,15 +69,14 @@ impl CompletionNotice {
     }
 }
 
-/// The codes an allocator records when it handles a job-completion.
+/// The decision codes an allocator records when it handles a job-completion.
+const COMPLETION_CODES: [&str; 4] = [
+    "complete-delete",
+    "complete-idle",
+    "complete-stale",
+    "complete-unknown",
+];
+
 fn is_completion(code: &str) -> bool {
-    let completions = [
-        DecisionCode::CompleteDelete,
-        DecisionCode::CompleteIdle,
-        DecisionCode::CompleteStale,
-        DecisionCode::CompleteUnknown,
-    ];
-    completions
-        .iter()
-        .any(|completion| completion.as_str() == code)
+    COMPLETION_CODES.contains(&code)
 }
