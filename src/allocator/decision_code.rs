@@ -80,7 +80,8 @@ pub enum DecisionCode {
     SkipLimit,
     /// `skip-max-pods`: no pod: `max_pods` pods exist.
     SkipMaxPods,
-    /// `skip-turn`: no pod: an older job a limit turned away goes first (`safe`).
+    /// `skip-turn`: an older job a limit turned away goes first (`safe`); this job's own pod
+    /// follows while room remains.
     SkipTurn,
     /// `skip-reuse`: no pod: one labelled for the job, or an Idle, Running, hash-equal one, exists.
     SkipReuse,

@@ -47,6 +47,7 @@ impl Safe {
             candidates: VecDeque::new(),
             conflicted: BTreeSet::new(),
             awaiting_delete: None,
+            then_own: None,
         };
         self.creates.insert(id, task);
         let selector = pod_spec::agent_selector();
@@ -569,15 +570,17 @@ impl Safe {
             self.finish_locked(id, out);
             return;
         }
-        // Rule 9, in turn: the room goes to the oldest job a limit turned away.
+        // Rule 9, in turn: the room goes to the oldest job a limit turned away first; the
+        // request's own job follows if room remains once that pod exists (`on_create`).
         let task = match self.older_job_first(now_ms, &task) {
-            Some((older, waiting)) => {
+            Some((older, mut waiting)) => {
                 let text = format!(
                     "job {older}, older, was turned away by the pod limit: the room goes to its \
-                     pod; no pod for job {job_id} now"
+                     pod first; job {job_id} gets a pod only if room remains"
                 );
                 out.decide(Some(job_id), None, DecisionCode::SkipTurn, text);
-                self.turns.turned_away(job_id, now_ms, task);
+                self.turns.turned_away(job_id, now_ms, task.clone());
+                waiting.then_own = Some(Box::new(task));
                 self.creates.insert(id, waiting.clone());
                 waiting
             }
@@ -610,6 +613,7 @@ impl Safe {
 
     pub(super) fn on_create(
         &mut self,
+        now_ms: u64,
         id: RequestId,
         name: &str,
         result: KubeResult,
@@ -617,14 +621,19 @@ impl Safe {
     ) {
         let task = self
             .creates
-            .get(&id)
+            .get_mut(&id)
             .expect("a create call belongs to a live create");
         let job_id = task.request.job_identifier.job_id;
+        let then_own = task.then_own.take();
         match result {
             Ok(KubeReply::Pod(pod)) => {
                 self.view.observe(pod);
                 let text = format!("created pod {name} for job {job_id}");
                 out.decide(Some(job_id), Some(name), DecisionCode::Create, text);
+                if let Some(own) = then_own {
+                    self.resume_own_create(now_ms, id, *own, out);
+                    return;
+                }
             }
             Ok(other) => unexpected_reply(&other, "a pod create"),
             Err(error) => {
@@ -637,6 +646,20 @@ impl Safe {
             }
         }
         self.finish_locked(id, out);
+    }
+
+    /// Rule 9: an older job's turn took the room first and its pod exists; the request's own
+    /// job gets a pod too if its limits still have room (or the room goes to the next older
+    /// turn). A turn takes a slot only while another remains for nobody: a younger job never
+    /// waits behind an older one while the limit has room for both (explore/elastic seeds
+    /// 40364 and 40476).
+    fn resume_own_create(&mut self, now_ms: u64, id: RequestId, own: CreateTask, out: &mut Outbox) {
+        let job_id = own.request.job_identifier.job_id;
+        self.turns.asking(job_id);
+        self.creates.insert(id, own);
+        if !self.finish_if_served(id, job_id, out) {
+            self.create_within_limits(now_ms, id, out);
+        }
     }
 }
 

@@ -119,6 +119,9 @@ struct CreateTask {
     conflicted: BTreeSet<String>,
     /// A pod made for this job that is being deleted; the decision waits for its delete.
     awaiting_delete: Option<String>,
+    /// While the pod of an older job's turn is made (rule 9): the create of the request's
+    /// own job, resumed once that pod exists, if room remains.
+    then_own: Option<Box<CreateTask>>,
 }
 
 impl CreateTask {
@@ -322,7 +325,7 @@ impl Allocator for Safe {
             Pending::Revalidate { request, pod } => {
                 self.on_revalidate(now_ms, request, &pod, result, server, out);
             }
-            Pending::Create { request, pod } => self.on_create(request, &pod, result, out),
+            Pending::Create { request, pod } => self.on_create(now_ms, request, &pod, result, out),
             Pending::PingList(id) => self.on_ping_list(now_ms, id, result, server, out),
             Pending::CompletionAnnotate { request, pod } => {
                 self.on_completion_annotate(request, &pod, result, server, out);

@@ -93,6 +93,13 @@ impl Safe {
         self.reap_dead_pods(now_ms, settings, agents, server, out);
         if settings.enable_agent_reuse {
             self.mark_idle_pods(now_ms, agents, out);
+            // A job-completion that came before the first list of a restarted process dated
+            // the pod's idle start, but its write failed and the request's retry came before
+            // this list gave the pod that start: write it now, or a crash before the next
+            // request leaves the next process an older idle start (explore/elastic 60472).
+            if !self.ablated(Ablation::IdleTimeout) {
+                self.write_unwritten_idle_since(out);
+            }
         }
         // Idle pods past their idle timeout go at every list, not only at a server-ping's: a
         // ping waits for the lock behind every create-agent queued before it, and with API

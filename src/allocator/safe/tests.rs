@@ -949,3 +949,4 @@ mod lost_agents_and_limits;
 mod lost_writes;
 mod merge;
 mod pod_table;
+mod turns;

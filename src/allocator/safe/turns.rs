@@ -6,7 +6,8 @@
 //! jobs, arriving a little later, take every slot (found by `scenarios/explore/elastic.toml`
 //! with reuse switched off and a low limit). A job turned away is therefore remembered with
 //! its request, and the room a younger job's create-agent finds makes the oldest waiting
-//! job's pod instead: every slot is used, in the order the jobs were scheduled. A job that
+//! job's pod first, the younger job's own pod following while room remains (`create.rs`):
+//! every slot is used, in the order the jobs were scheduled. A job that
 //! stops asking (cancelled while scheduled) is forgotten after [`TURN_HELD_MS`], one served
 //! (given an agent) at once.
 

@@ -276,3 +276,41 @@ fn a_late_job_completion_keeps_a_claim_made_since() {
     assert!(!driver.should_assign(&pod, 3), "reserved for job 2");
     assert!(driver.should_assign(&pod, 2));
 }
+
+/// explore/elastic seed 60472: a process restarted inside a gocd|kube-api cut got a
+/// job-completion before any list showed it the pod, and its write failed; its first list
+/// (a create-agent's, after the cut) gave the pod that idle start but did not write it, and
+/// a crash 2.2 s later left the next process the earlier idle period's start, so it reaped
+/// the pod 116 s after its job ended.
+#[test]
+fn a_create_agent_list_writes_the_idle_start_of_a_completion_that_came_before_it() {
+    let mut driver = with_reuse();
+    let pod = driver.idle_pod_after_job(1, None);
+    driver.now_ms = MINUTE_MS;
+    assert!(driver.should_assign(&pod, 2));
+    driver.answer_next_with(Err(KubeError::Timeout));
+    driver.settle();
+    driver.now_ms = 2 * MINUTE_MS;
+    driver.restart_with(Safe::new(2));
+    driver.now_ms = 3 * MINUTE_MS;
+    driver.complete(&pod, 2);
+    driver.answer_next_with(Err(KubeError::ServerError));
+    driver.settle();
+    driver.now_ms = 4 * MINUTE_MS;
+    driver.create_agent_in(3, Some("other"));
+    driver.settle();
+    assert_eq!(
+        annotated_idle_since(&driver, &pod).as_deref(),
+        Some("180000"),
+        "the create-agent's list writes the idle start the completion dated"
+    );
+    driver.now_ms = 4 * MINUTE_MS + 5_000;
+    driver.restart_with(Safe::new(3));
+    driver.now_ms = 5 * MINUTE_MS + 30_000;
+    driver.ping();
+    driver.settle();
+    assert!(
+        !driver.kube.deleted(&pod),
+        "idle since its job ended at 3 min, not since 0: kept"
+    );
+}
