@@ -54,6 +54,7 @@ impl Safe {
                 record.idle_since_overlay = None;
             })
             .expect("the verdict found the pod");
+        self.view.known_registered(name);
         self.view.served_jobs.insert(job_id);
         let key = super::job_key(&request.job_identifier);
         self.assigned_jobs.insert(key, (name.to_owned(), job_id));
