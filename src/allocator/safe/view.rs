@@ -199,6 +199,12 @@ pub(crate) struct View {
 }
 
 impl View {
+    /// `job_id` was given to the pod `name`: the job is served, and the agent registered.
+    pub(crate) fn served(&mut self, name: &str, job_id: u64) {
+        self.served_jobs.insert(job_id);
+        self.known_registered(name);
+    }
+
     /// The pod's agent is registered (this process gave it a job, or saw it building): the
     /// next list issued dates its container.
     pub(crate) fn known_registered(&mut self, name: &str) {
