@@ -3,14 +3,19 @@
 use crate::allocator::Policy;
 use crate::check::InvariantId;
 use crate::check::{
-    Bounds, CapacityBounds, Checker, Kind, LeaderBounds, Violation, WaitBounds, leader_monitors,
+    Bounds, CapacityBounds, Checker, Kind, LateKillBounds, LeaderBounds, Violation, WaitBounds,
+    leader_monitors,
 };
 use crate::leader::Variant;
 use crate::report::{Collector, RunInfo, classify};
-use crate::scenario::{ElasticFault, ElasticKind, FaultKind, FaultType, Leader, Scenario};
+use crate::scenario::{
+    ElasticFault, ElasticKind, FaultKind, FaultType, JobSource, Leader, Scenario,
+};
 use crate::trace::{Fingerprint, JsonlWriter, Record};
 use crate::world::{RunSettings, Sink, World, WorldError};
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The result of one run. `info.wall_s` is left at zero: wall time is measured by the caller,
 /// outside the simulation.
@@ -103,7 +108,50 @@ pub fn bounds_of(scenario: &Scenario, reuse_enabled: bool) -> Bounds {
         wait: WaitBounds {
             resend_ms: scenario.server.job_starvation_timeout_ms,
         },
+        late_kill: LateKillBounds {
+            build_max_ms: Arc::new(build_max_ms(scenario)),
+            agent_connection_timeout_ms: scenario.server.agent_connection_timeout_ms,
+            hung_job_check_ms: scenario.server.hung_job_check_interval_ms,
+            ping_ms: (scenario.server.server_ping_interval_ms)
+                .saturating_add(scenario.plugin.cluster_request_timeout_ms),
+            max_job_wait_ms: scenario.invariants.max_job_wait_ms,
+        },
     }
+}
+
+/// The longest build time of each profile's jobs, from the job sources and burst faults
+/// (replayed jobs' profiles are left out: their build times are in the trace; a swarm's
+/// bursts, up to 3 minutes, count only where a source of the profile allows as long).
+fn build_max_ms(scenario: &Scenario) -> BTreeMap<String, u64> {
+    let sources = scenario.jobs.iter().filter_map(|source| match source {
+        JobSource::Burst {
+            profile, runtime, ..
+        }
+        | JobSource::Poisson {
+            profile, runtime, ..
+        } => Some((profile, runtime.max_ms)),
+        JobSource::Single {
+            profile,
+            runtime_ms,
+            ..
+        } => Some((profile, *runtime_ms)),
+        JobSource::Trace { .. } => None,
+    });
+    let bursts = scenario.faults.iter().filter_map(|fault| {
+        let FaultKind::Elastic(ElasticFault::Burst {
+            profile, runtime, ..
+        }) = &fault.kind
+        else {
+            return None;
+        };
+        Some((profile, runtime.max_ms))
+    });
+    let mut longest = BTreeMap::new();
+    for (profile, max_ms) in sources.chain(bursts) {
+        let entry = longest.entry(profile.clone()).or_insert(0);
+        *entry = max_ms.max(*entry);
+    }
+    longest
 }
 
 /// The longest `replace_after` of the scenario's node losses (the default one for a swarm's).

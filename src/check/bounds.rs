@@ -2,10 +2,11 @@
 //! scenario, so the monitors do not depend on its format).
 
 use super::capacity::CapacityBounds;
+use super::late_kill::LateKillBounds;
 use super::wait_budget::WaitBounds;
 
 /// Bounds for the elastic-agent monitors (`docs/invariants.md` names: ART, PING, IDLE, LOST).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bounds {
     /// `[invariants] max_job_wait`: a scheduled job instance must be assigned within this.
     pub max_job_wait_ms: u64,
@@ -34,6 +35,8 @@ pub struct Bounds {
     pub capacity: CapacityBounds,
     /// The server's resend period: the job-wait budgets.
     pub(crate) wait: WaitBounds,
+    /// Build times and server timeouts: the late-kill budget of `all-jobs-complete`.
+    pub(crate) late_kill: LateKillBounds,
 }
 
 impl Bounds {

@@ -94,7 +94,7 @@ impl Checker {
                 bounds.registration_deadline_ms(),
                 bounds.server_ping_interval_ms,
             )),
-            Box::new(AllJobsComplete::default()),
+            Box::new(AllJobsComplete::new(bounds.late_kill.clone())),
             Box::new(NoLostJob::default()),
             Box::new(RestartRecovers::default()),
             Box::new(NoAssignWhileCancelling::sharing(&assignments)),

@@ -3,6 +3,7 @@
 use super::bounds::Bounds;
 use super::deadlines::Deadlines;
 use super::frozen::ClusterSettings;
+use super::late_kill::{LateKill, LateKillBounds};
 use super::stranded::Stranded;
 use super::wait_budget::{Covered, WaitBudget};
 use super::{Kind, Monitor, Violation};
@@ -283,7 +284,7 @@ struct Logical {
 /// A completion may come for any instance ever scheduled (a late one after a reschedule), so
 /// every instance's logical job is kept, compactly; an instance's own stage matters only
 /// while it is the last of its logical job, so that is kept per logical job.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct AllJobsComplete {
     logical_of: IdMap<u64>,
     logicals: IdMap<Logical>,
@@ -291,9 +292,22 @@ pub(crate) struct AllJobsComplete {
     second_completion_ms: BTreeMap<u64, u64>,
     /// Jobs the server cannot reschedule: left assigned with no agent live (expected).
     stranded: Stranded,
+    /// Jobs killed late and replaced in time, whose last build may outlast the run (expected).
+    late_kill: LateKill,
 }
 
 impl AllJobsComplete {
+    /// The monitor, with the late-kill budget's bounds.
+    pub(crate) fn new(bounds: LateKillBounds) -> AllJobsComplete {
+        AllJobsComplete {
+            logical_of: IdMap::default(),
+            logicals: IdMap::default(),
+            second_completion_ms: BTreeMap::new(),
+            stranded: Stranded::default(),
+            late_kill: LateKill::new(bounds),
+        }
+    }
+
     fn scheduled(&mut self, job: u64, logical: u64) {
         self.logical_of.insert(job, logical);
         if let Some(entry) = self.logicals.get_mut(logical) {
@@ -337,6 +351,7 @@ impl Monitor for AllJobsComplete {
 
     fn observe(&mut self, t_ms: u64, record: &Record, _out: &mut Vec<Violation>) {
         self.stranded.observe(t_ms, record);
+        self.late_kill.observe(t_ms, record);
         let (job, stage) = match record {
             Record::JobScheduled { job, logical, .. } => {
                 self.scheduled(*job, *logical);
@@ -373,6 +388,16 @@ impl Monitor for AllJobsComplete {
                 // The server itself cannot reschedule it (`stranded.rs`): expected.
                 0 if entry.last_stage == Stage::Assigned
                     && let Some(why) = self.stranded.why(instance) =>
+                {
+                    let message = format!(
+                        "logical job {logical} never completed: its last instance, job \
+                         {instance}, is assigned at the end of the run, and {why}"
+                    );
+                    (t_ms, message, true)
+                }
+                // Killed late, replaced in time, and its build may outlast the run: expected.
+                0 if entry.last_stage == Stage::Assigned
+                    && let Some(why) = self.late_kill.why(instance, t_ms) =>
                 {
                     let message = format!(
                         "logical job {logical} never completed: its last instance, job \

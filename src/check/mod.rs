@@ -104,6 +104,7 @@ mod context;
 mod deadlines;
 mod frozen;
 mod jobs;
+mod late_kill;
 mod pods;
 mod requests;
 mod reuse;
@@ -117,4 +118,5 @@ pub(crate) use capacity::CapacityBounds;
 pub use checker::Checker;
 #[cfg(test)]
 pub(crate) use context::{CONTEXT_LINES_MAX, RING_RECORDS_MAX, format_line};
+pub(crate) use late_kill::LateKillBounds;
 pub(crate) use wait_budget::WaitBounds;

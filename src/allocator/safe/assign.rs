@@ -54,7 +54,7 @@ impl Safe {
                 record.idle_since_overlay = None;
             })
             .expect("the verdict found the pod");
-        self.view.served_jobs.insert(job_id);
+        self.view.served(name, job_id);
         let key = super::job_key(&request.job_identifier);
         self.assigned_jobs.insert(key, (name.to_owned(), job_id));
         let set = StringMap::from([(annotation::ASSIGNED_JOB_ID.to_owned(), job_id.to_string())]);

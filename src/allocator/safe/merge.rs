@@ -57,6 +57,7 @@ impl View {
         );
         self.apply_early_idle();
         self.distrust_after_cut_start();
+        self.date_registered_containers();
     }
 
     /// The naive merge, for tests that compare the two.

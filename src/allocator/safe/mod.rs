@@ -232,6 +232,9 @@ impl Safe {
 
     /// Issue one Kubernetes call and remember what it is for.
     fn issue(&mut self, request: KubeRequest, pending: Pending, out: &mut Outbox) {
+        if matches!(request, KubeRequest::ListPods { .. }) {
+            self.view.list_issued();
+        }
         self.call_counter += 1;
         let call = CallId(self.call_counter);
         self.calls.insert(call, pending);

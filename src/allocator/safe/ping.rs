@@ -448,7 +448,8 @@ impl Safe {
 
     /// Retire a pod: it is never claimed or assigned again; its agent is disabled at the
     /// server first, then the pod is deleted, unless the server still shows the agent
-    /// building (then the delete waits for a later ping, so no build is killed).
+    /// building a build that may be alive (then the delete waits for a later ping, so no
+    /// build is killed).
     pub(super) fn retire(
         &mut self,
         name: &str,
@@ -464,8 +465,14 @@ impl Safe {
             .pods
             .update(name, |record| {
                 let newly_retired = !std::mem::replace(&mut record.retired, true);
-                let delete_now =
-                    !agent.is_some_and(agent_may_be_building) && !record.delete_in_flight;
+                // A build that died with its container or pod is no reason to wait: the
+                // server reschedules its job only once the agent is gone or lost (LOST, 300 s
+                // after the last ping), and only while some agent is live. Explore/elastic
+                // seed 40880: the wait outlasted every other agent and the job stayed assigned
+                // to the run's end; seed 20298: two waits of LOST for failed pods made a long
+                // build's last instance start too late to end in the run.
+                let building = agent.is_some_and(agent_may_be_building) && !record.build_died();
+                let delete_now = !building && !record.delete_in_flight;
                 record.delete_in_flight |= delete_now;
                 (newly_retired, record.running_job, delete_now)
             })

@@ -69,6 +69,10 @@ pub(crate) struct PodRecord {
     pub(crate) retired: bool,
     /// A DeletePod call for it is unanswered.
     pub(crate) delete_in_flight: bool,
+    /// The container restarts a list showed that was issued once this process knew the
+    /// agent registered (it gave it a job, or saw it building): a later restart killed the
+    /// registered go-agent, and its successor cannot register with the used key.
+    pub(crate) restarts_when_registered: Option<u32>,
 }
 
 impl PodRecord {
@@ -82,6 +86,7 @@ impl PodRecord {
             idle_since_overlay: None,
             retired: false,
             delete_in_flight: false,
+            restarts_when_registered: None,
         }
     }
 
@@ -141,6 +146,14 @@ impl PodRecord {
     pub(crate) fn container_restarted(&self) -> bool {
         self.pod.restart_count > 0
     }
+
+    /// No build can run in the pod any more, whatever the server shows: its phase is
+    /// terminal, or its registered go-agent's container restarted since (the new one cannot
+    /// register with the used key). Deleting it kills nothing.
+    pub(crate) fn build_died(&self) -> bool {
+        let restarted = (self.restarts_when_registered).is_some_and(|n| self.pod.restart_count > n);
+        restarted || self.is_terminated()
+    }
 }
 
 /// The pods of this plugin, plus the jobs that already have an agent.
@@ -177,9 +190,47 @@ pub(crate) struct View {
     /// The last list merged, and the pods taken in or dropped outside a merge since: what
     /// an incremental merge compares the next list with (`merge.rs`).
     pub(super) merged: MergeBase,
+    /// Pods known registered (given a job, seen building) since the last list was issued,
+    /// whose container no list has dated yet.
+    pub(crate) registered_unlisted: BTreeSet<String>,
+    /// Such pods known before the list in flight was issued: its merge dates their container
+    /// (`PodRecord::restarts_when_registered`). Lists run one at a time (the lock).
+    pub(crate) awaiting_list: BTreeSet<String>,
 }
 
 impl View {
+    /// `job_id` was given to the pod `name`: the job is served, and the agent registered.
+    pub(crate) fn served(&mut self, name: &str, job_id: u64) {
+        self.served_jobs.insert(job_id);
+        self.known_registered(name);
+    }
+
+    /// The pod's agent is registered (this process gave it a job, or saw it building): the
+    /// next list issued dates its container.
+    pub(crate) fn known_registered(&mut self, name: &str) {
+        let dated = (self.pods.get(name)).is_some_and(|r| r.restarts_when_registered.is_some());
+        if !dated {
+            self.registered_unlisted.insert(name.to_owned());
+        }
+    }
+
+    /// A list is issued: it shows every pod known registered so far as it is since.
+    pub(crate) fn list_issued(&mut self) {
+        let known = std::mem::take(&mut self.registered_unlisted);
+        self.awaiting_list.extend(known);
+    }
+
+    /// After a merge: the restarts of pods known registered before the list was issued.
+    pub(crate) fn date_registered_containers(&mut self) {
+        for name in std::mem::take(&mut self.awaiting_list) {
+            self.pods.update(&name, |record| {
+                record
+                    .restarts_when_registered
+                    .get_or_insert(record.pod.restart_count);
+            });
+        }
+    }
+
     /// Take in one pod copy (from a get, create or annotate answer). A terminating copy
     /// removes the pod from the view, as a list would.
     pub(crate) fn observe(&mut self, pod: Arc<Pod>) {
@@ -234,6 +285,9 @@ impl View {
                 .get(&name)
                 .is_some_and(|agent| agent_is_building(agent));
             let ours = (self.pods.get(&name)).is_some_and(|record| record.running_job.is_some());
+            if building {
+                self.known_registered(&name);
+            }
             if building && !ours {
                 self.seen_building.insert(name);
             }

@@ -5,11 +5,12 @@ mod agents;
 mod capacity;
 mod checker;
 mod jobs;
+mod late_kill;
 mod pods;
 mod reuse;
 mod wait_budget;
 
-use super::{Bounds, CapacityBounds, Checker, Violation, WaitBounds};
+use super::{Bounds, CapacityBounds, Checker, LateKillBounds, Violation, WaitBounds};
 use crate::check::InvariantId;
 use crate::trace::{Actor, Record};
 
@@ -32,6 +33,13 @@ fn bounds() -> Bounds {
             replace_after_ms: 120_000,
         },
         wait: WaitBounds { resend_ms: 20_000 },
+        late_kill: LateKillBounds {
+            build_max_ms: std::sync::Arc::new([("small".to_owned(), 600_000)].into()),
+            agent_connection_timeout_ms: 300_000,
+            hung_job_check_ms: 30_000,
+            ping_ms: 10_000,
+            max_job_wait_ms: 60_000,
+        },
     }
 }
 
