@@ -112,6 +112,7 @@ mod stranded;
 #[cfg(test)]
 mod tests;
 mod wait_budget;
+mod wait_outage;
 
 pub use bounds::Bounds;
 pub(crate) use capacity::CapacityBounds;

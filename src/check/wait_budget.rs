@@ -7,12 +7,17 @@
 //!   it), plus the resend period to the create-agent that can replace it;
 //! - the **load budget**: one resend period for each of the job's create-agents that ended
 //!   with the pending limit its plan froze full and the job without a pod of its own (the job
-//!   waits for its next resend; the user's configured throughput, not a decision).
+//!   waits for its next resend; the user's configured throughput, not a decision);
+//! - the **unreachable** and **API-cut** budgets (`wait_outage.rs`): the server down or the
+//!   agents cut from it while the job has a pod of its own (that pod cannot serve it), unless
+//!   the job forfeited it by being left with pods that can never register; one resend for each
+//!   create-agent of the job that a cut between the plugin and the API overlapped.
 //!
 //! The covered time is the union of these intervals, so no second of the wait counts twice.
 
 use super::frozen::{ClusterSettings, FrozenSettings};
 use super::pods::NotRunning;
+use super::wait_outage::{Outages, RequestEnd};
 use crate::trace::Record;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,6 +34,17 @@ pub(crate) struct WaitBounds {
 pub(crate) enum Budget {
     StrandedPod,
     Load,
+    Unreachable,
+    ApiCut,
+}
+
+impl Budget {
+    const ALL: [Budget; 4] = [
+        Budget::StrandedPod,
+        Budget::Load,
+        Budget::Unreachable,
+        Budget::ApiCut,
+    ];
 }
 
 impl Budget {
@@ -36,6 +52,10 @@ impl Budget {
         match self {
             Budget::StrandedPod => "its pod on a lost node until evicted, + one resend",
             Budget::Load => "create-agents that found the pending limit full, one resend each",
+            Budget::Unreachable => "the server down or the agents cut from it",
+            Budget::ApiCut => {
+                "create-agents a cut from the Kubernetes API overlapped, one resend each"
+            }
         }
     }
 
@@ -43,6 +63,8 @@ impl Budget {
         match self {
             Budget::StrandedPod => "stranded-pod",
             Budget::Load => "load",
+            Budget::Unreachable => "unreachable",
+            Budget::ApiCut => "api-cut",
         }
     }
 }
@@ -64,8 +86,9 @@ pub(crate) struct WaitBudget {
     stranded_since_ms: BTreeMap<String, u64>,
     /// Create-agent requests being handled: request → job.
     requests: BTreeMap<u64, u64>,
-    /// Each waiting job's own intervals (stranded pod, load).
+    /// Each waiting job's own intervals (stranded pod, load, API cut).
     of_job: BTreeMap<u64, Intervals>,
+    outages: Outages,
 }
 
 impl WaitBudget {
@@ -80,18 +103,23 @@ impl WaitBudget {
             stranded_since_ms: BTreeMap::new(),
             requests: BTreeMap::new(),
             of_job: BTreeMap::new(),
+            outages: Outages::default(),
         }
     }
 
     /// The job no longer waits: forget its own intervals.
     pub(crate) fn forget(&mut self, job: u64) {
         self.of_job.remove(&job);
+        self.outages.forget(job);
     }
 
     /// Follow one record at `t_ms`.
     pub(crate) fn observe(&mut self, t_ms: u64, record: &Record) {
         self.frozen.observe(record);
         self.not_running.observe(record);
+        let registered = &self.registered;
+        let unregistered = (self.job_of_pod.keys()).filter(|pod| !registered.contains(*pod));
+        self.outages.observe(t_ms, record, unregistered);
         self.follow_pods(t_ms, record);
         match record {
             Record::CreateAgentStarted { job, request } => {
@@ -101,8 +129,9 @@ impl WaitBudget {
                 self.requests.remove(request);
             }
             Record::PluginRequestDone { request } => {
+                let end = self.outages.request_done(*request);
                 if let Some(job) = self.requests.remove(request) {
-                    self.request_done(t_ms, job);
+                    self.request_done(t_ms, job, end);
                 }
             }
             Record::ServerStopped => self.requests.clear(),
@@ -110,14 +139,26 @@ impl WaitBudget {
         }
     }
 
-    fn request_done(&mut self, t_ms: u64, job: u64) {
+    fn request_done(&mut self, t_ms: u64, job: u64, end: Option<RequestEnd>) {
         let limit = self.frozen.of_job(job).pending_pods_count;
         let full = self.not_running.len() >= usize::try_from(limit).unwrap_or(usize::MAX);
         let own_pod = self.job_of_pod.values().any(|of| *of == job);
         debug_assert!(limit > 0 || full, "a zero limit is always full");
-        if full && !own_pod {
-            let to_ms = t_ms.saturating_add(self.bounds.resend_ms);
+        let to_ms = t_ms.saturating_add(self.bounds.resend_ms);
+        let load = full && !own_pod;
+        if load {
             self.add(job, (t_ms, to_ms, Budget::Load));
+        }
+        match end {
+            Some(RequestEnd::Cut) if !own_pod => self.add(job, (t_ms, to_ms, Budget::ApiCut)),
+            Some(RequestEnd::Cut) | None => {}
+            Some(RequestEnd::Reachable) => {
+                if !own_pod && !load {
+                    self.outages.let_go(job);
+                }
+                let own = (self.job_of_pod.iter()).filter(|(_, of)| **of == job);
+                self.outages.judge_answer(job, own.map(|(pod, _)| pod));
+            }
         }
     }
 
@@ -170,11 +211,9 @@ impl WaitBudget {
     /// The intervals that excuse `job`'s wait, as far as `now_ms` (a pod still stranded
     /// counts up to now).
     fn intervals(&self, job: u64, now_ms: u64) -> Intervals {
-        let mut all: Intervals = self
-            .of_job
-            .get(&job)
-            .into_iter()
-            .flatten()
+        let cut_counts = self.outages.cut_counts(job);
+        let mut all: Intervals = (self.of_job.get(&job).into_iter().flatten())
+            .filter(|interval| cut_counts || interval.2 != Budget::ApiCut)
             .copied()
             .collect();
         for (pod, since_ms) in &self.stranded_since_ms {
@@ -182,6 +221,8 @@ impl WaitBudget {
                 all.push((*since_ms, now_ms, Budget::StrandedPod));
             }
         }
+        let unreachable = self.outages.unreachable(job, now_ms).into_iter();
+        all.extend(unreachable.map(|(from_ms, to_ms)| (from_ms, to_ms, Budget::Unreachable)));
         all
     }
 
@@ -191,7 +232,7 @@ impl WaitBudget {
         debug_assert!(from_ms <= to_ms, "a window ends after it starts");
         let intervals = self.intervals(job, now_ms);
         let mut by_budget = BTreeMap::new();
-        for budget in [Budget::StrandedPod, Budget::Load] {
+        for budget in Budget::ALL {
             let own: Vec<(u64, u64)> = (intervals.iter())
                 .filter(|interval| interval.2 == budget)
                 .map(|interval| (interval.0, interval.1))
