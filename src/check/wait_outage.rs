@@ -12,7 +12,8 @@
 //!   whose auto-register key died with an older server process (created before the server
 //!   stopped, never registered): such a pod can never serve it, and waiting for it is the
 //!   allocator's choice (rule 7 of `safe`, `restart-adoption`, and `upstream`'s wait for ART
-//!   look like an outage by the clock);
+//!   look like an outage by the clock), and once the allocator gives a pod made for it to
+//!   another job (the outage is then not what keeps it waiting);
 //! - **API cut**: a create-agent of the job that overlapped a cut between the plugin and the
 //!   Kubernetes API (a `gocd`|`kube-api` partition or an `api_outage`) and ended with no pod of
 //!   the job's own covers one resend period from its end, as a full pending limit does; but
@@ -100,7 +101,7 @@ impl Outages {
                 self.disown(t_ms, pod);
             }
             Record::JobAssigned { job, agent, .. } if self.own.get(agent) != Some(job) => {
-                self.disown(t_ms, agent);
+                self.given_away(t_ms, agent);
             }
             Record::CreateAgentStarted { request, .. } => {
                 self.requests.insert(*request, !self.api_cuts.is_empty());
@@ -174,6 +175,19 @@ impl Outages {
     /// Whether the cut create-agents of `job` count (it let no chance go).
     pub(crate) fn cut_counts(&self, job: u64) -> bool {
         !self.let_go.contains(&job)
+    }
+
+    /// `pod`, made for a job, is given another job at `t_ms`: its own job, if it still waits,
+    /// forfeits the unreachable budget. The allocator chose to serve another job with the pod,
+    /// so the outage that held the pod back is not what keeps its own job waiting (`pr355`,
+    /// explore/elastic seed 24: a pod slowed by an agents|gocd cut, then given an older job).
+    fn given_away(&mut self, t_ms: u64, pod: &str) {
+        if let Some(&job) = self.own.get(pod) {
+            if self.holding_since_ms.contains_key(&job) {
+                self.forfeited.insert(job);
+            }
+        }
+        self.disown(t_ms, pod);
     }
 
     /// `pod` is gone or serves another job than its own from `t_ms`: if its job has no

@@ -955,5 +955,5 @@ mod lost_agents_and_limits;
 mod lost_writes;
 mod merge;
 mod pod_table;
-mod turns;
 mod restarted_builds;
+mod turns;

@@ -116,6 +116,39 @@ fn a_job_left_with_only_a_pod_whose_key_died_forfeits_the_unreachable_budget() {
     assert!(known.expected, "{}", known.message);
 }
 
+/// Job 1's own pod-a created at 1 s, the server down 10–30 s, job 1 assigned at 79 s (within
+/// 60 + 20 s); if `given_away`, pod-a is given job 2 (scheduled at 0.5 s) at 31 s, and job 1's
+/// 79 s is on pod-b, made at 40 s.
+fn given_away(given_away: bool) -> Vec<(u64, Record)> {
+    let mut records = vec![
+        (0, scheduled(1, 1, "H")),
+        (1_000, created("pod-a", 1, "H")),
+        (10_000, Record::ServerStopped),
+        (30_000, Record::ServerStarted),
+    ];
+    if given_away {
+        records.insert(1, (500, scheduled(2, 2, "H")));
+        records.push((31_000, assigned(2, "pod-a", "H")));
+        records.push((40_000, created("pod-b", 1, "H")));
+        records.push((79_000, assigned(1, "pod-b", "H")));
+    } else {
+        records.push((79_000, assigned(1, "pod-a", "H")));
+    }
+    records
+}
+
+#[test]
+fn a_job_whose_own_pod_is_given_another_job_forfeits_the_unreachable_budget() {
+    // pod-a kept for job 1: the 20 s it was held back by the outage are covered.
+    let kept = wait_violation(&given_away(false));
+    assert!(kept.expected, "{}", kept.message);
+    // pod-a served job 2 instead: job 1's wait is the allocator's choice, outage or none.
+    let given = wait_violation(&given_away(true));
+    assert!(given.message.contains("job 1"), "{}", given.message);
+    assert!(!given.expected, "{}", given.message);
+    assert_eq!(given.at_ms, 60_000, "nothing covered");
+}
+
 /// Job 1's one create-agent at 1–1.5 s; an API outage at `cut_from`..`cut_to`; `own_pod`
 /// gives the job a pod of its own first. The job assigned at `assigned_ms`.
 fn api_cut(cut_from: u64, cut_to: u64, own_pod: bool, assigned_ms: u64) -> Vec<(u64, Record)> {
