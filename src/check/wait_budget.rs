@@ -84,12 +84,19 @@ pub(crate) struct WaitBudget {
     registered: BTreeSet<String>,
     /// Own pods on a lost node before their agent registered: since when.
     stranded_since_ms: BTreeMap<String, u64>,
-    /// Create-agent requests being handled: request → job.
-    requests: BTreeMap<u64, u64>,
+    /// Create-agent requests being handled: request → its job and the most pods not Running
+    /// at any moment since it started (the count the allocator's list may have seen).
+    requests: BTreeMap<u64, (u64, usize)>,
     /// Each waiting job's own intervals (stranded pod, load, API cut).
     of_job: BTreeMap<u64, Intervals>,
+    /// Jobs the allocator claimed an idle pod for since their last create-agent ended.
+    claimed: BTreeSet<u64>,
     outages: Outages,
 }
+
+/// The decision code an allocator records when it claims an idle pod for a job
+/// (`allocator::DecisionCode::Claim`; `check` does not depend on `allocator`).
+const CLAIM: &str = "claim";
 
 impl WaitBudget {
     pub(crate) fn new(bounds: WaitBounds, settings: ClusterSettings) -> Self {
@@ -103,6 +110,7 @@ impl WaitBudget {
             stranded_since_ms: BTreeMap::new(),
             requests: BTreeMap::new(),
             of_job: BTreeMap::new(),
+            claimed: BTreeSet::new(),
             outages: Outages::default(),
         }
     }
@@ -110,6 +118,7 @@ impl WaitBudget {
     /// The job no longer waits: forget its own intervals.
     pub(crate) fn forget(&mut self, job: u64) {
         self.of_job.remove(&job);
+        self.claimed.remove(&job);
         self.outages.forget(job);
     }
 
@@ -121,31 +130,53 @@ impl WaitBudget {
         let unregistered = (self.job_of_pod.keys()).filter(|pod| !registered.contains(*pod));
         self.outages.observe(t_ms, record, unregistered);
         self.follow_pods(t_ms, record);
+        let not_running = self.not_running.len();
+        for (_, peak) in self.requests.values_mut() {
+            *peak = (*peak).max(not_running);
+        }
         match record {
             Record::CreateAgentStarted { job, request } => {
-                self.requests.insert(*request, *job);
+                self.requests.insert(*request, (*job, not_running));
             }
             Record::CreateAgentExpired { request, .. } => {
                 self.requests.remove(request);
             }
             Record::PluginRequestDone { request } => {
                 let end = self.outages.request_done(*request);
-                if let Some(job) = self.requests.remove(request) {
-                    self.request_done(t_ms, job, end);
+                if let Some((job, peak)) = self.requests.remove(request) {
+                    self.request_done(t_ms, job, peak, end);
                 }
             }
             Record::ServerStopped => self.requests.clear(),
+            Record::Decision {
+                job: Some(job),
+                code,
+                ..
+            } if code == CLAIM => {
+                self.claimed.insert(*job);
+            }
             _ => {}
         }
     }
 
-    fn request_done(&mut self, t_ms: u64, job: u64, end: Option<RequestEnd>) {
+    /// A create-agent of `job` ended at `t_ms`; `peak` is the most pods not Running while it
+    /// ran. The limit counts as full if it was full at any moment of the request: the
+    /// allocator decides on a list taken during the request, which may be seconds old at its
+    /// end (a pod that went Running between the list and the end does not make the answer
+    /// wrong: `explore/elastic-slow.toml` seeds 1027, 3160; `explore/elastic.toml` 40766).
+    fn request_done(&mut self, t_ms: u64, job: u64, peak: usize, end: Option<RequestEnd>) {
         let limit = self.frozen.of_job(job).pending_pods_count;
-        let full = self.not_running.len() >= usize::try_from(limit).unwrap_or(usize::MAX);
+        debug_assert!(
+            peak >= self.not_running.len(),
+            "the peak covers the request's end"
+        );
+        let full = peak >= usize::try_from(limit).unwrap_or(usize::MAX);
         let own_pod = self.job_of_pod.values().any(|of| *of == job);
         debug_assert!(limit > 0 || full, "a zero limit is always full");
         let to_ms = t_ms.saturating_add(self.bounds.resend_ms);
         let load = full && !own_pod;
+        // A claim took the chance the room gave: an idle pod serves the job, no pod is owed.
+        let claimed = self.claimed.remove(&job);
         if load {
             self.add(job, (t_ms, to_ms, Budget::Load));
         }
@@ -153,7 +184,7 @@ impl WaitBudget {
             Some(RequestEnd::Cut) if !own_pod => self.add(job, (t_ms, to_ms, Budget::ApiCut)),
             Some(RequestEnd::Cut) | None => {}
             Some(RequestEnd::Reachable) => {
-                if !own_pod && !load {
+                if !own_pod && !load && !claimed {
                     self.outages.let_go(job);
                 }
                 let own = (self.job_of_pod.iter()).filter(|(_, of)| **of == job);

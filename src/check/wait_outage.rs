@@ -225,6 +225,10 @@ impl Outages {
             .chain(self.agent_cuts.values().copied());
         let mut outages = self.unreachable.clone();
         outages.extend(open.map(up_to_now));
+        debug_assert!(
+            outages.iter().all(|(from_ms, to_ms)| from_ms <= to_ms),
+            "an outage ends after it starts"
+        );
         let mut held = self.held.get(&job).cloned().unwrap_or_default();
         held.extend(self.holding_since_ms.get(&job).copied().map(up_to_now));
         let mut both = Vec::new();

@@ -1,7 +1,7 @@
 //! The job-wait budgets: for each, a record sequence on both sides of its edge. Bounds as in
 //! `bounds()`: wait 60 s, pending limit 2, resend 20 s.
 
-use super::{assigned, bounds, created, of, registered, run, scheduled};
+use super::{assigned, bounds, created, of, registered, run, running, scheduled};
 use crate::check::InvariantId;
 use crate::check::Violation;
 use crate::trace::{Actor, Record};
@@ -273,6 +273,30 @@ fn a_create_agent_that_found_the_pending_limit_full_moves_the_deadline_one_resen
 }
 
 #[test]
+fn a_limit_full_at_any_moment_of_the_create_agent_counts_as_full() {
+    // Full when the request started; a pod went Running 50 ms before it ended. The
+    // allocator's list, taken during the request, may have seen it full (seconds-band API
+    // calls: explore/elastic-slow seeds 1027, 3160).
+    let mut records = load(2, 79_000);
+    records.push((1_050, running("pod-0")));
+    records.sort_by_key(|(t_ms, _)| *t_ms);
+    let raced = wait_violation(&records);
+    assert!(raced.expected, "{}", raced.message);
+    assert!(
+        raced.message.contains("load budget 20.000s"),
+        "{}",
+        raced.message
+    );
+    // Running before the request started: the limit had room for its whole length.
+    let mut records = load(2, 79_000);
+    records.push((900, running("pod-0")));
+    records.sort_by_key(|(t_ms, _)| *t_ms);
+    let room = wait_violation(&records);
+    assert!(!room.expected, "{}", room.message);
+    assert_eq!(room.at_ms, 60_000);
+}
+
+#[test]
 fn overlapping_budgets_count_each_second_once() {
     // Load 0.4–20.4 s (a full limit, no pod of its own), then its pod stranded 10–60 s.
     let records = vec![
@@ -368,4 +392,28 @@ fn a_cut_create_agent_counts_only_if_no_create_agent_of_the_job_let_a_chance_go(
         assert!(!let_go.expected, "{}", let_go.message);
         assert_eq!(let_go.at_ms, 60_000);
     }
+}
+
+#[test]
+fn a_create_agent_that_claimed_an_idle_pod_let_no_chance_go() {
+    // The request after the cut found room and claimed an idle pod for the job instead of
+    // making one (explore/elastic seed 1325 under `safe`): the cut's share still counts. The
+    // job, assigned only at 99 s, fails at the moved deadline.
+    let mut records = chance_and_cut(1, true);
+    let claim = Record::Decision {
+        job: Some(1),
+        pod: Some("pod-idle".to_owned()),
+        code: "claim".to_owned(),
+        text: "claimed an idle pod".to_owned(),
+    };
+    records.push((21_050, claim));
+    records.sort_by_key(|(t_ms, _)| *t_ms);
+    let claimed = wait_violation(&records);
+    // The deadline moves by the cut's 20 s (without the claim nothing counts: 60 s, above).
+    assert_eq!(claimed.at_ms, 80_000, "{}", claimed.message);
+    assert!(
+        claimed.message.contains("api-cut budget 20.000s"),
+        "{}",
+        claimed.message
+    );
 }
