@@ -181,7 +181,12 @@ impl WaitBudget {
             self.add(job, (t_ms, to_ms, Budget::Load));
         }
         match end {
-            Some(RequestEnd::Cut) if !own_pod => self.add(job, (t_ms, to_ms, Budget::ApiCut)),
+            // A pod whose auto-register key died with a server process can never serve the
+            // job, and in the cut no allocator could replace it (`explore/elastic-slow.toml`
+            // seed 5027: a pod created while the server was down).
+            Some(RequestEnd::Cut) if !self.has_live_keyed_pod(job) => {
+                self.add(job, (t_ms, to_ms, Budget::ApiCut));
+            }
             Some(RequestEnd::Cut) | None => {}
             Some(RequestEnd::Reachable) => {
                 if !own_pod && !load && !claimed {
@@ -191,6 +196,11 @@ impl WaitBudget {
                 self.outages.judge_answer(job, own.map(|(pod, _)| pod));
             }
         }
+    }
+
+    /// Whether `job` has a live pod of its own whose agent can still register.
+    fn has_live_keyed_pod(&self, job: u64) -> bool {
+        (self.job_of_pod.iter()).any(|(pod, of)| *of == job && !self.outages.is_dead_keyed(pod))
     }
 
     fn add(&mut self, job: u64, interval: (u64, u64, Budget)) {

@@ -163,8 +163,18 @@ impl Outages {
             any = true;
         }
         if any {
+            // Replacing the pod was the allocator's move: the chance counts as let go for the
+            // API-cut budget too (else `restart-adoption` ablated passed explore/elastic seed
+            // 142 on the cut create-agents of a job whose orphan it kept).
             self.forfeited.insert(job);
+            self.let_go.insert(job);
         }
+    }
+
+    /// Whether `pod`'s auto-register key died with an older server process (it was created
+    /// before the server stopped, or while it was down, and never registered).
+    pub(crate) fn is_dead_keyed(&self, pod: &str) -> bool {
+        self.dead_keyed.contains(pod)
     }
 
     /// A create-agent of `job` found the API reachable and room, and left it no pod.
@@ -182,10 +192,10 @@ impl Outages {
     /// so the outage that held the pod back is not what keeps its own job waiting (`pr355`,
     /// explore/elastic seed 24: a pod slowed by an agents|gocd cut, then given an older job).
     fn given_away(&mut self, t_ms: u64, pod: &str) {
-        if let Some(&job) = self.own.get(pod) {
-            if self.holding_since_ms.contains_key(&job) {
-                self.forfeited.insert(job);
-            }
+        if let Some(&job) = self.own.get(pod)
+            && self.holding_since_ms.contains_key(&job)
+        {
+            self.forfeited.insert(job);
         }
         self.disown(t_ms, pod);
     }

@@ -191,6 +191,22 @@ fn a_create_agent_a_cut_from_the_api_overlapped_moves_the_deadline_one_resend() 
     }
 }
 
+#[test]
+fn a_pod_whose_key_died_is_no_pod_of_its_own_for_a_cut_create_agent() {
+    // pod-a made while the server was down (50–150 ms) can never register: the cut request
+    // still covers its resend (explore/elastic-slow seed 5027).
+    let mut records = api_cut(1_200, 3_000, true, 79_000);
+    records.extend([(50, Record::ServerStopped), (150, Record::ServerStarted)]);
+    records.sort_by_key(|(t_ms, _)| *t_ms);
+    let dead = wait_violation(&records);
+    assert!(dead.expected, "{}", dead.message);
+    assert!(
+        dead.message.contains("api-cut budget 20.000s"),
+        "{}",
+        dead.message
+    );
+}
+
 /// Job 1's pod on node n1, the node lost at 10 s and the pod evicted at 40 s (covered:
 /// 10–60 s with one resend); `registered_first` registers its agent before the loss.
 fn stranded(registered_first: bool, assigned_ms: u64) -> Vec<(u64, Record)> {
