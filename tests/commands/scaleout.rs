@@ -13,8 +13,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `burst.toml` with a job-wait bound that about a quarter of seeds 1..=40 exceed (beyond the
-/// load budget, `docs/invariants.md`), so the
+/// `burst.toml` with a job-wait bound that a few of seeds 1..=40 exceed (5 at 47 s; beyond the
+/// load budget, `docs/invariants.md`, which since it counts a limit full at any moment of a
+/// create-agent covers every seed at 50 s), so the
 /// merged tables have passing and failing seeds, and failing seeds have report folders.
 fn tight_burst() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/burst.toml");
@@ -23,7 +24,7 @@ fn tight_burst() -> String {
         text.contains("max_job_wait = \"8m\""),
         "burst.toml changed its bound"
     );
-    text.replace("max_job_wait = \"8m\"", "max_job_wait = \"1m\"")
+    text.replace("max_job_wait = \"8m\"", "max_job_wait = \"47s\"")
 }
 
 /// A fresh scratch folder holding `burst.toml` (the tight one).
