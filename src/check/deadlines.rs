@@ -176,7 +176,5 @@ impl ApiCut {
 
 /// The fault keeps the GoCD server (and so the plugin) from reaching the Kubernetes API.
 fn cuts_api(fault: &str, target: &str) -> bool {
-    let mut sides: Vec<&str> = target.split('|').collect();
-    sides.sort_unstable();
-    fault == "api_outage" || (fault == "partition" && sides == ["gocd", "kube-api"])
+    super::wait_outage::cut_of(fault, target) == Some(super::wait_outage::Cut::Api)
 }

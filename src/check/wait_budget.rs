@@ -125,14 +125,18 @@ impl WaitBudget {
     /// Follow one record at `t_ms`.
     pub(crate) fn observe(&mut self, t_ms: u64, record: &Record) {
         self.frozen.observe(record);
+        let before = self.not_running.len();
         self.not_running.observe(record);
         let registered = &self.registered;
         let unregistered = (self.job_of_pod.keys()).filter(|pod| !registered.contains(*pod));
         self.outages.observe(t_ms, record, unregistered);
         self.follow_pods(t_ms, record);
         let not_running = self.not_running.len();
-        for (_, peak) in self.requests.values_mut() {
-            *peak = (*peak).max(not_running);
+        // Only a rise can raise a request's peak.
+        if not_running > before {
+            for (_, peak) in self.requests.values_mut() {
+                *peak = (*peak).max(not_running);
+            }
         }
         match record {
             Record::CreateAgentStarted { job, request } => {

@@ -256,7 +256,7 @@ impl Outages {
 
 /// The cuts the budgets know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cut {
+pub(crate) enum Cut {
     /// The agents from the server.
     Agents,
     /// The plugin from the Kubernetes API.
@@ -264,7 +264,7 @@ enum Cut {
 }
 
 /// Which cut a fault is, from its trace kind and target (node groups joined by `|`).
-fn cut_of(fault: &str, target: &str) -> Option<Cut> {
+pub(crate) fn cut_of(fault: &str, target: &str) -> Option<Cut> {
     let mut sides: Vec<&str> = target.split('|').collect();
     sides.sort_unstable();
     match (fault, sides.as_slice()) {
